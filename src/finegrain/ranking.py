@@ -1,0 +1,56 @@
+"""The one ranking rule.
+
+Every ranked list in finegrain comes from :func:`rank_order`: score descending,
+then document id descending, exactly as trec_eval (and pytrec_eval) break ties.
+Document ids compare as strings by code point, which is the same order as
+trec_eval's ``strcmp`` on their UTF-8 bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def string_ranks(vocab: Sequence[str]) -> np.ndarray:
+    """Position of each string of ``vocab`` in ascending code-point order."""
+    order = sorted(range(len(vocab)), key=vocab.__getitem__)
+    ranks = np.empty(len(vocab), dtype=np.int64)
+    ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(vocab), dtype=np.int64)
+    return ranks
+
+
+def rank_order(
+    segment: np.ndarray, scores: np.ndarray, doc_codes: np.ndarray, vocab: Sequence[str]
+) -> np.ndarray:
+    """Indices that sort entries by (segment ascending, score descending, doc id descending).
+
+    ``segment`` is the query index of each entry, ``doc_codes`` index ``vocab``.
+    The sort is the same whatever order the entries come in.
+    """
+    if len(scores) == 0:
+        return np.empty(0, dtype=np.int64)
+    doc_rank = string_ranks(vocab)[doc_codes]
+    # lexsort: last key is primary.
+    return np.lexsort((-doc_rank, -scores, segment))
+
+
+def rank_docs(scores: dict[str, float]) -> list[str]:
+    """Rank one query's ``{doc_id: score}`` by the same rule (for small, pure-Python uses)."""
+    return sorted(scores, key=lambda d: (-scores[d], _Desc(d)))
+
+
+class _Desc:
+    """Wraps a string so that sorting ascending orders it descending."""
+
+    __slots__ = ("s",)
+
+    def __init__(self, s: str) -> None:
+        self.s = s
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.s > other.s
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.s == other.s

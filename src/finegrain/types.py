@@ -1,0 +1,332 @@
+"""The frozen core types: Query/Queries, Document/Corpus, Qrels and Run.
+
+``Qrels`` and ``Run`` behave as immutable mappings ``qid -> {doc_id -> value}``.
+Underneath they are one columnar table (query offsets, document codes into a
+vocabulary, values) so that metrics can work on arrays; those arrays are
+read-only and derived once, never the identity of the object.
+
+A query may have an empty entry (``{}``): in qrels that is a query with no
+judged item, in a run a query for which the system returned nothing. Both are
+kept: they matter for zero-answer queries and rejection metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any, Generic, Self, TypeVar
+
+import numpy as np
+
+from finegrain.errors import DuplicateIdError, FinegrainError
+from finegrain.ranking import rank_order
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+# --------------------------------------------------------------------------- queries, corpus
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    id: str
+    text: str
+    type: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    id: str
+    text: str
+    title: str = ""
+    meta: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False)
+
+
+T = TypeVar("T", Query, Document)
+
+
+class _Records(Mapping[str, T], Generic[T]):
+    """An immutable, ordered ``id -> record`` mapping that refuses duplicate ids."""
+
+    __slots__ = ("_items",)
+    _kind = "record"
+
+    def __init__(self, records: Iterable[T]) -> None:
+        items: dict[str, T] = {}
+        for r in records:
+            if r.id in items:
+                raise DuplicateIdError(
+                    f"duplicate {self._kind} id {r.id!r}", "every id must appear once"
+                )
+            items[r.id] = r
+        self._items = items
+
+    def __getitem__(self, key: str) -> T:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} {self._kind}s)"
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self._items)
+
+    @property
+    def texts(self) -> list[str]:
+        return [r.text for r in self._items.values()]
+
+
+class Queries(_Records[Query]):
+    __slots__ = ()
+    _kind = "query"
+
+    def types(self) -> dict[str, str | None]:
+        return {q.id: q.type for q in self._items.values()}
+
+
+class Corpus(_Records[Document]):
+    __slots__ = ()
+    _kind = "document"
+
+
+# --------------------------------------------------------------------------- qrels, run
+
+
+class _Table(Mapping[str, Mapping[str, Any]]):
+    """Columnar ``qid -> {doc_id -> value}``; entries of one query are contiguous."""
+
+    _value_dtype: type = np.float64
+    _what = "entry"
+
+    def __init__(
+        self,
+        qids: Sequence[str],
+        offsets: np.ndarray,
+        doc_codes: np.ndarray,
+        vocab: Sequence[str],
+        values: np.ndarray,
+        *,
+        check: bool = True,
+    ) -> None:
+        """Build from columns (the fast path). Prefer the ``from_*`` constructors."""
+        self._qids = tuple(qids)
+        self._index = {q: i for i, q in enumerate(self._qids)}
+        if len(self._index) != len(self._qids):
+            dup = next(q for q in self._qids if self._qids.count(q) > 1)
+            raise DuplicateIdError(f"query id {dup!r} appears twice in the table")
+        self._offsets = _frozen(np.asarray(offsets, dtype=np.int64))
+        self._docs = _frozen(np.asarray(doc_codes, dtype=np.int64))
+        self._vocab = tuple(vocab)
+        self._values = _frozen(np.asarray(values, dtype=self._value_dtype))
+        if check:
+            self._check()
+
+    # -- construction --------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Mapping[str, Any]], **kw: Any) -> Self:
+        vocab: dict[str, int] = {}
+        codes: list[int] = []
+        values: list[Any] = []
+        offsets = [0]
+        for doc_values in data.values():
+            for d, v in doc_values.items():
+                codes.append(vocab.setdefault(d, len(vocab)))
+                values.append(v)
+            offsets.append(len(codes))
+        return cls(list(data), np.asarray(offsets), np.asarray(codes), list(vocab), np.asarray(values), **kw)
+
+    @classmethod
+    def from_records(cls, records: Iterable[tuple[str, str, Any]], **kw: Any) -> Self:
+        """From ``(qid, doc_id, value)`` triples in any order; (qid, doc_id) must be unique."""
+        qindex: dict[str, int] = {}
+        vocab: dict[str, int] = {}
+        seg: list[int] = []
+        codes: list[int] = []
+        values: list[Any] = []
+        for q, d, v in records:
+            seg.append(qindex.setdefault(q, len(qindex)))
+            codes.append(vocab.setdefault(d, len(vocab)))
+            values.append(v)
+        seg_a = np.asarray(seg, dtype=np.int64)
+        order = np.argsort(seg_a, kind="stable")
+        offsets = np.zeros(len(qindex) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(seg_a, minlength=len(qindex)), out=offsets[1:])
+        return cls(
+            list(qindex),
+            offsets,
+            np.asarray(codes, dtype=np.int64)[order],
+            list(vocab),
+            np.asarray(values)[order] if values else np.asarray(values),
+            **kw,
+        )
+
+    def _check(self) -> None:
+        n = len(self._docs)
+        if len(self._offsets) != len(self._qids) + 1 or self._offsets[0] != 0 or self._offsets[-1] != n:
+            raise ValueError("inconsistent table offsets")
+        if len(self._values) != n:
+            raise ValueError("values and documents differ in length")
+        if n == 0:
+            return
+        seg = self.segments
+        key = seg * max(len(self._vocab), 1) + self._docs
+        sorted_key = np.sort(key)
+        dup = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
+        if len(dup):
+            k = int(sorted_key[dup[0]])
+            q, d = self._qids[k // max(len(self._vocab), 1)], self._vocab[k % max(len(self._vocab), 1)]
+            raise DuplicateIdError(
+                f"document {d!r} appears twice for query {q!r} in the {self._what}s",
+                "each (query, document) pair must appear once",
+            )
+
+    # -- mapping ---------------------------------------------------------------
+
+    def __getitem__(self, qid: str) -> Mapping[str, Any]:
+        i = self._index[qid]
+        a, b = self._offsets[i], self._offsets[i + 1]
+        vocab = self._vocab
+        return MappingProxyType(
+            {vocab[c]: v for c, v in zip(self._docs[a:b].tolist(), self._values[a:b].tolist())}
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._qids)
+
+    def __len__(self) -> int:
+        return len(self._qids)
+
+    def __contains__(self, qid: object) -> bool:
+        return qid in self._index
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Table):
+            return NotImplemented
+        return type(self) is type(other) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} queries, {self.n_entries} {self._what}s)"
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        return {q: dict(self[q]) for q in self._qids}
+
+    # -- columnar views (read-only) ----------------------------------------
+
+    @property
+    def qids(self) -> tuple[str, ...]:
+        return self._qids
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return self._offsets
+
+    @property
+    def doc_codes(self) -> np.ndarray:
+        return self._docs
+
+    @property
+    def vocab(self) -> tuple[str, ...]:
+        return self._vocab
+
+    @property
+    def values(self) -> np.ndarray:
+        return self._values
+
+    @property
+    def n_entries(self) -> int:
+        return len(self._docs)
+
+    @cached_property
+    def segments(self) -> np.ndarray:
+        """Query index of every entry."""
+        return _frozen(np.repeat(np.arange(len(self._qids), dtype=np.int64), np.diff(self._offsets)))
+
+    def counts(self) -> np.ndarray:
+        return np.diff(self._offsets)
+
+    def index_of(self, qid: str) -> int:
+        return self._index[qid]
+
+
+class Qrels(_Table):
+    """Graded judgements ``qid -> {doc_id -> grade}`` (integers; > 0 is relevant).
+
+    Queries whose grades are all <= 0, or that have no judged item at all, are
+    kept: they are the zero-answer queries.
+    """
+
+    _value_dtype = np.int64
+    _what = "judgement"
+
+    def has_relevant(self, qid: str, rel: int = 1) -> bool:
+        return qid in self and any(g >= rel for g in self[qid].values())
+
+    def relevant(self, qid: str, rel: int = 1) -> frozenset[str]:
+        if qid not in self:
+            return frozenset()
+        return frozenset(d for d, g in self[qid].items() if g >= rel)
+
+
+class Run(_Table):
+    """Scores ``qid -> {doc_id -> score}`` of one system, with a name.
+
+    Rankings come from one rule only (:mod:`finegrain.ranking`): score
+    descending, then document id descending, as trec_eval does.
+    """
+
+    _value_dtype = np.float64
+    _what = "result"
+
+    def __init__(self, *args: Any, name: str = "run", **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.name = name
+
+    def _check(self) -> None:
+        bad = np.flatnonzero(np.isnan(self._values))
+        if len(bad):
+            i = int(bad[0])
+            q = self._qids[int(np.searchsorted(self._offsets, i, side="right") - 1)]
+            raise FinegrainError(
+                f"score of document {self._vocab[self._docs[i]]!r} for query {q!r} is NaN",
+                "every score must be a number; drop or fix that result",
+            )
+        super()._check()
+
+    @cached_property
+    def order(self) -> np.ndarray:
+        """Entry indices in ranked order, query by query (the trec_eval sort)."""
+        return _frozen(rank_order(self.segments, self._values, self._docs, self._vocab))
+
+    def ranked(self, qid: str, k: int | None = None) -> list[str]:
+        """Document ids of one query in ranked order, optionally cut at ``k``."""
+        i = self._index[qid]
+        a, b = self._offsets[i], self._offsets[i + 1]
+        if k is not None:
+            b = min(b, a + k)
+        vocab = self._vocab
+        return [vocab[c] for c in self._docs[self.order[a:b]].tolist()]
+
+    def cut(self, k: int) -> Run:
+        """The top ``k`` of every query (ties broken by the one rule)."""
+        keep = self.order[(np.arange(self.n_entries) - self._offsets[self.segments]) < k]
+        counts = np.minimum(self.counts(), k)
+        offsets = np.concatenate([[0], np.cumsum(counts)])
+        return Run(self._qids, offsets, self._docs[keep], self._vocab, self._values[keep], name=self.name, check=False)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
