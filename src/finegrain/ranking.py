@@ -32,6 +32,15 @@ def rank_order(
     if len(scores) == 0:
         return np.empty(0, dtype=np.int64)
     doc_rank = string_ranks(vocab)[doc_codes]
+    # One integer key (segment, score rank descending, doc rank descending) sorts
+    # several times faster than a three-key lexsort; same order, same stability.
+    distinct, score_rank = np.unique(scores, return_inverse=True)
+    n_s, n_v = len(distinct), max(len(vocab), 1)
+    n_seg = int(segment.max()) + 1 if len(segment) else 1
+    if int(segment.min()) >= 0 and n_seg * n_s * n_v < 2**63:
+        seg64 = np.asarray(segment, dtype=np.int64)
+        key = seg64 * (n_s * n_v) + (n_s - 1 - score_rank.reshape(-1).astype(np.int64)) * n_v + (n_v - 1 - doc_rank)
+        return np.argsort(key, kind="stable")
     # lexsort: last key is primary.
     return np.lexsort((-doc_rank, -scores, segment))
 

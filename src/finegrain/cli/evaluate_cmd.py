@@ -1,0 +1,106 @@
+"""``finegrain evaluate QRELS RUN -m ndcg@10 ...``: trec_eval-like scoring of a run file."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import typer
+
+from finegrain.cli.main import app
+
+DEFAULT_METRICS = ("ndcg@10", "map@100", "recall@100", "precision@10", "mrr@10")
+
+
+@app.command("evaluate")
+def evaluate_command(
+    qrels_path: Path = typer.Argument(..., metavar="QRELS", help="TREC qrels file 'qid iter docid grade' (.gz ok)."),
+    run_path: Path = typer.Argument(..., metavar="RUN", help="TREC run file 'qid Q0 docid rank score tag' (.gz ok)."),
+    metric: list[str] = typer.Option(
+        None,
+        "--metric",
+        "-m",
+        help="Metric spec, repeatable or comma-separated: ndcg@10, recall@50, ndcg@10(rel=2), reject_f1, ... "
+        f"Default: {','.join(DEFAULT_METRICS)}.",
+    ),
+    queries: Path | None = typer.Option(
+        None,
+        "--queries",
+        help="Query universe: one id per line, or jsonl with 'id'. Listed queries absent from the run "
+        "have an empty prediction; run queries not listed are ignored. Default: the qrels' queries.",
+    ),
+    per_query: bool = typer.Option(False, "--per-query", help="Also print every query's value."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Score RUN against QRELS, trec_eval-like.
+
+    Rankings break score ties by document id descending, as trec_eval does.
+    Ranking metrics leave out queries without a relevant item and score
+    queries missing from the run 0; both counts are printed.
+
+    Output: a table of 'metric  all  value' lines, then one denominators line
+    per metric (with --per-query, 'metric  qid  value' lines come first).
+    With --json: one object {metric key: mean}. With --json --per-query:
+    {"aggregate": {key: mean}, "per_query": {key: {qid: value}},
+    "denominators": {key: {...}}}. Undefined values (0/0) print as
+    'undefined' in the table and null in JSON.
+    """
+    from finegrain.evaluate import evaluate
+    from finegrain.io.trec import read_qrels, read_run
+    from finegrain.metrics.spec import parse_metrics
+
+    specs = parse_metrics(list(metric) if metric else list(DEFAULT_METRICS))  # fail fast, before reading files
+    universe = None
+    if queries is not None:
+        from finegrain.io.idlist import read_ids
+
+        universe = read_ids(queries)
+    qrels = read_qrels(qrels_path)
+    run = read_run(run_path)
+    ev = evaluate(qrels, run, specs, queries=universe)
+
+    if as_json:
+        if per_query:
+            body = ev.to_json_dict()
+            out = {k: body[k] for k in ("aggregate", "per_query", "denominators")}
+        else:
+            out = {k: _json_number(v) for k, v in ev.aggregate().items()}
+        typer.echo(json.dumps(out, ensure_ascii=False, allow_nan=False))
+        return
+
+    width = max(22, *(len(k) for k in ev))
+    lines = []
+    if per_query:
+        for key, result in ev.items():
+            missing = "inf" if result.key.startswith("median_rank") else "undefined"  # None = not found
+            for qid, value in result.per_query.items():
+                lines.append(f"{key:<{width}}\t{qid}\t{_text(value) if value is not None else missing}")
+    for key, result in ev.items():
+        lines.append(f"{key:<{width}}\tall\t{_text(result.value)}")
+    first = next(iter(ev.values()))
+    d0 = first.denominators
+    lines.append(
+        f"# universe {d0.n_universe} queries ({'--queries' if universe is not None else 'qrels'}); "
+        f"run {run.name!r}: {len(run)} queries, {d0.n_ignored_run_queries} ignored (not in the universe)"
+    )
+    for key, result in ev.items():
+        d = result.denominators
+        lines.append(
+            f"# {key}: {d.n_scored - d.n_undefined} of {d.n_universe} queries counted; "
+            f"excluded (no relevant item) {d.n_excluded_no_relevant}; "
+            f"missing from run (empty ranking) {d.n_missing_from_run}; undefined {d.n_undefined}"
+        )
+    typer.echo("\n".join(lines))
+
+
+def _text(value: float | None) -> str:
+    if value is None:
+        return "undefined"
+    if math.isinf(value):
+        return "inf"
+    return f"{value:.4f}"
+
+
+def _json_number(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None

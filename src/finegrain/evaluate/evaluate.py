@@ -1,0 +1,55 @@
+"""``evaluate(qrels, run, metrics)``: the one entry point from a run to an :class:`Evaluation`.
+
+The run is ranked and joined to the qrels once (:func:`finegrain.metrics.join`),
+then every metric computes its per-query values on the shared arrays.
+
+The universe of queries is the qrels' queries, or ``queries`` when given:
+
+- a universe query absent from the run has an empty ranking / prediction
+  (ranking metrics score it 0; it is counted in ``n_missing_from_run``);
+- a query with no item of grade >= rel is a zero-answer query: ranking metrics
+  exclude it (``n_excluded_no_relevant``); set and rejection metrics score it;
+- a run query outside the universe is ignored (``n_ignored_run_queries``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
+from finegrain.errors import FinegrainError
+from finegrain.evaluate.result import Evaluation, MetricResult
+from finegrain.metrics import compute, join, parse_metrics
+from finegrain.metrics.spec import MetricSpec
+from finegrain.types import Qrels, Run
+
+
+def evaluate(
+    qrels: Qrels,
+    run: Run,
+    metrics: str | MetricSpec | Iterable[str | MetricSpec],
+    *,
+    queries: Iterable[str] | None = None,
+    query_types: Mapping[str, str | None] | None = None,
+) -> Evaluation:
+    """Evaluate ``run`` against ``qrels`` on ``metrics`` (specs or strings such as ``"ndcg@10"``).
+
+    Duplicate metrics (same canonical key) are computed once. ``query_types``
+    (``{qid: type}``) is kept on the result for :meth:`Evaluation.by_group`
+    and the ``by_type`` section of :meth:`Evaluation.to_json_dict`.
+    """
+    if not isinstance(qrels, Qrels):
+        raise FinegrainError(f"qrels must be a finegrain Qrels, got {type(qrels).__name__}", "build it with Qrels.from_dict or read_qrels")
+    if not isinstance(run, Run):
+        raise FinegrainError(f"run must be a finegrain Run, got {type(run).__name__}", "build it with Run.from_dict or read_run")
+    items = [metrics] if isinstance(metrics, str | MetricSpec) else list(metrics)
+    specs = parse_metrics(items)
+    if not specs:
+        raise FinegrainError("no metric to compute", "give at least one metric, e.g. ndcg@10")
+    joined = join(qrels, run, queries)
+    results = {
+        s.key: MetricResult.build(s.key, joined.qids, compute(joined, s), joined.in_run, joined.n_ignored_run_queries)
+        for s in specs
+    }
+    types = None if query_types is None else MappingProxyType(dict(query_types))
+    return Evaluation(MappingProxyType(results), types, run.name)

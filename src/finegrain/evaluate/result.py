@@ -1,0 +1,198 @@
+"""The result of an evaluation: per-query values first, aggregates and slices derived from them.
+
+An :class:`Evaluation` holds, for every metric, a :class:`MetricResult`: the
+canonical key, the per-query values, the aggregate and its
+:class:`Denominators`. Aggregation and slicing by query type consume the stored
+per-query values (:func:`finegrain.metrics.values.aggregate`); nothing here
+recomputes a metric. An aggregate over no defined value is ``None`` (JSON
+``null``), never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from finegrain.errors import FinegrainError
+from finegrain.metrics.spec import parse_metric
+from finegrain.metrics.values import QueryValues, aggregate
+
+UNTYPED = "untyped"
+
+
+@dataclass(frozen=True)
+class Denominators:
+    """Who counted in one aggregate.
+
+    - ``n_universe``: queries in the universe (the qrels' queries, or the given query list);
+    - ``n_scored``: universe queries the metric scores
+      (``n_universe - n_excluded_no_relevant``);
+    - ``n_excluded_no_relevant``: queries left out for having no item with grade >= rel
+      (ranking metrics only; set and rejection metrics score every query);
+    - ``n_missing_from_run``: scored queries absent from the run (an empty
+      ranking / empty prediction: 0 for ranking metrics);
+    - ``n_undefined``: scored queries whose value is undefined (e.g. set precision of
+      an empty prediction), left out of the mean; for ratio metrics (``pair_*``,
+      ``reject_*``) the queries contributing nothing to the denominator;
+    - ``n_ignored_run_queries``: run queries outside the universe.
+
+    The aggregate is over ``n_scored - n_undefined`` values.
+    """
+
+    n_universe: int
+    n_scored: int
+    n_excluded_no_relevant: int
+    n_missing_from_run: int
+    n_undefined: int
+    n_ignored_run_queries: int
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, eq=False)
+class MetricResult:
+    """One metric over one universe: per-query values, aggregate and denominators."""
+
+    key: str
+    universe: tuple[str, ...]
+    outcome: QueryValues = field(repr=False)
+    denominators: Denominators
+
+    @classmethod
+    def build(
+        cls, key: str, universe: tuple[str, ...], outcome: QueryValues, in_run: np.ndarray, n_ignored: int
+    ) -> MetricResult:
+        scored = outcome.scored
+        if outcome.rule == "ratio":
+            assert outcome.denominator is not None  # invariant of QueryValues.ratio
+            undefined = scored & ~(outcome.denominator > 0)
+        else:
+            undefined = scored & np.isnan(outcome.values)
+        n_scored = int(scored.sum())
+        dens = Denominators(
+            n_universe=len(universe),
+            n_scored=n_scored,
+            n_excluded_no_relevant=len(universe) - n_scored,
+            n_missing_from_run=int((scored & ~in_run).sum()),
+            n_undefined=int(undefined.sum()),
+            n_ignored_run_queries=n_ignored,
+        )
+        return cls(key, universe, outcome, dens)
+
+    @cached_property
+    def value(self) -> float | None:
+        """The aggregate (mean, median or ratio of sums, by metric); None when undefined."""
+        return aggregate(self.outcome)[0]
+
+    @cached_property
+    def per_query(self) -> Mapping[str, float | None]:
+        """``{qid: value}`` for the scored queries, in universe order (None = undefined / not found)."""
+        idx = np.flatnonzero(self.outcome.scored)
+        vals: list[float | None] = self.outcome.values[idx].tolist()
+        for i in np.flatnonzero(~np.isfinite(self.outcome.values[idx])).tolist():
+            vals[i] = None
+        qids = self.universe
+        return MappingProxyType(dict(zip([qids[i] for i in idx.tolist()], vals)))
+
+    def value_over(self, qids: set[str] | frozenset[str]) -> tuple[float | None, int]:
+        """Aggregate over the scored queries among ``qids`` and how many values entered it."""
+        mask = np.fromiter((q in qids for q in self.universe), dtype=bool, count=len(self.universe))
+        return aggregate(self.outcome, mask)
+
+    def __repr__(self) -> str:
+        return f"MetricResult({self.key!r}, value={self.value!r}, {self.denominators})"
+
+
+@dataclass(frozen=True, eq=False)
+class Evaluation(Mapping[str, MetricResult]):
+    """Results of several metrics on one run, keyed by canonical metric key (in request order)."""
+
+    results: Mapping[str, MetricResult]
+    query_types: Mapping[str, str | None] | None = None
+    run_name: str | None = None
+
+    def __getitem__(self, key: str) -> MetricResult:
+        """The result of a metric by canonical key; other spellings (``nDCG@10``) are normalised."""
+        try:
+            return self.results[key]
+        except KeyError:
+            pass
+        try:
+            return self.results[parse_metric(key).key]
+        except (FinegrainError, KeyError):
+            raise KeyError(key) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def aggregate(self) -> dict[str, float | None]:
+        """``{key: aggregate}``; None where undefined."""
+        return {k: r.value for k, r in self.results.items()}
+
+    def per_query(self) -> dict[str, dict[str, float | None]]:
+        """``{key: {qid: value}}`` for the scored queries of each metric."""
+        return {k: dict(r.per_query) for k, r in self.results.items()}
+
+    def denominators(self) -> dict[str, Denominators]:
+        return {k: r.denominators for k, r in self.results.items()}
+
+    def by_group(self, types: Mapping[str, str | None]) -> dict[str, dict[str, dict[str, Any]]]:
+        """``{group: {key: {"value": aggregate, "n": values used}}}`` by query type.
+
+        A universe query whose type is None or that ``types`` does not list goes
+        to the group ``"untyped"``, so that the groups partition the universe.
+        Groups are sorted by name, ``"untyped"`` last. Each group's value is the
+        metric's own aggregate (mean, median or ratio of sums) over the group's
+        scored queries, computed from the stored per-query values.
+        """
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        masks: dict[int, dict[str, np.ndarray]] = {}  # by universe (shared by all results)
+        for key, result in self.results.items():
+            if id(result.universe) not in masks:
+                masks[id(result.universe)] = _group_masks(result.universe, types)
+            for group, mask in masks[id(result.universe)].items():
+                value, n = aggregate(result.outcome, mask)
+                out.setdefault(group, {})[key] = {"value": value, "n": n}
+        names = sorted(g for g in out if g != UNTYPED) + ([UNTYPED] if UNTYPED in out else [])
+        return {g: out[g] for g in names}
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """``{"aggregate", "per_query", "by_type" (when query types are known), "denominators"}``.
+
+        ``per_query`` is ``{key: {qid: value}}``. Undefined values are ``None``;
+        a non-finite aggregate (an infinite median rank) is ``None`` too, since
+        JSON has no infinity.
+        """
+        body: dict[str, Any] = {
+            "aggregate": {k: _finite(v) for k, v in self.aggregate().items()},
+            "per_query": self.per_query(),
+        }
+        if self.query_types is not None:
+            body["by_type"] = {
+                g: {k: {"value": _finite(c["value"]), "n": c["n"]} for k, c in row.items()}
+                for g, row in self.by_group(self.query_types).items()
+            }
+        body["denominators"] = {k: d.to_dict() for k, d in self.denominators().items()}
+        return body
+
+
+def _group_masks(universe: tuple[str, ...], types: Mapping[str, str | None]) -> dict[str, np.ndarray]:
+    labels = [types.get(q) for q in universe]
+    names = [UNTYPED if t is None else str(t) for t in labels]
+    codes: dict[str, int] = {}
+    gid = np.fromiter((codes.setdefault(n, len(codes)) for n in names), dtype=np.int64, count=len(names))
+    return {name: gid == code for name, code in codes.items()}
+
+
+def _finite(v: float | None) -> float | None:
+    return v if v is not None and math.isfinite(v) else None

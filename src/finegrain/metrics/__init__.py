@@ -1,0 +1,93 @@
+"""Metrics: one grammar (:mod:`.spec`), pure per-query functions, no averaging.
+
+- :mod:`.spec`      ``parse_metric("ndcg@10(rel=2)")`` -> :class:`MetricSpec`, canonical ``.key``
+- :mod:`.join`      a run joined to qrels over a query universe (the arrays metrics read)
+- :mod:`.ranking`   ndcg, precision, recall, hit_rate, mrr, map, r_precision, median_rank, fail_rate
+- :mod:`.sets`      set_precision, set_recall, set_f1/f2/fbeta, pair_* (micro)
+- :mod:`.rejection` reject_precision, reject_recall, reject_f1 (PhotoBench B.2)
+- :mod:`.values`    :class:`QueryValues` and the aggregation rules
+
+Aggregates live in :mod:`finegrain.evaluate`; this package only computes
+per-query values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from finegrain.metrics.join import Joined, join
+from finegrain.metrics.spec import MetricSpec, metric_names, parse_metric, parse_metrics
+from finegrain.metrics.values import QueryValues, aggregate
+from finegrain.registry import Registry
+from finegrain.types import Qrels, Run
+
+MetricFn = Callable[[Joined, MetricSpec], QueryValues]
+
+METRICS: Registry[MetricFn] = Registry("metric")
+for _name, _target in {
+    "ndcg": "ranking:ndcg",
+    "precision": "ranking:precision",
+    "recall": "ranking:recall",
+    "hit_rate": "ranking:hit_rate",
+    "mrr": "ranking:mrr",
+    "map": "ranking:average_precision",
+    "r_precision": "ranking:r_precision",
+    "median_rank": "ranking:median_rank",
+    "fail_rate": "ranking:fail_rate",
+    "set_precision": "sets:set_precision",
+    "set_recall": "sets:set_recall",
+    "set_f1": "sets:set_f1",
+    "set_f2": "sets:set_f2",
+    "set_fbeta": "sets:set_fbeta",
+    "pair_precision": "sets:pair_precision",
+    "pair_recall": "sets:pair_recall",
+    "pair_f1": "sets:pair_f1",
+    "reject_precision": "rejection:reject_precision",
+    "reject_recall": "rejection:reject_recall",
+    "reject_f1": "rejection:reject_f1",
+}.items():
+    METRICS.register(_name, f"finegrain.metrics.{_target}")
+del _name, _target
+
+
+def compute(joined: Joined, spec: str | MetricSpec) -> QueryValues:
+    """Per-query values of one metric on an already joined run."""
+    spec = parse_metric(spec)
+    return METRICS.get(spec.name)(joined, spec)
+
+
+def metric_values(
+    qrels: Qrels, run: Run, spec: str | MetricSpec, *, queries: Iterable[str] | None = None
+) -> dict[str, float | None]:
+    """``{qid: value}`` of one metric for the scored queries (None = undefined or, for median_rank, not found)."""
+    joined = join(qrels, run, queries)
+    return to_dict(joined.qids, compute(joined, spec))
+
+
+def to_dict(qids: tuple[str, ...], qv: QueryValues) -> dict[str, float | None]:
+    """Scored queries only, in universe order; non-finite values become None."""
+    idx = np.flatnonzero(qv.scored)
+    vals = qv.values[idx]
+    finite = np.isfinite(vals)
+    out: list[float | None] = vals.tolist()
+    for i in np.flatnonzero(~finite).tolist():
+        out[i] = None
+    return dict(zip([qids[i] for i in idx.tolist()], out))
+
+
+__all__ = [
+    "METRICS",
+    "Joined",
+    "MetricSpec",
+    "QueryValues",
+    "aggregate",
+    "compute",
+    "join",
+    "metric_values",
+    "metric_names",
+    "parse_metric",
+    "parse_metrics",
+    "to_dict",
+]

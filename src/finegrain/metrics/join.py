@@ -1,0 +1,171 @@
+"""A run joined to its qrels over one query universe: the arrays every metric reads.
+
+:func:`join` ranks the run once (``Run.order``, the one ranking rule), keeps
+the entries of queries in the universe, and looks up the grade of every ranked
+entry in the qrels by an integer key ``query * V + doc`` (both vocabularies
+mapped into the qrels' one, then ``np.searchsorted``); an unjudged entry has
+grade 0. Nothing here loops over queries in Python.
+
+The universe is the qrels' queries, or an explicit list (``--queries``). A
+universe query absent from the run has an empty prediction; a run query outside
+the universe is ignored and counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import repeat
+
+import numpy as np
+
+from finegrain.errors import DuplicateIdError, FinegrainError
+from finegrain.types import Qrels, Run
+
+
+@dataclass(frozen=True, eq=False)
+class Joined:
+    """Ranked run entries with their grades, over a universe of ``U`` queries.
+
+    Entry arrays (``seg``, ``rank``, ``grade``) follow ranked order; the entries
+    of one query are contiguous and ranks within it run 0, 1, 2, ...
+    """
+
+    qids: tuple[str, ...]  # the universe, in order
+    in_run: np.ndarray  # bool[U]: the query is in the run (possibly with no result)
+    n_returned: np.ndarray  # int64[U]: results the run returned (0 if absent)
+    seg: np.ndarray  # int64[n]: universe index of each ranked entry
+    rank: np.ndarray  # int64[n]: 0-based rank within its query
+    grade: np.ndarray  # int64[n]: qrels grade of the entry, 0 when unjudged
+    judged_seg: np.ndarray  # int64[m]: universe index of each judgement
+    judged_grade: np.ndarray  # int64[m]: its grade
+    n_ignored_run_queries: int  # run queries outside the universe
+    _memo: dict[int, np.ndarray] = field(default_factory=dict, repr=False)  # n_relevant by rel
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.qids)
+
+    def n_relevant(self, rel: int = 1) -> np.ndarray:
+        """Judged items with grade >= ``rel``, per universe query (int64[U], read-only)."""
+        if rel not in self._memo:
+            counts = np.bincount(self.judged_seg[self.judged_grade >= rel], minlength=self.n_queries)
+            self._memo[rel] = _ro(counts.astype(np.int64))
+        return self._memo[rel]
+
+    def hits(self, rel: int = 1, k: int | None = None) -> np.ndarray:
+        """Boolean mask of ranked entries that are relevant (grade >= ``rel``) and within the top ``k``."""
+        mask = self.grade >= rel
+        if k is not None:
+            mask &= self.rank < k
+        return mask
+
+    def count(self, mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Per-query sum of ``weights`` (or count) over the entries selected by ``mask`` (float64[U])."""
+        w = None if weights is None else weights[mask]
+        return np.bincount(self.seg[mask], weights=w, minlength=self.n_queries).astype(np.float64)
+
+    def first_rank(self, mask: np.ndarray) -> np.ndarray:
+        """0-based rank of the first entry selected by ``mask`` per query; -1 when there is none."""
+        out = np.full(self.n_queries, -1, dtype=np.int64)
+        seg = self.seg[mask]
+        if len(seg):
+            first = np.flatnonzero(np.concatenate(([True], seg[1:] != seg[:-1])))
+            out[seg[first]] = self.rank[mask][first]
+        return out
+
+
+def universe_of(qrels: Qrels, queries: Iterable[str] | None) -> tuple[str, ...]:
+    """The query universe: ``queries`` if given (ids must be unique), else the qrels' queries."""
+    if queries is None:
+        return qrels.qids
+    ids = tuple(queries)
+    seen: set[str] = set()
+    for q in ids:
+        if not isinstance(q, str):
+            raise FinegrainError(f"query id {q!r} is not a string", "give query ids as strings")
+        if q in seen:
+            raise DuplicateIdError(f"query id {q!r} appears twice in the query list", "list every query once")
+        seen.add(q)
+    return ids
+
+
+def join(qrels: Qrels, run: Run, queries: Iterable[str] | None = None) -> Joined:
+    """Join ``run`` to ``qrels`` over the universe (``queries``, default the qrels' queries)."""
+    qids = universe_of(qrels, queries)
+    U = len(qids)
+    uindex = dict(zip(qids, range(U)))
+    run_u = np.fromiter(map(uindex.get, run.qids, repeat(-1)), dtype=np.int64, count=len(run.qids))
+    qrels_u = np.fromiter(map(uindex.get, qrels.qids, repeat(-1)), dtype=np.int64, count=len(qrels.qids))
+
+    kept = run_u >= 0
+    in_run = np.zeros(U, dtype=bool)
+    in_run[run_u[kept]] = True
+    n_returned = np.zeros(U, dtype=np.int64)
+    n_returned[run_u[kept]] = run.counts()[kept]
+
+    # Ranked entries of the run (grouped by run query, in rank order).
+    order = run.order
+    run_seg = run.segments[order]
+    rank = np.arange(len(order), dtype=np.int64) - run.offsets[run_seg]
+    seg = run_u[run_seg]
+    docs = run.doc_codes[order]
+    if not kept.all():
+        keep = seg >= 0
+        seg, rank, docs = seg[keep], rank[keep], docs[keep]
+
+    # Judgements of universe queries.
+    jseg = qrels_u[qrels.segments]
+    jkeep = jseg >= 0
+    jseg, jdocs, jgrade = jseg[jkeep], qrels.doc_codes[jkeep], qrels.values[jkeep]
+
+    grade = _lookup_grades(seg, docs, run.vocab, jseg, jdocs, jgrade, qrels.vocab)
+    return Joined(
+        qids=qids,
+        in_run=_ro(in_run),
+        n_returned=_ro(n_returned),
+        seg=_ro(seg),
+        rank=_ro(rank),
+        grade=_ro(grade),
+        judged_seg=_ro(jseg),
+        judged_grade=_ro(np.asarray(jgrade, dtype=np.int64)),
+        n_ignored_run_queries=int((~kept).sum()),
+    )
+
+
+def _lookup_grades(
+    seg: np.ndarray,
+    docs: np.ndarray,
+    run_vocab: tuple[str, ...],
+    jseg: np.ndarray,
+    jdocs: np.ndarray,
+    jgrade: np.ndarray,
+    qrels_vocab: tuple[str, ...],
+) -> np.ndarray:
+    """Grade of each (seg, run doc) entry: key ``seg * V + doc`` in the qrels' vocabulary, 0 if unjudged."""
+    grade = np.zeros(len(seg), dtype=np.int64)
+    if len(seg) == 0 or len(jseg) == 0:
+        return grade
+    V = len(qrels_vocab)
+    if run_vocab is qrels_vocab or run_vocab == qrels_vocab:
+        to_qrels = np.arange(V, dtype=np.int64)
+    else:
+        code = dict(zip(qrels_vocab, range(V)))
+        to_qrels = np.fromiter(map(code.get, run_vocab, repeat(-1)), dtype=np.int64, count=len(run_vocab))
+    qdoc = to_qrels[docs]
+    judged = qdoc >= 0
+    jkey = jseg * V + jdocs
+    by_key = np.argsort(jkey)
+    jkey = jkey[by_key]
+    rkey = seg[judged] * V + qdoc[judged]
+    pos = np.searchsorted(jkey, rkey)
+    np.minimum(pos, len(jkey) - 1, out=pos)
+    found = jkey[pos] == rkey
+    idx = np.flatnonzero(judged)
+    grade[idx[found]] = np.asarray(jgrade)[by_key[pos[found]]]
+    return grade
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a

@@ -1,0 +1,153 @@
+"""Ranking metrics, as trec_eval computes them.
+
+Notation for one query: ranks ``i = 1, 2, ...`` come from the one ranking rule
+(score descending, then document id descending); ``rel_i = 1`` when the item at
+rank ``i`` has grade >= ``rel`` (default 1), else 0 (unjudged items are not
+relevant); ``R`` is the number of judged items with grade >= ``rel``; ``k`` is
+the cutoff (without ``@k``, the whole ranking).
+
+Denominators: a query with ``R = 0`` is excluded (not scored) from every
+metric here; a universe query absent from the run is scored with an empty
+ranking (0, or "not found" for ``median_rank``).
+
+Every function has the signature ``(joined, spec) -> QueryValues`` and works on
+the columnar arrays of :class:`~finegrain.metrics.join.Joined` with numpy,
+never per query in Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from finegrain.metrics.join import Joined
+from finegrain.metrics.spec import MetricSpec
+from finegrain.metrics.values import QueryValues
+
+
+def precision(j: Joined, spec: MetricSpec) -> QueryValues:
+    """Precision at k (trec_eval ``P_k``)::
+
+        P@k = sum_{i<=k} rel_i / k
+
+    The denominator is ``k`` even when fewer than ``k`` items were returned.
+    """
+    R = j.n_relevant(spec.rel)
+    assert spec.k is not None  # MetricSpec requires a cutoff for precision
+    return QueryValues(R > 0, j.count(j.hits(spec.rel, spec.k)) / spec.k)
+
+
+def recall(j: Joined, spec: MetricSpec) -> QueryValues:
+    """Recall at k (trec_eval ``recall_k``; without k, ``set_recall``)::
+
+        R@k = sum_{i<=k} rel_i / R
+    """
+    R = j.n_relevant(spec.rel)
+    return QueryValues(R > 0, j.count(j.hits(spec.rel, spec.k)) / np.maximum(R, 1))
+
+
+def hit_rate(j: Joined, spec: MetricSpec) -> QueryValues:
+    """Hit rate at k (trec_eval ``success_k``; DuReader's and CLIP_benchmark's "recall@k")::
+
+        hit@k = 1 if sum_{i<=k} rel_i > 0 else 0
+    """
+    R = j.n_relevant(spec.rel)
+    return QueryValues(R > 0, (j.count(j.hits(spec.rel, spec.k)) > 0).astype(np.float64))
+
+
+def fail_rate(j: Joined, spec: MetricSpec) -> QueryValues:
+    """Fail rate at k: the first relevant item is not within the top k (``fail_rate`` = ``fail_rate@1``)::
+
+        fail@k = 1 - hit@k
+
+    With the default ``k = 1`` this is "the first relevant item is not at rank 1".
+    """
+    hit = hit_rate(j, spec)
+    return QueryValues(hit.scored, 1.0 - hit.values)
+
+
+def mrr(j: Joined, spec: MetricSpec) -> QueryValues:
+    """Reciprocal rank of the first relevant item within the top k (trec_eval ``recip_rank`` on the run cut at k)::
+
+        RR@k = 1 / min{i <= k : rel_i = 1}, or 0 if there is none
+    """
+    R = j.n_relevant(spec.rel)
+    first = j.first_rank(j.hits(spec.rel, spec.k))
+    return QueryValues(R > 0, np.where(first >= 0, 1.0 / np.maximum(first + 1.0, 1.0), 0.0))
+
+
+def median_rank(j: Joined, spec: MetricSpec) -> QueryValues:
+    """Rank of the first relevant item, aggregated by the median::
+
+        r = min{i <= k : rel_i = 1}, or +inf (reported as None) if there is none
+        median_rank@k = median of r over the scored queries
+
+    The median may be +inf when more than half of the queries never find a
+    relevant item.
+    """
+    R = j.n_relevant(spec.rel)
+    first = j.first_rank(j.hits(spec.rel, spec.k))
+    return QueryValues(R > 0, np.where(first >= 0, first + 1.0, np.inf), "median")
+
+
+def r_precision(j: Joined, spec: MetricSpec) -> QueryValues:
+    """Precision at R (trec_eval ``Rprec``)::
+
+        R-prec = sum_{i<=R} rel_i / R
+    """
+    R = j.n_relevant(spec.rel)
+    mask = (j.grade >= spec.rel) & (j.rank < R[j.seg])
+    return QueryValues(R > 0, j.count(mask) / np.maximum(R, 1))
+
+
+def average_precision(j: Joined, spec: MetricSpec) -> QueryValues:
+    """Average precision at k (trec_eval ``map_cut_k``; without k, ``map``)::
+
+        AP@k = (1 / R) * sum_{i<=k, rel_i=1} P@i,   P@i = sum_{j<=i} rel_j / i
+    """
+    R = j.n_relevant(spec.rel)
+    hits = j.hits(spec.rel, spec.k)
+    seg = j.seg[hits]
+    # Number of relevant items up to and including each hit: its position among its query's hits.
+    n = len(seg)
+    start = np.concatenate(([True], seg[1:] != seg[:-1])) if n else np.zeros(0, dtype=bool)
+    starts = np.flatnonzero(start)
+    group = np.cumsum(start) - 1
+    nth = np.arange(1, n + 1, dtype=np.float64) - starts[group] if n else np.zeros(0)
+    prec = nth / (j.rank[hits] + 1.0)
+    total = np.bincount(seg, weights=prec, minlength=j.n_queries)
+    return QueryValues(R > 0, total / np.maximum(R, 1))
+
+
+def ndcg(j: Joined, spec: MetricSpec) -> QueryValues:
+    """Normalised discounted cumulative gain at k (trec_eval ``ndcg_cut_k``; without k, ``ndcg``)::
+
+        gain(g)  = g if g >= rel else 0          (linear; grades <= 0 never gain)
+        DCG@k    = sum_{i<=k} gain(g_i) / log2(i + 1)
+        IDCG@k   = the same over all judged grades of the query sorted descending
+        nDCG@k   = DCG@k / IDCG@k
+
+    With the default ``rel = 1`` this is trec_eval's definition (which ignores its
+    relevance level for nDCG). With ``rel = N`` grades below ``N`` count as 0
+    gain, in DCG and in IDCG alike.
+    """
+    R = j.n_relevant(spec.rel)
+    k = spec.k
+    mask = j.hits(spec.rel, k)
+    ranks = j.rank[mask]
+    dcg = np.bincount(j.seg[mask], weights=j.grade[mask] / np.log2(ranks + 2.0), minlength=j.n_queries)
+
+    jmask = j.judged_grade >= spec.rel
+    jseg, jgrade = j.judged_seg[jmask], j.judged_grade[jmask]
+    order = np.lexsort((-jgrade, jseg))  # by query, grade descending
+    jseg, jgrade = jseg[order], jgrade[order]
+    m = len(jseg)
+    if m:
+        start = np.concatenate(([True], jseg[1:] != jseg[:-1]))
+        pos = np.arange(m) - np.flatnonzero(start)[np.cumsum(start) - 1]
+    else:
+        pos = np.zeros(0, dtype=np.int64)
+    keep = pos < k if k is not None else np.ones(m, dtype=bool)
+    idcg = np.bincount(jseg[keep], weights=jgrade[keep] / np.log2(pos[keep] + 2.0), minlength=j.n_queries)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), 0.0)
+    return QueryValues(R > 0, values)

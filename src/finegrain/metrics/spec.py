@@ -1,0 +1,302 @@
+"""Metric specs: one grammar, one canonical key.
+
+A metric is written ``name[@k][(param=value, ...)]``::
+
+    ndcg@10            recall@50          precision@5      hit_rate@1
+    map@100  map       mrr@10  mrr        r_precision      median_rank@100
+    fail_rate@1        ndcg@10(rel=2)     set_f1           set_fbeta(beta=0.5)
+    reject_f1          pair_precision@20
+
+``@k`` cuts the ranking at its top ``k`` (ranks come from the one ranking rule,
+:mod:`finegrain.ranking`); without it the whole returned list counts, except
+that ``precision`` needs a cutoff (the precision of the whole returned set is
+``set_precision``), ``fail_rate`` means ``fail_rate@1`` ("first relevant item
+not at rank 1"), and ``r_precision`` and ``reject_*`` take none.
+``rel=N`` (default 1) is the lowest grade that counts as relevant. ``beta`` is
+the weight of recall in ``set_fbeta``. Names are case-insensitive and a few
+aliases are accepted (``nDCG@10``, ``P@5``, ``R@50``, ``MRR@10``,
+``success@1``, ``recip_rank``, ``P_5``, ``ndcg_cut_10``, ``P(rel=2)@5``); every
+spec prints back as one canonical, lower-case key: ``parse_metric(s.key) == s``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+
+from finegrain.errors import FinegrainError, UnknownNameError
+
+
+class Cutoff(Enum):
+    """Whether a metric takes ``@k``."""
+
+    OPTIONAL = "optional"  # without @k the whole ranking counts
+    REQUIRED = "required"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class _Rule:
+    family: str  # "ranking", "set", "pair" or "reject"
+    cutoff: Cutoff
+    params: frozenset[str]
+    default_k: int | None = None
+    needs: frozenset[str] = frozenset()
+
+
+_RANK = frozenset({"rel"})
+_RULES: dict[str, _Rule] = {
+    "ndcg": _Rule("ranking", Cutoff.OPTIONAL, _RANK),
+    "precision": _Rule("ranking", Cutoff.REQUIRED, _RANK),
+    "recall": _Rule("ranking", Cutoff.OPTIONAL, _RANK),
+    "hit_rate": _Rule("ranking", Cutoff.OPTIONAL, _RANK),
+    "mrr": _Rule("ranking", Cutoff.OPTIONAL, _RANK),
+    "map": _Rule("ranking", Cutoff.OPTIONAL, _RANK),
+    "r_precision": _Rule("ranking", Cutoff.NONE, _RANK),
+    "median_rank": _Rule("ranking", Cutoff.OPTIONAL, _RANK),
+    "fail_rate": _Rule("ranking", Cutoff.OPTIONAL, _RANK, default_k=1),
+    "set_precision": _Rule("set", Cutoff.OPTIONAL, _RANK),
+    "set_recall": _Rule("set", Cutoff.OPTIONAL, _RANK),
+    "set_f1": _Rule("set", Cutoff.OPTIONAL, _RANK),
+    "set_f2": _Rule("set", Cutoff.OPTIONAL, _RANK),
+    "set_fbeta": _Rule("set", Cutoff.OPTIONAL, _RANK | {"beta"}, needs=frozenset({"beta"})),
+    "pair_precision": _Rule("pair", Cutoff.OPTIONAL, _RANK),
+    "pair_recall": _Rule("pair", Cutoff.OPTIONAL, _RANK),
+    "pair_f1": _Rule("pair", Cutoff.OPTIONAL, _RANK),
+    "reject_precision": _Rule("reject", Cutoff.NONE, _RANK),
+    "reject_recall": _Rule("reject", Cutoff.NONE, _RANK),
+    "reject_f1": _Rule("reject", Cutoff.NONE, _RANK),
+}
+
+_ALIASES: dict[str, str] = {
+    "ndcg_cut": "ndcg",
+    "p": "precision",
+    "prec": "precision",
+    "r": "recall",
+    "hit": "hit_rate",
+    "hits": "hit_rate",
+    "hitrate": "hit_rate",
+    "success": "hit_rate",
+    "rr": "mrr",
+    "recip_rank": "mrr",
+    "reciprocal_rank": "mrr",
+    "ap": "map",
+    "map_cut": "map",
+    "rprec": "r_precision",
+    "r-precision": "r_precision",
+    "medr": "median_rank",
+    "set_p": "set_precision",
+    "set_r": "set_recall",
+    "set_f": "set_f1",
+    "rej_p": "reject_precision",
+    "rej_r": "reject_recall",
+    "rej_f1": "reject_f1",
+}
+
+# trec_eval measure names with the cutoff after "_" or ".": P_5, ndcg_cut_10, recall.100
+_TREC_CUT = re.compile(r"^(p|recall|ndcg_cut|map_cut|success)[._](\d+)$")
+_SPEC = re.compile(
+    r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_.\-]*?)\s*"
+    r"(?:\((?P<p1>[^()]*)\))?\s*"
+    r"(?:@\s*(?P<k>[^()\s]*))?\s*"
+    r"(?:\((?P<p2>[^()]*)\))?\s*$"
+)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric, parsed: ``name``, cutoff ``k`` (None = whole ranking), ``rel`` and ``beta``.
+
+    ``key`` is the canonical string; two specs are equal exactly when their keys are.
+    """
+
+    name: str
+    k: int | None = None
+    rel: int = 1
+    beta: float | None = None
+
+    def __post_init__(self) -> None:
+        rule = _RULES.get(self.name)
+        if rule is None:
+            raise UnknownNameError("metric", self.name, _RULES)
+        if self.k is None and rule.default_k is not None:
+            object.__setattr__(self, "k", rule.default_k)
+        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
+            raise FinegrainError(
+                f"metric {self.name!r}: cutoff {self.k!r} is not a positive integer",
+                f"write {self.name}@k with k >= 1, e.g. {self.name}@10",
+            )
+        if rule.cutoff is Cutoff.NONE and self.k is not None:
+            raise FinegrainError(
+                f"metric {self.name!r} takes no cutoff, got @{self.k}",
+                f"write {self.name} without @k",
+            )
+        if rule.cutoff is Cutoff.REQUIRED and self.k is None:
+            raise FinegrainError(
+                f"metric {self.name!r} needs a cutoff",
+                f"write {self.name}@k, e.g. {self.name}@10"
+                + ("; for the precision of the whole returned set use set_precision" if self.name == "precision" else ""),
+            )
+        if isinstance(self.rel, bool) or not isinstance(self.rel, int) or self.rel < 1:
+            raise FinegrainError(
+                f"metric {self.name!r}: rel={self.rel!r} is not an integer >= 1",
+                "rel is the lowest grade that counts as relevant, e.g. (rel=2)",
+            )
+        if "beta" in rule.needs and self.beta is None:
+            raise FinegrainError(f"metric {self.name!r} needs a beta", f"write e.g. {self.name}(beta=0.5)")
+        if self.beta is not None:
+            if "beta" not in rule.params:
+                raise FinegrainError(
+                    f"metric {self.name!r} takes no beta", "beta is a parameter of set_fbeta only"
+                )
+            if not (isinstance(self.beta, int | float) and math.isfinite(self.beta) and self.beta > 0):
+                raise FinegrainError(
+                    f"metric {self.name!r}: beta={self.beta!r} is not a positive number",
+                    f"write e.g. {self.name}(beta=0.5)",
+                )
+            object.__setattr__(self, "beta", float(self.beta))
+
+    @property
+    def family(self) -> str:
+        """``"ranking"``, ``"set"``, ``"pair"`` or ``"reject"``."""
+        return _RULES[self.name].family
+
+    @property
+    def key(self) -> str:
+        """The canonical spelling, e.g. ``ndcg@10``, ``ndcg@10(rel=2)``, ``set_fbeta(beta=0.5)``."""
+        out = self.name if self.k is None else f"{self.name}@{self.k}"
+        params = []
+        if self.rel != 1:
+            params.append(f"rel={self.rel}")
+        if self.beta is not None:
+            params.append(f"beta={_number(self.beta)}")
+        return out + (f"({','.join(params)})" if params else "")
+
+    def __str__(self) -> str:
+        return self.key
+
+
+def metric_names() -> list[str]:
+    """The canonical metric names (without cutoff or parameters)."""
+    return list(_RULES)
+
+
+def parse_metric(text: str | MetricSpec) -> MetricSpec:
+    """Parse ``name[@k][(param=value,...)]`` into a :class:`MetricSpec`.
+
+    Raises :class:`~finegrain.errors.UnknownNameError` (with "did you mean")
+    for an unknown name and :class:`~finegrain.errors.FinegrainError` naming the
+    bad value for a bad cutoff or parameter.
+    """
+    if isinstance(text, MetricSpec):
+        return text
+    if not isinstance(text, str):
+        raise FinegrainError(f"a metric must be a string like 'ndcg@10', got {text!r}")
+    m = _SPEC.match(text)
+    if m is None or (m["p1"] is not None and m["p2"] is not None):
+        raise FinegrainError(
+            f"cannot read metric {text!r}",
+            "write name@k(param=value), e.g. ndcg@10, recall@50 or ndcg@10(rel=2)",
+        )
+    raw_name, raw_k = m["name"], m["k"]
+    lowered = raw_name.lower()
+    trec = _TREC_CUT.match(lowered)
+    if trec and raw_k is None:
+        lowered, raw_k = trec[1], trec[2]
+    name = _ALIASES.get(lowered, lowered)
+    if name not in _RULES:
+        raise UnknownNameError("metric", raw_name, _RULES)
+    k = _parse_k(text, name, raw_k)
+    params = _parse_params(text, name, m["p1"] if m["p1"] is not None else m["p2"])
+    rule = _RULES[name]
+    unknown = set(params) - rule.params
+    if unknown:
+        bad = sorted(unknown)[0]
+        raise FinegrainError(
+            f"metric {text!r}: unknown parameter {bad!r}",
+            f"{name} accepts {', '.join(sorted(rule.params))}",
+        )
+    rel = _parse_int(text, "rel", params["rel"]) if "rel" in params else 1
+    beta = _parse_float(text, "beta", params["beta"]) if "beta" in params else None
+    return MetricSpec(name, k, rel, beta)
+
+
+def parse_metrics(texts: str | MetricSpec | Iterable[str | MetricSpec]) -> list[MetricSpec]:
+    """Parse several specs (each item may itself be a comma-separated list); duplicates are dropped."""
+    items = [texts] if isinstance(texts, str | MetricSpec) else list(texts)
+    out: dict[str, MetricSpec] = {}
+    for item in items:
+        for part in _split_commas(item) if isinstance(item, str) else [item]:
+            spec = parse_metric(part)
+            out.setdefault(spec.key, spec)
+    return list(out.values())
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _split_commas(text: str) -> list[str]:
+    """Split on commas outside parentheses: ``"ndcg@10,set_fbeta(beta=2,rel=2)"``."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    out = [p.strip() for p in parts if p.strip()]
+    if not out:
+        raise FinegrainError(f"empty metric list {text!r}", "give at least one metric, e.g. ndcg@10")
+    return out
+
+
+def _parse_k(text: str, name: str, raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    if not re.fullmatch(r"\d+", raw) or int(raw) < 1:
+        raise FinegrainError(
+            f"metric {text!r}: cutoff {raw!r} is not a positive integer",
+            f"write {name}@k with k >= 1, e.g. {name}@10",
+        )
+    return int(raw)
+
+
+def _parse_params(text: str, name: str, raw: str | None) -> dict[str, str]:
+    if raw is None:
+        return {}
+    params: dict[str, str] = {}
+    for item in raw.split(","):
+        key, eq, value = item.partition("=")
+        key, value = key.strip().lower(), value.strip()
+        if not eq or not key or not value:
+            raise FinegrainError(
+                f"metric {text!r}: cannot read parameter {item.strip()!r}",
+                f"write parameters as name=value, e.g. {name}(rel=2)",
+            )
+        if key in params:
+            raise FinegrainError(f"metric {text!r}: parameter {key!r} is given twice", "give it once")
+        params[key] = value
+    return params
+
+
+def _parse_int(text: str, key: str, raw: str) -> int:
+    if not re.fullmatch(r"[+-]?\d+", raw):
+        raise FinegrainError(f"metric {text!r}: {key}={raw!r} is not an integer", f"write e.g. ({key}=2)")
+    return int(raw)
+
+
+def _parse_float(text: str, key: str, raw: str) -> float:
+    try:
+        return float(raw)
+    except ValueError:
+        raise FinegrainError(f"metric {text!r}: {key}={raw!r} is not a number", f"write e.g. ({key}=0.5)") from None
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if x == int(x) else repr(x)
