@@ -1,0 +1,489 @@
+"""Named datasets and folders in a known format, loaded as one frozen :class:`Dataset`.
+
+Names (``finegrain datasets`` lists them):
+
+=========================  ===========================================  ====
+name                       folder                                       lang
+=========================  ===========================================  ====
+``embedded/captions-en``   shipped in the package (no data root)        en
+``embedded/captions-zh``   shipped in the package (no data root)        zh
+``capretrieval/zh``        ``$DATA/capretrieval/zh``                     zh
+``capretrieval/en``        ``$DATA/capretrieval/en`` (types via zh ids)  en
+``dureader/mini``          ``$DATA/dureader_mini``                       zh
+``photobench/album1``      ``$DATA/photobench/album1``, English queries  en
+``photobench/album1/zh``   the same album, Chinese queries               zh
+=========================  ===========================================  ====
+
+``$DATA`` is the data root of :class:`~finegrain.settings.Settings`
+(``$FINEGRAIN_DATA``, else ``../shared/data`` when present). A registered name
+wins over a folder of the same relative path; write ``./name`` for the folder.
+
+Any folder in a known format also loads by path; the format is detected from
+its files: ``candidates.jsonl`` + ``queries.jsonl`` is CapRetrieval,
+``corpus.jsonl`` + ``queries.jsonl`` + ``qrels.tsv`` or ``qrels/`` is BEIR,
+``metadata.json`` + ``*_query.json`` is a PhotoBench album. The language of a
+folder comes from its name (``zh``, ``en``, ``cn``) or else from its query
+texts (mostly CJK characters -> ``zh``); ``lang=`` overrides it, and picks the
+query language of a PhotoBench album.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.registry import Registry
+from finegrain.settings import DATA_ENV, Settings
+from finegrain.types import Corpus, Qrels, Queries
+
+EMBEDDED_ROOT = Path(__file__).resolve().parent / "embedded"
+DEFAULT_DATASET = "embedded/captions-en"
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+# --------------------------------------------------------------------------- the dataset
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A corpus, its queries and their judgements, with provenance.
+
+    ``meta`` always has ``format``, ``path``, ``source``, ``license``,
+    ``citation`` and ``fully_judged`` (True when every query-document pair
+    is judged, so an unlisted document is a true 0; False when unlisted
+    documents are unjudged); loaders add what they know (``types_unmatched``,
+    ``provenance`` file, ...).
+    """
+
+    name: str
+    corpus: Corpus
+    queries: Queries
+    qrels: Qrels
+    lang: str
+    meta: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.meta, MappingProxyType):
+            object.__setattr__(self, "meta", MappingProxyType(dict(self.meta)))
+
+    @property
+    def zero_answer_qids(self) -> tuple[str, ...]:
+        """Queries with no relevant document (grade >= 1) in the qrels."""
+        return tuple(q for q in self.queries if q in self.qrels and not self.qrels.has_relevant(q))
+
+    def summary(self) -> dict[str, Any]:
+        """Counts for a report header: documents, queries, judgements, zero-answer queries, types."""
+        types = Counter(q.type for q in self.queries.values() if q.type is not None)
+        return {
+            "name": self.name,
+            "lang": self.lang,
+            "documents": len(self.corpus),
+            "queries": len(self.queries),
+            "judged_queries": sum(1 for q in self.queries if q in self.qrels),
+            "judgements": self.qrels.n_entries,
+            "zero_answer_queries": len(self.zero_answer_qids),
+            "typed_queries": sum(types.values()),
+            "types": dict(sorted(types.items())),
+            "fully_judged": bool(self.meta.get("fully_judged", False)),
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"Dataset({self.name!r}, lang={self.lang!r}, {len(self.corpus)} documents, "
+            f"{len(self.queries)} queries, {self.qrels.n_entries} judgements)"
+        )
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """One registered name, for listings: where it lives and whether it is there."""
+
+    name: str
+    help: str
+    lang: str
+    location: str  # "embedded:<folder>" or a folder relative to the data root
+    available: bool
+
+
+# --------------------------------------------------------------------------- registered names
+
+
+@dataclass(frozen=True)
+class _Spec:
+    name: str
+    loader: str  # "module:function" taking (spec, folder, settings) -> Dataset
+    location: str  # relative to the data root, or "embedded:<relative folder>"
+    lang: str
+    help: str
+    options: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+
+    @property
+    def embedded(self) -> bool:
+        return self.location.startswith("embedded:")
+
+    def folder(self, settings: Settings) -> Path:
+        if self.embedded:
+            return EMBEDDED_ROOT / self.location.removeprefix("embedded:")
+        root = settings.require_data_root()
+        path = root / self.location
+        if not path.is_dir():
+            top = self.location.split("/")[0]
+            raise FinegrainError(
+                f"dataset {self.name!r} needs the folder {str(path)!r}, which does not exist",
+                f"set {DATA_ENV} to the data folder that holds {top}/ (now {str(root)!r})",
+            )
+        return path
+
+    def load(self, settings: Settings) -> Dataset:
+        module, _, attr = self.loader.partition(":")
+        fn: Callable[..., Dataset] = getattr(importlib.import_module(module), attr)
+        return fn(self, self.folder(settings), settings)
+
+
+_THIS = "finegrain.datasets.registry"
+
+_SPECS: tuple[_Spec, ...] = (
+    _Spec(
+        "embedded/captions-en", f"{_THIS}:_load_capretrieval_spec", "embedded:captions/en", "en",
+        "80 image captions, 37 graded queries (English); ships with finegrain",
+        MappingProxyType({"source": "embedded"}),
+    ),
+    _Spec(
+        "embedded/captions-zh", f"{_THIS}:_load_capretrieval_spec", "embedded:captions/zh", "zh",
+        "the same captions and queries in Chinese; ships with finegrain",
+        MappingProxyType({"source": "embedded"}),
+    ),
+    _Spec(
+        "capretrieval/zh", f"{_THIS}:_load_capretrieval_spec", "capretrieval/zh", "zh",
+        "CapRetrieval: 3,024 Chinese image captions, 404 queries, graded 0/1/2, fully judged",
+        MappingProxyType({"source": "capretrieval"}),
+    ),
+    _Spec(
+        "capretrieval/en", f"{_THIS}:_load_capretrieval_spec", "capretrieval/en", "en",
+        "CapRetrievalEn: the English version (same ids; types from capretrieval/zh)",
+        MappingProxyType({"source": "capretrieval", "types_from": "capretrieval/zh"}),
+    ),
+    _Spec(
+        "dureader/mini", f"{_THIS}:_load_beir_spec", "dureader_mini", "zh",
+        "DuReader-retrieval training rows (RocketQA examples): 8 queries, 133 passages; negatives sampled",
+        MappingProxyType({"source": "dureader"}),
+    ),
+    _Spec(
+        "photobench/album1", f"{_THIS}:_load_photobench_spec", "photobench/album1", "en",
+        "PhotoBench album 1: 1,069 photos (metadata + faces, no images); 20 queries with public ground truth",
+        MappingProxyType({"source": "photobench"}),
+    ),
+    _Spec(
+        "photobench/album1/zh", f"{_THIS}:_load_photobench_spec", "photobench/album1", "zh",
+        "PhotoBench album 1 with the Chinese query texts",
+        MappingProxyType({"source": "photobench"}),
+    ),
+)
+
+_PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {
+        "embedded": MappingProxyType(
+            {
+                "source": "written by the finegrain authors (src/finegrain/datasets/embedded/captions)",
+                "license": "Apache-2.0 (as finegrain)",
+                "citation": "finegrain embedded caption set",
+                "fully_judged": True,
+            }
+        ),
+        "capretrieval": MappingProxyType(
+            {
+                "source": "github.com/lxucs/CapRetrieval @ e055902 (dataset/CapRetrieval, dataset/CapRetrievalEn)",
+                "license": "Apache-2.0",
+                "citation": (
+                    "Liyan Xu, Zhenlin Su, Mo Yu, Jiangnan Li, Fandong Meng, Jie Zhou. Dense Retrievers Can "
+                    "Fail on Simple Queries: Revealing The Granularity Dilemma of Embeddings. 2025."
+                ),
+                "fully_judged": True,
+            }
+        ),
+        "dureader": MappingProxyType(
+            {
+                "source": "github.com/PaddlePaddle/RocketQA @ e2bfcfc, examples/data (training-format rows, "
+                "not the dev set)",
+                "license": "Apache-2.0 (RocketQA repository)",
+                "citation": (
+                    "Yifu Qiu, Hongyu Li, Yingqi Qu, Ying Chen, Qiaoqiao She, Jing Liu, Hua Wu, Haifeng Wang. "
+                    "DuReader_retrieval: A Large-scale Chinese Benchmark for Passage Retrieval from Web "
+                    "Search Engine. 2022."
+                ),
+                "fully_judged": False,
+            }
+        ),
+        "photobench": MappingProxyType(
+            {
+                "source": "github.com/LaVieEnRose365/PhotoBench @ db6ae80 (dataset/protected/album1, "
+                "dataset/samples/album1)",
+                "license": "none stated upstream: evaluation inside this project only, do not redistribute",
+                "citation": (
+                    "Tianyi Xu, Rong Shan, Junjie Wu, et al. PhotoBench: Beyond Visual Matching Towards "
+                    "Personalized Intent-Driven Photo Retrieval."
+                ),
+                "fully_judged": True,
+            }
+        ),
+    }
+)
+
+
+def registry() -> Registry[_Spec]:
+    """A fresh registry of the built-in names (built on each call: no module state)."""
+    reg: Registry[_Spec] = Registry("dataset")
+    for spec in _SPECS:
+        reg.register(spec.name, spec, spec.help)
+    return reg
+
+
+def list_datasets(settings: Settings | None = None) -> list[DatasetInfo]:
+    """The registered names, with whether each can be loaded now (never raises)."""
+    settings = settings or Settings.from_env()
+    root = settings.data_root
+    out = []
+    for spec in _SPECS:
+        if spec.embedded:
+            available = (EMBEDDED_ROOT / spec.location.removeprefix("embedded:")).is_dir()
+        else:
+            available = root is not None and (root / spec.location).is_dir()
+        out.append(DatasetInfo(spec.name, spec.help, spec.lang, spec.location, available))
+    return out
+
+
+def dataset_names() -> list[str]:
+    return [s.name for s in _SPECS]
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_dataset(
+    name_or_path: str | Path,
+    settings: Settings | None = None,
+    *,
+    lang: str | None = None,
+    split: str | None = None,
+) -> Dataset:
+    """Load a registered dataset by name, or a folder in a known format by path.
+
+    ``lang`` picks the query language of a PhotoBench album (``en`` or
+    ``zh``) and overrides the detected language of other folders; with a
+    registered name it must be that dataset's language; ``split``
+    picks the qrels split of a BEIR folder. Errors: an unknown name raises
+    :class:`~finegrain.errors.UnknownNameError` with near names; a registered
+    name whose folder is missing, or a missing data root, raises
+    :class:`~finegrain.errors.FinegrainError` saying to set ``FINEGRAIN_DATA``.
+    """
+    settings = settings or Settings.from_env()
+    text = str(name_or_path)
+    reg = registry()
+    if not isinstance(name_or_path, Path) and text in reg:
+        spec = reg.get(text)
+        if lang is not None and _norm_lang(lang) != spec.lang:
+            raise FinegrainError(
+                f"dataset {spec.name!r} is in {spec.lang!r}, not {lang!r}", _lang_hint(spec.name, _norm_lang(lang))
+            )
+        return spec.load(settings)
+    path = Path(text).expanduser()
+    if path.is_dir():
+        return load_folder(path, lang=lang, split=split)
+    if path.exists():
+        raise FinegrainError(f"{text!r} is a file; a dataset is a folder or a registered name", "give the folder")
+    if isinstance(name_or_path, Path) or text.startswith(("/", "./", "../", "~", ".\\")):
+        raise FinegrainError(f"no dataset folder {text!r}", "check the path, or give a registered name")
+    raise UnknownNameError("dataset", text, reg.names())
+
+
+def load_folder(folder: str | Path, *, lang: str | None = None, split: str | None = None) -> Dataset:
+    """Load a folder whose format is detected from its files (see the module docstring)."""
+    path = Path(folder).expanduser()
+    fmt = detect_format(path)
+    if fmt is None:
+        names = ", ".join(sorted(p.name for p in path.iterdir())[:12]) if path.is_dir() else ""
+        raise FinegrainError(
+            f"{str(path)!r} is not a dataset folder in a known format (it holds: {names or 'nothing'})",
+            "CapRetrieval needs candidates.jsonl + queries.jsonl; BEIR needs corpus.jsonl + queries.jsonl "
+            "+ qrels.tsv or qrels/; PhotoBench needs metadata.json + *_query.json",
+        )
+    name = str(path)
+    if fmt == "capretrieval":
+        return _load_capretrieval(name, path, lang, None, _guess_types_source(path))
+    if fmt == "beir":
+        return _load_beir(name, path, lang, split)
+    return _load_photobench(name, path, _norm_lang(lang) if lang else "en")
+
+
+def detect_format(folder: Path) -> str | None:
+    """``"capretrieval"``, ``"beir"``, ``"photobench"`` or None, from the files in ``folder``."""
+    if not folder.is_dir():
+        return None
+
+    def has(stem: str) -> bool:
+        return (folder / stem).is_file() or (folder / f"{stem}.gz").is_file()
+
+    if (folder / "candidates.jsonl").is_file() and (folder / "queries.jsonl").is_file():
+        return "capretrieval"
+    if has("corpus.jsonl") and has("queries.jsonl") and (
+        (folder / "qrels.tsv").is_file() or (folder / "qrels").is_dir()
+    ):
+        return "beir"
+    if (folder / "metadata.json").is_file() and any(folder.glob("*_query.json")):
+        return "photobench"
+    return None
+
+
+# --------------------------------------------------------------------------- format loaders
+
+
+def _load_capretrieval_spec(spec: _Spec, folder: Path, settings: Settings) -> Dataset:
+    types_from = spec.options.get("types_from")
+    source_folder = None
+    if types_from:
+        candidate = settings.require_data_root() / types_from
+        if (candidate / "types.json").is_file():
+            source_folder = candidate
+    meta = dict(_PROVENANCE[spec.options["source"]])
+    return _load_capretrieval(spec.name, folder, spec.lang, meta, source_folder)
+
+
+def _load_capretrieval(
+    name: str, folder: Path, lang: str | None, meta: dict[str, Any] | None, types_from: Path | None
+) -> Dataset:
+    from finegrain.io.capretrieval import TYPES, apply_types, read_capretrieval, read_types, type_assignment
+
+    info: dict[str, Any] = {"source": str(folder), "license": "unknown", "citation": "", "fully_judged": True}
+    info.update(meta or {})
+    corpus, queries, qrels = read_capretrieval(folder, types={})
+    assignment = None
+    if (folder / TYPES).is_file():
+        assignment = read_types(folder / TYPES, queries)
+    elif types_from is not None:
+        assignment = type_assignment(types_from / TYPES, types_from / "queries.jsonl")
+        info["types_from"] = str(types_from / TYPES)
+    if assignment is not None:
+        queries = apply_types(queries, assignment)
+        info["types_file"] = assignment.path
+        info["types_unmatched"] = tuple(f"{t}: {e}" for t, e in assignment.unmatched)
+    info["typed_queries"] = sum(1 for q in queries.values() if q.type is not None)
+    lang = _norm_lang(lang) if lang else _lang_of(folder, queries)
+    return _dataset(name, "capretrieval", folder, corpus, queries, qrels, lang, info)
+
+
+def _load_beir_spec(spec: _Spec, folder: Path, settings: Settings) -> Dataset:
+    return _load_beir(spec.name, folder, spec.lang, None, dict(_PROVENANCE[spec.options["source"]]))
+
+
+def _load_beir(
+    name: str, folder: Path, lang: str | None, split: str | None, meta: dict[str, Any] | None = None
+) -> Dataset:
+    from finegrain.io.beir import qrels_path, read_beir
+
+    corpus, queries, qrels = read_beir(folder, split)
+    info: dict[str, Any] = {"source": str(folder), "license": "unknown", "citation": "", "fully_judged": False}
+    info.update(meta or {})
+    info["qrels_file"] = str(qrels_path(folder, split))
+    lang = _norm_lang(lang) if lang else _lang_of(folder, queries)
+    return _dataset(name, "beir", folder, corpus, queries, qrels, lang, info)
+
+
+def _load_photobench_spec(spec: _Spec, folder: Path, settings: Settings) -> Dataset:
+    return _load_photobench(spec.name, folder, spec.lang, dict(_PROVENANCE[spec.options["source"]]))
+
+
+def _load_photobench(name: str, folder: Path, lang: str, meta: dict[str, Any] | None = None) -> Dataset:
+    from finegrain.io.photobench import read_album
+
+    album = read_album(folder)
+    queries, qrels = album.queries_and_qrels(lang)
+    info: dict[str, Any] = {"source": str(folder), "license": "unknown", "citation": "", "fully_judged": True}
+    info.update(meta or {})
+    info.update(
+        {
+            "album": album.name,
+            "photos": len(album.photos),
+            "queries_total": len(album.queries),
+            "queries_with_ground_truth": len(album.judged_queries),
+            "query_type": "PhotoBench Source label (V, M, F, VM, VF, MF, VMF)",
+            "note": "documents have no text (no captions or images are public); metadata and faces are in "
+            "each document's meta",
+        }
+    )
+    return _dataset(name, "photobench", folder, album.corpus(lang), queries, qrels, lang, info)
+
+
+def _dataset(
+    name: str, fmt: str, folder: Path, corpus: Corpus, queries: Queries, qrels: Qrels, lang: str,
+    info: dict[str, Any],
+) -> Dataset:
+    meta = {"format": fmt, "path": str(folder), "lang": lang, **info}
+    prov = _provenance_file(folder)
+    if prov is not None:
+        meta["provenance"] = str(prov)
+    return Dataset(name, corpus, queries, qrels, lang, MappingProxyType(meta))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _provenance_file(folder: Path) -> Path | None:
+    for d in (folder, folder.parent, folder.parent.parent):
+        if (d / "PROVENANCE.md").is_file():
+            return d / "PROVENANCE.md"
+    return None
+
+
+def _guess_types_source(folder: Path) -> Path | None:
+    """A sibling CapRetrieval folder with a types.json and the same query ids (CapRetrievalEn -> zh)."""
+    if (folder / "types.json").is_file() or folder.parent == folder:
+        return None
+    from finegrain.io._lines import get_field, iter_jsonl
+
+    def ids(path: Path) -> set[str]:
+        return {get_field(path, n, obj, "id", "_id") for n, obj in iter_jsonl(path)}
+
+    mine = None
+    for sib in sorted(p for p in folder.parent.iterdir() if p.is_dir() and p != folder):
+        if (sib / "types.json").is_file() and (sib / "queries.jsonl").is_file():
+            mine = mine if mine is not None else ids(folder / "queries.jsonl")
+            if ids(sib / "queries.jsonl") == mine:
+                return sib
+    return None
+
+
+def _norm_lang(lang: str) -> str:
+    value = {"zh": "zh", "cn": "zh", "zh-cn": "zh", "chinese": "zh", "en": "en", "english": "en"}.get(lang.lower())
+    if value is None:
+        raise FinegrainError(f"unknown language {lang!r}", "use 'en' or 'zh'")
+    return value
+
+
+def _lang_hint(name: str, lang: str) -> str:
+    """Point to the registered twin of ``name`` in ``lang`` (capretrieval/zh -> capretrieval/en)."""
+    base = _base_name(name)
+    twins = [s.name for s in _SPECS if s.name != name and s.lang == lang and _base_name(s.name) == base]
+    return f"use {twins[0]!r}" if twins else f"no {lang!r} version of this dataset is registered"
+
+
+def _base_name(name: str) -> str:
+    for suffix in ("/zh", "/en", "-zh", "-en"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _lang_of(folder: Path, queries: Queries) -> str:
+    if folder.name.lower() in ("zh", "cn", "en"):
+        return _norm_lang(folder.name)
+    text = "".join(q.text for q in list(queries.values())[:200])
+    letters = [c for c in text if not c.isspace()]
+    cjk = sum(1 for c in letters if "\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff")
+    return "zh" if letters and cjk / len(letters) > 0.3 else "en"

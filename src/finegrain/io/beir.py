@@ -1,0 +1,219 @@
+"""BEIR / MTEB retrieval folders: ``corpus.jsonl``, ``queries.jsonl`` and tab-separated qrels.
+
+Layout (each JSON-lines file may also be gzipped, ``corpus.jsonl.gz``)::
+
+    corpus.jsonl     {"_id": ..., "title": ... (optional), "text": ...}
+    queries.jsonl    {"_id": ..., "text": ...}
+    qrels/<split>.tsv   or   qrels.tsv
+                     query-id <TAB> corpus-id <TAB> score   (header line optional)
+
+``"id"`` is accepted in place of ``"_id"``; integer ids are read as strings;
+other fields of a record are kept in its ``meta``. Which qrels file is read:
+``split`` when given (``qrels/<split>.tsv``), else ``qrels.tsv``, else
+``qrels/test.tsv``, else the only file in ``qrels/``.
+
+As in BEIR, ``queries.jsonl`` may hold the queries of every split: only the
+queries that appear in the chosen qrels are returned (in ``queries.jsonl``
+order). A qrels line naming a query or document that does not exist is an
+error naming that line. BEIR judgements are usually not exhaustive: a
+document without a line is *unjudged*, not known to be irrelevant.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.io._lines import (
+    DuplicateRecordError,
+    PathLike,
+    decode,
+    get_field,
+    iter_fields,
+    iter_jsonl,
+    open_text_write,
+)
+from finegrain.types import Corpus, Document, Qrels, Queries, Query
+
+QRELS_EXPECTED = "3 tab-separated fields 'query-id corpus-id score'"
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_corpus(path: PathLike) -> Corpus:
+    """``corpus.jsonl``: one ``{"_id", "title"?, "text"}`` object per line."""
+
+    def records() -> Iterator[Document]:
+        seen: dict[str, int] = {}
+        for n, obj in iter_jsonl(path):
+            doc_id = get_field(path, n, obj, "_id", "id")
+            _once(path, n, seen, doc_id, "document id")
+            text = get_field(path, n, obj, "text", kind="text")
+            title = get_field(path, n, obj, "title", kind="text") if obj.get("title") is not None else ""
+            yield Document(doc_id, text, title, _meta(obj, ("_id", "id", "title", "text")))
+
+    return Corpus(records())
+
+
+def read_queries(path: PathLike) -> Queries:
+    """``queries.jsonl``: one ``{"_id", "text"}`` object per line."""
+
+    def records() -> Iterator[Query]:
+        seen: dict[str, int] = {}
+        for n, obj in iter_jsonl(path):
+            qid = get_field(path, n, obj, "_id", "id")
+            _once(path, n, seen, qid, "query id")
+            text = get_field(path, n, obj, "text", "query", kind="text")
+            yield Query(qid, text, None, _meta(obj, ("_id", "id", "text", "query")))
+
+    return Queries(records())
+
+
+def iter_qrels_tsv(path: PathLike) -> Iterator[tuple[int, str, str, int]]:
+    """``(line_no, qid, docid, grade)`` for every judgement of a BEIR qrels file (header skipped)."""
+    seen: dict[tuple[str, str], int] = {}
+    first = True
+    for n, raw, fields in iter_fields(path):
+        if first:
+            first = False
+            if len(fields) == 3 and not _is_number(fields[2]):
+                continue  # the header line, e.g. "query-id corpus-id score"
+        if len(fields) != 3:
+            raise DataFormatError(path, n, QRELS_EXPECTED, decode(path, n, raw))
+        qid, doc, grade_s = fields
+        if not _is_int(grade_s):
+            raise DataFormatError(path, n, "an integer score in field 3", grade_s)
+        at = seen.setdefault((qid, doc), n)
+        if at != n:
+            raise DuplicateRecordError(path, n, at, "(query-id, corpus-id) pair", f"{qid} {doc}")
+        yield n, qid, doc, int(grade_s)
+
+
+def read_qrels_tsv(path: PathLike) -> Qrels:
+    """A BEIR qrels file on its own (no check against queries or corpus)."""
+    return Qrels.from_records((q, d, g) for _, q, d, g in iter_qrels_tsv(path))
+
+
+def qrels_path(folder: PathLike, split: str | None = None) -> Path:
+    """The qrels file of a BEIR folder (see the module docstring for the choice)."""
+    root = Path(folder)
+    qdir = root / "qrels"
+    if split is not None:
+        p = qdir / f"{split}.tsv"
+        if p.is_file():
+            return p
+        splits = sorted(x.stem for x in qdir.glob("*.tsv")) if qdir.is_dir() else []
+        raise FinegrainError(
+            f"no qrels for split {split!r} in {str(root)!r} (looked for {str(p)!r})",
+            f"available splits: {', '.join(splits)}" if splits else "the folder has no qrels/ files",
+        )
+    for p in (root / "qrels.tsv", qdir / "test.tsv"):
+        if p.is_file():
+            return p
+    found = sorted(qdir.glob("*.tsv")) if qdir.is_dir() else []
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise FinegrainError(
+            f"{str(root)!r} has several qrels splits: {', '.join(p.stem for p in found)}",
+            "choose one with split=...",
+        )
+    raise FinegrainError(f"no qrels.tsv or qrels/*.tsv in {str(root)!r}", "a BEIR folder needs qrels")
+
+
+def read_beir(folder: PathLike, split: str | None = None) -> tuple[Corpus, Queries, Qrels]:
+    """Read a BEIR/MTEB folder -> ``(corpus, queries, qrels)``."""
+    root = Path(folder)
+    corpus = read_corpus(_jsonl(root, "corpus"))
+    all_queries = read_queries(_jsonl(root, "queries"))
+    qpath = qrels_path(root, split)
+    records: list[tuple[str, str, int]] = []
+    for n, qid, doc, grade in iter_qrels_tsv(qpath):
+        if qid not in all_queries:
+            raise DataFormatError(qpath, n, "a query id of queries.jsonl", qid)
+        if doc not in corpus:
+            raise DataFormatError(qpath, n, "a document id of corpus.jsonl", doc)
+        records.append((qid, doc, grade))
+    judged = Qrels.from_records(records)
+    queries = Queries(all_queries[q] for q in all_queries if q in judged)
+    qrels = Qrels.from_dict({q: judged[q] for q in queries})
+    return corpus, queries, qrels
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def write_beir(
+    folder: PathLike, corpus: Corpus, queries: Queries, qrels: Qrels, split: str | None = None
+) -> None:
+    """Write a BEIR folder; qrels go to ``qrels/<split>.tsv``, or ``qrels.tsv`` when ``split`` is None.
+
+    A query whose qrels entry is empty has no qrels line in BEIR: it is
+    written to ``queries.jsonl`` but is not part of the split when read back.
+    """
+    root = Path(folder)
+    with open_text_write(root / "corpus.jsonl") as f:
+        for d in corpus.values():
+            f.write(_dumps({"_id": d.id, "title": d.title, "text": d.text, **_extra(d.meta, ("_id", "title", "text"))}))
+    with open_text_write(root / "queries.jsonl") as f:
+        for q in queries.values():
+            f.write(_dumps({"_id": q.id, "text": q.text, **_extra(q.meta, ("_id", "text"))}))
+    path = root / "qrels.tsv" if split is None else root / "qrels" / f"{split}.tsv"
+    with open_text_write(path) as f:
+        f.write("query-id\tcorpus-id\tscore\n")
+        for qid in qrels:
+            judged = qrels[qid]
+            f.writelines(f"{qid}\t{d}\t{int(g)}\n" for d, g in judged.items())
+
+
+# --------------------------------------------------------------------------- internals
+
+
+def _jsonl(root: Path, stem: str) -> Path:
+    for name in (f"{stem}.jsonl", f"{stem}.jsonl.gz"):
+        if (root / name).is_file():
+            return root / name
+    raise FinegrainError(f"no {stem}.jsonl in {str(root)!r}", "a BEIR folder holds corpus.jsonl, queries.jsonl and qrels")
+
+
+def _once(path: PathLike, n: int, seen: dict[str, int], value: str, what: str) -> None:
+    first = seen.setdefault(value, n)
+    if first != n:
+        raise DuplicateRecordError(path, n, first, what, repr(value))
+
+
+def _is_int(s: str) -> bool:
+    try:
+        int(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _meta(obj: Mapping[str, Any], known: tuple[str, ...]) -> Mapping[str, Any]:
+    extra = {k: v for k, v in obj.items() if k not in known}
+    return MappingProxyType(extra) if extra else MappingProxyType({})
+
+
+def _extra(meta: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in meta.items() if k not in known}
+
+
+def _dumps(obj: Mapping[str, Any]) -> str:
+    try:
+        return json.dumps(obj, ensure_ascii=False) + "\n"
+    except (TypeError, ValueError) as e:
+        raise FinegrainError(f"cannot write record {obj.get('_id')!r} as JSON: {e}") from None

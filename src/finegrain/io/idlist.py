@@ -1,0 +1,48 @@
+"""Lists of ids: one id per line, or JSON lines with an ``"id"`` or ``"_id"`` field.
+
+The format is decided by the file: ``.jsonl`` / ``.jsonl.gz`` files, or files
+whose first non-blank line starts with ``{``, are JSON lines; anything else is
+one id per line (surrounding whitespace stripped, blank lines skipped, an id
+may not contain whitespace). An id listed twice is an error naming both lines.
+"""
+
+from __future__ import annotations
+
+from finegrain.errors import DataFormatError
+from finegrain.io._lines import DuplicateRecordError, PathLike, get_field, iter_jsonl, iter_lines
+
+
+def read_ids(path: PathLike) -> list[str]:
+    """The ids of ``path`` in file order."""
+    seen: dict[str, int] = {}
+    out: list[str] = []
+    for n, value in _iter_ids(path):
+        first = seen.setdefault(value, n)
+        if first != n:
+            raise DuplicateRecordError(path, n, first, "id", repr(value))
+        out.append(value)
+    return out
+
+
+def _iter_ids(path: PathLike):
+    if _is_jsonl(path):
+        for n, obj in iter_jsonl(path):
+            yield n, get_field(path, n, obj, "id", "_id")
+        return
+    for n, line in iter_lines(path):
+        value = line.strip()
+        if not value:
+            continue
+        if len(value.split()) != 1:
+            raise DataFormatError(path, n, "one id per line (no whitespace inside an id)", line)
+        yield n, value
+
+
+def _is_jsonl(path: PathLike) -> bool:
+    name = str(path)
+    if name.endswith((".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")):
+        return True
+    for _, line in iter_lines(path):
+        if line.strip():
+            return line.lstrip().startswith("{")
+    return False
