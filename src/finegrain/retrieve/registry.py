@@ -1,0 +1,37 @@
+"""Named retrievers: ``get_retriever("bm25-okapi")``.
+
+Entries are ``module:factory`` strings, imported on first use; a factory takes
+the retriever's options as keywords and returns a
+:class:`~finegrain.retrieve.base.Retriever`. New retrievers (dense, hybrid, ...)
+register here with one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from finegrain.registry import Registry
+from finegrain.retrieve.base import Retriever
+
+RETRIEVERS: Registry[Callable[..., Retriever]] = Registry("retriever")
+
+RETRIEVERS.register(
+    "bm25-okapi",
+    "finegrain.retrieve.lexical:okapi_retriever",
+    help="rank_bm25 BM25Okapi as in the CapRetrieval paper: jieba (zh) / Porter (en), k1=1.5, b=0.75, score >= 1e-3",
+)
+RETRIEVERS.register(
+    "bm25",
+    "finegrain.retrieve.lexical:lucene_retriever",
+    help="bm25s lucene BM25, k1=1.5, b=0.75, top 1000",
+)
+
+
+def get_retriever(name: str, **options: Any) -> Retriever:
+    """The retriever registered as ``name``, built with ``options``; unknown names suggest near ones."""
+    return RETRIEVERS.get(name)(**options)
+
+
+def retriever_names() -> list[str]:
+    return RETRIEVERS.names()
