@@ -1,0 +1,82 @@
+"""Retrieve then evaluate: the job behind ``finegrain eval``.
+
+One pure-ish function, :func:`run_experiment`, loads a dataset, runs a
+retriever, scores the run and returns everything a results folder holds.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from finegrain.settings import Settings
+
+
+@dataclass(frozen=True)
+class Experiment:
+    dataset: str
+    retriever: str
+    metrics: tuple[str, ...]
+    top_k: int | None = None
+    retriever_options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    run: Any  # finegrain.types.Run
+    evaluation: Any  # finegrain.evaluate.result.Evaluation
+    results: Mapping[str, Any]  # the JSON-able content of results.json
+
+
+def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool = True) -> Outcome:
+    from finegrain import __version__
+    from finegrain.datasets import load_dataset
+    from finegrain.evaluate.evaluate import evaluate
+    from finegrain.metrics.spec import parse_metric
+    from finegrain.retrieve.registry import get_retriever
+
+    specs = [parse_metric(m) for m in exp.metrics]  # fail on a bad name before any work
+    retriever = get_retriever(exp.retriever, **dict(exp.retriever_options))
+    ds = load_dataset(exp.dataset, settings)
+
+    started = time.perf_counter()
+    run = retriever.retrieve(ds.corpus, ds.queries, lang=ds.lang, top_k=exp.top_k, show_progress=show_progress)
+    retrieve_s = time.perf_counter() - started
+
+    types = ds.queries.types()
+    evaluation = evaluate(ds.qrels, run, specs, queries=list(ds.queries), query_types=types)
+    body = evaluation.to_json_dict()
+    results = {
+        **body,
+        "queries": {q.id: {"text": q.text, "type": q.type} for q in ds.queries.values()},
+        "provenance": {
+            "dataset": {"name": ds.name, "lang": ds.lang, **_jsonable(ds.meta),
+                        "n_queries": len(ds.queries), "n_documents": len(ds.corpus)},
+            "retriever": {"name": exp.retriever, **retriever.config()},
+            "metrics": [s.key for s in specs],
+            "top_k": exp.top_k,
+            "finegrain_version": __version__,
+            "python": platform.python_version(),
+            "command": " ".join(["finegrain", *sys.argv[1:]]) if sys.argv else None,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "retrieve_seconds": round(retrieve_s, 3),
+        },
+    }
+    return Outcome(run=run, evaluation=evaluation, results=results)
+
+
+def _jsonable(meta: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in meta.items():
+        if isinstance(v, (str, int, float, bool)) or v is None:
+            out[k] = v
+        elif isinstance(v, Sequence) and all(isinstance(x, (str, int, float)) for x in v):
+            out[k] = list(v)
+        else:
+            out[k] = str(v)
+    return out

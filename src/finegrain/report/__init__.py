@@ -1,0 +1,1 @@
+"""Views rendered from saved results (terminal tables now; HTML in a later issue)."""

@@ -1,0 +1,72 @@
+"""Terminal tables rendered from a results dictionary (as saved in results.json)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def fmt(value: Any, scale: float = 100.0) -> str:
+    """A metric value for people: percentage with two decimals, 'undefined' for None."""
+    if value is None:
+        return "undefined"
+    if isinstance(value, float) and value != value:
+        return "nan"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return f"{value * scale:.2f}"
+
+
+def evaluation_tables(results: Mapping[str, Any]) -> list[Table]:
+    aggregate: Mapping[str, Any] = results.get("aggregate", {})
+    keys = list(aggregate)
+    headline = Table()
+    headline.add_column("metric")
+    headline.add_column("value (x100)", justify="right")
+    for k in keys:
+        headline.add_row(k, fmt(aggregate[k]))
+    tables = [headline]
+
+    by_type: Mapping[str, Mapping[str, Any]] = results.get("by_type") or {}
+    if by_type:
+        t = Table(title="by query type", title_justify="left")
+        t.add_column("type", no_wrap=True)
+        t.add_column("n", justify="right")
+        for k in keys:
+            t.add_column(k, justify="right", no_wrap=True)
+        for group, cells in by_type.items():
+            # per-metric counts differ (ranking metrics skip zero-answer queries): those are in
+            # the denominators; this column is the largest, i.e. the queries of that type.
+            ns = [c.get("n", 0) for c in cells.values() if isinstance(c, Mapping)]
+            t.add_row(group, str(max(ns, default=0)), *[fmt(_value(cells.get(k))) for k in keys])
+        tables.append(t)
+
+    denominators: Mapping[str, Mapping[str, Any]] = results.get("denominators") or {}
+    if denominators:
+        cols = sorted({c for d in denominators.values() for c in d})
+        t = Table(title="denominators", title_justify="left")
+        t.add_column("metric")
+        for c in cols:
+            t.add_column(c.removeprefix("n_").replace("_", " "), justify="right")
+        for k, d in denominators.items():
+            t.add_row(k, *[str(d.get(c, "")) for c in cols])
+        tables.append(t)
+    return tables
+
+
+def print_evaluation(results: Mapping[str, Any], title: str = "", console: Console | None = None) -> None:
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # files and pipes: never crop a column
+            console = Console(width=max(console.width, 200))
+    if title:
+        console.print(title, style="bold", highlight=False)
+    for t in evaluation_tables(results):
+        console.print(t)
+
+
+def _value(cell: Any) -> Any:
+    return cell.get("value") if isinstance(cell, Mapping) else cell

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data_root() -> Path | None:
+    env = os.environ.get("FINEGRAIN_DATA")
+    root = Path(env) if env else REPO.parent / "shared" / "data"
+    return root if root.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def data_root() -> Path:
+    root = shared_data_root()
+    if root is None:
+        pytest.skip("shared data not found: set FINEGRAIN_DATA or place shared/ beside the checkout")
+    return root
+
+
+@pytest.fixture
+def with_data_root(data_root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("FINEGRAIN_DATA", str(data_root))
+    return data_root
