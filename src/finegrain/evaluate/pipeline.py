@@ -53,6 +53,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
     body = evaluation.to_json_dict()
     results = {
         **body,
+        "curves": metric_curves(ds.qrels, run, list(ds.queries)),
         "queries": {q.id: {"text": q.text, "type": q.type} for q in ds.queries.values()},
         "provenance": {
             "dataset": {"name": ds.name, "lang": ds.lang, **_jsonable(ds.meta),
@@ -68,6 +69,19 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
         },
     }
     return Outcome(run=run, evaluation=evaluation, results=results)
+
+
+CURVE_KS = (1, 2, 3, 5, 10, 20, 50, 100)
+CURVE_FAMILIES = ("ndcg", "recall", "hit_rate")
+
+
+def metric_curves(qrels: Any, run: Any, queries: list[str]) -> dict[str, dict[str, float | None]]:
+    """Mean of each curve family at every k of :data:`CURVE_KS` (for metric-vs-k plots)."""
+    from finegrain.evaluate.evaluate import evaluate
+
+    specs = [f"{f}@{k}" for f in CURVE_FAMILIES for k in CURVE_KS]
+    agg = evaluate(qrels, run, specs, queries=queries).aggregate()
+    return {f: {str(k): agg[f"{f}@{k}"] for k in CURVE_KS} for f in CURVE_FAMILIES}
 
 
 def _jsonable(meta: Mapping[str, Any]) -> dict[str, Any]:
