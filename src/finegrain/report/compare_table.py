@@ -1,0 +1,135 @@
+"""Terminal tables of a comparison, rendered from ``Comparison.to_json_dict()`` (or its saved JSON).
+
+Marks: ``*`` significant by Fisher's randomization test, ``†`` by the paired
+t-test (both two-sided, Holm-adjusted across the systems compared with the
+baseline, per metric). In the per-type win/tie/loss tables ``*`` is the
+randomization test within the type, Holm-adjusted across the types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from finegrain.report.table import fmt
+
+RAND_MARK = "*"
+T_MARK = "†"
+
+
+def _pct(x: Any) -> str:
+    return fmt(x)
+
+
+def _delta(x: Any) -> str:
+    if x is None:
+        return "undefined"
+    return f"{x * 100:+.2f}"
+
+
+def _p(p: Any) -> str:
+    if p is None:
+        return "n/a"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _marks(test: Mapping[str, Any]) -> str:
+    return (RAND_MARK if test.get("significant") else "") + (T_MARK if test.get("significant_t") else "")
+
+
+def headline_table(cmp: Mapping[str, Any]) -> Table:
+    """Systems x metrics: mean [CI] x100, and the difference to the baseline with its marks and p."""
+    conf = cmp["settings"]["confidence"]
+    base = cmp["baseline"]
+    t = Table(title=f"{cmp.get('dataset') or 'results'} · x100, {conf:.0%} bootstrap CI · baseline {base}",
+              title_justify="left")
+    t.add_column("system", no_wrap=True)
+    for m in cmp["metrics"]:
+        t.add_column(f"{m} [CI]", justify="right", no_wrap=True)
+        t.add_column(f"Δ {m}", justify="right", no_wrap=True)
+        t.add_column("p (rand, Holm)", justify="right", no_wrap=True)
+    for sysrec in cmp["systems"]:
+        name = sysrec["name"]
+        row = [f"{name} (baseline)" if sysrec["is_baseline"] else name]
+        for m in cmp["metrics"]:
+            s = cmp["summary"][m][name]
+            lo, hi = s["ci"]
+            row.append(f"{_pct(s['mean'])} [{_pct(lo)}, {_pct(hi)}]")
+            test = cmp["tests"][m].get(name)
+            if test is None:
+                row += ["—", ""]
+            else:
+                row += [f"{_delta(test['mean_diff'])}{_marks(test)}", _p(test["p_rand_holm"])]
+        t.add_row(*row)
+    return t
+
+
+def win_tie_loss_table(cmp: Mapping[str, Any], metric: str, system: str) -> Table:
+    """Per query type: W / T / L of ``system`` against the baseline (E>B / E=B / E<B), with per-type significance."""
+    test = cmp["tests"][metric][system]
+    base = cmp["baseline"]
+    t = Table(title=f"win/tie/loss · {system} vs {base} · {metric} (W = {system} higher, L = {base} higher)",
+              title_justify="left")
+    t.add_column("type", no_wrap=True)
+    t.add_column("n", justify="right")
+    for c in ("W", "T", "L", "W %", "T %", "L %"):
+        t.add_column(c, justify="right")
+    t.add_column(f"{system} x100", justify="right")
+    t.add_column(f"{base} x100", justify="right")
+    t.add_column("Δ", justify="right")
+    t.add_column("p (rand)", justify="right")
+    t.add_column("p (Holm)", justify="right")
+    t.add_column("sig", justify="center")
+
+    def shares(c: Mapping[str, Any]) -> list[str]:
+        n = c["win"] + c["tie"] + c["loss"]
+        return [f"{100 * c[k] / n:.0f}%" if n else "—" for k in ("win", "tie", "loss")]
+
+    for group, c in test["by_type"].items():
+        t.add_row(group, str(c["n"]), str(c["win"]), str(c["tie"]), str(c["loss"]), *shares(c),
+                  _pct(c["mean"]), _pct(c["baseline_mean"]), _delta(c["mean_diff"]),
+                  _p(c["p_rand"]), _p(c["p_rand_holm"]), RAND_MARK if c["significant"] else "")
+    summ = cmp["summary"][metric]
+    t.add_section()
+    t.add_row("all", str(test["n"]), str(test["win"]), str(test["tie"]), str(test["loss"]), *shares(test),
+              _pct(summ[system]["mean"]), _pct(summ[base]["mean"]), _delta(test["mean_diff"]),
+              _p(test["p_rand"]), _p(test["p_rand_holm"]), _marks(test), style="bold")
+    return t
+
+
+def legend(cmp: Mapping[str, Any]) -> str:
+    s = cmp["settings"]
+    n_others = sum(1 for x in cmp["systems"] if not x["is_baseline"])
+    return (
+        f"{RAND_MARK} significant by Fisher's randomization test, {T_MARK} by the paired t-test "
+        f"(two-sided, Holm-adjusted across the {n_others} system(s) compared with the baseline, per metric; "
+        f"alpha {s['alpha']}). Per type: {RAND_MARK} = randomization test within the type, Holm-adjusted "
+        f"across the types. W / T / L = win/tie/loss: queries where the system scores higher than / "
+        f"the same as (|Δ| <= {s['tie_tolerance']:g}) / lower than the baseline {cmp['baseline']} "
+        f"(E>B / E=B / E<B). Intervals: {s['confidence']:.0%} {s['ci_method']} bootstrap of the mean, "
+        f"{s['n_resamples']} resamples, seed {s['seed']}."
+    )
+
+
+def comparison_tables(cmp: Mapping[str, Any]) -> list[Table]:
+    tables = [headline_table(cmp)]
+    for m in cmp["metrics"]:
+        for name in cmp["tests"][m]:
+            tables.append(win_tie_loss_table(cmp, m, name))
+    return tables
+
+
+def print_comparison(cmp: Mapping[str, Any], console: Console | None = None) -> None:
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # files and pipes: never crop a column
+            console = Console(width=max(console.width, 200))
+    for t in comparison_tables(cmp):
+        console.print(t)
+    skipped = cmp.get("skipped_metrics") or {}
+    for k, why in skipped.items():
+        console.print(f"skipped {k}: {why}", highlight=False)
+    console.print(legend(cmp), highlight=False, soft_wrap=True)
