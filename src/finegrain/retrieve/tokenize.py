@@ -123,8 +123,13 @@ class JiebaTokenizer:
 @cache
 def _jieba() -> Any:
     """Import and initialise jieba once, without its start-up chatter on stderr."""
+    import warnings
+
     try:
-        import jieba
+        with warnings.catch_warnings():
+            # jieba imports pkg_resources, which recent setuptools flags as deprecated on stderr.
+            warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+            import jieba
     except ImportError:  # pragma: no cover - jieba is a core dependency
         raise MissingDependencyError("jieba", "zh") from None
     import logging

@@ -1,0 +1,1 @@
+"""The personal album engine: catalog, indexer, profile (places, time tags, events, faces), planner."""

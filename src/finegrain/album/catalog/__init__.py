@@ -1,0 +1,6 @@
+"""The album catalog: the storage protocol and its embedded SQLite implementation."""
+
+from finegrain.album.catalog.sqlite import SCHEMA_VERSION, SqliteCatalog, open_catalog
+from finegrain.album.catalog.store import CatalogStore
+
+__all__ = ["SCHEMA_VERSION", "CatalogStore", "SqliteCatalog", "open_catalog"]

@@ -1,0 +1,125 @@
+"""The catalog storage boundary: what the indexer, the importer and the search tools need.
+
+:class:`CatalogStore` is a protocol so the embedded SQLite store
+(:mod:`finegrain.album.catalog.sqlite`) can later be replaced by a server
+database without touching callers. Every write method is atomic on its own
+(one short transaction); :meth:`CatalogStore.transaction` groups several
+writes into one unit (everything of one photo), so an interrupted run keeps
+every unit it completed and nothing of a half-done one.
+
+Times in filters are local wall-clock times (naive datetimes), see
+:mod:`finegrain.album.records`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from finegrain.album.records import Event, FaceOccurrence, Person, Photo, PhotoPlace
+
+
+@runtime_checkable
+class CatalogStore(Protocol):
+    """A photo catalog: photos, places, time tags, faces, people, events, embeddings, metadata."""
+
+    # --- lifecycle
+    def close(self) -> None: ...
+    def transaction(self) -> AbstractContextManager[None]: ...
+
+    # --- photos
+    def put_photo(self, photo: Photo) -> None:
+        """Insert or replace a photo (keeps its place, tags, faces and embeddings unless replaced)."""
+    def get_photo(self, photo_id: str) -> Photo | None: ...
+    def find_by_path(self, path: str) -> Photo | None: ...
+    def iter_photos(self) -> Iterator[Photo]:
+        """All photos in id order."""
+    def photo_ids(self) -> list[str]: ...
+    def count_photos(self) -> int: ...
+    def delete_photo(self, photo_id: str) -> None:
+        """Remove a photo and everything attached to it."""
+
+    # --- places and time tags
+    def set_place(self, photo_id: str, place: PhotoPlace | None) -> None: ...
+    def get_place(self, photo_id: str) -> PhotoPlace | None: ...
+    def places(self) -> dict[str, PhotoPlace]:
+        """photo id -> place, for every photo that has one."""
+    def place_names(self) -> list[tuple[str, str, int]]:
+        """Distinct ``(level, name, n_photos)`` of the catalog, for the planner's gazetteer."""
+    def set_time_tags(self, photo_id: str, tags: Iterable[str]) -> None: ...
+    def get_time_tags(self, photo_id: str) -> tuple[str, ...]: ...
+
+    # --- faces and people
+    def set_faces(
+        self, photo_id: str, faces: Sequence[FaceOccurrence], embeddings: Sequence[np.ndarray | None] | None = None
+    ) -> None:
+        """Replace the faces of a photo (with their 128-d embeddings when detected)."""
+    def faces(self, photo_id: str | None = None) -> list[FaceOccurrence]: ...
+    def face_embeddings(self) -> tuple[list[tuple[str, int]], np.ndarray]:
+        """``[(photo id, face index)]`` and the matching ``(n, dim)`` float32 rows of every embedded face."""
+    def assign_faces(self, labels: Mapping[tuple[str, int], str | None]) -> None:
+        """Set the person of faces ``(photo id, face index) -> person id``."""
+    def put_person(self, person: Person) -> None: ...
+    def get_person(self, person_id: str) -> Person | None: ...
+    def people(self) -> list[Person]: ...
+    def person_photo_counts(self) -> dict[str, int]: ...
+    def name_person(self, person_id: str, names: Sequence[str]) -> Person:
+        """Give a person (face cluster) its names; the first is the display name."""
+    def set_me(self, person_id: str) -> Person:
+        """Mark one person as the owner (and no one else)."""
+
+    # --- events
+    def set_events(self, assignment: Mapping[str, str | None]) -> None:
+        """Replace every event: photo id -> event id (None or missing: no event)."""
+    def events(self) -> list[Event]: ...
+
+    # --- embeddings
+    def put_embedding(self, photo_id: str, model_id: str, vector: np.ndarray) -> None: ...
+    def get_embeddings(self, model_id: str) -> tuple[list[str], np.ndarray]:
+        """Photo ids and the ``(n, dim)`` float32 matrix of one model, in id order."""
+    def delete_embedding(self, photo_id: str, model_id: str) -> None: ...
+    def embedding_models(self) -> list[str]: ...
+
+    # --- processing steps (which enrichments ran on a photo, so a later run adds missing ones)
+    def mark_done(self, photo_id: str, step: str) -> None: ...
+    def is_done(self, photo_id: str, step: str) -> bool: ...
+    def clear_done(self, photo_id: str) -> None:
+        """Forget every step of a photo (its file changed)."""
+
+    # --- metadata
+    def get_meta(self, key: str, default: Any = None) -> Any: ...
+    def set_meta(self, key: str, value: Any) -> None:
+        """A JSON-able value under ``key``."""
+    def roots(self) -> list[str]: ...
+    def add_root(self, root: str) -> None: ...
+    def latest_time(self) -> datetime | None:
+        """The latest local capture time in the album (the "now" of relative dates)."""
+
+    # --- filters (indexed; the metadata and face tools build on these)
+    def ids_taken_between(self, start: datetime | None, end: datetime | None) -> set[str]:
+        """Photos with local time in ``[start, end)``; None leaves a side open."""
+    def ids_at_place(self, name: str, level: str | None = None) -> set[str]:
+        """Photos whose place has ``name`` (case-insensitive, either language) at ``level`` or any level."""
+    def ids_with_tag(self, tag: str) -> set[str]: ...
+    def ids_with_person(self, person_id: str) -> set[str]: ...
+    def ids_in_event(self, event_id: str) -> set[str]: ...
+    def select_ids(
+        self,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        places: Sequence[str | tuple[str, str]] = (),
+        people: Sequence[str] = (),
+        tags: Sequence[str] = (),
+        event_id: str | None = None,
+    ) -> set[str] | None:
+        """Photos meeting every given constraint (time range AND any of ``places`` AND all
+        ``people`` AND all ``tags`` AND the event), computed by the store; None when nothing is given."""
+
+    # --- comparison
+    def dump(self) -> dict[str, Any]:
+        """Everything stored, as plain JSON-able data in a canonical order (for tests and export)."""

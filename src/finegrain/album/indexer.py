@@ -1,0 +1,621 @@
+"""Index a folder of photos into a catalog: file identity, EXIF, sidecars, places, time tags, faces, events.
+
+``index_folder(root, store)`` walks ``root`` (sorted, skipping hidden folders
+such as ``.finegrain``) for images Pillow can read (jpg, jpeg, png; heic when
+``pillow-heif`` is installed) and, for each one, commits in one transaction:
+
+* identity: id (path relative to ``root``, POSIX form), absolute path, size, mtime, SHA-256;
+* EXIF (Pillow): ``DateTimeOriginal`` (else ``DateTime``) with ``OffsetTimeOriginal``
+  (else ``OffsetTime``) as the time zone, the GPS IFD as decimal degrees, Make/Model;
+* a sidecar caption and keywords: ``IMG.xmp`` / ``IMG.JPG.xmp`` (``dc:description``,
+  ``dc:subject``) or ``IMG.json`` / ``IMG.JPG.json`` (``"caption"``, ``"keywords"``);
+* place names and time tags from :mod:`finegrain.album.profile` (when installed);
+* faces (boxes and 128-d embeddings) when ``faces=True`` and the face module works;
+* a caption embedding when an ``encoder`` is given.
+
+At the end faces are clustered into people (names given earlier are kept by
+majority overlap) and events are recomputed over the whole catalog.
+
+Incremental: a file whose path, size and mtime are unchanged, or whose
+content hash is unchanged, is not re-read. Resumable: every photo is its own
+commit, so an interrupted run keeps all completed photos and the next run
+finishes the rest; the end steps (face clusters, events) depend only on what
+is stored, so interrupted-then-resumed equals one uninterrupted run.
+
+Unreadable files are listed in :attr:`IndexReport.skipped` with the reason;
+readable files without EXIF are catalogued and listed in
+:attr:`IndexReport.no_exif`. Neither stops the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree
+
+import numpy as np
+
+from finegrain.album.catalog.store import CatalogStore
+from finegrain.album.records import FaceOccurrence, Person, Photo, PhotoPlace
+from finegrain.errors import FinegrainError, MissingDependencyError
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".heic", ".heif")
+FACE_MODEL = "dlib-128"
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    """What one index run did. ``skipped`` and ``warnings`` are ``(path, reason)`` pairs."""
+
+    root: str
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: tuple[tuple[str, str], ...] = ()
+    no_exif: tuple[str, ...] = ()
+    warnings: tuple[tuple[str, str], ...] = ()
+    faces_found: int = 0
+    people: int = 0
+    events: int = 0
+    notes: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+    @property
+    def seen(self) -> int:
+        return self.added + self.updated + self.unchanged + len(self.skipped)
+
+    def summary(self) -> str:
+        text = (
+            f"{self.root}: {self.added} added, {self.updated} updated, {self.unchanged} unchanged, "
+            f"{self.removed} removed, {len(self.skipped)} skipped, {len(self.no_exif)} without EXIF, "
+            f"{self.faces_found} faces, {self.people} people, {self.events} events in {self.seconds:.1f}s"
+        )
+        return "\n".join([text, *(f"  skipped {p}: {r}" for p, r in self.skipped),
+                          *(f"  warning {p}: {r}" for p, r in self.warnings), *(f"  note: {n}" for n in self.notes)])
+
+
+# --------------------------------------------------------------------------- profile adapter
+
+
+@dataclass
+class Profiler:
+    """The enrichment functions of :mod:`finegrain.album.profile`, loaded lazily.
+
+    A function whose module is not installed (or whose dependency is missing)
+    is None and the reason is in ``notes``; the catalog then simply lacks that
+    layer. ``place`` and ``tags`` convert the profile records to what the
+    catalog stores.
+    """
+
+    reverse_geocode: Callable[[float, float], Any] | None = None
+    time_tags: Callable[[datetime], Any] | None = None
+    cluster_events: Callable[..., dict[str, str]] | None = None
+    detect_faces: Callable[[Any], list[Any]] | None = None
+    cluster_faces: Callable[[Any], Sequence[int]] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, *, faces: bool = True, places: bool = True, tags: bool = True, events: bool = True) -> Profiler:
+        prof = cls()
+        wanted = [("places", "reverse_geocode", places), ("timetags", "time_tags", tags),
+                  ("events", "cluster_events", events), ("faces", "detect_faces", faces),
+                  ("faces", "cluster_faces", faces)]
+        for module, name, on in wanted:
+            if not on:
+                continue
+            try:
+                mod = __import__(f"finegrain.album.profile.{module}", fromlist=[name])
+                setattr(prof, name, getattr(mod, name))
+            except (ImportError, AttributeError, FinegrainError) as e:
+                prof._note(f"{name} unavailable ({type(e).__name__}: {e})")
+        return prof
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def _disable(self, name: str, error: BaseException) -> None:
+        setattr(self, name, None)
+        self._note(f"{name} disabled: {error}")
+
+    def place(self, lat: float | None, lon: float | None) -> PhotoPlace | None:
+        if self.reverse_geocode is None or lat is None or lon is None:
+            return None
+        try:
+            found = self.reverse_geocode(lat, lon)
+        except (ImportError, MissingDependencyError) as e:
+            self._disable("reverse_geocode", e)
+            return None
+        return None if found is None else PhotoPlace.from_place(found)
+
+    def tags(self, t: datetime | None, country: str | None = None) -> tuple[str, ...]:
+        """Time tags of local time ``t``; public holidays of ``country`` (ISO code) when known, else China's."""
+        if self.time_tags is None or t is None:
+            return ()
+        try:
+            if country:
+                try:
+                    return tags_of(self.time_tags(t, country=country))
+                except TypeError:  # a time_tags without the country parameter
+                    pass
+            return tags_of(self.time_tags(t))
+        except (ImportError, MissingDependencyError) as e:
+            self._disable("time_tags", e)
+            return ()
+
+    def faces(self, path: Path) -> tuple[list[tuple[int, int, int, int] | None], list[np.ndarray | None]] | None:
+        if self.detect_faces is None:
+            return None
+        try:
+            found = self.detect_faces(path)
+        except (ImportError, MissingDependencyError) as e:
+            self._disable("detect_faces", e)
+            return None
+        # any other FinegrainError (an image dlib cannot decode) goes to the caller
+        boxes, embs = [], []
+        for f in found:
+            box = getattr(f, "box", None)
+            boxes.append(None if box is None else tuple(int(v) for v in box))
+            emb = getattr(f, "embedding", None)
+            embs.append(None if emb is None else np.asarray(emb, dtype=np.float32))
+        return boxes, embs
+
+
+def tags_of(value: Any) -> tuple[str, ...]:
+    """Time tags as sorted strings.
+
+    For the profile's ``TimeTags``: ``year:2023``, ``month:3``, ``<kind>:<key>`` of
+    each tag (``season:summer``, ``weekday:saturday``, ``part_of_day:evening``,
+    ``festival:mid_autumn``, ``statutory_holiday:national_day``...), ``weekend``
+    and ``day_off`` when true. Other shapes: ``field:value`` per field of a
+    dataclass or mapping (true booleans as the bare field name).
+    """
+    if value is None:
+        return ()
+    if callable(getattr(value, "tags", None)) and hasattr(value, "year"):
+        out = {f"year:{value.year}", f"month:{value.month}"}
+        out.update(f"{t.kind}:{t.key}" for t in value.tags())
+        if getattr(value, "is_weekend", False):
+            out.add("weekend")
+        if getattr(value, "is_day_off", False):
+            out.add("day_off")
+        return tuple(sorted(out))
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return tuple(sorted({str(t) for t in value}))
+    if hasattr(value, "__dataclass_fields__"):
+        items = [(k, getattr(value, k)) for k in value.__dataclass_fields__]
+    elif isinstance(value, dict):
+        items = list(value.items())
+    else:
+        return (str(value),)
+    out: set[str] = set()
+    for k, v in items:
+        if v is None or v is False:
+            continue
+        if v is True:
+            out.add(str(k))
+        elif isinstance(v, (list, tuple, set, frozenset)):
+            out.update(f"{k}:{x}" for x in v)
+        else:
+            out.add(f"{k}:{v}")
+    return tuple(sorted(out))
+
+
+# --------------------------------------------------------------------------- EXIF and sidecars
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    """What is read from the image file itself."""
+
+    width: int
+    height: int
+    has_exif: bool
+    taken_at: datetime | None = None
+    tz: str | None = None
+    lat: float | None = None
+    lon: float | None = None
+    camera: str | None = None
+
+
+def read_image_info(path: Path) -> ImageInfo:
+    """Open ``path`` with Pillow and read its EXIF; raises OSError/ValueError for unreadable images."""
+    try:
+        from PIL import ExifTags, Image
+    except ImportError as e:
+        raise MissingDependencyError("Pillow", "album") from e
+    with Image.open(path) as im:
+        width, height = im.size
+        exif = im.getexif()
+        if not exif:
+            return ImageInfo(width, height, False)
+        sub = exif.get_ifd(ExifTags.IFD.Exif)
+        gps = exif.get_ifd(ExifTags.IFD.GPSInfo)
+    raw_time = sub.get(36867) or exif.get(306)  # DateTimeOriginal, DateTime
+    raw_tz = sub.get(36881) or sub.get(36880)  # OffsetTimeOriginal, OffsetTime
+    taken, tz = _exif_time(raw_time, raw_tz)
+    lat = _gps_coord(gps.get(2), gps.get(1), "S")
+    lon = _gps_coord(gps.get(4), gps.get(3), "W")
+    if lat is None or lon is None or not (-90 <= lat <= 90 and -180 <= lon <= 180):
+        lat = lon = None
+    make, model = _clean(exif.get(271)), _clean(exif.get(272))
+    if make and model:
+        camera = model if model.lower().startswith(make.lower()) else f"{make} {model}"
+    else:
+        camera = make or model
+    return ImageInfo(width, height, True, taken, tz, lat, lon, camera)
+
+
+def _clean(value: Any) -> str | None:
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if value is None:
+        return None
+    text = str(value).replace("\x00", "").strip()
+    return text or None
+
+
+def _exif_time(raw: Any, raw_tz: Any) -> tuple[datetime | None, str | None]:
+    text = _clean(raw)
+    if not text:
+        return None, None
+    try:
+        t = datetime.strptime(text[:19], "%Y:%m:%d %H:%M:%S")
+    except ValueError:
+        return None, None
+    tz = _clean(raw_tz)
+    if tz and len(tz) == 6 and tz[0] in "+-" and tz[3] == ":":
+        try:
+            sign = 1 if tz[0] == "+" else -1
+            offset = timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6]))
+            return t.replace(tzinfo=timezone(sign * offset)), tz
+        except ValueError:
+            pass
+    return t, None
+
+
+def _gps_coord(value: Any, ref: Any, negative: str) -> float | None:
+    if not value or len(value) != 3:
+        return None
+    try:
+        deg, minutes, seconds = (float(v) for v in value)
+    except (TypeError, ValueError, ZeroDivisionError):
+        return None
+    out = deg + minutes / 60.0 + seconds / 3600.0
+    if _clean(ref) == negative:
+        out = -out
+    return round(out, 7)
+
+
+_DC = "{http://purl.org/dc/elements/1.1/}"
+_RDF = "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}"
+
+
+def sidecar_for(image: Path) -> Path | None:
+    """The sidecar of ``image``: ``IMG.xmp``, ``IMG.JPG.xmp``, ``IMG.json`` or ``IMG.JPG.json`` (first that exists)."""
+    for cand in (image.with_suffix(".xmp"), image.with_suffix(".XMP"), Path(f"{image}.xmp"), Path(f"{image}.XMP"),
+                 image.with_suffix(".json"), Path(f"{image}.json")):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def read_sidecar(path: Path) -> tuple[str | None, tuple[str, ...]]:
+    """Caption and keywords from an XMP or JSON sidecar; raises FinegrainError naming the file when malformed."""
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise FinegrainError(f"{path}: not valid JSON ({e})", 'write {"caption": "...", "keywords": ["..."]}') from e
+        if not isinstance(data, dict):
+            raise FinegrainError(f"{path}: expected a JSON object, found {type(data).__name__}",
+                                 'write {"caption": "...", "keywords": ["..."]}')
+        caption = data.get("caption") or data.get("description")
+        keywords = data.get("keywords") or data.get("tags") or []
+        if isinstance(keywords, str):
+            keywords = [keywords]
+        if caption is not None and not isinstance(caption, str) or not isinstance(keywords, list):
+            raise FinegrainError(f"{path}: expected \"caption\" as text and \"keywords\" as a list of text",
+                                 f"found caption={caption!r}, keywords={keywords!r}")
+        return (caption.strip() or None) if caption else None, tuple(str(k).strip() for k in keywords if str(k).strip())
+    try:
+        root = ElementTree.fromstring(path.read_bytes())
+    except ElementTree.ParseError as e:
+        raise FinegrainError(f"{path}: not well-formed XMP ({e})", "fix or remove the sidecar") from e
+    caption = None
+    keywords: list[str] = []
+    for desc in root.iter(f"{_RDF}Description"):
+        if caption is None and desc.get(f"{_DC}description"):
+            caption = desc.get(f"{_DC}description")
+    for el in root.iter(f"{_DC}description"):
+        texts = [li.text for li in el.iter(f"{_RDF}li") if li.text and li.text.strip()]
+        if caption is None and (texts or (el.text and el.text.strip())):
+            caption = texts[0] if texts else el.text
+    for el in root.iter(f"{_DC}subject"):
+        keywords.extend(li.text.strip() for li in el.iter(f"{_RDF}li") if li.text and li.text.strip())
+    return (caption.strip() if caption else None), tuple(dict.fromkeys(keywords))
+
+
+# --------------------------------------------------------------------------- the walk
+
+
+def iter_images(root: Path) -> list[Path]:
+    """Image files under ``root`` in sorted order, hidden folders and files skipped."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if not name.startswith(".") and name.lower().endswith(IMAGE_SUFFIXES):
+                out.append(Path(dirpath) / name)
+    return out
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+ProgressCallback = Callable[[str, str], None]
+"""Called after each file with its photo id and status (added, updated, unchanged, skipped)."""
+
+
+def index_folder(
+    root: str | Path,
+    store: CatalogStore,
+    *,
+    faces: bool = True,
+    captions: bool = True,
+    show_progress: bool = True,
+    encoder: Any = None,
+    on_photo: ProgressCallback | None = None,
+    profiler: Profiler | None = None,
+) -> IndexReport:
+    """Index the images under ``root`` into ``store`` (see the module docstring); returns what it did.
+
+    ``encoder`` (a :class:`finegrain.retrieve.encoders.base.Encoder`) embeds
+    captions as passages under its ``model_id``. ``on_photo`` is called after
+    each file is committed (an exception raised there stops the run after
+    that commit). ``profiler`` replaces the default enrichment functions.
+    """
+    started = time.perf_counter()
+    base = Path(root).expanduser().resolve()
+    if not base.is_dir():
+        raise FinegrainError(f"photo folder {str(root)!r} does not exist or is not a folder", "pass a folder of photos")
+    _register_heif()
+    prof = profiler if profiler is not None else Profiler.load(faces=faces)
+    if faces and prof.detect_faces is None:
+        prof._note("faces were requested but face detection is unavailable: install 'finegrain[faces]'")
+    _claim_root(store, base)
+    counts: Counter[str] = Counter()
+    skipped: list[tuple[str, str]] = []
+    warnings: list[tuple[str, str]] = []
+    no_exif: list[str] = []
+    files = iter_images(base)
+    seen_ids: set[str] = set()
+    bar = _progress(files, show_progress)
+    try:
+        for path in bar:
+            photo_id = path.relative_to(base).as_posix()
+            seen_ids.add(photo_id)
+            status = _index_one(path, photo_id, store, prof, faces=faces, captions=captions, encoder=encoder,
+                                skipped=skipped, warnings=warnings, no_exif=no_exif)
+            counts[status] += 1
+            if on_photo is not None:
+                on_photo(photo_id, status)
+    finally:
+        if hasattr(bar, "close"):
+            bar.close()
+    removed = 0
+    prefix = str(base) + os.sep
+    for p in list(store.iter_photos()):
+        if p.id not in seen_ids and p.path.startswith(prefix):
+            store.delete_photo(p.id)
+            removed += 1
+    if encoder is not None:
+        _embed_missing_captions(store, encoder)
+    n_people = _cluster_people(store, prof) if faces else len(store.people())
+    n_events = recompute_events(store, prof)
+    store.set_meta("last_indexed_at", datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    return IndexReport(
+        root=str(base), added=counts["added"], updated=counts["updated"], unchanged=counts["unchanged"],
+        removed=removed, skipped=tuple(skipped), no_exif=tuple(no_exif), warnings=tuple(warnings),
+        faces_found=len(store.faces()), people=n_people, events=n_events, notes=tuple(prof.notes),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _index_one(
+    path: Path, photo_id: str, store: CatalogStore, prof: Profiler, *, faces: bool, captions: bool, encoder: Any,
+    skipped: list[tuple[str, str]], warnings: list[tuple[str, str]], no_exif: list[str],
+) -> str:
+    try:
+        st = path.stat()
+    except OSError as e:
+        skipped.append((photo_id, f"cannot read the file: {e}"))
+        return "skipped"
+    caption, keywords = None, ()
+    if captions:
+        side = sidecar_for(path)
+        if side is not None:
+            try:
+                caption, keywords = read_sidecar(side)
+            except FinegrainError as e:
+                warnings.append((photo_id, str(e)))
+    old = store.get_photo(photo_id)
+    if old is not None and old.size == st.st_size:
+        # unchanged: same path, size and mtime; or the same bytes (touched, or the folder moved)
+        same = old.path == str(path) and old.mtime == st.st_mtime
+        if not same:
+            same = sha256_of(path) == old.sha256
+        if same:
+            changed = (old.caption, old.keywords) != (caption, keywords)
+            if changed or old.mtime != st.st_mtime or old.path != str(path):
+                with store.transaction():
+                    store.put_photo(
+                        replace(old, path=str(path), mtime=st.st_mtime, caption=caption, keywords=keywords)
+                    )
+                    if changed:
+                        _embed_caption(store, encoder, photo_id, caption)
+            if faces and prof.detect_faces is not None and not store.is_done(photo_id, FACE_STEP):
+                _add_faces(store, prof, path, photo_id, warnings)  # faces were off when the photo was indexed
+            return "updated" if changed else "unchanged"
+    try:
+        info = read_image_info(path)
+    except MissingDependencyError:
+        raise
+    except Exception as e:  # Pillow raises many types for broken files
+        skipped.append((photo_id, f"not a readable image ({type(e).__name__}: {e})"))
+        return "skipped"
+    if not info.has_exif:
+        no_exif.append(photo_id)
+    photo = Photo(
+        id=photo_id, path=str(path), size=st.st_size, mtime=st.st_mtime, sha256=sha256_of(path),
+        taken_at=info.taken_at, tz=info.tz, lat=info.lat, lon=info.lon, camera=info.camera,
+        width=info.width, height=info.height, caption=caption, keywords=keywords,
+        event_id=old.event_id if old is not None else None,
+    )
+    place = prof.place(photo.lat, photo.lon)
+    tags = prof.tags(photo.local_time, place.country_code if place else None)
+    found = _detect(prof, path, photo_id, warnings) if faces else None
+    with store.transaction():
+        store.put_photo(photo)
+        store.clear_done(photo_id)
+        store.set_place(photo_id, place)
+        store.set_time_tags(photo_id, tags)
+        store.set_faces(photo_id, [])
+        if found is not None:
+            _store_faces(store, photo_id, found)
+        _embed_caption(store, encoder, photo_id, caption)
+    return "added" if old is None else "updated"
+
+
+FACE_STEP = "faces"
+
+
+def _detect(prof: Profiler, path: Path, photo_id: str, warnings: list[tuple[str, str]]) -> Any:
+    try:
+        return prof.faces(path)
+    except FinegrainError as e:
+        warnings.append((photo_id, f"face detection failed: {e}"))
+        return None
+
+
+def _store_faces(store: CatalogStore, photo_id: str, found: Any) -> None:
+    boxes, embs = found
+    with store.transaction():
+        store.set_faces(photo_id, [FaceOccurrence(photo_id, None, b, i) for i, b in enumerate(boxes)], embs)
+        store.mark_done(photo_id, FACE_STEP)
+
+
+def _add_faces(store: CatalogStore, prof: Profiler, path: Path, photo_id: str, warnings: list[tuple[str, str]]) -> None:
+    found = _detect(prof, path, photo_id, warnings)
+    if found is not None:
+        _store_faces(store, photo_id, found)
+
+
+def _embed_caption(store: CatalogStore, encoder: Any, photo_id: str, caption: str | None) -> None:
+    if encoder is None:
+        return
+    if not caption:
+        store.delete_embedding(photo_id, encoder.model_id)
+        return
+    store.put_embedding(photo_id, encoder.model_id, encoder.encode([caption], kind="passage")[0])
+
+
+def _embed_missing_captions(store: CatalogStore, encoder: Any, batch: int = 64) -> None:
+    """Embed the captions that have no vector of ``encoder`` yet (indexed before it was configured)."""
+    have = set(store.get_embeddings(encoder.model_id)[0])
+    todo = [(p.id, p.caption) for p in store.iter_photos() if p.caption and p.id not in have]
+    for i in range(0, len(todo), batch):
+        chunk = todo[i : i + batch]
+        vectors = encoder.encode([c for _, c in chunk], kind="passage")
+        with store.transaction():
+            for (pid, _), vec in zip(chunk, vectors):
+                store.put_embedding(pid, encoder.model_id, vec)
+
+
+def recompute_events(store: CatalogStore, prof: Profiler) -> int:
+    """Cluster all photos of the catalog into events (4-hour window, at least 3 photos); returns the count."""
+    if prof.cluster_events is None:
+        return len(store.events())
+    times = [(p.id, p.local_time) for p in store.iter_photos()]
+    assignment = prof.cluster_events(times, window_hours=4.0, min_photos=3)
+    store.set_events(dict(assignment))
+    return len(store.events())
+
+
+def _cluster_people(store: CatalogStore, prof: Profiler) -> int:
+    """Cluster face embeddings into people; a new cluster keeps the id (and names) of the
+    existing person most of its faces had, else gets the next free ``p<n>`` id."""
+    if prof.cluster_faces is None:
+        return len(store.people())
+    keys, matrix = store.face_embeddings()
+    if not keys:
+        return len(store.people())
+    labels = [int(x) for x in prof.cluster_faces(matrix)]
+    previous = {(f.photo_id, f.index): f.person_id for f in store.faces()}
+    by_label: dict[int, list[tuple[str, int]]] = {}
+    for key, label in zip(keys, labels):
+        if label >= 0:
+            by_label.setdefault(label, []).append(key)
+    taken: set[str] = set()
+    chosen: dict[int, str] = {}
+    # the largest clusters claim their previous person first
+    for label, members in sorted(by_label.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        votes = Counter(previous.get(k) for k in members if previous.get(k) is not None)
+        for person, _ in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])):
+            if person not in taken:
+                chosen[label] = person
+                taken.add(person)
+                break
+    existing = {p.id for p in store.people()}
+    next_n = 1 + max((int(i[1:]) for i in existing | taken if i.startswith("p") and i[1:].isdigit()), default=0)
+    for label in sorted(by_label, key=lambda lb: (min(by_label[lb]), lb)):
+        if label not in chosen:
+            chosen[label] = f"p{next_n}"
+            next_n += 1
+    with store.transaction():
+        for person in sorted(set(chosen.values()) - existing):
+            store.put_person(Person(person))
+        store.assign_faces({k: (chosen[lb] if lb >= 0 else None) for k, lb in zip(keys, labels)})
+    return len(store.people())
+
+
+def _claim_root(store: CatalogStore, base: Path) -> None:
+    """Make ``base`` the catalog's photo folder. Photo ids are paths relative to it, so one
+    catalog holds one folder; a folder that moved (the old one is gone) takes its place."""
+    others = [r for r in store.roots() if r != str(base) and Path(r).is_dir()]
+    if others:
+        raise FinegrainError(
+            f"this catalog already indexes the folder {others[0]!r}, not {str(base)!r}",
+            "index each photo folder into its own catalog (--catalog FILE), or index the common parent folder",
+        )
+    store.set_meta("roots", [str(base)])
+
+
+def _register_heif() -> None:
+    try:
+        import pillow_heif  # type: ignore[import-not-found]
+    except ImportError:
+        return
+    pillow_heif.register_heif_opener()
+
+
+def _progress(items: list[Path], show: bool) -> Any:
+    if not show:
+        return items
+    from tqdm.auto import tqdm
+
+    return tqdm(items, desc="indexing", unit="photo")

@@ -1,0 +1,25 @@
+"""Query planning for the personal album: a query (zh or en) -> a :class:`Plan` of constraints.
+
+``plan_query(text, vocab)`` is the rule-based planner (explainable: ``plan.explain()``);
+``plan_query_llm(text, vocab, config)`` asks an OpenAI-compatible endpoint and falls back
+to the rules. ``AlbumVocabulary`` is the album knowledge both use.
+"""
+
+from finegrain.album.plan.llm import LLMConfig, plan_query_llm
+from finegrain.album.plan.records import SOURCE_TYPES, PersonMatch, PlaceKey, PlaceMatch, Plan, TimeRange
+from finegrain.album.plan.rules import detect_lang, plan_query
+from finegrain.album.plan.vocabulary import AlbumVocabulary
+
+__all__ = [
+    "SOURCE_TYPES",
+    "AlbumVocabulary",
+    "LLMConfig",
+    "PersonMatch",
+    "PlaceKey",
+    "PlaceMatch",
+    "Plan",
+    "TimeRange",
+    "detect_lang",
+    "plan_query",
+    "plan_query_llm",
+]

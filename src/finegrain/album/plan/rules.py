@@ -1,0 +1,360 @@
+"""The rule-based query planner: ``plan_query(text, vocab) -> Plan``.
+
+Rules, in order; each consumes the text it matched so later rules and the visual
+residue do not see it again:
+
+1. **time** (``time_rules.find_times``): dates, festivals, seasons, months, years,
+   relative words against the album's latest date, weekends, parts of the day;
+2. **people**: the album's nicknames (``vocab.people``, both languages, spacing
+   variants such as "Haoge" for "Hao Ge"), "me"/"myself"/"我"/"自己" for the owner, and
+   "selfie"/"自拍" (a selfie shows the owner); several people = all must be present;
+3. **social roles** not in the vocabulary ("friends", "best friend", "闺蜜", "同学", ...):
+   they need the face/social graph, so the query needs faces (F), with no fixed person;
+4. **places**: the album's place aliases (``vocab.places``, any admin level), then known
+   places without photos (``vocab.known_places``), then named points of interest
+   (a capitalised name + "Mountain", "Lake", "Station", ...; a Chinese place-name token
+   + 山/湖/站/路/...), then venue words whose answer is a GPS position (airport, zoo,
+   museum, hotel, 机场, 动物园, ...); a venue is also a visible scene, so a query of a
+   venue alone is visual as well;
+5. **trip and capture words** (trip, travel, boarding, landing, 出发, 旅行, camera model
+   words): these are answered from time and place traces, so they count as metadata (M);
+6. **event words** (birthday, party, wedding, ...) are kept for the engine; they count as
+   visual unless a time or place also appears;
+7. the **visual residue** is what is left after removing the matched text and function
+   words ("photos", "taken", "of", "的照片", "拍的", ...); it is visual (V) when it
+   still holds a content word.
+
+The source type is V if the residue is visual (or a venue was named), M if any time
+(other than a part of the day or a season alone, which are visible), place, venue or
+trip word matched, F if any person, role or selfie matched (``V`` when nothing matched).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date
+
+from finegrain.album.plan.records import PersonMatch, PlaceKey, PlaceMatch, Plan, TimeRange, source_type
+from finegrain.album.plan.time_rules import MODIFIER_RULE, find_times
+from finegrain.album.plan.vocabulary import AlbumVocabulary
+from finegrain.errors import FinegrainError
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+ROLES_EN = (
+    "boyfriend", "girlfriend", "best friends", "best friend", "bestie", "besties", "friends", "friend", "classmates",
+    "classmate", "roommates", "roommate", "colleagues", "colleague", "sisters", "sister", "brothers", "brother",
+    "parents", "mom", "mother", "dad", "father", "family", "husband", "wife", "girls", "guys", "buddies", "buddy",
+    "grandma", "grandpa", "cousin", "teammates", "bros", "partner",
+)
+ROLES_ZH = (
+    "男朋友", "女朋友", "男友", "女友", "闺蜜", "好朋友", "朋友", "同学", "室友", "舍友", "同事", "姐妹", "姐姐", "妹妹",
+    "哥哥", "弟弟", "兄弟", "哥们", "爸妈", "父母", "爸爸", "妈妈", "家人", "老公", "老婆", "对象", "男生", "女生",
+    "俩人", "两人", "我们", "大家", "奶奶", "爷爷", "表姐", "表妹", "队友", "搭子",
+)
+SELFIE_EN = ("selfies", "selfie", "self-portrait")
+SELFIE_ZH = ("自拍",)
+
+POI_SUFFIX_EN = (
+    "Mountain", "Mountains", "Lake", "Spring", "Road", "Street", "Bay", "Station", "Airport", "Temple", "Park",
+    "Bridge", "Square", "Hall", "Tower", "Gate", "Island", "Beach", "Village", "Town", "Pagoda", "Palace", "River",
+    "Museum", "Studios", "Memorial", "University", "Campus", "Mall", "Center", "Centre", "Zoo",
+)
+POI_SUFFIX_ZH = ("山", "湖", "泉", "路", "街", "湾", "站", "机场", "寺", "公园", "桥", "塔", "广场", "宫", "岛", "镇",
+                 "村", "门", "纪念馆", "博物馆", "古城", "景区")
+VENUES_EN = (
+    "airport", "train station", "railway station", "subway station", "metro station", "high-speed rail",
+    "high-speed train", "bullet train", "zoo", "museum", "hotel", "boarding gate", "departure lounge",
+    "airport lounge", "heritage market", "library", "memorial hall", "toll booth", "highway service area",
+    "subway", "metro", "school field", "sports day", "in the car",
+)
+VENUES_ZH = (
+    "机场", "火车站", "高铁站", "高铁", "地铁", "动物园", "博物馆", "酒店", "宾馆", "候机厅", "登机口", "图书馆",
+    "纪念馆", "收费站", "服务区", "集市", "运动会", "操场", "绿皮火车", "车上", "车里",
+)
+TRIP_EN = (
+    "trip", "trips", "travel", "traveling", "travelling", "journey", "tour", "vacation", "visit", "visiting",
+    "departing", "departure", "arriving", "arrival", "landing", "boarding", "passing", "on the way", "commute",
+    "compact camera", "camera",
+)
+TRIP_ZH = ("之行", "旅行", "旅游", "游览", "出发", "到达", "抵达", "落地", "下飞机", "登机", "路过", "经过", "途中", "路上",
+           "出差", "参观", "卡片机", "相机", "探访", "打卡", "从")
+EVENT_EN = ("birthday", "party", "wedding", "graduation", "concert", "dinner party", "gathering", "picnic",
+            "festival", "ceremony", "military training", "exhibition", "show")
+EVENT_ZH = ("生日", "派对", "聚会", "婚礼", "毕业", "演唱会", "聚餐", "野餐", "典礼", "军训", "展览", "演出", "开幕式")
+
+STOP_EN = frozenset(
+    """a an the of in on at to from with and or by for during around near into onto out over under up down
+    photo photos picture pictures pic pics image images shot shots shoot taken take took snapped captured
+    including include includes together all some my our me i his her their this that these those is are was
+    were be been it its as when where while s every any group celebrating celebrate documenting record
+    recording before after time day days""".split()
+)
+STOP_ZH = ("合照", "合影", "的照片", "的相片", "的图片", "照片", "相片", "图片", "拍的", "拍下的", "拍摄的", "拍照", "拍了", "在内",
+           "有", "在", "和", "跟", "与", "同", "的", "了", "拍", "一起", "里", "时", "时候", "期间", "那天", "的时候",
+           "之", "、", "，", ",", "。", "年", "月", "日", "号", "张", "些", "去", "过", "中", "上", "下", "前", "后")
+
+
+@dataclass
+class _Text:
+    """The query with a mask of consumed characters."""
+
+    text: str
+
+    def __post_init__(self) -> None:
+        self.taken = [False] * len(self.text)
+
+    def free(self, s: int, e: int) -> bool:
+        return not any(self.taken[s:e])
+
+    def take(self, s: int, e: int) -> None:
+        for i in range(s, e):
+            self.taken[i] = True
+
+    def residue(self) -> str:
+        return "".join(c if not t else " " for c, t in zip(self.text, self.taken))
+
+
+def detect_lang(text: str) -> str:
+    """'zh' when the text has a Chinese character, else 'en'."""
+    return "zh" if _CJK.search(text) else "en"
+
+
+def _lang(lang: str | None, text: str) -> str:
+    if lang is None:
+        return detect_lang(text)
+    value = {"en": "en", "zh": "zh", "cn": "zh"}.get(lang)
+    if value is None:
+        raise FinegrainError(f"unknown query language {lang!r}", "use 'en', 'zh' (or 'cn'), or leave it out to detect")
+    return value
+
+
+_FROM_TO_EN = re.compile(r"\b(from)\s+[A-Z][\w' ]*?\s+(to)\s+[A-Z]")
+_FROM_TO_ZH = re.compile(r"(从)?[\u4e00-\u9fff]{2,4}(到|去|至)[\u4e00-\u9fff]{2}(?=的|$|火车|高铁|飞机|航班)")
+_ZH_OWNER = {"我": re.compile(r"(?<!自)我(?![们])")}
+
+
+def _alias_pattern(alias: str, lang: str) -> re.Pattern[str]:
+    if alias in _ZH_OWNER:
+        return _ZH_OWNER[alias]
+    if lang == "zh" or _CJK.search(alias):
+        return re.compile(re.escape(alias))
+    parts = [re.escape(p) for p in re.split(r"[\s\-]+", alias) if p]
+    body = r"[\s\-]?".join(parts)
+    return re.compile(rf"(?<![\w']){body}(?:'s)?(?![\w'])", re.IGNORECASE)
+
+
+def _find_words(t: _Text, words: Iterable[str], lang: str) -> list[tuple[str, int, int]]:
+    """Longest-first matches of ``words`` in the free text: (word, start, end)."""
+    out = []
+    for w in sorted(set(words), key=lambda w: (-len(w), w)):
+        if lang == "en" and _CJK.search(w):
+            continue
+        if lang == "zh" and not _CJK.search(w):
+            continue
+        for m in _alias_pattern(w, lang).finditer(t.text):
+            if t.free(*m.span()):
+                t.take(*m.span())
+                out.append((w, *m.span()))
+    out.sort(key=lambda x: x[1])
+    return out
+
+
+def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) -> Plan:
+    """Plan ``text`` against the album vocabulary ``vocab`` (language detected when None)."""
+    if not isinstance(text, str) or not text.strip():
+        raise FinegrainError(f"cannot plan the query {text!r}", "give a non-empty query text")
+    lang = _lang(lang, text)
+    t = _Text(text)
+    steps: list[tuple[str, str]] = []
+
+    # 1. time; a festival word that modifies a noun ("Christmas tree", "圣诞装饰") stays visual
+    ranges, tmatches = find_times(text, lang, vocab.latest_date, modifier=lambda end: _modifies_noun(text, end, lang))
+    for m in tmatches:
+        if m.rule == MODIFIER_RULE:
+            steps.append((f"time: {m.rule}", m.text))
+            continue
+        t.take(*m.span)
+        steps.append((f"time: {m.rule}", m.text))
+    hard_times = [r for r in ranges if not _soft_time(r)]
+    for r in ranges:
+        if _soft_time(r):
+            steps.append(("time: part of day or season alone (visible; a soft constraint)", r.text))
+
+    # 2. people (album nicknames, owner words, selfie)
+    people: list[PersonMatch] = []
+    aliases = {a: pid for a, pid in vocab.people.items() if (lang == "zh") == bool(_CJK.search(a))}
+    for w, s, e in _find_words(t, aliases, lang):
+        people.append(PersonMatch(text[s:e], aliases[w]))
+        rule = "person: owner" if aliases[w] == vocab.owner_id else f"person: nickname of {aliases[w]}"
+        steps.append((rule, text[s:e]))
+    selfie = False
+    for _w, s, e in _find_words(t, SELFIE_EN if lang == "en" else SELFIE_ZH, lang):
+        selfie = True
+        steps.append(("person: a selfie shows the owner", text[s:e]))
+        if vocab.owner_id not in {p.person_id for p in people}:
+            people.append(PersonMatch(text[s:e], vocab.owner_id))
+
+    # 3. social roles not in the vocabulary
+    roles = []
+    for _w, s, e in _find_words(t, ROLES_EN if lang == "en" else ROLES_ZH, lang):
+        roles.append(text[s:e])
+        steps.append(("person: social role (needs the face graph)", text[s:e]))
+
+    # 4. places: named points of interest first ("Shenzhen Bay" before "Shenzhen")
+    places: list[PlaceMatch] = []
+    for s, e in _poi_spans(t, lang, skip={*vocab.places, *vocab.known_places}):
+        places.append(PlaceMatch(text[s:e], PlaceKey("poi", text[s:e]), False))
+        steps.append(("place: named point of interest", text[s:e]))
+    for w, s, e in _find_words(t, vocab.places, lang):
+        places.append(PlaceMatch(text[s:e], vocab.places[w], True))
+        steps.append((f"place: album {vocab.places[w].level}", text[s:e]))
+    for w, s, e in _find_words(t, vocab.known_places, lang):
+        places.append(PlaceMatch(text[s:e], vocab.known_places[w], False))
+        steps.append((f"place: known {vocab.known_places[w].level} without photos", text[s:e]))
+    venues = []
+    for _w, s, e in _find_words(t, VENUES_EN if lang == "en" else VENUES_ZH, lang):
+        venues.append(text[s:e])
+        steps.append(("place: venue (answered by GPS position)", text[s:e]))
+
+    # 5. trip and capture words
+    trips = []
+    for m in (_FROM_TO_EN if lang == "en" else _FROM_TO_ZH).finditer(text):
+        for g in (1, 2):
+            if t.free(*m.span(g)):
+                t.take(*m.span(g))
+        trips.append(m.group(0))
+        steps.append(("metadata: a route 'from X to Y'", m.group(0)))
+    for _w, s, e in _find_words(t, TRIP_EN if lang == "en" else TRIP_ZH, lang):
+        trips.append(text[s:e])
+        steps.append(("metadata: trip or capture word", text[s:e]))
+
+    # 6. event words (not consumed: they also describe what is seen)
+    events = []
+    probe = _Text(text)
+    probe.taken = list(t.taken)
+    for _w, s, e in _find_words(probe, EVENT_EN if lang == "en" else EVENT_ZH, lang):
+        events.append(text[s:e])
+        steps.append(("event word", text[s:e]))
+
+    # 7. visual residue
+    visual = _visual_residue(t.residue(), lang)
+    if visual:
+        steps.append(("visual: residual text", visual))
+    elif venues:
+        # a venue is also a scene: "airport", "subway", "动物园" are seen as well as located
+        visual = " ".join(venues)
+        steps.append(("visual: a venue is also a visible scene", visual))
+    has_m = bool(hard_times or places or venues or trips)
+    has_f = bool(people or roles or selfie)
+    source = source_type(bool(visual), has_m, has_f)
+    steps.append(("source type", source))
+    return Plan(
+        query=text,
+        lang=lang,
+        source=source,
+        time_ranges=ranges,
+        places=tuple(places),
+        people=tuple(people),
+        roles=tuple(roles),
+        event_words=tuple(dict.fromkeys([*venues, *trips, *events])),
+        visual_text=visual,
+        steps=tuple(steps),
+    )
+
+
+_POI_EN = re.compile(
+    r"\b((?:[A-Z][\w']+\s+){1,3}(?:" + "|".join(POI_SUFFIX_EN) + r"))\b"
+)
+
+
+def _poi_spans(t: _Text, lang: str, skip: set[str]) -> list[tuple[int, int]]:
+    """Named points of interest; a span that is exactly a vocabulary place is left to that rule."""
+    out = []
+    if lang == "en":
+        for m in _POI_EN.finditer(t.text):
+            if t.free(*m.span()) and " ".join(m.group(1).casefold().split()) not in skip:
+                t.take(*m.span())
+                out.append(m.span())
+        return out
+    for s, e in _jieba_places(t.text):
+        ends_poi = any(t.text[s:e].endswith(suf) for suf in POI_SUFFIX_ZH)
+        next_poi = any(t.text.startswith(suf, e) for suf in POI_SUFFIX_ZH)
+        if t.free(s, e) and (ends_poi or next_poi) and t.text[s:e] not in skip:
+            # extend over a following POI suffix (会稽 + 山, 中山南 + 路)
+            for suf in sorted(POI_SUFFIX_ZH, key=len, reverse=True):
+                if t.text.startswith(suf, e) and t.free(e, e + len(suf)):
+                    e += len(suf)
+                    break
+            t.take(s, e)
+            out.append((s, e))
+    return out
+
+
+def _jieba_places(text: str) -> list[tuple[int, int]]:
+    """Spans jieba tags as place names (``ns``); empty when jieba is not installed."""
+    import logging  # noqa: PLC0415
+    import warnings  # noqa: PLC0415
+
+    try:
+        with warnings.catch_warnings():  # jieba imports the deprecated pkg_resources
+            warnings.simplefilter("ignore")
+            import jieba.posseg as pseg  # noqa: PLC0415  (lazy: loading the dictionary takes a second)
+    except ImportError:
+        return []
+    logging.getLogger("jieba").setLevel(logging.WARNING)
+    spans, pos = [], 0
+    for word, flag in pseg.cut(text):
+        if flag == "ns" and len(word) >= 2:
+            spans.append((pos, pos + len(word)))
+        pos += len(word)
+    return spans
+
+
+def _soft_time(r: TimeRange) -> bool:
+    """A part of the day alone, or a season without a year, is visible in the photo itself."""
+    part_only = r.every_year and r.start == date(2000, 1, 1) and r.end == date(2000, 12, 31)
+    return part_only or (r.every_year and r.rule.startswith("season"))
+
+
+FESTIVE_OBJECTS_EN = (
+    "tree", "trees", "decor", "decoration", "decorations", "light", "lights", "ornament", "ornaments", "hat", "hats",
+    "card", "cards", "gift", "gifts", "present", "presents", "market", "theme", "themed", "atmosphere", "wreath",
+    "stocking", "stockings", "sweater", "cookie", "cookies", "mooncake", "mooncakes", "lantern", "lanterns",
+    "costume", "costumes", "pumpkin", "pumpkins", "display", "window", "windows", "village", "special", "limited",
+    "edition", "couplets", "poster", "posters", "cake", "cakes",
+)
+FESTIVE_OBJECTS_ZH = (
+    "树", "装饰", "灯", "彩灯", "帽", "礼物", "礼盒", "贺卡", "老人", "花环", "氛围", "主题", "限定", "市集", "集市",
+    "月饼", "灯笼", "对联", "春联", "南瓜", "装扮", "布置", "橱窗", "海报", "蛋糕", "袜",
+)
+
+
+def _modifies_noun(text: str, end: int, lang: str) -> bool:
+    """A festival word right before a festive object ("Christmas tree", "圣诞装饰") describes
+    what is seen, not when the photo was taken."""
+    rest = text[end:]
+    if lang == "en":
+        m = re.match(r"(?:'s)?\s+([A-Za-z]+)", rest)
+        return bool(m) and m.group(1).lower() in FESTIVE_OBJECTS_EN
+    return any(rest.startswith(w) for w in FESTIVE_OBJECTS_ZH)
+
+
+def _visual_residue(residue: str, lang: str) -> str:
+    if lang == "en":
+        words = re.findall(r"[A-Za-z][A-Za-z'\-]*|\d+", residue)
+        keep = [w for w in words if w.lower() not in STOP_EN and not w.isdigit() and len(w) > 1]
+        return " ".join(keep)
+    chunks = [c for c in re.split(r"[\s,，、。.!?！？:：;；()（）]+", residue) if c]
+    keep = []
+    for c in chunks:
+        for sw in sorted(STOP_ZH, key=len, reverse=True):
+            c = c.replace(sw, " ")
+        for piece in c.split():
+            if _CJK.search(piece) and len(piece) >= 1 or re.search(r"[A-Za-z]{2,}", piece):
+                keep.append(piece)
+    text = " ".join(keep)
+    # a lone character left between matched names is not a visual description
+    return text if len(text.replace(" ", "")) >= 2 else ""

@@ -1,0 +1,105 @@
+"""``finegrain album ...``: build and curate a personal photo catalog.
+
+The ``album`` sub-app is :data:`album_app`; other modules add their verbs
+(search, eval, serve) to it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from finegrain.cli.main import app
+
+album_app = typer.Typer(
+    name="album",
+    help="The personal album engine: index photos, import PhotoBench albums, name people.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(album_app, name="album")
+
+CATALOG_DIR = ".finegrain"
+CATALOG_FILE = "catalog.sqlite"
+
+
+def default_catalog(photo_dir: Path) -> Path:
+    """``PHOTO_DIR/.finegrain/catalog.sqlite``."""
+    return photo_dir / CATALOG_DIR / CATALOG_FILE
+
+
+@album_app.command("index")
+def index_command(
+    photo_dir: Path = typer.Argument(..., help="Folder of photos (searched recursively)."),
+    catalog: Path | None = typer.Option(None, "--catalog", "-c", help="Catalog file (default: PHOTO_DIR/.finegrain/catalog.sqlite)."),
+    no_faces: bool = typer.Option(False, "--no-faces", help="Skip face detection and clustering."),
+    no_captions: bool = typer.Option(False, "--no-captions", help="Ignore XMP/JSON sidecar captions."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Index (or re-index, incrementally) the photos under PHOTO_DIR."""
+    from finegrain.album.catalog import open_catalog
+    from finegrain.album.indexer import index_folder
+
+    path = catalog or default_catalog(photo_dir)
+    with open_catalog(path) as store:
+        report = index_folder(photo_dir, store, faces=not no_faces, captions=not no_captions, show_progress=not quiet)
+    typer.echo(report.summary())
+    typer.echo(f"catalog: {path}")
+
+
+@album_app.command("import-photobench")
+def import_photobench_command(
+    album_dir: Path = typer.Argument(..., help="A PhotoBench album folder (metadata.json, face_info_*.json)."),
+    catalog: Path = typer.Option(..., "--catalog", "-c", help="Catalog file to create or update."),
+    lang: str = typer.Option("en", "--lang", "-l", help="Language of the people's nicknames: en or cn."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Build a catalog from a PhotoBench album folder (no images needed)."""
+    from finegrain.album.catalog import open_catalog
+    from finegrain.album.photobench import import_photobench
+
+    with open_catalog(catalog) as store:
+        report = import_photobench(album_dir, store, lang=lang, show_progress=not quiet)
+    typer.echo(report.summary())
+    typer.echo(f"catalog: {catalog}")
+
+
+@album_app.command("people")
+def people_command(
+    catalog: Path = typer.Argument(..., help="Catalog file."),
+    name: list[str] = typer.Option(
+        [], "--name", "-n",
+        help="CLUSTER_ID=NAME[,NICKNAME...] (repeatable), e.g. --name p3=Mum,Mom,妈妈.",
+    ),
+    me: str | None = typer.Option(None, "--me", help="The cluster id of the album owner."),
+) -> None:
+    """List face clusters with their photo counts; name them and mark "me"."""
+    from finegrain.album.catalog import open_catalog
+
+    with open_catalog(catalog, create=False) as store:
+        for item in name:
+            store.name_person(*parse_naming(item))
+        if me is not None:
+            store.set_me(me)
+        counts = store.person_photo_counts()
+        people = store.people()
+        if not people:
+            typer.echo("no people yet (index with faces, or import a PhotoBench album)")
+            return
+        for p in sorted(people, key=lambda p: (-counts.get(p.id, 0), p.id)):
+            flag = "  (me)" if p.is_me else ""
+            names = ", ".join(p.names) if p.names else "(unnamed)"
+            typer.echo(f"{p.id:>8}  {counts.get(p.id, 0):>6} photos  {names}{flag}")
+
+
+def parse_naming(item: str) -> tuple[str, list[str]]:
+    """``"p3=Mum, Mom"`` -> ``("p3", ["Mum", "Mom"])``; a malformed item is an error naming it."""
+    from finegrain.errors import FinegrainError
+
+    pid, sep, raw = item.partition("=")
+    names = [n.strip() for n in raw.split(",") if n.strip()]
+    if not sep or not pid.strip() or not names:
+        raise FinegrainError(f"--name {item!r} is not CLUSTER_ID=NAME[,NICKNAME...]", "write it like --name p3=Mum,Mom")
+    return pid.strip(), names
