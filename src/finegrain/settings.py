@@ -9,6 +9,7 @@ from pathlib import Path
 from finegrain.errors import FinegrainError
 
 DATA_ENV = "FINEGRAIN_DATA"
+CACHE_ENV = "FINEGRAIN_CACHE"
 
 
 def default_data_root() -> Path | None:
@@ -20,13 +21,20 @@ def default_data_root() -> Path | None:
     return candidate if candidate.is_dir() else None
 
 
+def default_cache_dir() -> Path:
+    """``$FINEGRAIN_CACHE`` if set, else ``~/.cache/finegrain`` (embeddings and other re-computable files)."""
+    env = os.environ.get(CACHE_ENV)
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "finegrain"
+
+
 @dataclass(frozen=True)
 class Settings:
     data_root: Path | None
+    cache_dir: Path | None = None  # None: no on-disk cache (from_env always sets it)
 
     @classmethod
     def from_env(cls) -> Settings:
-        return cls(data_root=default_data_root())
+        return cls(data_root=default_data_root(), cache_dir=default_cache_dir())
 
     def require_data_root(self) -> Path:
         root = self.data_root

