@@ -1,0 +1,378 @@
+"""The album search engine: plan a query, run the tools, fuse, and abstain when nothing matches.
+
+``search(store, query)`` does what the PhotoBench agent does with its four tools
+(Section 5 of the paper), with fixed rules instead of an LLM loop:
+
+1. plan the query (:func:`finegrain.album.plan.plan_query` with the catalog's own
+   vocabulary, :func:`finegrain.album.plan_catalog.vocabulary_from_catalog`);
+2. run each hard constraint on its own: time (T_M), place (T_M), named events
+   (T_M), and the people the album's vocabulary names, all present (T_F);
+   **abstain** with the constraint's name when one matches no photo, and when
+   their intersection (T_S ``and``) is empty. A "selfie" and unresolved social
+   roles ("with friends") are not face constraints: face indexes miss most
+   selfies (in PhotoBench album1 only 1 of 22 judged selfie photos lists the
+   owner's face), so they join the visual text. A plan with at most one plain
+   date range and one album place is answered by one indexed store query
+   (``select_ids``); the constraints are run one by one only when that finds
+   nothing (to name the one that fails) or the plan is more complex;
+3. when the plan has visual text (the residue, selfie and role words, event
+   words no event is named after, points of interest the catalog does not
+   know), score it with T_V over the candidates; **abstain** when the best
+   score is below the visual threshold, else keep the candidates scoring at
+   least the threshold;
+4. without any visual evidence in the catalog (no caption or image embeddings,
+   as for PhotoBench albums, which ship neither), the visual part cannot be
+   checked. A purely visual query is then abstained on with that reason. A
+   query with hard constraints and unverifiable visual text follows
+   ``unverified_visual``: ``"abstain"`` (the default: no evidence is evidence
+   below any threshold, so abstain, as the rule above says) or
+   ``"candidates"`` (return the hard-constraint set, the reason saying the
+   visual part was not checked) or ``"one_day"`` (``candidates`` when the
+   query's dates name one single day, e.g. "selfie documenting makeup on
+   November 16, 2025, afternoon": the person then names the moment and the
+   visual words describe it; ``abstain`` otherwise). ``one_day`` was written
+   after reading PhotoBench's 20 sample queries, so its scores on them are not
+   an unbiased estimate.
+
+The ranked list is the predicted set ordered by visual score, or by capture
+time (oldest first) when there is no visual score; scores are then
+``1 - rank / n`` so the order survives any sort by score.
+
+The visual threshold (:func:`calibrate_visual_threshold`) comes from the
+catalog's own embeddings, never from evaluation queries: each of up to 500
+sampled photos' embeddings is used as a pseudo-query with the photo itself left
+out, i.e. a query whose right answer is not in the album; the threshold is the
+95th percentile of their best scores, so at most about 5 % of such
+"no answer" queries would be accepted. (The pseudo-queries are passage
+embeddings of captions, not query encodings of them; with an asymmetric encoder
+the threshold is only an approximation. Pass ``visual_threshold`` to override.)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from finegrain.album.catalog.store import CatalogStore
+from finegrain.album.plan import AlbumVocabulary, Plan, plan_query
+from finegrain.album.plan.rules import SELFIE_EN, SELFIE_ZH
+from finegrain.album.plan_catalog import vocabulary_from_catalog
+from finegrain.album.records import Event
+from finegrain.album.tools import (
+    CATALOG_LEVELS,
+    PhotoTimes,
+    compose,
+    event_filter,
+    face_search,
+    place_filter,
+    time_filter,
+    vector_search_hits,
+)
+from finegrain.errors import FinegrainError
+
+Planner = Callable[[str, AlbumVocabulary, str | None], Plan]
+UNVERIFIED_VISUAL = ("abstain", "candidates", "one_day")
+SELFIE_WORDS = frozenset(w.casefold() for w in (*SELFIE_EN, *SELFIE_ZH))
+CALIBRATION_QUANTILE = 0.95
+CALIBRATION_SAMPLE = 500
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The answer to one query: the predicted set (empty when abstaining), the ranked list, why.
+
+    ``ranked`` is built on first access (ordering tens of thousands of photos by
+    time costs more than finding them), so read it while the catalog is open;
+    ``timings`` are milliseconds per step of finding the set.
+    """
+
+    plan: Plan
+    photo_ids: frozenset[str]
+    abstained: bool
+    reason: str
+    timings: dict[str, float] = field(default_factory=dict)
+    visual_threshold: float | None = None
+    best_visual: float | None = None
+    rank: Callable[[], list[tuple[str, float]]] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def ranked(self) -> tuple[tuple[str, float], ...]:
+        """``[(photo id, score)]`` best first: by visual score, or by capture time without one."""
+        return tuple(self.rank()) if self.rank is not None else ()
+
+    def to_dict(self, *, top: int | None = None) -> dict[str, Any]:
+        ranked = self.ranked if top is None else self.ranked[:top]
+        return {
+            "query": self.plan.query,
+            "plan": self.plan.to_dict(),
+            "abstained": self.abstained,
+            "reason": self.reason,
+            "n_photos": len(self.photo_ids),
+            "photo_ids": sorted(self.photo_ids),
+            "ranked": [[pid, round(s, 6)] for pid, s in ranked],
+            "visual_threshold": self.visual_threshold,
+            "best_visual": self.best_visual,
+            "timings_ms": {k: round(v, 3) for k, v in self.timings.items()},
+        }
+
+
+class SearchContext:
+    """What search needs per catalog, computed once and reused across queries: the vocabulary,
+    photo times, the embeddings of the encoder's model (unit rows) and the calibrated visual
+    threshold. It does not see later changes to the catalog; build a new one then."""
+
+    def __init__(self, store: CatalogStore, *, encoder: Any = None, vocab: AlbumVocabulary | None = None,
+                 visual_threshold: float | None = None) -> None:
+        self.store = store
+        self.encoder = encoder
+        self._vocab = vocab
+        self._times: PhotoTimes | None = None
+        self._positions: dict[str, int] | None = None
+        self._events: list[Event] | None = None
+        self._embeddings: tuple[list[str], np.ndarray] | None = None
+        self._threshold = visual_threshold
+
+    @property
+    def vocab(self) -> AlbumVocabulary:
+        if self._vocab is None:
+            self._vocab = vocabulary_from_catalog(self.store)
+        return self._vocab
+
+    @property
+    def times(self) -> PhotoTimes:
+        if self._times is None:
+            self._times = PhotoTimes.load(self.store)
+        return self._times
+
+    @property
+    def events(self) -> list[Event]:
+        if self._events is None:
+            self._events = self.store.events()
+        return self._events
+
+    @property
+    def positions(self) -> dict[str, int]:
+        if self._positions is None:
+            self._positions = self.times.position()
+        return self._positions
+
+    @property
+    def embeddings(self) -> tuple[list[str], np.ndarray]:
+        if self._embeddings is None:
+            if self.encoder is None:
+                self._embeddings = ([], np.zeros((0, 0), dtype=np.float32))
+            else:
+                ids, matrix = self.store.get_embeddings(str(self.encoder.model_id))
+                m = np.asarray(matrix, dtype=np.float32)
+                if len(ids):
+                    norms = np.linalg.norm(m, axis=1, keepdims=True)
+                    norms[norms == 0] = 1.0
+                    m = m / norms
+                self._embeddings = (ids, m)
+        return self._embeddings
+
+    @property
+    def visual_threshold(self) -> float | None:
+        """The given threshold, else one calibrated on the catalog's embeddings (None without any)."""
+        if self._threshold is None and self.embeddings[0]:
+            self._threshold = calibrate_visual_threshold(self.embeddings[1])
+        return self._threshold
+
+
+def calibrate_visual_threshold(
+    matrix: np.ndarray, *, quantile: float = CALIBRATION_QUANTILE, sample: int = CALIBRATION_SAMPLE, seed: int = 0
+) -> float:
+    """The ``quantile`` of leave-one-out best cosines of sampled rows (see the module docstring)."""
+    m = np.asarray(matrix, dtype=np.float32)
+    if len(m) < 2:
+        return 1.0
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    m = m / norms
+    rng = np.random.default_rng(seed)
+    rows = rng.choice(len(m), size=min(sample, len(m)), replace=False)
+    sims = m[rows] @ m.T
+    sims[np.arange(len(rows)), rows] = -np.inf
+    return float(np.quantile(sims.max(axis=1), quantile))
+
+
+def search(
+    store: CatalogStore,
+    query: str,
+    *,
+    lang: str | None = None,
+    encoder: Any = None,
+    vocab: AlbumVocabulary | None = None,
+    planner: Planner | None = None,
+    visual_threshold: float | None = None,
+    context: SearchContext | None = None,
+    unverified_visual: str = "abstain",
+) -> SearchResult:
+    """Answer ``query`` over ``store`` (see the module docstring).
+
+    ``visual_threshold=None`` calibrates it on the catalog's embeddings; pass a
+    :class:`SearchContext` to reuse the vocabulary, times and embeddings across queries.
+    """
+    if unverified_visual not in UNVERIFIED_VISUAL:
+        raise FinegrainError(f"unknown unverified_visual policy {unverified_visual!r}",
+                             f"use one of {', '.join(UNVERIFIED_VISUAL)}")
+    ctx = context if context is not None else SearchContext(
+        store, encoder=encoder, vocab=vocab, visual_threshold=visual_threshold)
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    plan = (planner or _rules)(query, ctx.vocab, lang)
+    timings["plan"] = _ms(t0)
+
+    t = time.perf_counter()
+    named = [p for p in plan.people if not _is_selfie(p.text)]
+    events = event_filter(store, plan.event_words, ctx.events) if plan.event_words else None
+    labels = _labels(store, plan, named, events is not None)
+
+    def done(ids: set[str], ranked: Any, reason: str, **kw: Any) -> SearchResult:
+        timings["total"] = _ms(t0)
+        rank = ranked if callable(ranked) else (lambda: ranked)
+        return SearchResult(plan, frozenset(ids), not ids, reason, timings, rank=rank, **kw)
+
+    hard = _one_query(store, plan, named) if events is None else None
+    if hard is None or not hard:
+        # each constraint on its own: the general path, and the reason when the fast path found nothing
+        sets = {
+            "time": time_filter(store, plan.time_ranges, ctx.times if _needs_times(plan) else None),
+            "place": place_filter(store, plan),
+            "event": events,
+            "people": face_search(store, [p.person_id for p in named]),
+        }
+        checks = [(labels[k], ids) for k, ids in sets.items() if ids is not None]
+        for label, ids in checks:
+            if not ids:
+                timings["filters"] = _ms(t)
+                return done(set(), [], f"no photo matches {label}")
+        hard = compose("and", *[ids for _, ids in checks]) if checks else None
+    timings["filters"] = _ms(t)
+    matched = " and ".join(labels.values())
+    if hard is not None and not hard:
+        return done(set(), [], f"no photo matches {matched} together")
+    checks = list(labels.items())
+
+    visual = _visual_text(plan, events is not None, store)
+    if not visual:
+        if hard is None:
+            return done(set(), [], "the query names no time, place, person or visual content")
+        return done(hard, (lambda: _time_ranked(hard, ctx)), f"matched {matched}")
+
+    t = time.perf_counter()
+    threshold = ctx.visual_threshold
+    hits = vector_search_hits(store, visual, ctx.encoder, candidates=hard, normalized=True, threshold=threshold,
+                              embeddings=ctx.embeddings if ctx.encoder is not None else None)
+    timings["visual"] = _ms(t)
+    if not hits.n_embedded:
+        why = hits.note or "no visual evidence"
+        if hard is None:
+            return done(set(), [], f"visual query {visual!r} cannot be answered: {why}")
+        if unverified_visual == "abstain" or (unverified_visual == "one_day" and not _one_day(plan)):
+            return done(set(), [], f"matched {matched}, but visual part {visual!r} cannot be checked: {why}")
+        return done(hard, (lambda: _time_ranked(hard, ctx)), f"matched {matched}; visual part {visual!r} not checked: {why}")
+    best = hits.best
+    if best is None or threshold is None or best < threshold:
+        shown = "none" if best is None else f"{best:.2f}"
+        limit = "none" if threshold is None else f"{threshold:.2f}"
+        return done(set(), [], f"best visual score {shown} < threshold {limit} for {visual!r}",
+                    visual_threshold=threshold, best_visual=best)
+    kept = list(hits.hits)
+    where = f" among {matched}" if checks else ""
+    return done({pid for pid, _ in kept}, kept,
+                f"{len(kept)} photos score at least {threshold:.2f} for {visual!r}{where}",
+                visual_threshold=threshold, best_visual=best)
+
+
+def _labels(store: CatalogStore, plan: Plan, named: Sequence[Any], events_matched: bool) -> dict[str, str]:
+    """A readable name of each hard constraint of the plan (for reasons)."""
+    out: dict[str, str] = {}
+    if plan.time_ranges:
+        out["time"] = "time " + ", ".join(r.text for r in plan.time_ranges)
+    places = [p.text + ("" if p.in_album else " (no photo there)") for p in plan.places
+              if p.place.level != "poi" or store.ids_at_place(p.place.name)]
+    if places:
+        out["place"] = "place " + ", ".join(places)
+    if events_matched:
+        out["event"] = "event " + ", ".join(plan.event_words)
+    if named:
+        who = ", ".join(dict.fromkeys(p.text for p in named))
+        out["people"] = f"people {who} (all together)" if len({p.person_id for p in named}) > 1 else f"person {who}"
+    return out
+
+
+def _one_query(store: CatalogStore, plan: Plan, named: Sequence[Any]) -> set[str] | None:
+    """The hard set in one indexed store query (``select_ids``) when the plan is simple enough:
+    at most one plain date range and one album place; None otherwise (or with no constraint)."""
+    if len(plan.time_ranges) > 1 or _needs_times(plan) or len(plan.places) > 1:
+        return None
+    if plan.places and (not plan.places[0].in_album or plan.places[0].place.level not in CATALOG_LEVELS):
+        return None
+    kw: dict[str, Any] = {}
+    if plan.time_ranges:
+        r = plan.time_ranges[0]
+        kw["start"], kw["end"] = _midnight(r.start), _midnight(r.end + timedelta(days=1))
+    if plan.places:
+        kw["places"] = [(plan.places[0].place.level, plan.places[0].place.name)]
+    if named:
+        kw["people"] = list(dict.fromkeys(p.person_id for p in named))
+    return store.select_ids(**kw) if kw else None
+
+
+def _midnight(d: Any) -> datetime:
+    return datetime(d.year, d.month, d.day)
+
+
+def _rules(query: str, vocab: AlbumVocabulary, lang: str | None) -> Plan:
+    return plan_query(query, vocab, lang=lang)
+
+
+def _one_day(plan: Plan) -> bool:
+    """Whether the plan's dates name one single day (not every year)."""
+    return bool(plan.time_ranges) and all(not r.every_year and r.start == r.end for r in plan.time_ranges)
+
+
+def _is_selfie(text: str) -> bool:
+    return text.casefold() in SELFIE_WORDS
+
+
+def _needs_times(plan: Plan) -> bool:
+    return any(r.every_year or r.hours is not None or r.weekdays is not None for r in plan.time_ranges)
+
+
+def _visual_text(plan: Plan, events_matched: bool, store: CatalogStore) -> str:
+    """The text T_V must match: the residue, unmatched event words, unknown points of interest."""
+    parts = [p.text for p in plan.people if _is_selfie(p.text)]
+    parts.extend(plan.roles)
+    parts.append(plan.visual_text.strip())
+    if not events_matched:
+        parts.extend(plan.event_words)
+    parts.extend(p.text for p in plan.places if p.place.level == "poi" and not store.ids_at_place(p.place.name))
+    return " ".join(dict.fromkeys(p for p in parts if p))
+
+
+def _time_ranked(ids: set[str], ctx: SearchContext) -> list[tuple[str, float]]:
+    """``ids`` oldest first (undated last), ties by id; scores ``1 - rank / n``."""
+    pos = ctx.positions
+    times = ctx.times
+    dated = ids & pos.keys()
+    rows = np.fromiter(map(pos.__getitem__, dated), dtype=np.int64, count=len(dated))
+    rows.sort()  # rows follow id order, so a stable sort by time breaks ties by id
+    rows = rows[np.argsort(times.seconds[rows], kind="stable")]
+    order = list(map(times.ids.__getitem__, rows.tolist()))
+    if len(dated) < len(ids):
+        order.extend(sorted(ids - dated))
+    n = len(order)
+    return list(zip(order, (1.0 - np.arange(n) / n).tolist()))
+
+
+def _ms(t: float) -> float:
+    return (time.perf_counter() - t) * 1000.0
+

@@ -1,0 +1,73 @@
+"""The planner's vocabulary read from a catalog (any :class:`CatalogStore`).
+
+``vocabulary_from_catalog(store)`` gives the :class:`AlbumVocabulary` of the
+album a catalog holds, so queries can be planned without the original
+PhotoBench files or photos:
+
+- people: every person's names and nicknames (``Person.names``); the owner
+  (``is_me``) also answers to "me"/"myself"/"我"/"自己";
+- places: every name and alias of the catalog's places at each admin level
+  (both languages, pinyin spellings, names without 市/区), each mapped to the
+  place's canonical name at that level (the Chinese name when there is one,
+  else the English one), the key :func:`finegrain.album.tools.metadata_filter`
+  looks up with ``ids_at_place(name, level)``;
+- known places: the built-in gazetteer's places the catalog has no photo of,
+  so "photos in Tokyo" is a place constraint that matches nothing (the engine
+  abstains) rather than visual text;
+- latest date: ``store.latest_time()``, the "now" of "last summer".
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from finegrain.album.catalog.store import CatalogStore
+from finegrain.album.plan.records import PlaceKey
+from finegrain.album.plan.vocabulary import OWNER_ID, AlbumVocabulary, builtin_gazetteer
+from finegrain.errors import FinegrainError
+
+_LEVELS = ("country", "province", "city", "district")
+
+
+def vocabulary_from_catalog(store: CatalogStore, *, today: date | None = None) -> AlbumVocabulary:
+    """The planner vocabulary of the album in ``store`` (see the module docstring).
+
+    ``today`` is the "now" when the catalog has no dated photo (default: refuse).
+    """
+    latest = store.latest_time()
+    if latest is None:
+        if today is None:
+            raise FinegrainError(
+                "the catalog has no photo with a capture time", "relative dates need a latest date; pass today=..."
+            )
+        latest_date = today
+    else:
+        latest_date = latest.date()
+    people: dict[str, tuple[str, ...]] = {}
+    owner = OWNER_ID
+    for person in store.people():
+        people[person.id] = person.names
+        if person.is_me:
+            owner = person.id
+    places: dict[str, PlaceKey] = {}
+    seen: set[object] = set()
+    for place in store.places().values():
+        if place in seen:
+            continue
+        seen.add(place)
+        names = place.names()
+        for level in _LEVELS:
+            canonical = getattr(place, f"{level}_zh") or getattr(place, f"{level}_en")
+            if not canonical:
+                continue
+            key = PlaceKey(level, canonical)
+            for lv, alias in names:
+                if lv == level:
+                    places.setdefault(alias, key)
+    known: dict[str, PlaceKey] = {}
+    for g in builtin_gazetteer():
+        for alias in g.aliases():
+            known.setdefault(alias, PlaceKey(g.level, g.name_zh))
+    return AlbumVocabulary.build(
+        people=people, places=places, latest_date=latest_date, known_places=known, owner_id=owner
+    )

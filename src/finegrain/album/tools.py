@@ -1,0 +1,271 @@
+"""The four PhotoBench tools over a catalog (Section 5 / Appendix G of the paper).
+
+- :func:`vector_search` (T_V): cosine similarity of the query text to the caption
+  (or image) embeddings the catalog stores under the encoder's ``model_id``;
+- :func:`metadata_filter` (T_M): the photos meeting a plan's time ranges (absolute
+  dates, every-year ranges, hours of the day, weekdays), places (any admin level;
+  several places: nested ones intersect, "Keqiao, Shaoxing" = Keqiao, others
+  unite, "Hangzhou or Shanghai") and event words matched to named events;
+- :func:`face_search` (T_F): the photos in which ALL listed people appear;
+- :func:`compose` (T_S): ``and`` / ``or`` / ``not`` of photo sets.
+
+Every tool returns a plain value; ``None`` from T_M and T_F means "this tool has
+no constraint to apply" (every photo passes), never "nothing matched" (an
+empty set). Times are local wall-clock times (see :mod:`finegrain.album.records`).
+
+Time ranges with ``every_year``, ``hours`` or ``weekdays`` need each photo's
+time; pass a :class:`PhotoTimes` (built once per catalog with
+:meth:`PhotoTimes.load`) to answer them with numpy instead of a scan per query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from finegrain.album.catalog.store import CatalogStore
+from finegrain.album.plan.records import Plan, TimeRange
+from finegrain.album.records import Event
+from finegrain.errors import FinegrainError
+
+CATALOG_LEVELS = ("country", "province", "city", "district", "locality")
+OPS = ("and", "or", "not")
+
+
+# --------------------------------------------------------------------------- T_V
+@dataclass(frozen=True)
+class VectorHits:
+    """What T_V found: ``hits`` best first, or none with ``note`` saying why."""
+
+    hits: tuple[tuple[str, float], ...]
+    n_embedded: int
+    model_id: str | None
+    note: str | None = None
+    best: float | None = None  # the best score among the candidates, before ``threshold`` and ``k``
+
+
+def vector_search(
+    store: CatalogStore,
+    text: str,
+    encoder: Any,
+    *,
+    k: int | None = None,
+    threshold: float | None = None,
+    candidates: Iterable[str] | None = None,
+    embeddings: tuple[list[str], np.ndarray] | None = None,
+) -> list[tuple[str, float]]:
+    """T_V: ``[(photo id, cosine)]`` best first (ties by photo id), at most ``k``, at least ``threshold``.
+
+    Empty when the catalog stores no embedding of ``encoder.model_id``; see
+    :func:`vector_search_hits` for the reason. ``candidates`` restricts the search.
+    """
+    return list(vector_search_hits(store, text, encoder, k=k, threshold=threshold, candidates=candidates,
+                                   embeddings=embeddings).hits)
+
+
+def vector_search_hits(
+    store: CatalogStore,
+    text: str,
+    encoder: Any,
+    *,
+    k: int | None = None,
+    threshold: float | None = None,
+    candidates: Iterable[str] | None = None,
+    embeddings: tuple[list[str], np.ndarray] | None = None,
+    normalized: bool = False,
+) -> VectorHits:
+    """:func:`vector_search` with the number of embedded photos and a note when nothing could be searched.
+
+    ``embeddings``: the store's ``(ids, matrix)`` of the model, already read
+    (``normalized``: rows already unit length), to skip reading them per query."""
+    if encoder is None:
+        models = store.embedding_models()
+        if not models:
+            return VectorHits((), 0, None, "the catalog has no caption or image embeddings")
+        return VectorHits((), 0, None, f"no text encoder given for the catalog's embeddings ({', '.join(models)})")
+    model_id = str(getattr(encoder, "model_id", "") or "")
+    ids, matrix = embeddings if embeddings is not None else store.get_embeddings(model_id)
+    if not ids:
+        return VectorHits((), 0, model_id, f"the catalog has no caption or image embeddings of model {model_id!r}")
+    if not text.strip():
+        return VectorHits((), len(ids), model_id, "no visual text to search")
+    q = np.asarray(encoder.encode([text], kind="query"), dtype=np.float32)[0]
+    m = np.asarray(matrix, dtype=np.float32)
+    if not normalized:
+        m = _unit_rows(m)
+    scores = m @ (q / (np.linalg.norm(q) or 1.0))
+    index = np.arange(len(ids))
+    if candidates is not None:
+        allowed = candidates if isinstance(candidates, set | frozenset) else set(candidates)
+        index = np.fromiter((i for i, pid in enumerate(ids) if pid in allowed), dtype=np.int64)
+    best = float(scores[index].max()) if len(index) else None
+    if threshold is not None:
+        index = index[scores[index] >= threshold]
+    # one tie-break: score descending, then photo id ascending (``ids`` come in id order)
+    order = index[np.lexsort((index, -scores[index]))]
+    if k is not None:
+        order = order[:k]
+    hits = tuple(zip(map(ids.__getitem__, order.tolist()), scores[order].astype(float).tolist()))
+    return VectorHits(hits, len(ids), model_id, None, best)
+
+
+def _unit_rows(m: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return m / norms
+
+
+# --------------------------------------------------------------------------- T_M
+@dataclass(frozen=True)
+class PhotoTimes:
+    """Every dated photo's local time as arrays (build once per catalog; cheap to filter)."""
+
+    ids: tuple[str, ...]
+    year: np.ndarray
+    month_day: np.ndarray  # month * 100 + day
+    ordinal: np.ndarray  # date.toordinal()
+    hour: np.ndarray
+    weekday: np.ndarray  # Monday = 0
+    seconds: np.ndarray  # ordinal * 86400 + seconds of the day: the capture order
+
+    def position(self) -> dict[str, int]:
+        """photo id -> row (build once and keep, e.g. in the engine's context)."""
+        return {pid: i for i, pid in enumerate(self.ids)}
+
+    @classmethod
+    def load(cls, store: CatalogStore) -> PhotoTimes:
+        rows = [(p.id, p.local_time) for p in store.iter_photos() if p.taken_at is not None]
+        return cls.from_times(rows)
+
+    @classmethod
+    def from_times(cls, rows: Sequence[tuple[str, datetime]]) -> PhotoTimes:
+        t = [r[1] for r in rows]
+        return cls(
+            tuple(r[0] for r in rows),
+            np.array([x.year for x in t], dtype=np.int32),
+            np.array([x.month * 100 + x.day for x in t], dtype=np.int32),
+            np.array([x.toordinal() for x in t], dtype=np.int64),
+            np.array([x.hour for x in t], dtype=np.int8),
+            np.array([x.weekday() for x in t], dtype=np.int8),
+            np.array([x.toordinal() * 86400 + x.hour * 3600 + x.minute * 60 + x.second for x in t], dtype=np.int64),
+        )
+
+    def matching(self, r: TimeRange) -> set[str]:
+        if r.every_year:
+            lo, hi = r.start.month * 100 + r.start.day, r.end.month * 100 + r.end.day
+            md = self.month_day
+            mask = (md >= lo) & (md <= hi) if lo <= hi else (md >= lo) | (md <= hi)
+        else:
+            mask = (self.ordinal >= r.start.toordinal()) & (self.ordinal <= r.end.toordinal())
+        if r.weekdays is not None:
+            mask &= np.isin(self.weekday, np.array(r.weekdays, dtype=np.int8))
+        if r.hours is not None:
+            first, last = r.hours
+            h = self.hour
+            mask &= (h >= first) & (h <= last) if first <= last else (h >= first) | (h <= last)
+        return {self.ids[i] for i in np.flatnonzero(mask).tolist()}
+
+
+def time_filter(store: CatalogStore, ranges: Sequence[TimeRange], times: PhotoTimes | None = None) -> set[str] | None:
+    """Photos in any of ``ranges`` (None when there is no range).
+
+    A plain date range goes to the store's indexed ``ids_taken_between``; a range
+    with ``every_year``, ``hours`` or ``weekdays`` is checked against each photo's
+    time (``times``, loaded from the store when not given).
+    """
+    if not ranges:
+        return None
+    out: set[str] = set()
+    for r in ranges:
+        if not r.every_year and r.hours is None and r.weekdays is None:
+            out |= store.ids_taken_between(_midnight(r.start), _midnight(r.end + timedelta(days=1)))
+            continue
+        if times is None:
+            times = PhotoTimes.load(store)
+        out |= times.matching(r)
+    return out
+
+
+def _midnight(d: date) -> datetime:
+    return datetime(d.year, d.month, d.day)
+
+
+def place_filter(store: CatalogStore, plan: Plan) -> set[str] | None:
+    """Photos at the plan's catalog places (None when it names none).
+
+    A ``poi`` the catalog does not know is not a hard constraint (the catalog has
+    no points of interest; it is left to the visual side). Several places: when
+    one place's photos contain another's, the wider one is dropped (nested names
+    narrow, "Keqiao, Shaoxing"); the remaining ones unite.
+    """
+    sets: list[set[str]] = []
+    for match in plan.places:
+        level = match.place.level
+        if level == "poi":
+            ids = store.ids_at_place(match.place.name)
+            if ids:
+                sets.append(ids)
+            continue
+        if not match.in_album:
+            sets.append(set())
+            continue
+        sets.append(store.ids_at_place(match.place.name, level if level in CATALOG_LEVELS else None))
+    if not sets:
+        return None
+    kept = [s for i, s in enumerate(sets)
+            if not any(j != i and t and t < s for j, t in enumerate(sets))]
+    return set().union(*kept)
+
+
+def event_filter(store: CatalogStore, words: Sequence[str], events: Sequence[Event] | None = None) -> set[str] | None:
+    """Photos of named events whose id contains an event word (None when no event is named
+    after a word: catalog events are unnamed time clusters, so the words stay visual).
+    ``events``: the store's events, already read."""
+    if not words:
+        return None
+    hits: set[str] = set()
+    found = False
+    for event in store.events() if events is None else events:
+        name = event.id.casefold()
+        if any(w.casefold() in name for w in words if w.strip()):
+            found = True
+            hits |= store.ids_in_event(event.id)
+    return hits if found else None
+
+
+def metadata_filter(store: CatalogStore, plan: Plan, *, times: PhotoTimes | None = None) -> set[str] | None:
+    """T_M: photos meeting the plan's time ranges AND places AND named events; None when the
+    plan has no metadata constraint."""
+    parts = [time_filter(store, plan.time_ranges, times), place_filter(store, plan),
+             event_filter(store, plan.event_words)]
+    return compose("and", *[p for p in parts if p is not None]) if any(p is not None for p in parts) else None
+
+
+# --------------------------------------------------------------------------- T_F
+def face_search(store: CatalogStore, person_ids: Sequence[str]) -> set[str] | None:
+    """T_F: photos in which every one of ``person_ids`` appears (None when none is given)."""
+    ids = list(dict.fromkeys(str(p) for p in person_ids))
+    if not ids:
+        return None
+    return store.select_ids(people=ids) or set()
+
+
+# --------------------------------------------------------------------------- T_S
+def compose(op: str, *sets: Iterable[str]) -> set[str]:
+    """T_S: ``and`` (intersection), ``or`` (union) or ``not`` (the first minus all others)."""
+    if op not in OPS:
+        raise FinegrainError(f"unknown set operation {op!r}", f"use one of {', '.join(OPS)}")
+    if not sets:
+        if op == "or":
+            return set()
+        raise FinegrainError(f"set operation {op!r} needs at least one set", "pass the sets to combine")
+    first = set(sets[0])
+    if op == "and":
+        return first.intersection(*sets[1:])
+    if op == "or":
+        return first.union(*sets[1:])
+    return first.difference(*sets[1:])

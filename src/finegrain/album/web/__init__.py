@@ -1,0 +1,24 @@
+"""The album's web page: ``create_app(catalog_path)`` serves a search box, the plan as chips and a
+grid of thumbnails over one catalog (``finegrain album serve CATALOG``).
+
+Only files inside the catalog's roots are ever served: a photo is reached by its catalog id,
+never by a path (see :func:`finegrain.album.web.app.resolve_photo_file`). Needs the ``web``
+extra (FastAPI, uvicorn).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # no import-time dependency on FastAPI
+    from finegrain.album.web.app import create_app, resolve_photo_file
+
+__all__ = ["create_app", "resolve_photo_file"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from finegrain.album.web import app
+
+        return getattr(app, name)
+    raise AttributeError(name)

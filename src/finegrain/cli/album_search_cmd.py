@@ -1,0 +1,125 @@
+"""``finegrain album search`` and ``finegrain album eval``: the album engine from the command line.
+
+``search`` prints the plan (the planner's ``explain()`` rows), the size of the
+predicted set and the top results, or "no matching photos" and the reason when
+the engine abstains; ``--json`` prints the whole result. ``eval`` scores the
+engine on a PhotoBench album and prints tables by Source type. Importing this
+module adds both commands to ``finegrain album``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from finegrain.cli.album_cmd import album_app
+from finegrain.errors import FinegrainError
+
+_POLICY_HELP = (
+    "When the visual part of a query cannot be checked (no caption/image embeddings): "
+    "'abstain' (default), 'candidates' (return the photos meeting the time/place/people constraints) "
+    "or 'one_day' (candidates when the query names a single day, else abstain)."
+)
+
+
+def _encoder(name: str | None):  # noqa: ANN202
+    if not name:
+        return None
+    from finegrain.retrieve.encoders import get_encoder
+
+    return get_encoder(name)
+
+
+@album_app.command("search")
+def search_command(
+    catalog: Path = typer.Argument(..., help="A catalog file (from 'album index' or 'album import-photobench')."),
+    query: str = typer.Argument(..., help="The search query, in Chinese or English."),
+    lang: str | None = typer.Option(None, "--lang", "-l", help="Query language: en or zh (default: detected)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result (plan, set, ranked list, reason) as JSON."),
+    top: int = typer.Option(10, "--top", "-k", help="How many ranked results to print."),
+    encoder: str | None = typer.Option(None, "--encoder", "-e", help="Text encoder of the catalog's caption embeddings (e.g. e5)."),
+    threshold: float | None = typer.Option(None, "--threshold", help="Visual score threshold (default: calibrated on the catalog)."),
+    unverified_visual: str = typer.Option("abstain", "--unverified-visual", help=_POLICY_HELP),
+) -> None:
+    """Search CATALOG for QUERY: the photo set, a ranked list and the plan; nothing when it abstains."""
+    from finegrain.album.catalog.sqlite import SqliteCatalog
+    from finegrain.album.engine import search
+
+    if not catalog.is_file():
+        raise FinegrainError(f"no catalog file {catalog}", "build one with 'finegrain album index' or 'album import-photobench'")
+    if lang is not None and lang not in ("en", "zh", "cn"):
+        raise FinegrainError(f"unknown query language {lang!r}", "use en or zh")
+    plan_lang = "zh" if lang == "cn" else lang
+    store = SqliteCatalog(catalog, create=False)
+    try:
+        result = search(store, query, lang=plan_lang, encoder=_encoder(encoder), visual_threshold=threshold,
+                        unverified_visual=unverified_visual)
+        _ = result.ranked  # built on demand, from the open catalog
+    finally:
+        store.close()
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(top=top), ensure_ascii=False, indent=2))
+        return
+    plan = result.plan
+    typer.echo(f"{plan.query}  ({plan.lang})  source: {plan.source}")
+    for rule, text in plan.explain():
+        typer.echo(f"  {rule}: {text}")
+    if result.abstained:
+        typer.echo("no matching photos")
+        typer.echo(f"reason: {result.reason}")
+        return
+    typer.echo(f"{len(result.photo_ids)} photos  ({result.reason})")
+    for rank, (pid, score) in enumerate(result.ranked[:top], 1):
+        typer.echo(f"{rank:>4}  {score:.3f}  {pid}")
+
+
+@album_app.command("eval")
+def eval_command(
+    photobench: Path = typer.Option(..., "--photobench", "-p", help="A PhotoBench album folder."),
+    lang: str = typer.Option("en", "--lang", "-l", help="Query language: en or cn."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Folder for results.json."),
+    catalog: Path | None = typer.Option(None, "--catalog", "-c", help="Reuse (or create) this catalog file instead of a temporary one."),
+    encoder: str | None = typer.Option(None, "--encoder", "-e", help="Text encoder of the catalog's caption embeddings."),
+    unverified_visual: str = typer.Option("abstain", "--unverified-visual", help=_POLICY_HELP),
+) -> None:
+    """Score the album engine on the PhotoBench queries with ground truth, by Source type."""
+    from finegrain.album.evaluation import evaluate_album
+
+    result = evaluate_album(photobench, lang, out, catalog=catalog, encoder=_encoder(encoder),
+                            unverified_visual=unverified_visual)
+    _print_tables(result)
+    if out is not None:
+        typer.echo(f"wrote {out / 'results.json'}")
+
+
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def _print_tables(result: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    console.print(f"[bold]{result['album']}[/bold] ({result['lang']}): {result['n_queries']} judged queries, "
+                  f"{result['n_zero_ground_truth']} with zero ground truth; unverified visual: "
+                  f"{result['settings']['unverified_visual']}")
+    zero = [q for q in result["per_query"] if q["n_ground_truth"] == 0]
+    console.print(f"zero-ground-truth queries rejected: {sum(q['abstained'] for q in zero)}/{len(zero)}; "
+                  f"queries with ground truth abstained on: "
+                  f"{sum(q['abstained'] for q in result['per_query'] if q['n_ground_truth'])}/{result['n_queries'] - len(zero)}")
+    counts: dict[str, int] = {}
+    for q in result["per_query"]:
+        counts[q["source"]] = counts.get(q["source"], 0) + 1
+    groups = [("sets", ("set_precision", "set_recall", "set_f1")),
+              ("rejection", ("reject_precision", "reject_recall", "reject_f1")),
+              ("recall", tuple(k for k in result["aggregate"] if k.startswith("recall@"))),
+              ("ndcg", tuple(k for k in result["aggregate"] if k.startswith("ndcg@")))]
+    for title, keys in groups:
+        table = Table("source", "queries", *keys, title=title)
+        for source, row in result["by_source"].items():
+            table.add_row(source, str(counts.get(source, 0)), *(_fmt(row[k]["value"]) if k in row else "-" for k in keys))
+        table.add_row("all", str(result["n_queries"]), *(_fmt(result["aggregate"].get(k)) for k in keys))
+        console.print(table)

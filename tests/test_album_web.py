@@ -1,0 +1,312 @@
+"""The album web app through FastAPI's TestClient: search JSON, abstaining, thumbnails, and
+the one rule that matters most: nothing outside the catalog's roots is ever served.
+
+The album is real: JPEGs written by Pillow with EXIF by piexif, indexed by
+``index_folder``. The search engine is a small test double passed as ``engine=`` (the web
+layer's contract with the engine is ``search(store, query, *, lang=None) -> SearchResult``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+piexif = pytest.importorskip("piexif")
+from fastapi.testclient import TestClient  # noqa: E402
+from PIL import Image  # noqa: E402
+
+from finegrain.album.catalog import open_catalog  # noqa: E402
+from finegrain.album.indexer import index_folder  # noqa: E402
+from finegrain.album.plan import Plan, PlaceKey, PlaceMatch, TimeRange  # noqa: E402
+from finegrain.album.web.app import PhotoRefused, create_app, resolve_photo_file  # noqa: E402
+
+
+@dataclass(frozen=True)
+class StandInResult:
+    plan: Any
+    photo_ids: set[str]
+    ranked: list[tuple[str, float]]
+    abstained: bool
+    reason: str
+
+
+def stand_in_search(store: Any, query: str, *, lang: str | None = None, **_: Any) -> StandInResult:
+    """"hangzhou" -> every photo (ranked by id, descending); "may" -> a time chip; anything else abstains."""
+    from datetime import date
+
+    ids = sorted(store.photo_ids())
+    if "hangzhou" in query.lower():
+        plan = Plan(query=query, lang="en", source="VM", places=(PlaceMatch("Hangzhou", PlaceKey("city", "杭州市")),),
+                    visual_text="street")
+        ranked = [(pid, 1.0 - i / 10) for i, pid in enumerate(reversed(ids))]
+        return StandInResult(plan, set(ids), ranked, False, "")
+    if "may" in query.lower():
+        t = TimeRange(date(2023, 5, 1), date(2023, 5, 31), "May 2023", "month-year")
+        plan = Plan(query=query, lang="en", source="M", time_ranges=(t,))
+        return StandInResult(plan, {ids[0]}, [], False, "")
+    plan = Plan(query=query, lang="en", source="V", visual_text=query)
+    return StandInResult(plan, set(), [], True, "the best visual match (0.12) is below the threshold (0.30)")
+
+
+def _jpeg(path: Path, color: tuple[int, int, int], when: str, size: tuple[int, int] = (640, 480)) -> None:
+    def dms(x: float) -> tuple[tuple[int, int], ...]:
+        d = int(x)
+        m = int((x - d) * 60)
+        s = round(((x - d) * 60 - m) * 60 * 100)
+        return ((d, 1), (m, 1), (s, 100))
+
+    exif = {
+        "0th": {piexif.ImageIFD.Make: b"Test", piexif.ImageIFD.Model: b"Cam"},
+        "Exif": {piexif.ExifIFD.DateTimeOriginal: when.encode()},
+        "GPS": {
+            piexif.GPSIFD.GPSLatitudeRef: b"N", piexif.GPSIFD.GPSLatitude: dms(30.2590),
+            piexif.GPSIFD.GPSLongitudeRef: b"E", piexif.GPSIFD.GPSLongitude: dms(120.1300),
+        },
+        "1st": {},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", size, color).save(path, "JPEG", exif=piexif.dump(exif))
+
+
+@pytest.fixture(scope="module")
+def album(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """(photo root, catalog file, a secret file outside the root)."""
+    base = tmp_path_factory.mktemp("web")
+    root = base / "photos"
+    _jpeg(root / "a.jpg", (200, 40, 40), "2023:05:01 10:00:00")
+    _jpeg(root / "b.jpg", (40, 200, 40), "2023:05:02 11:00:00", size=(480, 900))
+    _jpeg(root / "trip" / "c d#1.jpg", (40, 40, 200), "2023:06:03 12:00:00")
+    secret = base / "secret.txt"
+    secret.write_text("top secret\n")
+    catalog = base / "catalog.sqlite"
+    with open_catalog(catalog) as store:
+        index_folder(root, store, faces=False, show_progress=False)
+    return root, catalog, secret
+
+
+@pytest.fixture
+def client(album: tuple[Path, Path, Path]) -> TestClient:
+    _, catalog, _ = album
+    with TestClient(create_app(catalog, engine=stand_in_search)) as c:
+        yield c
+
+
+def test_page_has_search_box_grid_and_no_cdn(client: TestClient) -> None:
+    r = client.get("/")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/html")
+    html = r.text
+    for needle in ('id="q"', 'id="search-form"', 'id="grid"', 'id="plan"', "No matching photos"):
+        assert needle in html
+    assert "http://" not in html and "https://" not in html  # self-contained: no CDN
+
+
+def test_search_returns_plan_chips_and_ranked_results(client: TestClient) -> None:
+    r = client.get("/api/search", params={"q": "street in Hangzhou"})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["abstained"] is False
+    assert body["source"] == "VM"
+    assert [(c["kind"], c["label"]) for c in body["chips"]] == [("place", "Hangzhou"), ("visual", "street")]
+    ids = [x["id"] for x in body["results"]]
+    assert ids == ["trip/c d#1.jpg", "b.jpg", "a.jpg"]  # the engine's ranking order
+    assert body["total"] == 3
+    first = body["results"][0]
+    assert first["thumb"] == "/thumb/trip/c%20d%231.jpg"
+    assert first["photo"] == "/photo/trip/c%20d%231.jpg"
+    assert first["taken_at"] == "2023-06-03 12:00"
+    assert body["plan"]["places"][0]["name"] == "杭州市"
+
+
+def test_unranked_set_members_follow_and_limit_applies(client: TestClient) -> None:
+    body = client.get("/api/search", params={"q": "May 2023"}).json()
+    assert [c["kind"] for c in body["chips"]] == ["time"]
+    assert body["chips"][0]["title"].startswith("2023-05-01..2023-05-31")
+    assert [x["id"] for x in body["results"]] == ["a.jpg"]
+    assert [x["score"] for x in body["results"]] == [None]
+    limited = client.get("/api/search", params={"q": "Hangzhou", "limit": 2}).json()
+    assert len(limited["results"]) == 2 and limited["total"] == 3
+
+
+def test_abstain_gives_no_results_and_the_reason(client: TestClient) -> None:
+    body = client.get("/api/search", params={"q": "a purple elephant"}).json()
+    assert body["abstained"] is True
+    assert body["results"] == [] and body["total"] == 0
+    assert "below the threshold" in body["reason"]
+    assert body["chips"] == [{"kind": "visual", "label": "a purple elephant", "title": "matched against captions and images"}]
+
+
+def test_bad_queries_are_client_errors(client: TestClient) -> None:
+    assert client.get("/api/search", params={"q": "   "}).status_code == 400
+    assert client.get("/api/search").status_code == 422
+    assert client.get("/api/search", params={"q": "x", "limit": 0}).status_code == 422
+    assert client.get("/api/search", params={"q": "x", "lang": "fr"}).status_code == 422
+
+
+def test_thumbnails_are_real_small_jpegs(client: TestClient) -> None:
+    for pid, expect in [("a.jpg", (320, 240)), ("b.jpg", (171, 320)), ("trip/c%20d%231.jpg", (320, 240))]:
+        r = client.get(f"/thumb/{pid}")
+        assert r.status_code == 200, pid
+        assert r.headers["content-type"] == "image/jpeg"
+        assert r.content[:3] == b"\xff\xd8\xff"
+        with Image.open(io.BytesIO(r.content)) as im:
+            assert im.format == "JPEG"
+            assert im.size == expect
+    again = client.get("/thumb/a.jpg")  # from the cache: same bytes
+    assert again.content == client.get("/thumb/a.jpg").content
+
+
+def test_photo_serves_the_original_file(client: TestClient, album: tuple[Path, Path, Path]) -> None:
+    root, _, _ = album
+    r = client.get("/photo/b.jpg")
+    assert r.status_code == 200
+    assert r.content == (root / "b.jpg").read_bytes()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/photo/..%2F..%2Fetc%2Fpasswd",
+        "/photo/../../etc/passwd",
+        "/photo/%2Fetc%2Fpasswd",
+        "/photo//etc/passwd",
+        "/photo/..%2Fsecret.txt",
+        "/thumb/..%2Fsecret.txt",
+        "/photo/trip/..%2F..%2Fsecret.txt",
+        "/photo/%2e%2e/secret.txt",
+        "/photo/c.jpg",
+        "/photo/",
+        "/thumb/nope.jpg",
+    ],
+)
+def test_paths_that_are_not_catalog_ids_are_refused(client: TestClient, url: str) -> None:
+    r = client.get(url)
+    assert r.status_code in (403, 404), (url, r.status_code)
+    assert b"top secret" not in r.content
+    assert b"root:" not in r.content
+
+
+def _tampered(album: tuple[Path, Path, Path], tmp_path: Path, edit: Any) -> Path:
+    """A copy of the catalog with one row changed by ``edit(store)``."""
+    import shutil
+
+    _, catalog, _ = album
+    copy = tmp_path / "catalog.sqlite"
+    shutil.copy(catalog, copy)
+    with open_catalog(copy) as store:
+        edit(store)
+    return copy
+
+
+def test_a_row_pointing_outside_the_roots_is_refused(album: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    root, _, secret = album
+
+    def edit(store: Any) -> None:
+        store.put_photo(replace(store.get_photo("a.jpg"), id="evil.jpg", path=str(secret)))
+        store.put_photo(replace(store.get_photo("a.jpg"), id="rel.jpg", path="../secret.txt"))
+        store.put_photo(replace(store.get_photo("a.jpg"), id="../secret.txt", path="../secret.txt"))
+
+    with TestClient(create_app(_tampered(album, tmp_path, edit), engine=stand_in_search)) as c:
+        for url in ["/photo/evil.jpg", "/thumb/evil.jpg", "/photo/rel.jpg", "/photo/..%2Fsecret.txt"]:
+            r = c.get(url)
+            assert r.status_code == 403, url
+            assert b"top secret" not in r.content
+        assert c.get("/photo/a.jpg").status_code == 200
+
+
+def test_a_symlink_escaping_the_root_is_refused(album: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    root, _, secret = album
+    link = root / "link.jpg"
+    try:
+        os.symlink(secret, link)
+    except OSError:
+        pytest.skip("symlinks are not supported here")
+    try:
+        def edit(store: Any) -> None:
+            store.put_photo(replace(store.get_photo("a.jpg"), id="link.jpg", path=str(link)))
+
+        with TestClient(create_app(_tampered(album, tmp_path, edit), engine=stand_in_search)) as c:
+            r = c.get("/photo/link.jpg")
+            assert r.status_code == 403
+            assert b"top secret" not in r.content
+            assert c.get("/thumb/link.jpg").status_code == 403
+    finally:
+        link.unlink()
+
+
+def test_a_symlink_inside_the_root_is_served(album: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    root, _, _ = album
+    link = root / "alias.jpg"
+    try:
+        os.symlink(root / "a.jpg", link)
+    except OSError:
+        pytest.skip("symlinks are not supported here")
+    try:
+        def edit(store: Any) -> None:
+            store.put_photo(replace(store.get_photo("a.jpg"), id="alias.jpg", path=str(link)))
+
+        with TestClient(create_app(_tampered(album, tmp_path, edit), engine=stand_in_search)) as c:
+            assert c.get("/photo/alias.jpg").content == (root / "a.jpg").read_bytes()
+    finally:
+        link.unlink()
+
+
+def test_resolve_photo_file_contract(album: tuple[Path, Path, Path]) -> None:
+    root, catalog, _ = album
+    with open_catalog(catalog, create=False) as store:
+        assert resolve_photo_file(store, "trip/c d#1.jpg") == (root / "trip" / "c d#1.jpg").resolve()
+        with pytest.raises(PhotoRefused) as e:
+            resolve_photo_file(store, "/etc/passwd")
+        assert e.value.status == 404
+
+
+def test_a_missing_catalog_is_an_error(tmp_path: Path) -> None:
+    from finegrain.errors import FinegrainError
+
+    with pytest.raises(FinegrainError, match="no catalog"):
+        create_app(tmp_path / "nope.sqlite", engine=stand_in_search)
+    assert not (tmp_path / "nope.sqlite").exists()
+
+
+def test_allowed_hosts_blocks_foreign_host_headers(album: tuple[Path, Path, Path]) -> None:
+    _, catalog, _ = album
+    app = create_app(catalog, engine=stand_in_search, allowed_hosts=["127.0.0.1", "localhost"])
+    with TestClient(app, base_url="http://localhost") as c:
+        assert c.get("/").status_code == 200
+        assert c.get("/", headers={"host": "evil.example"}).status_code == 400
+
+
+def test_serve_refuses_a_non_loopback_host(album: tuple[Path, Path, Path]) -> None:
+    from finegrain.cli.album_serve_cmd import is_loopback
+    from finegrain.cli.main import _register, main
+
+    _register()
+    from finegrain.cli import album_serve_cmd  # noqa: F401  (registers `album serve` until main.py does)
+
+    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1") and is_loopback("127.0.0.2")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.2") and not is_loopback("example.com")
+    _, catalog, _ = album
+    assert main(["album", "serve", str(catalog), "--host", "0.0.0.0"]) == 2
+
+
+def test_the_default_engine_answers_and_abstains(album: tuple[Path, Path, Path]) -> None:
+    pytest.importorskip("finegrain.album.engine")
+    _, catalog, _ = album
+    with TestClient(create_app(catalog)) as c:
+        body = c.get("/api/search", params={"q": "photos in Hangzhou in May 2023"}).json()
+        assert body["abstained"] is False
+        assert sorted(x["id"] for x in body["results"]) == ["a.jpg", "b.jpg"]
+        assert {ch["kind"] for ch in body["chips"]} == {"time", "place"}
+        assert body["results"][0]["place"] == "Xihu District, Hangzhou"
+        zh = c.get("/api/search", params={"q": "杭州"}).json()
+        assert len(zh["results"]) == 3 and zh["results"][0]["place"] == "杭州市西湖区"
+        none = c.get("/api/search", params={"q": "photos from 1999"}).json()
+        assert none["abstained"] is True and none["results"] == []
+        assert "1999" in none["reason"]

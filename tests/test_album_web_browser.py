@@ -1,0 +1,349 @@
+"""The album page in a real browser: headless Chromium, driven over the DevTools protocol,
+types queries into the search box of ``finegrain album serve`` and reads the page.
+
+The album is real: COCO-mini JPEGs copied into ``tmp_path`` with EXIF times and GPS written
+by piexif (four in Hangzhou in May 2023, two in Beijing in August 2022) and JSON caption
+sidecars, indexed by ``index_folder`` and searched by the real engine. The server is uvicorn
+on a free loopback port in a thread.
+
+Chromium: ``$FINEGRAIN_CHROMIUM``, else ``chromium``/``chromium-browser``/``google-chrome``
+on PATH. Missing, the test is skipped locally and FAILS in CI (``CI=true``).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import importlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def _need(module: str) -> Any:
+    """Import ``module``; missing, skip locally and fail in CI (the web page test must run there)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        msg = f"the album browser test needs {module!r}: pip install -e '.[test]'"
+        if _in_ci():
+            pytest.fail(msg, pytrace=False)
+        pytest.skip(msg, allow_module_level=True)
+
+
+_need("fastapi")
+uvicorn = _need("uvicorn")
+piexif = _need("piexif")
+ws_client = _need("websockets.sync.client")
+
+from finegrain.album.catalog import open_catalog  # noqa: E402
+from finegrain.album.indexer import index_folder  # noqa: E402
+from finegrain.album.web.app import create_app  # noqa: E402
+
+HANGZHOU = (30.2590, 120.1300)
+BEIJING = (39.9042, 116.4074)
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-extensions", "--mute-audio", "--hide-scrollbars", "--window-size=1280,900",
+    "--remote-debugging-port=0",
+]
+
+
+def _chromium() -> str:
+    env = os.environ.get("FINEGRAIN_CHROMIUM")
+    candidates = [env] if env else ["chromium", "chromium-browser", "google-chrome", "/usr/bin/chromium"]
+    for c in candidates:
+        found = shutil.which(c) if c else None
+        if found:
+            return found
+    msg = (
+        "headless Chromium is needed for the album web page test and was not found "
+        f"(looked for {', '.join(c for c in candidates if c)}); install it with "
+        "`apt-get install -y chromium` or set FINEGRAIN_CHROMIUM to the browser binary"
+    )
+    if _in_ci():
+        pytest.fail(msg, pytrace=False)
+    pytest.skip(msg)
+
+
+# ---------------------------------------------------------------- a real album
+
+
+def _dms(x: float) -> tuple[tuple[int, int], ...]:
+    d = int(x)
+    m = int((x - d) * 60)
+    s = round(((x - d) * 60 - m) * 60 * 100)
+    return ((d, 1), (m, 1), (s, 100))
+
+
+def _write_exif(path: Path, when: str, latlon: tuple[float, float]) -> None:
+    lat, lon = latlon
+    exif = {
+        "0th": {piexif.ImageIFD.Make: b"Finegrain", piexif.ImageIFD.Model: b"TestCam"},
+        "Exif": {piexif.ExifIFD.DateTimeOriginal: when.encode(), piexif.ExifIFD.OffsetTimeOriginal: b"+08:00"},
+        "GPS": {
+            piexif.GPSIFD.GPSLatitudeRef: b"N", piexif.GPSIFD.GPSLatitude: _dms(lat),
+            piexif.GPSIFD.GPSLongitudeRef: b"E", piexif.GPSIFD.GPSLongitude: _dms(lon),
+        },
+        "1st": {},
+    }
+    piexif.insert(piexif.dump(exif), str(path))
+
+
+def _coco_images(data_root: Path, n: int) -> list[tuple[Path, str]]:
+    """The first ``n`` COCO-mini images (sorted by name) that exist, with their first caption."""
+    joined = data_root / "coco_mini" / "coco_mini_joined.jsonl"
+    out: list[tuple[Path, str]] = []
+    with joined.open(encoding="utf-8") as f:
+        rows = sorted((json.loads(line) for line in f if line.strip()), key=lambda r: r["file_name"])
+    for row in rows:
+        path = data_root / "coco_mini" / row["image_path"]
+        if path.is_file():
+            out.append((path, row["captions"][0].strip()))
+        if len(out) == n:
+            break
+    if len(out) < n:
+        pytest.skip(f"COCO-mini has fewer than {n} images under {data_root / 'coco_mini'}")
+    return out
+
+
+SHOTS = [  # (EXIF local time, GPS, tag) of the six photos
+    ("2023:05:01 10:30:00", HANGZHOU, "hangzhou"),
+    ("2023:05:02 14:30:00", HANGZHOU, "hangzhou"),
+    ("2023:05:03 16:30:00", HANGZHOU, "hangzhou"),
+    ("2023:05:04 09:30:00", HANGZHOU, "hangzhou"),
+    ("2022:08:11 08:15:00", BEIJING, "beijing"),
+    ("2022:08:12 18:15:00", BEIJING, "beijing"),
+]
+
+
+@pytest.fixture(scope="module")
+def album(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> tuple[Path, Path, dict[str, str]]:
+    """(photo root, catalog, photo id -> where) of six real photos."""
+    if not (data_root / "coco_mini").is_dir():
+        pytest.skip(f"COCO-mini not found under {data_root}")
+    base = tmp_path_factory.mktemp("browser")
+    root = base / "photos"
+    root.mkdir()
+    where: dict[str, str] = {}
+    for i, ((src, caption), (when, latlon, tag)) in enumerate(zip(_coco_images(data_root, 6), SHOTS, strict=True)):
+        dst = root / f"IMG_{i:04d}.jpg"
+        shutil.copy(src, dst)
+        _write_exif(dst, when, latlon)
+        dst.with_suffix(".json").write_text(json.dumps({"caption": caption, "keywords": [tag]}), encoding="utf-8")
+        where[dst.name] = tag
+    catalog = base / "catalog.sqlite"
+    with open_catalog(catalog) as store:
+        report = index_folder(root, store, faces=False, show_progress=False)
+        assert report.added == 6 and not report.skipped, report.summary()
+        assert store.get_place("IMG_0000.jpg").city_en == "Hangzhou"
+    return root, catalog, where
+
+
+# ---------------------------------------------------------------- server and browser
+
+
+@pytest.fixture(scope="module")
+def server(album: tuple[Path, Path, dict[str, str]]) -> Iterator[str]:
+    _, catalog, _ = album
+    app = create_app(catalog, allowed_hosts=["127.0.0.1", "localhost"])
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            pytest.fail("uvicorn did not start within 20 s")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+class Browser:
+    """Headless Chromium and one page, driven over the Chrome DevTools Protocol."""
+
+    def __init__(self, binary: str, profile: Path) -> None:
+        profile.mkdir(parents=True, exist_ok=True)
+        self.log = (profile.parent / "chromium.log").open("wb")
+        self.proc = subprocess.Popen(
+            [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+            stdout=self.log, stderr=subprocess.STDOUT,
+        )
+        port_file = profile / "DevToolsActivePort"
+        deadline = time.monotonic() + 30
+        while not (port_file.is_file() and port_file.read_text().strip()):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                pytest.fail(f"Chromium did not start its DevTools endpoint; see {self.log.name}")
+            time.sleep(0.1)
+        port = int(port_file.read_text().split()[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
+            pages = [t for t in json.load(r) if t.get("type") == "page"]
+        self._stack = contextlib.ExitStack()
+        self.ws = self._stack.enter_context(
+            ws_client.connect(pages[0]["webSocketDebuggerUrl"], max_size=None, open_timeout=10)
+        )
+        self._id = 0
+        self.send("Page.enable")
+        self.send("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False)
+
+    def send(self, method: str, **params: Any) -> dict[str, Any]:
+        self._id += 1
+        self.ws.send(json.dumps({"id": self._id, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv(timeout=30))
+            if msg.get("id") == self._id:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+
+    def eval(self, expression: str) -> Any:
+        r = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in r:
+            raise RuntimeError(f"{expression}: {r['exceptionDetails']}")
+        return r["result"].get("value")
+
+    def wait_for(self, expression: str, timeout: float = 20.0) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.eval(expression)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout:.0f} s waiting for {expression}")
+            time.sleep(0.1)
+
+    def goto(self, url: str) -> None:
+        self.send("Page.navigate", url=url)
+        self.wait_for("document.readyState === 'complete' && !!document.getElementById('q')")
+
+    def type(self, text: str) -> None:
+        """Key presses, one character at a time, into the focused element."""
+        for ch in text:
+            self.send("Input.dispatchKeyEvent", type="keyDown", key=ch, text=ch, unmodifiedText=ch)
+            self.send("Input.dispatchKeyEvent", type="keyUp", key=ch)
+
+    def press_enter(self) -> None:
+        enter = {"key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "nativeVirtualKeyCode": 13}
+        self.send("Input.dispatchKeyEvent", type="keyDown", text="\r", **enter)
+        self.send("Input.dispatchKeyEvent", type="keyUp", **enter)
+
+    def screenshot(self, path: Path) -> Path:
+        data = self.send("Page.captureScreenshot", format="png")["data"]
+        path.write_bytes(base64.b64decode(data))
+        return path
+
+    def close(self) -> None:
+        stack = getattr(self, "_stack", None)
+        if stack is not None:
+            stack.close()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    binary = _chromium()
+    b = Browser(binary, tmp_path_factory.mktemp("chromium") / "profile")
+    try:
+        yield b
+    finally:
+        b.close()
+
+
+def _search(b: Browser, query: str) -> str:
+    """Clear the box, type ``query``, press Enter; the page state once the answer is shown."""
+    b.eval("(() => { const q = document.getElementById('q'); q.value = ''; q.focus(); return true; })()")
+    b.type(query)
+    assert b.eval("document.getElementById('q').value") == query
+    b.eval("document.body.removeAttribute('data-state')")
+    b.press_enter()
+    return b.wait_for("['results', 'abstained', 'error'].includes(document.body.dataset.state) && document.body.dataset.state")
+
+
+# ---------------------------------------------------------------- the test
+
+
+def test_typed_queries_show_results_chips_and_abstention(
+    browser: Browser, server: str, album: tuple[Path, Path, dict[str, str]], tmp_path: Path
+) -> None:
+    _, _, where = album
+    browser.goto(server + "/")
+    assert browser.eval("document.title") == "finegrain album"
+
+    state = _search(browser, "photos in Hangzhou in May 2023")
+    assert state == "results", browser.eval("document.getElementById('status').textContent")
+    shown = browser.eval("[...document.querySelectorAll('#grid .result')].map(f => f.dataset.id)")
+    assert sorted(shown) == sorted(pid for pid, tag in where.items() if tag == "hangzhou")
+    chips = browser.eval("[...document.querySelectorAll('#plan .chip')].map(c => [c.dataset.kind, c.textContent])")
+    kinds = {kind for kind, _ in chips}
+    assert {"time", "place"} <= kinds, chips
+    assert any(kind == "place" and "Hangzhou" in text for kind, text in chips), chips
+    # every thumbnail is a decoded JPEG from /thumb/, not a broken image
+    browser.wait_for(
+        "[...document.querySelectorAll('#grid img')].every(i => i.complete && i.naturalWidth > 0)", timeout=20
+    )
+    thumbs = browser.eval("[...document.querySelectorAll('#grid img')].map(i => [i.getAttribute('src'), i.naturalWidth, i.naturalHeight])")
+    assert len(thumbs) == 4
+    assert all(src.startswith("/thumb/") and max(w, h) == 320 for src, w, h in thumbs), thumbs
+    assert not browser.eval("getComputedStyle(document.getElementById('empty')).display !== 'none'")
+    assert browser.eval("location.search") == "?q=photos%20in%20Hangzhou%20in%20May%202023"
+    shot = browser.screenshot(tmp_path / "album_results.png")
+    assert shot.stat().st_size > 10_000
+
+    state = _search(browser, "photos from 1999")
+    assert state == "abstained"
+    assert browser.eval("document.querySelectorAll('#grid .result').length") == 0
+    assert browser.eval("getComputedStyle(document.getElementById('empty')).display") == "block"
+    assert browser.eval("document.getElementById('empty').innerText").startswith("No matching photos")
+    reason = browser.eval("document.getElementById('reason').textContent")
+    assert "1999" in reason, reason
+    assert ["time", "1999"] in browser.eval(
+        "[...document.querySelectorAll('#plan .chip')].map(c => [c.dataset.kind, c.lastChild.textContent])"
+    )
+    browser.screenshot(tmp_path / "album_abstained.png")
+    keep = os.environ.get("FINEGRAIN_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        for name in ("album_results.png", "album_abstained.png"):
+            shutil.copy(tmp_path / name, Path(keep) / name)
+
+
+def test_the_browser_cannot_fetch_a_file_outside_the_roots(browser: Browser, server: str) -> None:
+    browser.goto(server + "/")
+    statuses = browser.eval(
+        "Promise.all(['/photo/..%2F..%2Fetc%2Fpasswd', '/photo/%2Fetc%2Fpasswd', '/thumb/..%2Fcatalog.sqlite', "
+        "'/photo/IMG_0000.jpg'].map(u => fetch(u).then(r => r.status)))"
+    )
+    assert statuses[:3] == [404, 404, 404]
+    assert statuses[3] == 200
