@@ -19,7 +19,16 @@ app = typer.Typer(
 
 def _register() -> None:
     # Each verb lives in its own module; importing it adds its command to ``app``.
-    from finegrain.cli import eval_cmd, evaluate_cmd  # noqa: F401
+    from finegrain.cli import (  # noqa: F401
+        album_cmd,
+        album_plan_cmd,
+        album_search_cmd,
+        album_serve_cmd,
+        compare_cmd,
+        eval_cmd,
+        evaluate_cmd,
+        report_cmd,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -68,6 +68,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
             "retrieve_seconds": round(retrieve_s, 3),
         },
     }
+    results["errors"] = error_section(ds, run)  # error analysis: see error_section below
     return Outcome(run=run, evaluation=evaluation, results=results)
 
 
@@ -94,3 +95,29 @@ def _jsonable(meta: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[k] = str(v)
     return out
+
+
+# --------------------------------------------------------------------------- error analysis
+# Added for issue 3 item 5 (finegrain.diagnose.errors). Guarded: it never breaks an eval.
+
+ERRORS_K = 10
+
+
+def error_section(ds: Any, run: Any, k: int = ERRORS_K) -> dict[str, Any]:
+    """``results["errors"]``: the tagged false negatives / positives in the top ``k``.
+
+    Returns ``ErrorAnalysis.to_json_dict()``, or ``{"schema": ..., "skipped": reason}``
+    when the run is empty or the analysis fails for any reason (an eval never fails
+    because of it).
+    """
+    schema = "finegrain.errors/1"
+    try:
+        if run.n_entries == 0:
+            return {"schema": schema, "skipped": "the run is empty"}
+        from finegrain.diagnose.errors import analyse_errors
+
+        analysis = analyse_errors(ds.corpus, ds.queries, ds.qrels, run, lang=ds.lang, k=k,
+                                  fully_judged=bool(ds.meta.get("fully_judged", False)))
+        return analysis.to_json_dict()
+    except Exception as e:  # noqa: BLE001 - a diagnosis must never break an evaluation
+        return {"schema": schema, "skipped": f"error analysis failed: {type(e).__name__}: {e}"}

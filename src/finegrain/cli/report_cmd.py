@@ -1,0 +1,34 @@
+"""``finegrain report DIR... --out FILE.html``: one self-contained HTML page from saved results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from finegrain.cli.main import app
+
+
+@app.command("report")
+def report_command(
+    dirs: list[Path] = typer.Argument(..., metavar="DIR...", help="Results folders written by 'finegrain eval --out DIR'."),
+    out: Path = typer.Option(..., "--out", "-o", help="The HTML file to write."),
+    baseline: str | None = typer.Option(
+        None, "--baseline", "-b",
+        help="The system the others are compared against: one of the DIRs, its 1-based position, or a system "
+        "label. Default: the first DIR.",
+    ),
+    metric: str | None = typer.Option(
+        None, "--metric", "-m", help="Metric for the charts and win/tie/loss (default: the first saved metric)."
+    ),
+) -> None:
+    """Render the saved results of one or more folders into one HTML page.
+
+    With two or more folders the page compares them: confidence intervals,
+    significance tests and win/tie/loss against the baseline. Nothing is
+    re-run; the page needs no network to open.
+    """
+    from finegrain.report.html import write_report
+
+    path = write_report(dirs, out, baseline=baseline, metric=metric)
+    typer.echo(f"wrote {path}")
