@@ -15,8 +15,8 @@ def report_command(
     out: Path = typer.Option(..., "--out", "-o", help="The HTML file to write."),
     baseline: str | None = typer.Option(
         None, "--baseline", "-b",
-        help="The system the others are compared against: one of the DIRs, its 1-based position, or a system "
-        "label. Default: the first DIR.",
+        help="The system the others are compared against: an index into DIRs (0 = the first, the default), "
+        "one of the DIRs, or a system label (as in 'finegrain compare').",
     ),
     metric: str | None = typer.Option(
         None, "--metric", "-m", help="Metric for the charts and win/tie/loss (default: the first saved metric)."

@@ -44,6 +44,11 @@ def percent(v: float) -> str:
     return f"{v * 100:.1f}"
 
 
+def percent_tick(v: float) -> str:
+    """0.2 -> '20' (axis ticks: no decimals unless needed)."""
+    return f"{v * 100:.4g}"
+
+
 def _t(text: object) -> str:
     return escape(str(text), quote=True)
 
@@ -121,8 +126,8 @@ def grouped_bar_chart(
     axis_label: str,
     value_max: float | None = None,
     fmt: Formatter = percent,
-    tick_fmt: Formatter = percent,
-    width: float = 900,
+    tick_fmt: Formatter = percent_tick,
+    width: float = 1100,
 ) -> str:
     """Horizontal grouped bars: a group per category, a bar per series, the value at its end.
 
@@ -186,6 +191,7 @@ def line_chart(
     log_x: bool = True,
     y_max: float | None = None,
     fmt: Formatter = percent,
+    tick_fmt: Formatter = percent_tick,
     width: float = 420,
     height: float = 300,
 ) -> str:
@@ -221,7 +227,7 @@ def line_chart(
     for tick in _ticks(top):
         y = py(tick)
         parts.append(f'<line x1="{left:.1f}" y1="{y:.1f}" x2="{left + plot_w:.1f}" y2="{y:.1f}" stroke="{GRID}"/>')
-        parts.append(f'<text x="{left - 6:.1f}" y="{y + 4:.1f}" text-anchor="end" fill="{MUTED}">{_t(fmt(tick))}</text>')
+        parts.append(f'<text x="{left - 6:.1f}" y="{y + 4:.1f}" text-anchor="end" fill="{MUTED}">{_t(tick_fmt(tick))}</text>')
     for i, x in enumerate(xs):
         parts.append(f'<text x="{px(i):.1f}" y="{top_y + plot_h + 15:.1f}" text-anchor="middle" fill="{MUTED}">'
                      f"{_t(_num(x))}</text>")
@@ -258,18 +264,21 @@ def win_tie_loss_chart(
     *,
     title: str,
     labels: tuple[str, str, str] = ("win", "tie", "loss"),
-    width: float = 900,
+    colours: tuple[str, str, str] = (WIN, TIE, LOSS),
+    width: float = 1100,
 ) -> str:
     """One 100 % stacked horizontal bar per row: wins, ties, losses, counts written inside.
 
     ``rows`` is ``[(label, wins, ties, losses)]``; ``labels`` names the three
-    parts in the legend (e.g. "e5 better", "tie", "bm25 better").
+    parts in the legend (e.g. "e5 better", "tie", "bm25 better"); ``colours``
+    colours them (a report passes the two systems' own colours, so a colour
+    means the same system in every chart).
     """
     bar_h, gap = 18.0, 8.0
     label_w = min(max((_text_width(r[0], 12) for r in rows), default=40) + 14, width * 0.4)
     left, right = label_w, 16.0
     plot_w = width - left - right
-    legend, legend_h = _legend(list(zip(labels, (WIN, TIE, LOSS))), left, 30, plot_w)
+    legend, legend_h = _legend(list(zip(labels, colours)), left, 30, plot_w)
     top_y = 30 + legend_h + 8
     height = top_y + len(rows) * (bar_h + gap) + gap + 24
     parts = _svg_open(width, height, title)
@@ -283,7 +292,7 @@ def win_tie_loss_chart(
             parts.append(f'<text x="{left + 4:.1f}" y="{y + bar_h - 4:.1f}" fill="{MUTED}">no paired queries</text>')
             continue
         x = left
-        for count, fill, part in zip(counts, (WIN, TIE, LOSS), labels):
+        for count, fill, part in zip(counts, colours, labels):
             w = plot_w * count / total
             if w <= 0:
                 continue
@@ -291,7 +300,7 @@ def win_tie_loss_chart(
                          f"<title>{_t(f'{label} · {part}: {count} of {total}')}</title></rect>")
             text = str(count)
             if _text_width(text, 11) + 6 < w:
-                ink = TEXT if fill == TIE else "#fff"
+                ink = TEXT if _luminance(fill) > 0.21 else "#fff"  # the higher contrast of the two
                 parts.append(f'<text x="{x + w / 2:.1f}" y="{y + bar_h - 5:.1f}" text-anchor="middle" font-size="11" '
                              f'fill="{ink}">{text}</text>')
             x += w
@@ -301,6 +310,16 @@ def win_tie_loss_chart(
         parts.append(f'<text x="{x:.1f}" y="{axis_y + 14:.1f}" text-anchor="middle" fill="{MUTED}">{frac:.0%}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def _luminance(hex_colour: str) -> float:
+    """Relative luminance (WCAG 2) of ``#rrggbb``: pick dark or white text on a fill."""
+    h = hex_colour.lstrip("#")
+    if len(h) != 6:
+        return 0.0
+    chans = [int(h[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in chans]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
 
 
 def _num(x: float) -> str:

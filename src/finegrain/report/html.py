@@ -71,16 +71,17 @@ def unique_labels(names: Sequence[str], paths: Sequence[str]) -> list[str]:
 
 
 def resolve_baseline(systems: Sequence[System], baseline: str | int | None) -> int:
-    """The baseline's index: None -> the first; a 1-based position; a folder path; or a label."""
+    """The baseline's index, as ``finegrain compare`` reads it: None -> the first; an index
+    (0 = the first folder); one of the folders; or a system label."""
     if baseline is None:
         return 0
     text = str(baseline).strip()
     if text.isdigit():
         n = int(text)
-        if 1 <= n <= len(systems):
-            return n - 1
-        raise FinegrainError(f"--baseline {n} is not a position among the {len(systems)} results folders",
-                             f"give a number from 1 to {len(systems)}, a folder or a system label")
+        if n < len(systems):
+            return n
+        raise FinegrainError(f"--baseline {n} is out of range for {len(systems)} results folder(s)",
+                             f"use 0..{len(systems) - 1} (0 = the first folder), a folder or a system label")
     for i, s in enumerate(systems):
         if s.path is not None and Path(s.path).resolve() == Path(text).resolve():
             return i
@@ -89,7 +90,7 @@ def resolve_baseline(systems: Sequence[System], baseline: str | int | None) -> i
             return i
     known = ", ".join(s.label for s in systems)
     raise FinegrainError(f"--baseline {text!r} is none of the results folders or systems ({known})",
-                         "give one of the DIR arguments, its 1-based position, or a system label")
+                         "give one of the DIR arguments, its index (0 = the first), or a system label")
 
 
 def resolve_metric(systems: Sequence[System], metric: str | None) -> str:
@@ -115,17 +116,32 @@ def readable(name: str | None) -> str:
     return (name or UNTYPED).replace("_", " ").replace("-", " ")
 
 
-def fmt(value: Any) -> str:
-    """A metric value x100 with two decimals; an em dash for undefined."""
+RANK_METRICS = frozenset({"median_rank"})  # values are ranks (lower is better), not fractions
+
+
+def is_rank(key: str) -> bool:
+    """True for a metric whose values are ranks (``median_rank@k``): shown as is, lower is better."""
+    return key.split("@")[0].split("(")[0] in RANK_METRICS
+
+
+def fmt(value: Any, key: str = "") -> str:
+    """A metric value x100 with two decimals (a rank as is); an em dash for undefined."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "—"
-    return f"{value * 100:.2f}"
+    return f"{value:g}" if is_rank(key) else f"{value * 100:.2f}"
 
 
 def fmt_p(p: Any) -> str:
     if p is None or (isinstance(p, float) and not math.isfinite(p)):
         return "—"
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def fmt_delta(value: Any) -> str:
+    """A difference x100 with a sign; an em dash for undefined."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    return f"{value * 100:+.2f}"
 
 
 # --------------------------------------------------------------------------- context
@@ -137,11 +153,13 @@ def build_context(
     baseline: int = 0,
     metric: str | None = None,
     comparison: Mapping[str, Any] | None = None,
+    intervals: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Everything the template shows, as plain values (strings, numbers, lists, SVG markup).
 
-    ``comparison`` is :meth:`Comparison.to_json_dict` of the systems (in the
-    same order), or None for a single system.
+    ``comparison`` is :meth:`Comparison.to_json_dict` of the systems (same
+    order, two or more); ``intervals`` gives a single system's
+    ``{metric: {"ci": [low, high], ...}}`` when there is no comparison.
     """
     from markupsafe import Markup
 
@@ -151,71 +169,74 @@ def build_context(
     if not systems:
         raise FinegrainError("no results to report", "pass one or more folders written by 'finegrain eval --out DIR'")
     key = resolve_metric(systems, metric)
-    metrics = [k for k in (systems[baseline].results.get("aggregate") or {})]
     base = systems[baseline]
+    metrics = list(base.results.get("aggregate") or {})
     datasets = sorted({str(_dataset_name(s.results)) for s in systems})
     types = _type_order(systems)
-    cmp = _comparison_view(comparison, systems, baseline) if comparison else None
 
     headline = []
     for i, s in enumerate(systems):
         agg = s.results.get("aggregate") or {}
         cells = []
         for m in metrics:
-            ci = cmp["ci"].get((i, m)) if cmp else None
-            test = cmp["tests"].get((i, m)) if cmp else None
-            cells.append({"value": fmt(agg.get(m)), "ci": f"[{fmt(ci[0])}, {fmt(ci[1])}]" if ci else None,
-                          "delta": _delta(agg.get(m), base.results.get("aggregate", {}).get(m)) if i != baseline else None,
-                          "test": test})
+            if comparison is not None:
+                ci = (((comparison.get("summary") or {}).get(m) or {}).get(s.label) or {}).get("ci")
+            else:
+                ci = ((intervals or {}).get(m) or {}).get("ci")
+            cells.append({"value": fmt(agg.get(m), m),
+                          "ci": f"[{fmt(ci[0], m)}, {fmt(ci[1], m)}]" if ci and None not in ci else None})
         headline.append({"label": s.label, "colour": charts.colour(i), "is_baseline": i == baseline, "cells": cells})
 
     type_rows = []
     for t in types:
-        n = max((_type_n(s.results, t) for s in systems), default=0)
-        row_cells = []
+        cells = []
         for m in metrics:
             vals = [_type_value(s.results, t, m) for s in systems]
-            best = max((v for v in vals if v is not None), default=None)
-            row_cells.append([{"value": fmt(v), "best": v is not None and v == best and len(systems) > 1} for v in vals])
-        type_rows.append({"name": readable(t), "raw": t, "n": n, "cells": row_cells})
+            defined = [v for v in vals if v is not None]
+            top = (min if is_rank(m) else max)(defined) if defined else None
+            best = top if len(systems) > 1 and defined.count(top) == 1 else None
+            cells.append([{"value": fmt(v, m), "best": best is not None and v == best} for v in vals])
+        type_rows.append({"name": readable(t), "raw": t, "n": _types_n(systems, t), "cells": cells})
 
-    categories = [f"{readable(t)} (n={max(_type_n(s.results, t) for s in systems)})" for t in types]
     type_chart = charts.grouped_bar_chart(
-        categories,
+        [f"{readable(t)} (n={_types_n(systems, t)})" for t in types],
         [(s.label, [_type_value(s.results, t, key) for t in types]) for s in systems],
-        title=f"{key} by query type (x100)",
-        axis_label=f"{key} x100",
-        value_max=1.0,
+        title=f"{key} by query type" + (" (lower is better)" if is_rank(key) else ""),
+        axis_label=key if is_rank(key) else f"{key} (x100)",
+        value_max=None if is_rank(key) else 1.0,
+        fmt=(lambda v: f"{v:g}") if is_rank(key) else charts.percent,
+        tick_fmt=(lambda v: f"{v:g}") if is_rank(key) else charts.percent_tick,
     )
 
     curve_charts = []
-    families = [f for f in (base.results.get("curves") or {})]
-    for fam in families:
+    for fam in base.results.get("curves") or {}:
         ks = sorted({int(k) for s in systems for k in ((s.results.get("curves") or {}).get(fam) or {})})
         if not ks:
             continue
         series = [(s.label, [((s.results.get("curves") or {}).get(fam) or {}).get(str(k)) for k in ks]) for s in systems]
         curve_charts.append(Markup(charts.line_chart(ks, series, title=f"{fam}@k", x_label="k (log scale)",
-                                                     y_label=f"{fam} x100", y_max=1.0)))
+                                                     y_label=f"{fam} (x100)", y_max=1.0, width=340, height=290)))
 
     return {
         "title": f"finegrain report — {', '.join(datasets)}",
         "datasets": datasets,
-        "dataset_mismatch": len(datasets) > 1,
         "systems": [{"label": s.label, "colour": charts.colour(i), "path": s.path, "is_baseline": i == baseline}
                     for i, s in enumerate(systems)],
         "baseline": base.label,
         "metric": key,
+        "metric_is_rank": is_rank(key),
+        "rank_metrics": [m for m in metrics if is_rank(m)],
         "metrics": metrics,
         "headline": headline,
+        "ci_note": _ci_note(comparison, intervals),
         "type_rows": type_rows,
         "type_chart": Markup(type_chart),
         "curve_charts": curve_charts,
-        "comparison": cmp,
+        "comparison": _comparison_view(comparison, systems, baseline, key, types) if comparison else None,
         "differences": _differences(systems, baseline, key) if len(systems) > 1 else [],
         "errors": _errors_view(systems),
         "denominators": _denominators(systems),
-        "provenance": [_provenance(s) for s in systems],
+        "provenance": _provenance(systems),
         "version": __version__,
     }
 
@@ -234,18 +255,15 @@ def _type_value(results: Mapping[str, Any], t: str, key: str) -> float | None:
     return cell.get("value") if isinstance(cell, Mapping) else cell
 
 
+def _types_n(systems: Sequence[System], t: str) -> int:
+    return max((_type_n(s.results, t) for s in systems), default=0)
+
+
 def _type_order(systems: Sequence[System]) -> list[str]:
     """Query types, most queries first, 'untyped' last; ties by name."""
     names = {t for s in systems for t in (s.results.get("by_type") or {})}
-    n = {t: max(_type_n(s.results, t) for s in systems) for t in names}
+    n = {t: _types_n(systems, t) for t in names}
     return sorted(names, key=lambda t: (t == UNTYPED, -n[t], t))
-
-
-def _delta(value: Any, base: Any) -> str | None:
-    if value is None or base is None:
-        return None
-    d = (value - base) * 100
-    return f"{d:+.2f}"
 
 
 def _differences(systems: Sequence[System], baseline: int, key: str) -> list[dict[str, Any]]:
@@ -258,11 +276,16 @@ def _differences(systems: Sequence[System], baseline: int, key: str) -> list[dic
         if i == baseline:
             continue
         pq = (s.results.get("per_query") or {}).get(key) or {}
-        diffs = [(pq[q] - base_pq[q], q) for q in base_pq if q in pq and pq[q] is not None and base_pq[q] is not None]
+        sign = -1.0 if is_rank(key) else 1.0  # a gain is a higher score, or a lower rank
+        diffs = [(sign * (pq[q] - base_pq[q]), q) for q in base_pq
+                 if q in pq and pq[q] is not None and base_pq[q] is not None]
 
         def rows(items: list[tuple[float, str]], pq: Mapping[str, Any] = pq) -> list[dict[str, Any]]:
-            return [{"qid": q, "text": (queries.get(q) or {}).get("text", ""), "type": readable((queries.get(q) or {}).get("type")),
-                     "base": fmt(base_pq[q]), "other": fmt(pq[q]), "delta": f"{d * 100:+.2f}"} for d, q in items]
+            return [{"qid": q, "text": (queries.get(q) or {}).get("text", ""),
+                     "type": readable((queries.get(q) or {}).get("type")),
+                     "base": fmt(base_pq[q], key), "other": fmt(pq[q], key),
+                     "delta": f"{sign * d:+g}" if is_rank(key) else f"{d * 100:+.2f}", "gain": d > 0}
+                    for d, q in items]
 
         gains = sorted((x for x in diffs if x[0] > 0), key=lambda x: (-x[0], x[1]))[:N_DIFF_EXAMPLES]
         losses = sorted((x for x in diffs if x[0] < 0), key=lambda x: (x[0], x[1]))[:N_DIFF_EXAMPLES]
@@ -300,35 +323,194 @@ def _flatten(obj: Any, prefix: str = "") -> list[tuple[str, str]]:
     return out
 
 
-def _provenance(s: System) -> dict[str, Any]:
-    rows = []
-    if s.path is not None:
-        rows.append(("results folder", s.path))
-    if s.sha256 is not None:
-        rows.append(("results.json sha256", s.sha256))
-    rows.append(("schema", str(s.results.get("schema", "—"))))
-    rows += _flatten(s.results.get("provenance") or {})
-    return {"label": s.label, "rows": rows}
+def _provenance(systems: Sequence[System]) -> dict[str, Any]:
+    """The dataset's provenance once (when every folder has the same), then each folder's own."""
+    from finegrain.report import charts
+
+    datasets = [((s.results.get("provenance") or {}).get("dataset") or {}) for s in systems]
+    shared = all(d == datasets[0] for d in datasets)
+    cards = []
+    for i, s in enumerate(systems):
+        rows = []
+        if s.path is not None:
+            rows.append(("results folder", s.path))
+        if s.sha256 is not None:
+            rows.append(("results.json sha256", s.sha256))
+        rows.append(("schema", str(s.results.get("schema", "—"))))
+        prov = dict(s.results.get("provenance") or {})
+        if shared:
+            prov.pop("dataset", None)
+        rows += _flatten(prov)
+        cards.append({"label": s.label, "colour": charts.colour(i), "rows": rows})
+    return {"dataset": _flatten(datasets[0]) if shared and datasets[0] else None, "systems": cards}
 
 
 # ----------------------------------------------------------- comparison and errors (other modules' output)
 
 
-def _comparison_view(comparison: Mapping[str, Any], systems: Sequence[System], baseline: int) -> dict[str, Any]:
-    """Adapt :meth:`Comparison.to_json_dict` to the template: CIs, tests and win/tie/loss per system."""
-    raise NotImplementedError  # filled in against finegrain.evaluate.compare
+def _ci_note(comparison: Mapping[str, Any] | None, intervals: Mapping[str, Any] | None) -> str:
+    st = (comparison or {}).get("settings") or (intervals or {}).get("_settings")
+    if not st:
+        return ""
+    return (f"In brackets: {st['confidence']:.0%} {st['ci_method']} bootstrap confidence interval of the mean over "
+            f"queries ({st['n_resamples']} resamples, seed {st['seed']}).")
 
 
-def _errors_view(systems: Sequence[System]) -> list[dict[str, Any]]:
-    """The 'errors' block of each results file (error tags, counts, examples), when present."""
-    return []
+def _comparison_view(comparison: Mapping[str, Any], systems: Sequence[System], baseline: int, key: str,
+                     types: Sequence[str]) -> dict[str, Any]:
+    """Adapt :meth:`Comparison.to_json_dict` to the template: tests against the baseline and win/tie/loss."""
+    from markupsafe import Markup
+
+    from finegrain.report import charts
+
+    st = comparison.get("settings") or {}
+    tests: Mapping[str, Mapping[str, Any]] = comparison.get("tests") or {}
+    base = systems[baseline].label
+    versus = []
+    for i, s in enumerate(systems):
+        if i == baseline:
+            continue
+        for m in comparison.get("metrics") or []:
+            t = (tests.get(m) or {}).get(s.label)
+            if not t:
+                continue
+            lo, hi = t.get("diff_ci") or [None, None]
+            versus.append({
+                "label": s.label, "colour": charts.colour(i), "metric": m, "n": t.get("n"),
+                "delta": fmt_delta(t.get("mean_diff")), "up": (t.get("mean_diff") or 0) >= 0,
+                "diff_ci": f"[{fmt_delta(lo)}, {fmt_delta(hi)}]",
+                "p_rand": fmt_p(t.get("p_rand_holm")), "p_t": fmt_p(t.get("p_t_holm")),
+                "sig": bool(t.get("significant")), "sig_t": bool(t.get("significant_t")),
+                "win": t.get("win"), "tie": t.get("tie"), "loss": t.get("loss"),
+            })
+    wtl = []
+    for i, s in enumerate(systems):
+        t = (tests.get(key) or {}).get(s.label)
+        if i == baseline or not t:
+            continue
+        by_type = t.get("by_type") or {}
+        rows = [{"name": "all queries", "overall": True, "n": t.get("n"), "win": t.get("win"), "tie": t.get("tie"),
+                 "loss": t.get("loss"), "delta": fmt_delta(t.get("mean_diff")), "p": fmt_p(t.get("p_rand_holm")),
+                 "sig": bool(t.get("significant"))}]
+        order = [g for g in types if g in by_type] + [g for g in by_type if g not in types]
+        for g in order:
+            c = by_type[g]
+            rows.append({"name": readable(g), "overall": False, "n": c.get("n"), "win": c.get("win"),
+                         "tie": c.get("tie"), "loss": c.get("loss"), "delta": fmt_delta(c.get("mean_diff")),
+                         "p": fmt_p(c.get("p_rand_holm")), "sig": bool(c.get("significant"))})
+        chart = charts.win_tie_loss_chart(
+            [(f"{r['name']} (n={r['n']})", r["win"] or 0, r["tie"] or 0, r["loss"] or 0) for r in rows],
+            title=f"{s.label} vs {base} on {key}: queries won, tied, lost",
+            labels=(f"{s.label} better", "tie", f"{base} better"),
+            colours=(charts.colour(i), charts.TIE, charts.colour(baseline)),
+        )
+        wtl.append({"label": s.label, "rows": rows, "chart": Markup(chart)})
+    alpha = st.get("alpha", 0.05)
+    return {
+        "versus": versus,
+        "wtl": wtl,
+        "alpha": alpha,
+        "skipped": dict(comparison.get("skipped_metrics") or {}),
+        "key_skipped": key not in tests,
+        "note": (f"p: two-sided tests on the paired per-query values, Holm-adjusted across the systems compared "
+                 f"with the baseline (per metric): Fisher's randomization test (sign flips, {st.get('n_resamples')} "
+                 f"resamples) and the paired t-test. * marks a Holm-adjusted randomization p < {alpha}. "
+                 f"W/T/L: queries where the system scores higher than, equal to (within {st.get('tie_tolerance', 0):g}) "
+                 f"or lower than the baseline."),
+        "wtl_note": (f"p is the randomization test within the slice, Holm-adjusted across the query types of this "
+                     f"system; * marks p < {alpha}. Small slices rarely reach significance."),
+    }
+
+
+N_ERROR_EXAMPLES = 2
+
+
+def _errors_view(systems: Sequence[System]) -> dict[str, Any] | None:
+    """The ``errors`` section of each results file (:mod:`finegrain.diagnose.errors`), side by side."""
+    from markupsafe import Markup
+
+    from finegrain.report import charts
+
+    sections = [(i, s, s.results.get("errors")) for i, s in enumerate(systems)]
+    if not any(isinstance(e, Mapping) for _, _, e in sections):
+        return None
+    present = [(i, s, e) for i, s, e in sections if isinstance(e, Mapping) and "counts" in e]
+    notes = [f"{s.label}: no error analysis saved" + (f" ({e['skipped']})" if isinstance(e, Mapping) and e.get("skipped")
+                                                       else " (re-run 'finegrain eval' to add it)")
+             for _, s, e in sections if not (isinstance(e, Mapping) and "counts" in e)]
+    if not present:
+        return {"notes": notes, "systems": []}
+    first = present[0][2]
+    tag_info: Mapping[str, Mapping[str, str]] = first.get("tags") or {}
+    tags = list(tag_info) or list(first.get("counts") or {})
+    kinds = {"fn": "false negative", "fp": "false positive"}
+
+    overall = []
+    for tag in tags:
+        info = tag_info.get(tag) or {}
+        cells = []
+        for _, _, e in present:
+            c = (e.get("counts") or {}).get(tag) or {}
+            cells.append({"passages": c.get("items", 0), "queries": c.get("queries", 0)})
+        overall.append({"name": readable(tag), "kind": kinds.get(info.get("kind", ""), ""),
+                        "description": info.get("description", ""), "cells": cells})
+    totals = [{"fn": (e.get("totals") or {}).get("false_negatives", 0),
+               "fp": (e.get("totals") or {}).get("false_positives", 0),
+               "unjudged": (e.get("totals") or {}).get("unjudged_false_positives", 0)} for _, _, e in present]
+
+    type_names = [t for t in _type_order(systems)]
+    for _, _, e in present:
+        type_names += [t for t in (e.get("by_type") or {}) if t not in type_names]
+    by_type = []
+    for t in type_names:
+        rows = [(e.get("by_type") or {}).get(t) for _, _, e in present]
+        if not any(rows):
+            continue
+        n = max(((r or {}).get("n_queries", 0) for r in rows), default=0)
+        cells = [[((((r or {}).get("counts") or {}).get(tag)) or {}).get("items", 0) for r in rows] for tag in tags]
+        by_type.append({"name": readable(t), "n": n, "cells": cells})
+
+    examples = []
+    for tag in tags:
+        items = []
+        for i, s, e in present:
+            for x in ((e.get("examples") or {}).get(tag) or [])[:N_ERROR_EXAMPLES]:
+                items.append({"system": s.label, "colour": charts.colour(i), "query": x.get("query", ""),
+                              "type": readable(x.get("type")), "doc_id": x.get("doc_id", ""),
+                              "text": x.get("text", ""), "rank": "not retrieved" if x.get("rank") is None else x["rank"],
+                              "grade": "unjudged" if x.get("grade") is None else x["grade"],
+                              "rule": x.get("rule", ""), "matched": ", ".join(str(m) for m in x.get("matched") or [])})
+        examples.append({"name": readable(tag), "description": (tag_info.get(tag) or {}).get("description", ""),
+                         "items": items})
+
+    chart = charts.grouped_bar_chart(
+        [readable(t) for t in tags],
+        [(s.label, [((e.get("counts") or {}).get(t) or {}).get("items", 0) for t in tags]) for i, s, e in present],
+        title=f"Error items per tag in the top {first.get('k')}",
+        axis_label="passages (summed over queries)",
+        fmt=lambda v: f"{v:.0f}", tick_fmt=lambda v: f"{v:.0f}",
+    )
+    method = first.get("method") or {}
+    return {
+        "notes": notes,
+        "systems": [{"label": s.label, "colour": charts.colour(i)} for i, s, _ in present],
+        "k": first.get("k"), "rel": first.get("rel"),
+        "n_queries": first.get("n_queries"), "n_skipped": first.get("n_skipped_no_relevant"),
+        "overall": overall, "totals": totals, "tags": [readable(t) for t in tags],
+        "by_type": by_type, "examples": examples, "chart": Markup(chart),
+        "method": [(readable(k), v) for k, v in method.items()],
+    }
 
 
 # --------------------------------------------------------------------------- render
 
 
 def _environment() -> Any:
-    from jinja2 import Environment, PackageLoader, StrictUndefined
+    try:
+        from jinja2 import Environment, PackageLoader, StrictUndefined
+    except ImportError:
+        raise FinegrainError("the HTML report needs the Python package 'jinja2', which is not installed",
+                             "install it with: pip install 'jinja2>=3.1' (or re-install finegrain)") from None
 
     return Environment(loader=PackageLoader("finegrain.report", "templates"), autoescape=True,
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
@@ -340,15 +522,57 @@ def render_report(
     baseline: str | int | None = None,
     metric: str | None = None,
 ) -> str:
-    """The report page for one or more systems (a comparison when there are two or more)."""
+    """The report page for one or more systems (a comparison when there are two or more).
+
+    With two or more systems the statistics are those of
+    :func:`finegrain.evaluate.compare.compare` (default settings); with one,
+    the headline intervals are :func:`finegrain.evaluate.stats.bootstrap_ci`
+    with the same settings.
+    """
     b = resolve_baseline(systems, baseline)
-    comparison = _compare(systems, b) if len(systems) > 1 else None
-    ctx = build_context(systems, baseline=b, metric=metric, comparison=comparison)
+    if metric is not None:
+        metric = resolve_metric(systems, metric)  # fail on a bad --metric before any resampling
+    comparison = None
+    intervals = None
+    if len(systems) > 1:
+        from dataclasses import replace
+
+        from finegrain.evaluate.compare import compare
+
+        cmp = compare([s.results for s in systems], folders=[s.path or s.label for s in systems], baseline=b)
+        comparison = cmp.to_json_dict()
+        systems = [replace(s, label=c.name) for s, c in zip(systems, cmp.systems)]  # the comparison's names
+        if metric is None and cmp.metrics:
+            metric = cmp.metrics[0]  # charts and win/tie/loss on a metric the comparison tested
+    else:
+        intervals = _single_intervals(systems[0])
+    ctx = build_context(systems, baseline=b, metric=metric, comparison=comparison, intervals=intervals)
     return _environment().get_template("report.html.j2").render(**ctx)
 
 
-def _compare(systems: Sequence[System], baseline: int) -> Mapping[str, Any] | None:
-    return None  # filled in against finegrain.evaluate.compare
+def _single_intervals(s: System) -> dict[str, Any]:
+    """Bootstrap intervals of one system's per-query means, with the comparison's default settings.
+
+    Only for metrics whose saved aggregate is the mean of their per-query values
+    (a median or a ratio of sums gets no interval), as :mod:`finegrain.evaluate.compare` decides.
+    """
+    from dataclasses import asdict
+
+    import numpy as np
+
+    from finegrain.evaluate.compare import CompareSettings
+    from finegrain.evaluate.stats import bootstrap_ci
+
+    st = CompareSettings()
+    out: dict[str, Any] = {"_settings": {**asdict(st)}}
+    for m, agg in (s.results.get("aggregate") or {}).items():
+        vals = np.asarray([v for v in ((s.results.get("per_query") or {}).get(m) or {}).values() if v is not None],
+                          dtype=np.float64)
+        if agg is None or len(vals) == 0 or not math.isclose(float(vals.mean()), float(agg), rel_tol=1e-9, abs_tol=1e-12):
+            continue
+        ci = bootstrap_ci(vals, n_resamples=st.n_resamples, confidence=st.confidence, seed=st.seed, method=st.ci_method)
+        out[m] = {"ci": [ci.low, ci.high], "n": len(vals)}
+    return out
 
 
 def write_report(
