@@ -9,6 +9,7 @@ network reference.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -138,8 +139,6 @@ def test_denominators_and_provenance(page: str, folders: tuple[Path, Path]) -> N
     assert "embedded/captions-zh" in prov and "finegrain_version" in prov
     for folder in folders:
         assert str(folder) in prov
-        import hashlib
-
         assert hashlib.sha256((folder / "results.json").read_bytes()).hexdigest() in prov
 
 

@@ -11,7 +11,7 @@ from finegrain.cli.main import app
 
 @app.command("report")
 def report_command(
-    dirs: list[Path] = typer.Argument(..., metavar="DIR...", help="Results folders written by 'finegrain eval --out DIR'."),
+    dirs: list[Path] = typer.Argument(..., metavar="DIR", help="Results folders written by 'finegrain eval --out DIR'."),
     out: Path = typer.Option(..., "--out", "-o", help="The HTML file to write."),
     baseline: str | None = typer.Option(
         None, "--baseline", "-b",
@@ -19,7 +19,7 @@ def report_command(
         "one of the DIRs, or a system label (as in 'finegrain compare').",
     ),
     metric: str | None = typer.Option(
-        None, "--metric", "-m", help="Metric for the charts and win/tie/loss (default: the first saved metric)."
+        None, "--metric", "-m", help="Metric for the charts and win/tie/loss (default: the first saved metric that can be tested)."
     ),
 ) -> None:
     """Render the saved results of one or more folders into one HTML page.

@@ -1,1 +1,1 @@
-"""Views rendered from saved results (terminal tables now; HTML in a later issue)."""
+"""Views rendered from saved results: terminal tables and the self-contained HTML report."""

@@ -52,18 +52,15 @@ def load_systems(dirs: Sequence[str | Path]) -> list[System]:
         results = read_results(p)
         f = p / RESULTS_FILE if p.is_dir() else p
         loaded.append((str(p), results, hashlib.sha256(f.read_bytes()).hexdigest()))
-    labels = unique_labels([(r.get("provenance") or {}).get("retriever", {}).get("name") or Path(p).name
+    labels = unique_labels([((r.get("provenance") or {}).get("retriever") or {}).get("name") or Path(p).name
                             for p, r, _ in loaded], [p for p, _, _ in loaded])
     return [System(label, r, path, sha) for label, (path, r, sha) in zip(labels, loaded)]
 
 
 def unique_labels(names: Sequence[str], paths: Sequence[str]) -> list[str]:
     """Retriever names, with the folder name added where two systems share one."""
-    out = []
-    for i, (name, path) in enumerate(zip(names, paths)):
-        dup = sum(n == name for n in names) > 1
-        label = f"{name} ({Path(path).name})" if dup else str(name)
-        out.append(label)
+    out = [f"{name} ({Path(path).name})" if list(names).count(name) > 1 else str(name)
+           for name, path in zip(names, paths)]
     for i, label in enumerate(out):  # same retriever *and* same folder name
         if out.count(label) > 1:
             out[i] = f"{label} #{i + 1}"
@@ -340,7 +337,8 @@ def _provenance(systems: Sequence[System]) -> dict[str, Any]:
         prov = dict(s.results.get("provenance") or {})
         if shared:
             prov.pop("dataset", None)
-        rows += _flatten(prov)
+        retriever = prov.pop("retriever", None)  # the long configuration last, after the run's facts
+        rows += _flatten(prov) + _flatten({"retriever": retriever} if retriever is not None else {})
         cards.append({"label": s.label, "colour": charts.colour(i), "rows": rows})
     return {"dataset": _flatten(datasets[0]) if shared and datasets[0] else None, "systems": cards}
 
