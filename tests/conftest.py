@@ -26,3 +26,19 @@ def data_root() -> Path:
 def with_data_root(data_root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("FINEGRAIN_DATA", str(data_root))
     return data_root
+
+
+@pytest.fixture(scope="session")
+def album_dir(data_root: Path) -> Path:
+    """PhotoBench album1 in the shared data (skips when absent)."""
+    path = data_root / "photobench" / "album1"
+    if not (path / "metadata.json").is_file():
+        pytest.skip("PhotoBench album1 not found")
+    return path
+
+
+@pytest.fixture(scope="session")
+def album(album_dir: Path):
+    from finegrain.io.photobench import read_album
+
+    return read_album(album_dir)

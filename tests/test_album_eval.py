@@ -23,14 +23,6 @@ from finegrain.album.evaluation import METRICS, evaluate_album
 from finegrain.cli.main import main
 
 
-@pytest.fixture(scope="module")
-def album_dir(data_root):
-    path = data_root / "photobench" / "album1"
-    if not (path / "metadata.json").is_file():
-        pytest.skip("PhotoBench album1 not found")
-    return path
-
-
 @pytest.fixture(scope="module", params=["en", "cn"])
 def strict(request, album_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp(f"eval-{request.param}")

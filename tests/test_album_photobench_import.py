@@ -15,14 +15,6 @@ from finegrain.io.photobench import read_album
 
 
 @pytest.fixture(scope="module")
-def album_dir(data_root):
-    path = data_root / "photobench" / "album1"
-    if not (path / "metadata.json").is_file():
-        pytest.skip("PhotoBench album1 not found")
-    return path
-
-
-@pytest.fixture(scope="module")
 def imported(album_dir, tmp_path_factory):
     path = tmp_path_factory.mktemp("pb") / "album1.sqlite"
     with open_catalog(path) as store:

@@ -21,20 +21,6 @@ from finegrain.album.tools import (
     vector_search_hits,
 )
 from finegrain.errors import FinegrainError
-from finegrain.io.photobench import read_album
-
-
-@pytest.fixture(scope="module")
-def album_dir(data_root):
-    path = data_root / "photobench" / "album1"
-    if not (path / "metadata.json").is_file():
-        pytest.skip("PhotoBench album1 not found")
-    return path
-
-
-@pytest.fixture(scope="module")
-def album(album_dir):
-    return read_album(album_dir)
 
 
 @pytest.fixture(scope="module")
