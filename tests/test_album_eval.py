@@ -7,10 +7,9 @@ which rejects the zero-ground-truth samples but also the MF sample "selfie
 documenting makeup ..." (its residue "makeup" cannot be verified); the
 ``candidates`` policy answers that one (F1 0.8) but returns photos for two
 zero-ground-truth samples; the ``one_day`` policy (written after reading the
-samples, so not an unbiased estimate) does both. "winter photos from 2023" is read by the planner as
-December 2023 to February 2024, the ground truth as the winter months of
-calendar 2023. The unmet targets are strict xfails: they turn into failures
-(to update) once fixed.
+samples, so not an unbiased estimate) does both. "winter photos from 2023" is read
+as the winter months of calendar 2023 (year and season constrain the same date).
+The unmet MF target is a strict xfail: it turns into a failure (to update) once fixed.
 """
 
 from __future__ import annotations
@@ -72,7 +71,7 @@ def test_m_and_mf_samples_the_engine_can_answer_are_exact(strict):
         if q["source"] in ("M", "F", "MF") and q["metrics"]["set_f1"] == 1.0:
             assert set(q["predicted"]) and not q["abstained"]
     exact = [q for q in result["per_query"] if q["source"] in ("M", "MF") and q["metrics"]["set_f1"] == 1.0]
-    assert len(exact) == 4  # Yucheng, Yantian, May 2024, Weiwei in April 2025
+    assert len(exact) == 5  # Yucheng, Yantian, May 2024, winter 2023, Weiwei in April 2025
 
 
 def test_candidates_policy_answers_the_mf_samples(loose):
@@ -90,7 +89,6 @@ def test_one_day_policy_answers_mf_and_rejects_zero_ground_truth(one_day):
     assert len(zero) == 3 and all(q["abstained"] for q in zero)
 
 
-@pytest.mark.xfail(strict=True, reason="planner reads 'winter of 2023' as Dec 2023-Feb 2024; ground truth: Jan 2023")
 def test_m_samples_reach_set_f1_080(strict):
     assert _f1(strict[0], "M") >= 0.80
 

@@ -99,8 +99,13 @@ def test_months_seasons_halves(vocab: AlbumVocabulary) -> None:
     assert (r.start, r.end) == (date(2024, 8, 1), date(2024, 8, 31))
     (r,) = plan_query("photos from the second half of 2022", vocab).time_ranges
     assert (r.start, r.end) == (date(2022, 7, 1), date(2022, 12, 31))
-    (r,) = plan_query("2023年冬季的照片", vocab).time_ranges
-    assert (r.start, r.end) == (date(2023, 12, 1), date(2024, 2, 29))
+    # a year and a season constrain the same date: the winter months of calendar 2023
+    for text in ("2023年冬季的照片", "winter photos from 2023"):
+        jan_feb, dec = plan_query(text, vocab).time_ranges
+        assert (jan_feb.start, jan_feb.end) == (date(2023, 1, 1), date(2023, 2, 28))
+        assert (dec.start, dec.end) == (date(2023, 12, 1), date(2023, 12, 31))
+    (r,) = plan_query("summer of 2024", vocab).time_ranges
+    assert (r.start, r.end) == (date(2024, 6, 1), date(2024, 8, 31))
     (r,) = plan_query("fireworks, July", vocab).time_ranges  # a month without a year recurs
     assert r.every_year and r.contains(date(2019, 7, 4)) and not r.contains(date(2019, 8, 1))
     (r,) = plan_query("snow in winter", vocab).time_ranges

@@ -317,6 +317,13 @@ def _sub_ranges(f: _Found, t: str, anchor: int | None, latest: date) -> list[Tim
                 if e < latest:
                     return [TimeRange(s, e, t, "season: last (latest one ended before the album's last date)")]
         if anchor is not None:
+            if name == "winter":
+                # "winter photos from 2023" = photos from 2023 that are winter photos: the year and the
+                # season are two constraints on the same date, so the winter months *of that calendar
+                # year* (Jan-Feb and Dec), not the winter that starts in its December.
+                end_feb = date(anchor, 2, calendar.monthrange(anchor, 2)[1])
+                return [TimeRange(date(anchor, 1, 1), end_feb, t, f"winter months of {anchor} (Jan-Feb)"),
+                        TimeRange(date(anchor, 12, 1), date(anchor, 12, 31), t, f"winter months of {anchor} (Dec)")]
             s, e = _season_bounds(name, anchor)
             return [TimeRange(s, e, t, f"season of {anchor}")]
         first, last = SEASONS[name]
