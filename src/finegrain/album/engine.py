@@ -46,6 +46,12 @@ out, i.e. a query whose right answer is not in the album; the threshold is the
 "no answer" queries would be accepted. (The pseudo-queries are passage
 embeddings of captions, not query encodings of them; with an asymmetric encoder
 the threshold is only an approximation. Pass ``visual_threshold`` to override.)
+Image embeddings (``album index --image-encoder clip:PATH``) cannot be calibrated that
+way: an image is far closer to other images than any text is (the modality gap), so a
+leave-one-out threshold would reject every text query. Their default is instead
+:data:`IMAGE_TEXT_THRESHOLD` = 0.30, the text-image cosine LAION-400M required for an
+alt text to count as describing its image (CLIP ViT-B/32); other CLIP models need their
+own value (``--threshold``).
 """
 
 from __future__ import annotations
@@ -59,7 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from finegrain.album.catalog.store import CatalogStore
+from finegrain.album.catalog.store import EMBEDDING_KINDS, CatalogStore
 from finegrain.album.plan import AlbumVocabulary, Plan, plan_query
 from finegrain.album.plan.rules import SELFIE_EN, SELFIE_ZH
 from finegrain.album.plan_catalog import vocabulary_from_catalog
@@ -80,6 +86,9 @@ Planner = Callable[[str, AlbumVocabulary, str | None], Plan]
 UNVERIFIED_VISUAL = ("abstain", "candidates", "one_day")
 SELFIE_WORDS = frozenset(w.casefold() for w in (*SELFIE_EN, *SELFIE_ZH))
 CALIBRATION_QUANTILE = 0.95
+#: Text-image cosine above which a text is taken to describe an image, for image embeddings
+#: (CLIP): the filter LAION-400M applied to its image-alt-text pairs with CLIP ViT-B/32.
+IMAGE_TEXT_THRESHOLD = 0.30
 CALIBRATION_SAMPLE = 500
 
 
@@ -178,10 +187,20 @@ class SearchContext:
         return self._embeddings
 
     @property
+    def embeds_images(self) -> bool:
+        """Whether the encoder's vectors in the catalog are image embeddings (not captions)."""
+        if self.encoder is None:
+            return False
+        kinds = self.store.get_meta(EMBEDDING_KINDS, {}) or {}
+        return kinds.get(str(self.encoder.model_id)) == "image"
+
+    @property
     def visual_threshold(self) -> float | None:
-        """The given threshold, else one calibrated on the catalog's embeddings (None without any)."""
+        """The given threshold, else one calibrated on the catalog's embeddings (None without any);
+        for image embeddings :data:`IMAGE_TEXT_THRESHOLD` (see the module docstring)."""
         if self._threshold is None and self.embeddings[0]:
-            self._threshold = calibrate_visual_threshold(self.embeddings[1])
+            self._threshold = (IMAGE_TEXT_THRESHOLD if self.embeds_images
+                               else calibrate_visual_threshold(self.embeddings[1]))
         return self._threshold
 
 

@@ -11,7 +11,9 @@ such as ``.finegrain``) for images Pillow can read (jpg, jpeg, png; heic when
   ``dc:subject``) or ``IMG.json`` / ``IMG.JPG.json`` (``"caption"``, ``"keywords"``);
 * place names and time tags from :mod:`finegrain.album.profile` (when installed);
 * faces (boxes and 128-d embeddings) when ``faces=True`` and the face module works;
-* a caption embedding when an ``encoder`` is given.
+* a caption embedding when an ``encoder`` is given;
+* an image embedding (the pixels, through e.g. a CLIP model: ``clip:/path``) when an
+  ``image_encoder`` is given, after the walk, in committed batches (so it resumes too).
 
 At the end faces are clustered into people (names given earlier are kept by
 majority overlap) and events are recomputed over the whole catalog.
@@ -40,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from finegrain.album.catalog.store import CatalogStore
+from finegrain.album.catalog.store import EMBEDDING_KINDS, CatalogStore
 from finegrain.album.files import (  # noqa: F401  (read_sidecar, ImageInfo: re-exported)
     IMAGE_SUFFIXES,
     ImageInfo,
@@ -228,17 +230,21 @@ def index_folder(
     captions: bool = True,
     show_progress: bool = True,
     encoder: Any = None,
+    image_encoder: Any = None,
     on_photo: ProgressCallback | None = None,
     profiler: Profiler | None = None,
 ) -> IndexReport:
     """Index the images under ``root`` into ``store`` (see the module docstring); returns what it did.
 
     ``encoder`` (a :class:`finegrain.retrieve.encoders.base.Encoder`) embeds
-    captions as passages under its ``model_id``. ``on_photo`` is called after
+    captions as passages under its ``model_id``; ``image_encoder`` (an encoder with
+    ``encode_images(paths)``, e.g. :class:`finegrain.retrieve.encoders.clip.CLIPEncoder`)
+    embeds the images under its ``model_id``. ``on_photo`` is called after
     each file is committed (an exception raised there stops the run after
     that commit). ``profiler`` replaces the default enrichment functions.
     """
     started = time.perf_counter()
+    check_image_encoder(image_encoder, encoder)
     base = Path(root).expanduser().resolve()
     if not base.is_dir():
         raise FinegrainError(f"photo folder {str(root)!r} does not exist or is not a folder", "pass a folder of photos")
@@ -274,6 +280,8 @@ def index_folder(
             removed += 1
     if encoder is not None:
         _embed_missing_captions(store, encoder)
+    if image_encoder is not None:
+        embed_missing_images(store, image_encoder, warnings, show_progress=show_progress)
     n_people = _cluster_people(store, prof) if faces else len(store.people())
     n_events = recompute_events(store, prof)
     store.set_meta("last_indexed_at", datetime.now(timezone.utc).isoformat(timespec="seconds"))
@@ -347,6 +355,10 @@ def _index_one(
         if found is not None:
             _store_faces(store, photo_id, found)
         _embed_caption(store, encoder, photo_id, caption)
+        if old is not None:  # new content: its image vectors are stale (re-made after the walk)
+            for model_id, kind in (store.get_meta(EMBEDDING_KINDS, {}) or {}).items():
+                if kind == "image":
+                    store.delete_embedding(photo_id, model_id)
     return "added" if old is None else "updated"
 
 
@@ -393,6 +405,65 @@ def _embed_missing_captions(store: CatalogStore, encoder: Any, batch: int = 64) 
         with store.transaction():
             for (pid, _), vec in zip(chunk, vectors):
                 store.put_embedding(pid, encoder.model_id, vec)
+
+
+def check_image_encoder(image_encoder: Any, encoder: Any = None) -> None:
+    """An image encoder must embed images, and not share its model id with the caption encoder."""
+    if image_encoder is None:
+        return
+    if not callable(getattr(image_encoder, "encode_images", None)):
+        raise FinegrainError(
+            f"{getattr(image_encoder, 'model_id', image_encoder)!r} cannot embed images",
+            "use an image-text model for --image-encoder, e.g. clip:/path/to/clip-model",
+        )
+    if encoder is not None and getattr(encoder, "model_id", None) == image_encoder.model_id:
+        raise FinegrainError(
+            f"the caption encoder and the image encoder are the same model ({image_encoder.model_id})",
+            "a photo keeps one vector per model: give the model as --image-encoder only "
+            "(its text side then answers queries), or use another caption encoder",
+        )
+
+
+def embed_missing_images(
+    store: CatalogStore, encoder: Any, warnings: list[tuple[str, str]] | None = None, *,
+    batch: int = 32, show_progress: bool = False,
+) -> int:
+    """Embed the pixels of every photo that has no vector of ``encoder`` yet; returns how many.
+
+    Each batch is one commit, so an interrupted run keeps what it did. A photo whose file cannot
+    be read is listed in ``warnings`` and embedded one by one so the rest of its batch still is.
+    The model is recorded as an image model in the catalog meta ``embedding_kinds``.
+    """
+    model_id = str(encoder.model_id)
+    kinds = dict(store.get_meta(EMBEDDING_KINDS, {}) or {})
+    if kinds.get(model_id) != "image":
+        kinds[model_id] = "image"
+        store.set_meta(EMBEDDING_KINDS, kinds)
+    have = set(store.get_embeddings(model_id)[0])
+    todo = [(p.id, p.path) for p in store.iter_photos() if p.id not in have]
+    chunks = [todo[a : a + batch] for a in range(0, len(todo), batch)]
+    if show_progress and chunks:
+        from tqdm.auto import tqdm
+
+        chunks = tqdm(chunks, desc="image embeddings", unit="batch")
+    done = 0
+    for chunk in chunks:
+        try:
+            vectors = list(encoder.encode_images([path for _, path in chunk]))
+            rows = list(zip(chunk, vectors))
+        except (OSError, ValueError, FinegrainError):
+            rows = []
+            for item in chunk:  # find the unreadable file(s); keep the others
+                try:
+                    rows.append((item, encoder.encode_images([item[1]])[0]))
+                except (OSError, ValueError, FinegrainError) as e:
+                    if warnings is not None:
+                        warnings.append((item[0], f"image embedding failed: {e}"))
+        with store.transaction():
+            for (pid, _), vec in rows:
+                store.put_embedding(pid, model_id, np.asarray(vec, dtype=np.float32))
+        done += len(rows)
+    return done
 
 
 def recompute_events(store: CatalogStore, prof: Profiler) -> int:

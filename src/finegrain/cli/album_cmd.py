@@ -36,15 +36,25 @@ def index_command(
     catalog: Path | None = typer.Option(None, "--catalog", "-c", help="Catalog file (default: PHOTO_DIR/.finegrain/catalog.sqlite)."),
     no_faces: bool = typer.Option(False, "--no-faces", help="Skip face detection and clustering."),
     no_captions: bool = typer.Option(False, "--no-captions", help="Ignore XMP/JSON sidecar captions."),
+    encoder: str | None = typer.Option(
+        None, "--encoder", "-e", help="Text encoder for sidecar captions (e.g. e5, minilm, st:/path); search with the same one."),
+    image_encoder: str | None = typer.Option(
+        None, "--image-encoder",
+        help="Image-text model for the pixels, e.g. clip:/path/to/clip-model; search with --encoder set to it."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Index (or re-index, incrementally) the photos under PHOTO_DIR."""
     from finegrain.album.catalog import open_catalog
-    from finegrain.album.indexer import index_folder
+    from finegrain.album.indexer import check_image_encoder, index_folder
+    from finegrain.retrieve.encoders import get_encoder
 
+    text_enc = get_encoder(encoder) if encoder else None
+    image_enc = get_encoder(image_encoder) if image_encoder else None
+    check_image_encoder(image_enc, text_enc)  # before the catalog is touched
     path = catalog or default_catalog(photo_dir)
     with open_catalog(path) as store:
-        report = index_folder(photo_dir, store, faces=not no_faces, captions=not no_captions, show_progress=not quiet)
+        report = index_folder(photo_dir, store, faces=not no_faces, captions=not no_captions, show_progress=not quiet,
+                              encoder=text_enc, image_encoder=image_enc)
     typer.echo(report.summary())
     typer.echo(f"catalog: {path}")
 

@@ -39,7 +39,7 @@ def search_command(
     lang: str | None = typer.Option(None, "--lang", "-l", help="Query language: en or zh (default: detected)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result (plan, set, ranked list, reason) as JSON."),
     top: int = typer.Option(10, "--top", "-k", help="How many ranked results to print."),
-    encoder: str | None = typer.Option(None, "--encoder", "-e", help="Text encoder of the catalog's caption embeddings (e.g. e5)."),
+    encoder: str | None = typer.Option(None, "--encoder", "-e", help="Encoder of the catalog's caption embeddings (e.g. e5) or image embeddings (clip:PATH)."),
     threshold: float | None = typer.Option(None, "--threshold", help="Visual score threshold (default: calibrated on the catalog)."),
     unverified_visual: str = typer.Option("abstain", "--unverified-visual", help=_POLICY_HELP),
 ) -> None:

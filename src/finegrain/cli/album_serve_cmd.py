@@ -38,7 +38,7 @@ def serve_command(
     ),
     encoder: str | None = typer.Option(
         None, "--encoder", "-e",
-        help="Text encoder for the visual part of queries (the one the catalog's caption embeddings were made with).",
+        help="Encoder for the visual part of queries: the one of the catalog's caption (e.g. e5) or image (clip:PATH) embeddings.",
     ),
 ) -> None:
     """Serve a search page over CATALOG: a search box, the plan as chips, a grid of thumbnails."""

@@ -22,6 +22,10 @@ import numpy as np
 
 from finegrain.album.records import Event, FaceOccurrence, Person, Photo, PhotoPlace
 
+#: Catalog meta key: ``{model id: "image"}`` for models whose vectors embed the pixels;
+#: a model not listed embeds captions.
+EMBEDDING_KINDS = "embedding_kinds"
+
 
 @runtime_checkable
 class CatalogStore(Protocol):
