@@ -239,3 +239,19 @@ def test_find_times_reports_spans() -> None:
     ranges, matches = find_times("2023年夏季拍的", "zh", LATEST)
     assert [m.text for m in matches] == ["2023年", "夏季"]
     assert ranges[0].start == date(2023, 6, 1)
+
+
+def test_month_words_inside_nicknames_are_names() -> None:
+    vocab = AlbumVocabulary.build(people={"2": ["Li Jun", "Jun"], "3": ["May", "小五月"]}, places={}, known_places={},
+                                  latest_date=LATEST)
+
+    def read(text: str) -> tuple[list[tuple[date, date]], list[str]]:
+        plan = plan_query(text, vocab, lang="en")
+        return [(r.start, r.end) for r in plan.time_ranges], [p.person_id for p in plan.people]
+
+    assert read("photos with Li Jun") == ([], ["2"])  # "Jun" inside a longer name is not June
+    assert read("Li Jun in May 2024") == ([(date(2024, 5, 1), date(2024, 5, 31))], ["2"])
+    ranges, people = read("photos with May last summer")  # a person is expected after "with"
+    assert people == ["3"] and ranges == [(date(2025, 6, 1), date(2025, 8, 31))]
+    assert read("photos from May 2024") == ([(date(2024, 5, 1), date(2024, 5, 31))], [])  # a month after "from"
+    assert "time: " + "part of a person's name (not a date)" not in rules_of(plan_query("photos from May 2024", vocab))

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from finegrain.album.plan.records import PersonMatch, PlaceKey, PlaceMatch, Plan, TimeRange, source_type
-from finegrain.album.plan.time_rules import MODIFIER_RULE, find_times
+from finegrain.album.plan.time_rules import MODIFIER_RULE, NAME_RULE, find_times
 from finegrain.album.plan.vocabulary import AlbumVocabulary
 from finegrain.errors import FinegrainError
 
@@ -162,6 +162,29 @@ def _find_words(t: _Text, words: Iterable[str], lang: str) -> list[tuple[str, in
     return out
 
 
+_PERSON_CONTEXT_EN = re.compile(r"(?:\bwith|\band|&|,|\bof|\bby)\s*$", re.IGNORECASE)
+_PERSON_CONTEXT_ZH = re.compile(r"(?:和|跟|与|同|给|、)$")
+
+
+def _name_spans(text: str, aliases: Iterable[str], lang: str) -> list[tuple[int, int]]:
+    """Where the album's nicknames occur in ``text`` (overlaps allowed)."""
+    return [m.span() for a in aliases for m in _alias_pattern(a, lang).finditer(text)]
+
+
+def _yields_to_name(text: str, span: tuple[int, int], names: list[tuple[int, int]], lang: str) -> bool:
+    """A time match at ``span`` is part of a name when a longer nickname covers it ("Jun" in
+    "Li Jun"), or when a nickname spells exactly it and a person is expected there ("with May")."""
+    s, e = span
+    for ns, ne in names:
+        if ns <= s and e <= ne and (ne - ns) > (e - s):
+            return True
+        if (ns, ne) == (s, e):
+            context = _PERSON_CONTEXT_ZH if lang == "zh" else _PERSON_CONTEXT_EN
+            if context.search(text[:s]) or text[e:e + 2] == "'s":
+                return True
+    return False
+
+
 def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) -> Plan:
     """Plan ``text`` against the album vocabulary ``vocab`` (language detected when None)."""
     if not isinstance(text, str) or not text.strip():
@@ -170,9 +193,15 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
     t = _Text(text)
     steps: list[tuple[str, str]] = []
 
-    # 1. time; a festival word that modifies a noun ("Christmas tree", "圣诞装饰") stays visual
-    ranges, tmatches = find_times(text, lang, vocab.latest_date, modifier=lambda end: _modifies_noun(text, end, lang))
+    # 1. time; a festival word that modifies a noun ("Christmas tree", "圣诞装饰") stays visual, and
+    # a month word inside a nickname ("Jun" in "Li Jun", "with May") is left to the people rule
+    aliases = {a: pid for a, pid in vocab.people.items() if (lang == "zh") == bool(_CJK.search(a))}
+    names = _name_spans(text, aliases, lang)
+    ranges, tmatches = find_times(text, lang, vocab.latest_date, modifier=lambda end: _modifies_noun(text, end, lang),
+                                  is_name=lambda span: _yields_to_name(text, span, names, lang))
     for m in tmatches:
+        if m.rule == NAME_RULE:
+            continue
         if m.rule == MODIFIER_RULE:
             steps.append((f"time: {m.rule}", m.text))
             continue
@@ -185,7 +214,6 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
 
     # 2. people (album nicknames, owner words, selfie)
     people: list[PersonMatch] = []
-    aliases = {a: pid for a, pid in vocab.people.items() if (lang == "zh") == bool(_CJK.search(a))}
     for w, s, e in _find_words(t, aliases, lang):
         people.append(PersonMatch(text[s:e], aliases[w]))
         rule = "person: owner" if aliases[w] == vocab.owner_id else f"person: nickname of {aliases[w]}"

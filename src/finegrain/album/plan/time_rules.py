@@ -95,15 +95,19 @@ class _Found:
 
 
 MODIFIER_RULE = "festival word used as a modifier (kept as visual)"
+NAME_RULE = "part of a person's name (not a date)"
 
 
 def find_times(
-    text: str, lang: str, latest: date, *, modifier: Callable[[int], bool] | None = None
+    text: str, lang: str, latest: date, *, modifier: Callable[[int], bool] | None = None,
+    is_name: Callable[[tuple[int, int]], bool] | None = None,
 ) -> tuple[tuple[TimeRange, ...], tuple[TimeMatch, ...]]:
     """The time ranges of ``text`` (``lang`` 'en' or 'zh') against the album's ``latest`` date.
 
     ``modifier(end)`` says whether the festival word ending at ``end`` modifies a noun
     ("Christmas tree"); such a word gives no range and is reported with ``MODIFIER_RULE``.
+    ``is_name(span)`` says whether the text at ``span`` belongs to a person's name ("Jun" in
+    "Li Jun"); such a match gives no range and is reported with ``NAME_RULE``.
     """
     taken = [False] * len(text)
     found: list[_Found] = []
@@ -123,11 +127,14 @@ def find_times(
             for i in range(s, e):
                 taken[i] = True
     found.sort(key=lambda f: f.span)
-    dropped = [f for f in found if f.kind == "festival" and modifier is not None and modifier(f.span[1])]
-    kept = [f for f in found if f not in dropped]
+    names = [f for f in found if is_name is not None and is_name(f.span)]
+    dropped = [f for f in found if f.kind == "festival" and modifier is not None and modifier(f.span[1])
+               and f not in names]
+    kept = [f for f in found if f not in dropped and f not in names]
     ranges = _resolve(kept, text, latest)
     matches = tuple(
-        TimeMatch(f.span, text[f.span[0]:f.span[1]], MODIFIER_RULE if f in dropped else f.rule) for f in found
+        TimeMatch(f.span, text[f.span[0]:f.span[1]],
+                  NAME_RULE if f in names else MODIFIER_RULE if f in dropped else f.rule) for f in found
     )
     return ranges, matches
 
