@@ -1,8 +1,10 @@
-"""Named encoders: ``get_encoder("e5")``, ``get_encoder("st:/path/to/model")``.
+"""Named encoders: ``get_encoder("e5")``, ``get_encoder("st:/path/to/model")``, ``get_encoder("clip:/path")``.
 
 Entries are ``module:factory`` strings imported on first use (nothing heavy is
 imported by listing or by an unknown name). ``st:PATH`` is not a registry name
-but a form: any sentence-transformers model in a local folder.
+but a form: any sentence-transformers model in a local folder; ``clip:PATH``
+likewise, a transformers CLIP folder (texts and images,
+:mod:`finegrain.retrieve.encoders.clip`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from finegrain.registry import Registry
 from finegrain.retrieve.encoders.base import Encoder
 
 ST_PREFIX = "st:"
+CLIP_PREFIX = "clip:"
 
 ENCODERS: Registry[Callable[..., Encoder]] = Registry("encoder")
 ENCODERS.register(
@@ -42,13 +45,20 @@ def get_encoder(spec: str, **options: Any) -> Encoder:
     error that lists the ones it does.
     """
     if not isinstance(spec, str) or not spec:
-        raise FinegrainError(f"encoder={spec!r} is not a name", f"use one of {', '.join(ENCODERS.names())} or st:PATH")
+        raise FinegrainError(
+            f"encoder={spec!r} is not a name", f"use one of {', '.join(ENCODERS.names())}, st:PATH or clip:PATH"
+        )
     if spec.startswith(ST_PREFIX):
         from finegrain.retrieve.encoders.sentence_transformers import SentenceTransformerEncoder
 
         factory: Callable[..., Encoder] = SentenceTransformerEncoder
         _check_options(spec, factory, options)
         return factory(spec[len(ST_PREFIX) :], **options)
+    if spec.startswith(CLIP_PREFIX):
+        from finegrain.retrieve.encoders.clip import CLIPEncoder
+
+        _check_options(spec, CLIPEncoder, options)
+        return CLIPEncoder(spec[len(CLIP_PREFIX) :], **options)
     factory = ENCODERS.get(spec)
     _check_options(spec, factory, options)
     return factory(**options)
@@ -64,6 +74,10 @@ def encoder_options(spec: str) -> list[str]:
         from finegrain.retrieve.encoders.sentence_transformers import SentenceTransformerEncoder
 
         return _keywords(SentenceTransformerEncoder) or []
+    if spec.startswith(CLIP_PREFIX):
+        from finegrain.retrieve.encoders.clip import CLIPEncoder
+
+        return _keywords(CLIPEncoder) or []
     return _keywords(ENCODERS.get(spec)) or []
 
 
