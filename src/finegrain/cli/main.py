@@ -25,6 +25,7 @@ def _register() -> None:
         album_search_cmd,
         album_serve_cmd,
         compare_cmd,
+        concepts_cmd,
         contrast_cmd,
         eval_cmd,
         evaluate_cmd,
