@@ -241,3 +241,42 @@ def test_readable() -> None:
     assert readable("singleton_object") == "singleton object"
     assert readable("complex-condition") == "complex condition"
     assert readable(None) == "untyped"
+
+
+# --------------------------------------------------------------------------- error taxonomy (issue 5)
+
+
+def test_error_taxonomy_section_shows_saved_shares_chart_and_rules(page: str, folders: tuple[Path, Path]) -> None:
+    from markupsafe import escape
+
+    tax = _section(page, "taxonomy")
+    saved = [read_results(d)["taxonomy"] for d in folders]
+    assert 'href="#taxonomy"' in page
+    rows = dict(re.findall(r'<tr class="taxonomy-row" data-tag="([a-z_]+)">(.*?)</tr>', tax, re.DOTALL))
+    assert set(rows) == set(saved[0]["counts"])
+    for tag, row in rows.items():
+        nums = re.findall(r'<td class="num">([^<]*)</td>', row)
+        expected = []
+        for t in saved:  # count and share of each system, as saved (share x100, one decimal)
+            p = t["proportions"][tag]
+            expected += [str(t["counts"][tag]), "—" if p is None else f"{p * 100:.1f}%"]
+        assert nums[:4] == expected, (tag, nums)
+        assert readable(tag) in row
+    assert f"{saved[0]['n_failures']} / {saved[0]['n_queries']}" in tax
+    assert "<svg" in tax and "Share of failed queries per error type" in tax
+    shown = [x for t in saved for items in t["examples"].values() for x in items[:2]]
+    assert shown, "the bm25 runs on the embedded set have failures"
+    for x in shown:
+        assert str(escape(x["rule"])) in tax and (x["wrong_id"] or "—") in tax
+    _no_network(page)
+
+
+def test_error_taxonomy_is_left_out_when_absent_and_noted_when_skipped(folders: tuple[Path, Path]) -> None:
+    systems = load_systems(list(folders))
+    bare = [System(s.label, {k: v for k, v in s.results.items() if k != "taxonomy"}, s.path) for s in systems]
+    html = render_report(bare)
+    assert 'id="taxonomy"' not in html and 'href="#taxonomy"' not in html
+    skipped = dict(bare[1].results, taxonomy={"schema": "finegrain.taxonomy/1", "skipped": "the run is empty"})
+    html = render_report([systems[0], System(bare[1].label, skipped, bare[1].path)])
+    tax = _section(html, "taxonomy")
+    assert "no error taxonomy saved (the run is empty)" in tax and systems[0].label in tax

@@ -69,6 +69,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
         },
     }
     results["errors"] = error_section(ds, run)  # error analysis: see error_section below
+    results["taxonomy"] = taxonomy_section(ds, run)  # DuReader Table 9 error types: see taxonomy_section
     return Outcome(run=run, evaluation=evaluation, results=results)
 
 
@@ -121,3 +122,28 @@ def error_section(ds: Any, run: Any, k: int = ERRORS_K) -> dict[str, Any]:
         return analysis.to_json_dict()
     except Exception as e:  # noqa: BLE001 - a diagnosis must never break an evaluation
         return {"schema": schema, "skipped": f"error analysis failed: {type(e).__name__}: {e}"}
+
+
+# --------------------------------------------------------------------------- error taxonomy
+
+
+def taxonomy_section(ds: Any, run: Any, k: int = ERRORS_K) -> dict[str, Any]:
+    """``results["taxonomy"]``: each failed query tagged with a DuReader Table 9 error type.
+
+    Returns ``Taxonomy.to_json_dict()``, or ``{"schema": ..., "skipped": reason}`` when the
+    run is empty, the language has no tagger, or the analysis fails (an eval never fails
+    because of it).
+    """
+    schema = "finegrain.taxonomy/1"
+    try:
+        if run.n_entries == 0:
+            return {"schema": schema, "skipped": "the run is empty"}
+        if ds.lang not in ("zh", "en"):
+            return {"schema": schema, "skipped": f"no error-taxonomy tagger for language {ds.lang!r} (zh, en)"}
+        from finegrain.diagnose.taxonomy import analyse_taxonomy
+
+        tax = analyse_taxonomy(ds.corpus, ds.queries, ds.qrels, run, lang=ds.lang, k=k,
+                               fully_judged=bool(ds.meta.get("fully_judged", False)))
+        return tax.to_json_dict()
+    except Exception as e:  # noqa: BLE001 - a diagnosis must never break an evaluation
+        return {"schema": schema, "skipped": f"error taxonomy failed: {type(e).__name__}: {e}"}

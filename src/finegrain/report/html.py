@@ -162,6 +162,7 @@ def build_context(
 
     from finegrain import __version__
     from finegrain.report import charts
+    from finegrain.report.diagnosis_sections import errors_view, taxonomy_view
 
     if not systems:
         raise FinegrainError("no results to report", "pass one or more folders written by 'finegrain eval --out DIR'")
@@ -231,7 +232,8 @@ def build_context(
         "curve_charts": curve_charts,
         "comparison": _comparison_view(comparison, systems, baseline, key, types) if comparison else None,
         "differences": _differences(systems, baseline, key) if len(systems) > 1 else [],
-        "errors": _errors_view(systems),
+        "errors": errors_view(systems),
+        "taxonomy": taxonomy_view(systems),
         "denominators": _denominators(systems),
         "provenance": _provenance(systems),
         "version": __version__,
@@ -343,7 +345,7 @@ def _provenance(systems: Sequence[System]) -> dict[str, Any]:
     return {"dataset": _flatten(datasets[0]) if shared and datasets[0] else None, "systems": cards}
 
 
-# ----------------------------------------------------------- comparison and errors (other modules' output)
+# ----------------------------------------------------------- comparison (another module's output)
 
 
 def _ci_note(comparison: Mapping[str, Any] | None, intervals: Mapping[str, Any] | None) -> str:
@@ -417,86 +419,6 @@ def _comparison_view(comparison: Mapping[str, Any], systems: Sequence[System], b
                  f"or lower than the baseline."),
         "wtl_note": (f"p is the randomization test within the slice, Holm-adjusted across the query types of this "
                      f"system; * marks p < {alpha}. Small slices rarely reach significance."),
-    }
-
-
-N_ERROR_EXAMPLES = 2
-
-
-def _errors_view(systems: Sequence[System]) -> dict[str, Any] | None:
-    """The ``errors`` section of each results file (:mod:`finegrain.diagnose.errors`), side by side."""
-    from markupsafe import Markup
-
-    from finegrain.report import charts
-
-    sections = [(i, s, s.results.get("errors")) for i, s in enumerate(systems)]
-    if not any(isinstance(e, Mapping) for _, _, e in sections):
-        return None
-    present = [(i, s, e) for i, s, e in sections if isinstance(e, Mapping) and "counts" in e]
-    notes = [f"{s.label}: no error analysis saved" + (f" ({e['skipped']})" if isinstance(e, Mapping) and e.get("skipped")
-                                                       else " (re-run 'finegrain eval' to add it)")
-             for _, s, e in sections if not (isinstance(e, Mapping) and "counts" in e)]
-    if not present:
-        return {"notes": notes, "systems": []}
-    first = present[0][2]
-    tag_info: Mapping[str, Mapping[str, str]] = first.get("tags") or {}
-    tags = list(tag_info) or list(first.get("counts") or {})
-    kinds = {"fn": "false negative", "fp": "false positive"}
-
-    overall = []
-    for tag in tags:
-        info = tag_info.get(tag) or {}
-        cells = []
-        for _, _, e in present:
-            c = (e.get("counts") or {}).get(tag) or {}
-            cells.append({"passages": c.get("items", 0), "queries": c.get("queries", 0)})
-        overall.append({"name": readable(tag), "kind": kinds.get(info.get("kind", ""), ""),
-                        "description": info.get("description", ""), "cells": cells})
-    totals = [{"fn": (e.get("totals") or {}).get("false_negatives", 0),
-               "fp": (e.get("totals") or {}).get("false_positives", 0),
-               "unjudged": (e.get("totals") or {}).get("unjudged_false_positives", 0)} for _, _, e in present]
-
-    type_names = [t for t in _type_order(systems)]
-    for _, _, e in present:
-        type_names += [t for t in (e.get("by_type") or {}) if t not in type_names]
-    by_type = []
-    for t in type_names:
-        rows = [(e.get("by_type") or {}).get(t) for _, _, e in present]
-        if not any(rows):
-            continue
-        n = max(((r or {}).get("n_queries", 0) for r in rows), default=0)
-        cells = [[((((r or {}).get("counts") or {}).get(tag)) or {}).get("items", 0) for r in rows] for tag in tags]
-        by_type.append({"name": readable(t), "n": n, "cells": cells})
-
-    examples = []
-    for tag in tags:
-        items = []
-        for i, s, e in present:
-            for x in ((e.get("examples") or {}).get(tag) or [])[:N_ERROR_EXAMPLES]:
-                items.append({"system": s.label, "colour": charts.colour(i), "query": x.get("query", ""),
-                              "type": readable(x.get("type")), "doc_id": x.get("doc_id", ""),
-                              "text": x.get("text", ""), "rank": "not retrieved" if x.get("rank") is None else x["rank"],
-                              "grade": "unjudged" if x.get("grade") is None else x["grade"],
-                              "rule": x.get("rule", ""), "matched": ", ".join(str(m) for m in x.get("matched") or [])})
-        examples.append({"name": readable(tag), "description": (tag_info.get(tag) or {}).get("description", ""),
-                         "items": items})
-
-    chart = charts.grouped_bar_chart(
-        [readable(t) for t in tags],
-        [(s.label, [((e.get("counts") or {}).get(t) or {}).get("items", 0) for t in tags]) for i, s, e in present],
-        title=f"Error items per tag in the top {first.get('k')}",
-        axis_label="passages (summed over queries)",
-        fmt=lambda v: f"{v:.0f}", tick_fmt=lambda v: f"{v:.0f}",
-    )
-    method = first.get("method") or {}
-    return {
-        "notes": notes,
-        "systems": [{"label": s.label, "colour": charts.colour(i)} for i, s, _ in present],
-        "k": first.get("k"), "rel": first.get("rel"),
-        "n_queries": first.get("n_queries"), "n_skipped": first.get("n_skipped_no_relevant"),
-        "overall": overall, "totals": totals, "tags": [readable(t) for t in tags],
-        "by_type": by_type, "examples": examples, "chart": Markup(chart),
-        "method": [(readable(k), v) for k, v in method.items()],
     }
 
 

@@ -1,0 +1,182 @@
+"""The report's diagnosis sections, rendered from saved results alone: error tags and the error taxonomy.
+
+:func:`errors_view` adapts ``results["errors"]`` (:mod:`finegrain.diagnose.errors`:
+false negatives / positives tagged literal, semantic, partial, ...) and
+:func:`taxonomy_view` ``results["taxonomy"]`` (:mod:`finegrain.diagnose.taxonomy`:
+failed queries tagged after DuReader-retrieval Table 9) to the template, for one
+or several systems side by side. A section absent from every results file gives
+None (the page leaves it out); absent or skipped for some systems, a note names them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from finegrain.report.html import System, _type_order, readable
+
+N_ERROR_EXAMPLES = 2
+
+
+def errors_view(systems: Sequence[System]) -> dict[str, Any] | None:
+    """The ``errors`` section of each results file (:mod:`finegrain.diagnose.errors`), side by side."""
+    from markupsafe import Markup
+
+    from finegrain.report import charts
+
+    sections = [(i, s, s.results.get("errors")) for i, s in enumerate(systems)]
+    if not any(isinstance(e, Mapping) for _, _, e in sections):
+        return None
+    present = [(i, s, e) for i, s, e in sections if isinstance(e, Mapping) and "counts" in e]
+    notes = [f"{s.label}: no error analysis saved" + (f" ({e['skipped']})" if isinstance(e, Mapping) and e.get("skipped")
+                                                       else " (re-run 'finegrain eval' to add it)")
+             for _, s, e in sections if not (isinstance(e, Mapping) and "counts" in e)]
+    if not present:
+        return {"notes": notes, "systems": []}
+    first = present[0][2]
+    tag_info: Mapping[str, Mapping[str, str]] = first.get("tags") or {}
+    tags = list(tag_info) or list(first.get("counts") or {})
+    kinds = {"fn": "false negative", "fp": "false positive"}
+
+    overall = []
+    for tag in tags:
+        info = tag_info.get(tag) or {}
+        cells = []
+        for _, _, e in present:
+            c = (e.get("counts") or {}).get(tag) or {}
+            cells.append({"passages": c.get("items", 0), "queries": c.get("queries", 0)})
+        overall.append({"name": readable(tag), "kind": kinds.get(info.get("kind", ""), ""),
+                        "description": info.get("description", ""), "cells": cells})
+    totals = [{"fn": (e.get("totals") or {}).get("false_negatives", 0),
+               "fp": (e.get("totals") or {}).get("false_positives", 0),
+               "unjudged": (e.get("totals") or {}).get("unjudged_false_positives", 0)} for _, _, e in present]
+
+    type_names = [t for t in _type_order(systems)]
+    for _, _, e in present:
+        type_names += [t for t in (e.get("by_type") or {}) if t not in type_names]
+    by_type = []
+    for t in type_names:
+        rows = [(e.get("by_type") or {}).get(t) for _, _, e in present]
+        if not any(rows):
+            continue
+        n = max(((r or {}).get("n_queries", 0) for r in rows), default=0)
+        cells = [[((((r or {}).get("counts") or {}).get(tag)) or {}).get("items", 0) for r in rows] for tag in tags]
+        by_type.append({"name": readable(t), "n": n, "cells": cells})
+
+    examples = []
+    for tag in tags:
+        items = []
+        for i, s, e in present:
+            for x in ((e.get("examples") or {}).get(tag) or [])[:N_ERROR_EXAMPLES]:
+                items.append({"system": s.label, "colour": charts.colour(i), "query": x.get("query", ""),
+                              "type": readable(x.get("type")), "doc_id": x.get("doc_id", ""),
+                              "text": x.get("text", ""), "rank": "not retrieved" if x.get("rank") is None else x["rank"],
+                              "grade": "unjudged" if x.get("grade") is None else x["grade"],
+                              "rule": x.get("rule", ""), "matched": ", ".join(str(m) for m in x.get("matched") or [])})
+        examples.append({"name": readable(tag), "description": (tag_info.get(tag) or {}).get("description", ""),
+                         "items": items})
+
+    chart = charts.grouped_bar_chart(
+        [readable(t) for t in tags],
+        [(s.label, [((e.get("counts") or {}).get(t) or {}).get("items", 0) for t in tags]) for i, s, e in present],
+        title=f"Error items per tag in the top {first.get('k')}",
+        axis_label="passages (summed over queries)",
+        fmt=lambda v: f"{v:.0f}", tick_fmt=lambda v: f"{v:.0f}",
+    )
+    method = first.get("method") or {}
+    return {
+        "notes": notes,
+        "systems": [{"label": s.label, "colour": charts.colour(i)} for i, s, _ in present],
+        "k": first.get("k"), "rel": first.get("rel"),
+        "n_queries": first.get("n_queries"), "n_skipped": first.get("n_skipped_no_relevant"),
+        "overall": overall, "totals": totals, "tags": [readable(t) for t in tags],
+        "by_type": by_type, "examples": examples, "chart": Markup(chart),
+        "method": [(readable(k), v) for k, v in method.items()],
+    }
+
+
+# --------------------------------------------------------------------------- error taxonomy
+
+N_TAXONOMY_EXAMPLES = 2
+
+
+def _share(v: Any) -> str:
+    return "—" if v is None else f"{v * 100:.1f}%"
+
+
+def taxonomy_view(systems: Sequence[System]) -> dict[str, Any] | None:
+    """The ``taxonomy`` section of each results file: shares per tag, per query type, a chart and examples."""
+    from markupsafe import Markup
+
+    from finegrain.report import charts
+
+    sections = [(i, s, s.results.get("taxonomy")) for i, s in enumerate(systems)]
+    if not any(isinstance(t, Mapping) for _, _, t in sections):
+        return None
+    present = [(i, s, t) for i, s, t in sections if isinstance(t, Mapping) and "counts" in t]
+    notes = [f"{s.label}: no error taxonomy saved" + (f" ({t['skipped']})" if isinstance(t, Mapping) and t.get("skipped")
+                                                       else " (re-run 'finegrain eval' to add it)")
+             for _, s, t in sections if not (isinstance(t, Mapping) and "counts" in t)]
+    if not present:
+        return {"notes": notes, "systems": []}
+    first = present[0][2]
+    info: Mapping[str, Mapping[str, Any]] = first.get("tags") or {}
+    tags = list(info) or list(first.get("counts") or {})
+
+    overall = []
+    for tag in tags:
+        cells = [{"count": (t.get("counts") or {}).get(tag, 0), "share": _share((t.get("proportions") or {}).get(tag))}
+                 for _, _, t in present]
+        ref = (info.get(tag) or {}).get("dureader_share")
+        overall.append({"name": readable(tag), "raw": tag, "description": (info.get(tag) or {}).get("description", ""),
+                        "dureader": _share(ref), "cells": cells})
+    totals = [{"failures": t.get("n_failures", 0), "queries": t.get("n_queries", 0),
+               "kinds": ", ".join(f"{k} {v}" for k, v in (t.get("failure_kinds") or {}).items())}
+              for _, _, t in present]
+
+    type_names = list(_type_order(systems))
+    for _, _, t in present:
+        type_names += [g for g in (t.get("by_type") or {}) if g not in type_names]
+    by_type = []
+    for g in type_names:
+        rows = [(t.get("by_type") or {}).get(g) for _, _, t in present]
+        if not any(rows):
+            continue
+        by_type.append({
+            "name": readable(g),
+            "n": [f"{(r or {}).get('n_failures', 0)}/{(r or {}).get('n_queries', 0)}" for r in rows],
+            "cells": [[_share(((r or {}).get("proportions") or {}).get(tag)) for r in rows] for tag in tags],
+        })
+
+    examples = []
+    for tag in tags:
+        items = []
+        for i, s, t in present:
+            for x in ((t.get("examples") or {}).get(tag) or [])[:N_TAXONOMY_EXAMPLES]:
+                rrank = x.get("relevant_rank")
+                items.append({
+                    "system": s.label, "colour": charts.colour(i), "query": x.get("query", ""),
+                    "type": readable(x.get("type")), "kind": x.get("kind", ""),
+                    "wrong_id": x.get("wrong_id") or "—", "wrong_text": x.get("wrong_text", ""),
+                    "relevant_id": x.get("relevant_id", ""), "relevant_text": x.get("relevant_text", ""),
+                    "relevant_rank": "not retrieved" if rrank is None else rrank,
+                    "rule": x.get("rule", ""), "evidence": ", ".join(str(e) for e in x.get("evidence") or []),
+                    "also": ", ".join(readable(a) for a in x.get("also") or []),
+                })
+        examples.append({"name": readable(tag), "description": (info.get(tag) or {}).get("description", ""),
+                         "items": items})
+
+    chart = charts.grouped_bar_chart(
+        [readable(t) for t in tags],
+        [(s.label, [(t.get("proportions") or {}).get(tag) for tag in tags]) for _, s, t in present],
+        title="Share of failed queries per error type (DuReader Table 9 taxonomy)",
+        axis_label="share of failed queries (%)", value_max=1.0,
+    )
+    return {
+        "notes": notes,
+        "systems": [{"label": s.label, "colour": charts.colour(i)} for i, s, _ in present],
+        "k": first.get("k"), "order": [readable(o) for o in first.get("order") or []],
+        "overall": overall, "totals": totals, "tags": [readable(t) for t in tags],
+        "by_type": by_type, "examples": examples, "chart": Markup(chart),
+        "method": [(readable(k), v) for k, v in (first.get("method") or {}).items()],
+    }
