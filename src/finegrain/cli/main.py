@@ -29,6 +29,7 @@ def _register() -> None:
         contrast_cmd,
         eval_cmd,
         evaluate_cmd,
+        perturb_cmd,
         report_cmd,
     )
 

@@ -1,0 +1,51 @@
+"""``finegrain perturb``: perturb queries (antonym, colour, size, negation, typo), re-retrieve, report rank changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from finegrain.cli.main import app
+
+
+@app.command("perturb")
+def perturb_command(
+    dataset: str = typer.Option(..., "--dataset", "-d", help="Dataset name (e.g. capretrieval/en) or folder."),
+    retriever: str = typer.Option(..., "--retriever", "-r", help="Retriever name (e5, bm25-okapi, ...)."),
+    family: list[str] = typer.Option(
+        [], "--family", "-f",
+        help="antonym, color-all, color-in, size, negation, typo (repeatable or comma-separated; default: all).",
+    ),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for perturbations.jsonl, results.json and tables.md."),
+    metrics: str = typer.Option("ndcg@10,hit_rate@1,hit_rate@10,mrr@10,mrr", "--metrics", "-m",
+                                help="Comma-separated metric specs (means over queries)."),
+    options: list[str] = typer.Option([], "--set", "-s", help="Retriever option KEY=VALUE (repeatable), as in finegrain eval."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the word / replacement draws and of the bootstrap."),
+    color_threshold: float = typer.Option(150.0, "--color-threshold",
+                                          help="Minimum RGB distance (0-255 channels, max 441.7) of a colour replacement."),
+    top_k: int | None = typer.Option(None, "--top-k", "-k", min=1, help="Keep the top N results per query (default: the retriever's cut)."),
+    resamples: int = typer.Option(10000, "--resamples", min=1, help="Bootstrap resamples of the delta CIs."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+) -> None:
+    """Rank of the best relevant item (lower/higher/same, Table 4) and metric deltas with 95% CIs (Table 5) per family."""
+    from finegrain.cli.eval_cmd import parse_options
+    from finegrain.diagnose.perturb.families import parse_families
+    from finegrain.diagnose.perturb.run import (
+        PerturbConfig,
+        run_perturbation,
+        write_outputs,
+    )
+    from finegrain.diagnose.perturb.tables import print_tables
+    from finegrain.metrics.spec import parse_metrics
+    from finegrain.settings import Settings
+
+    cfg = PerturbConfig(
+        dataset=dataset, retriever=retriever, families=parse_families(family),
+        metrics=tuple(s.key for s in parse_metrics([metrics])), retriever_options=parse_options(options),
+        top_k=top_k, seed=seed, color_threshold=color_threshold, n_resamples=resamples,
+    )
+    outcome = run_perturbation(cfg, Settings.from_env(), show_progress=not quiet)
+    paths = write_outputs(out, outcome)
+    print_tables(outcome.results)
+    typer.echo(f"wrote {paths['perturbations']}, {paths['results']} and {paths['tables']}")

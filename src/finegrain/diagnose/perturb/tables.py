@@ -1,0 +1,82 @@
+"""Tables 4 and 5 of the explainable-ranking paper, rendered from a perturbation ``results.json``.
+
+Rich tables for the terminal and Markdown for notes; both are views of the
+saved results, nothing is recomputed. Metric values are shown x100.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def _pct(v: Any) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def _x100(v: Any, sign: bool = False) -> str:
+    if v is None:
+        return "-"
+    return f"{v * 100:+.2f}" if sign else f"{v * 100:.2f}"
+
+
+def rows(results: Mapping[str, Any]) -> dict[str, list[list[str]]]:
+    """The three tables as header + rows of strings: ``rank_change``, ``deltas``, ``dataset``."""
+    metrics: list[str] = list(results["metrics"])
+    fams: Mapping[str, Any] = results["families"]
+    conf = round(float(results.get("confidence", 0.95)) * 100)
+    t4 = [["family", "perturbed queries", "% of queries", "with relevant", "lower %", "higher %", "same %"]]
+    for f, e in fams.items():
+        rc = e["rank_change"]
+        pc = rc["percent"]
+        t4.append([f, str(e["n_perturbed"]), f"{100 * e['share_of_queries']:.2f}", str(rc["n"]),
+                   _pct(pc["lower"]), _pct(pc["higher"]), _pct(pc["same"])])
+    t5 = [["family", "metric", "n", "original", "perturbed", "delta", f"{conf}% CI"]]
+    for f, e in fams.items():
+        for m in metrics:
+            c = e["metrics"][m]
+            ci = "-" if c["delta"] is None else f"[{_x100(c['ci_low'], True)}, {_x100(c['ci_high'], True)}]"
+            t5.append([f, m, str(c["n"]), _x100(c["original"]), _x100(c["perturbed"]), _x100(c["delta"], True), ci])
+    ds = [["queries", *metrics]]
+    ds.append(["original", *[_x100(results["original"].get(m)) for m in metrics]])
+    for f, e in fams.items():
+        ds.append([f, *[_x100(e["metrics"][m]["dataset_perturbed"]) for m in metrics]])
+    return {"rank_change": t4, "deltas": t5, "dataset": ds}
+
+
+TITLES = {
+    "rank_change": "Rank of the best relevant item after perturbation (Table 4)",
+    "deltas": "Metrics on the perturbed queries, original qrels, x100 (Table 5, paired)",
+    "dataset": "All queries, perturbed ones substituted, x100 (Table 5, as in the paper)",
+}
+
+
+def print_tables(results: Mapping[str, Any], console: Any = None) -> None:
+    """Print the three tables with rich."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    head = f"{results['dataset']} · {results['retriever']} · {results['n_queries']} queries"
+    console.print(f"[bold]{head}[/bold]")
+    for key, data in rows(results).items():
+        t = Table(title=TITLES[key], title_justify="left")
+        for i, h in enumerate(data[0]):
+            t.add_column(h, justify="left" if i == 0 else "right", overflow="fold")
+        for r in data[1:]:
+            t.add_row(*r)
+        console.print(t)
+
+
+def markdown_tables(results: Mapping[str, Any]) -> str:
+    """The three tables as Markdown, with a header line naming dataset, retriever and seed."""
+    prov = results.get("provenance", {})
+    head = (f"## {results['dataset']} · {results['retriever']} ({results['n_queries']} queries,"
+            f" seed {prov.get('seed', '?')}, colour threshold {prov.get('color_threshold', '?')})")
+    lines = [head, ""]
+    for key, data in rows(results).items():
+        lines += [f"**{TITLES[key]}**", "", "| " + " | ".join(data[0]) + " |",
+                  "|" + "|".join(["---"] + ["---:"] * (len(data[0]) - 1)) + "|"]
+        lines += ["| " + " | ".join(r) + " |" for r in data[1:]]
+        lines.append("")
+    return "\n".join(lines)
