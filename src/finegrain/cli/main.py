@@ -24,6 +24,7 @@ def _register() -> None:
         album_plan_cmd,
         album_search_cmd,
         album_serve_cmd,
+        caption_corpus_cmd,
         compare_cmd,
         concepts_cmd,
         contrast_cmd,
