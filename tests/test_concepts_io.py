@@ -60,7 +60,7 @@ def test_invalid_json_and_missing_file(tmp_path: Path) -> None:
     p.write_text('{"objects": [\n', encoding="utf-8")
     with pytest.raises(DataFormatError, match="x.json:2"):
         read_object_set(p)
-    with pytest.raises(FinegrainError, match="cannot read"):
+    with pytest.raises(FinegrainError, match="file not found"):
         read_object_set(tmp_path / "missing.json")
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from finegrain.diagnose.concepts.objects import ConceptObject, ObjectSet
 from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.io._lines import read_json
 
 # Categories whose first WordNet noun sense is wrong or missing -> the intended synset.
 SYNSET_OVERRIDES: dict[str, str] = {
@@ -69,12 +70,7 @@ def _instance_files(path: Path, name: str) -> list[Path]:
 
 
 def _load(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise FinegrainError(f"cannot read {str(path)!r}: {e.strerror}", "check the path") from None
-    except json.JSONDecodeError as e:
-        raise DataFormatError(path, e.lineno, "valid JSON", e.msg) from None
+    data, _ = read_json(path)
     missing = [k for k in keys if not isinstance(data, dict) or k not in data]
     if missing:
         raise DataFormatError(path, None, f"a COCO annotation file with {', '.join(keys)}",

@@ -20,6 +20,7 @@ from typing import Any
 
 from finegrain.diagnose.concepts.objects import ConceptObject, ObjectSet
 from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.io._lines import read_json
 
 OBJECT_FILES = ("objects_first100.json", "objects.json")
 REGION_FILES = ("region_descriptions_first100.json", "region_descriptions.json")
@@ -37,12 +38,7 @@ def _find(folder: str | PathLike[str], names: tuple[str, ...]) -> Path:
 
 
 def _load(path: Path) -> list[Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise FinegrainError(f"cannot read {str(path)!r}: {e.strerror}", "check the path") from None
-    except json.JSONDecodeError as e:
-        raise DataFormatError(path, e.lineno, "valid JSON", e.msg) from None
+    data, _ = read_json(path)
     if not isinstance(data, list):
         raise DataFormatError(path, None, "a JSON list of images", type(data).__name__)
     return data

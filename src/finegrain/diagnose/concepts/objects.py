@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.io._lines import read_json
 
 BBox = tuple[float, float, float, float]
 
@@ -176,14 +177,7 @@ class ObjectSet:
 def read_object_set(path: str | PathLike[str], *, check_wordnet: bool = True) -> ObjectSet:
     """Read an :class:`ObjectSet` JSON file; errors name the file and the bad entry."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise FinegrainError(f"cannot read {str(p)!r}: {e.strerror}", "check the path") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise DataFormatError(p, e.lineno, "valid JSON", e.msg) from None
+    data, _ = read_json(p)
     return ObjectSet.from_json(data, str(p), check_wordnet=check_wordnet)
 
 
