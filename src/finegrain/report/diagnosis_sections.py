@@ -18,19 +18,29 @@ from finegrain.report.html import System, _type_order, readable
 N_ERROR_EXAMPLES = 2
 
 
+def _sections(systems: Sequence[System], key: str, what: str) -> tuple[list[tuple[int, System, Mapping[str, Any]]], list[str]] | None:
+    """``(present, notes)`` for the ``key`` section of each results file: the systems that have it with
+    counts, and a note for each that does not (with the reason it was skipped); None when no file has it."""
+    sections = [(i, s, s.results.get(key)) for i, s in enumerate(systems)]
+    if not any(isinstance(v, Mapping) for _, _, v in sections):
+        return None
+    present = [(i, s, v) for i, s, v in sections if isinstance(v, Mapping) and "counts" in v]
+    notes = [f"{s.label}: no {what} saved" + (f" ({v['skipped']})" if isinstance(v, Mapping) and v.get("skipped")
+                                               else " (re-run 'finegrain eval' to add it)")
+             for _, s, v in sections if not (isinstance(v, Mapping) and "counts" in v)]
+    return present, notes
+
+
 def errors_view(systems: Sequence[System]) -> dict[str, Any] | None:
     """The ``errors`` section of each results file (:mod:`finegrain.diagnose.errors`), side by side."""
     from markupsafe import Markup
 
     from finegrain.report import charts
 
-    sections = [(i, s, s.results.get("errors")) for i, s in enumerate(systems)]
-    if not any(isinstance(e, Mapping) for _, _, e in sections):
+    found = _sections(systems, "errors", "error analysis")
+    if found is None:
         return None
-    present = [(i, s, e) for i, s, e in sections if isinstance(e, Mapping) and "counts" in e]
-    notes = [f"{s.label}: no error analysis saved" + (f" ({e['skipped']})" if isinstance(e, Mapping) and e.get("skipped")
-                                                       else " (re-run 'finegrain eval' to add it)")
-             for _, s, e in sections if not (isinstance(e, Mapping) and "counts" in e)]
+    present, notes = found
     if not present:
         return {"notes": notes, "systems": []}
     first = present[0][2]
@@ -110,13 +120,10 @@ def taxonomy_view(systems: Sequence[System]) -> dict[str, Any] | None:
 
     from finegrain.report import charts
 
-    sections = [(i, s, s.results.get("taxonomy")) for i, s in enumerate(systems)]
-    if not any(isinstance(t, Mapping) for _, _, t in sections):
+    found = _sections(systems, "taxonomy", "error taxonomy")
+    if found is None:
         return None
-    present = [(i, s, t) for i, s, t in sections if isinstance(t, Mapping) and "counts" in t]
-    notes = [f"{s.label}: no error taxonomy saved" + (f" ({t['skipped']})" if isinstance(t, Mapping) and t.get("skipped")
-                                                       else " (re-run 'finegrain eval' to add it)")
-             for _, s, t in sections if not (isinstance(t, Mapping) and "counts" in t)]
+    present, notes = found
     if not present:
         return {"notes": notes, "systems": []}
     first = present[0][2]
