@@ -67,3 +67,17 @@ def test_missing_data_root_is_one_clear_line(tmp_path: Path, monkeypatch: pytest
     err = capsys.readouterr().err.strip().splitlines()
     assert code != 0
     assert len(err) == 1 and "FINEGRAIN_DATA" in err[0] and "missing" in err[0]
+
+
+def test_terminal_summarises_the_saved_diagnosis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("FINEGRAIN_DATA", str(tmp_path / "nowhere"))
+    res = _eval(tmp_path, "--dataset", "embedded/captions-zh", "--retriever", "bm25-okapi")
+    out = capsys.readouterr().out
+    tax = res["taxonomy"]
+    line = next(x for x in out.splitlines() if x.startswith("error types of"))
+    assert line.startswith(f"error types of {tax['n_failures']} failed queries: ")
+    assert {p.rsplit(" ", 1)[0]: int(p.rsplit(" ", 1)[1]) for p in line.split(": ", 1)[1].split(" · ")} == \
+        {t: n for t, n in tax["counts"].items() if n}
+    errors = next(x for x in out.splitlines() if x.startswith("errors in the top"))
+    assert all(f"{tag} {c['items']}" in errors for tag, c in res["errors"]["counts"].items() if c["items"])

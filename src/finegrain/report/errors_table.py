@@ -83,3 +83,20 @@ def print_errors(errors: Mapping[str, Any], console: Console | None = None, *, m
         return
     for t in error_tables(errors, max_examples=max_examples):
         console.print(t)
+
+
+def diagnosis_lines(results: Mapping[str, Any]) -> list[str]:
+    """One line each for the saved error analysis and error taxonomy (counts per tag), for the terminal."""
+    lines = []
+    errors = results.get("errors") or {}
+    if "counts" in errors:
+        parts = [f"{tag} {c.get('items', 0)}" for tag, c in errors["counts"].items() if c.get("items")]
+        lines.append(f"errors in the top {errors.get('k')}: " + (" · ".join(parts) or "none"))
+    tax = results.get("taxonomy") or {}
+    if "counts" in tax:
+        parts = [f"{tag} {n}" for tag, n in tax["counts"].items() if n]
+        lines.append(f"error types of {tax.get('n_failures', 0)} failed queries: " + (" · ".join(parts) or "none"))
+    for name, section in (("error analysis", errors), ("error taxonomy", tax)):
+        if section.get("skipped"):
+            lines.append(f"{name} skipped: {section['skipped']}")
+    return lines

@@ -66,6 +66,10 @@ def print_evaluation(results: Mapping[str, Any], title: str = "", console: Conso
         console.print(title, style="bold", highlight=False)
     for t in evaluation_tables(results):
         console.print(t)
+    from finegrain.report.errors_table import diagnosis_lines
+
+    for line in diagnosis_lines(results):
+        console.print(line, highlight=False)
 
 
 def _value(cell: Any) -> Any:
