@@ -1,19 +1,7 @@
 """The embedded catalog: one SQLite file in WAL mode.
 
-Layout (schema version :data:`SCHEMA_VERSION`, stored in ``meta``):
-
-* ``photos`` — one row per photo; ``taken_local`` (local wall-clock time,
-  ISO seconds) is indexed for time filters, ``path`` for incremental
-  re-indexing, ``event_id`` for event look-ups;
-* ``places`` — one row per distinct place (names per admin level and
-  language, aliases), referenced by ``photos.place_id`` (indexed), and
-  ``place_names`` (``name, level, place_id``, case-insensitive) so a place
-  filter is one index look-up of a few place ids, then the photos of those;
-* ``time_tags`` (``tag, photo_id``) for tags such as ``season:summer``;
-* ``faces`` (box, 128-d float32 embedding, person) indexed by person;
-  ``people`` (names as JSON, ``is_me``);
-* ``events``, ``embeddings`` (float32 bytes per photo and model id), ``meta``
-  (JSON values: roots, schema version, source).
+The layout (schema version :data:`SCHEMA_VERSION`, stored in ``meta``) is in
+:mod:`finegrain.album.catalog.schema`.
 
 Every write method runs in its own short transaction unless it is inside
 :meth:`SqliteCatalog.transaction`, which groups writes (all of one photo)
@@ -34,71 +22,21 @@ from typing import Any
 
 import numpy as np
 
+from finegrain.album.catalog.schema import (
+    LEVELS,
+    PHOTO_COLS,
+    PLACE_COLS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    local_key,
+    parse_dt,
+    photo_of,
+    photo_row,
+    place_of,
+)
 from finegrain.album.records import Event, FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.errors import FinegrainError
 
-SCHEMA_VERSION = 1
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS photos (
-    id TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
-    size INTEGER, mtime REAL, sha256 TEXT,
-    taken_at TEXT, tz TEXT, taken_local TEXT,
-    lat REAL, lon REAL, camera TEXT, width INTEGER, height INTEGER,
-    caption TEXT, keywords TEXT NOT NULL DEFAULT '[]',
-    event_id TEXT, place_id INTEGER
-);
-CREATE INDEX IF NOT EXISTS photos_place ON photos(place_id, id);
-CREATE INDEX IF NOT EXISTS photos_path ON photos(path);
-CREATE INDEX IF NOT EXISTS photos_taken ON photos(taken_local, id);
-CREATE INDEX IF NOT EXISTS photos_event ON photos(event_id, id);
-CREATE INDEX IF NOT EXISTS photos_sha ON photos(sha256);
-CREATE TABLE IF NOT EXISTS places (
-    id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,
-    country_en TEXT, country_zh TEXT, province_en TEXT, province_zh TEXT,
-    city_en TEXT, city_zh TEXT, district_en TEXT, district_zh TEXT, country_code TEXT,
-    locality_en TEXT, aliases TEXT NOT NULL DEFAULT '[]'
-);
-CREATE TABLE IF NOT EXISTS place_names (
-    name TEXT NOT NULL COLLATE NOCASE, level TEXT NOT NULL, place_id INTEGER NOT NULL,
-    PRIMARY KEY (name, level, place_id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS time_tags (
-    tag TEXT NOT NULL, photo_id TEXT NOT NULL, PRIMARY KEY (tag, photo_id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS time_tags_photo ON time_tags(photo_id);
-CREATE TABLE IF NOT EXISTS people (
-    id TEXT PRIMARY KEY, names TEXT NOT NULL DEFAULT '[]', is_me INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS faces (
-    photo_id TEXT NOT NULL, idx INTEGER NOT NULL, person_id TEXT,
-    box_top INTEGER, box_right INTEGER, box_bottom INTEGER, box_left INTEGER,
-    embedding BLOB,
-    PRIMARY KEY (photo_id, idx)
-);
-CREATE INDEX IF NOT EXISTS faces_person ON faces(person_id, photo_id);
-CREATE TABLE IF NOT EXISTS events (id TEXT PRIMARY KEY, start TEXT, end TEXT, n_photos INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS embeddings (
-    model_id TEXT NOT NULL, photo_id TEXT NOT NULL, dim INTEGER NOT NULL, vector BLOB NOT NULL,
-    PRIMARY KEY (model_id, photo_id)
-);
-CREATE INDEX IF NOT EXISTS embeddings_photo ON embeddings(photo_id);
-CREATE TABLE IF NOT EXISTS steps (
-    step TEXT NOT NULL, photo_id TEXT NOT NULL, PRIMARY KEY (step, photo_id)
-) WITHOUT ROWID;
-"""
-
-_PHOTO_COLS = (
-    "id", "path", "size", "mtime", "sha256", "taken_at", "tz", "taken_local", "lat", "lon",
-    "camera", "width", "height", "caption", "keywords", "event_id",
-)
-_PLACE_COLS = (
-    "country_en", "country_zh", "province_en", "province_zh",
-    "city_en", "city_zh", "district_en", "district_zh", "country_code", "locality_en", "aliases",
-)
-_LEVELS = ("country", "province", "city", "district", "locality")
 _VOLATILE_META = frozenset({"last_indexed_at"})
 
 
@@ -147,7 +85,7 @@ class SqliteCatalog:
                 f"catalog {str(self.path)!r} has schema version {json.loads(row[0])}, newer than {SCHEMA_VERSION}",
                 "upgrade finegrain to read it",
             )
-        self._db.executescript(_SCHEMA)  # idempotent (IF NOT EXISTS)
+        self._db.executescript(SCHEMA)  # idempotent (IF NOT EXISTS)
         if row is None:
             self.set_meta("schema_version", SCHEMA_VERSION)
 
@@ -188,38 +126,38 @@ class SqliteCatalog:
     # ------------------------------------------------------------------ photos
 
     def put_photo(self, photo: Photo) -> None:
-        row = _photo_row(photo)
-        sets = ", ".join(f"{c}=excluded.{c}" for c in _PHOTO_COLS[1:])
+        row = photo_row(photo)
+        sets = ", ".join(f"{c}=excluded.{c}" for c in PHOTO_COLS[1:])
         with self.transaction():
             self._db.execute(
-                f"INSERT INTO photos ({', '.join(_PHOTO_COLS)}) VALUES ({', '.join('?' * len(_PHOTO_COLS))}) "
+                f"INSERT INTO photos ({', '.join(PHOTO_COLS)}) VALUES ({', '.join('?' * len(PHOTO_COLS))}) "
                 f"ON CONFLICT(id) DO UPDATE SET {sets}",
                 row,
             )
 
     def put_photos(self, photos: Iterable[Photo]) -> None:
         """Insert or replace many photos in one transaction (bulk imports)."""
-        sets = ", ".join(f"{c}=excluded.{c}" for c in _PHOTO_COLS[1:])
+        sets = ", ".join(f"{c}=excluded.{c}" for c in PHOTO_COLS[1:])
         with self.transaction():
             self._db.executemany(
-                f"INSERT INTO photos ({', '.join(_PHOTO_COLS)}) VALUES ({', '.join('?' * len(_PHOTO_COLS))}) "
+                f"INSERT INTO photos ({', '.join(PHOTO_COLS)}) VALUES ({', '.join('?' * len(PHOTO_COLS))}) "
                 f"ON CONFLICT(id) DO UPDATE SET {sets}",
-                (_photo_row(p) for p in photos),
+                (photo_row(p) for p in photos),
             )
 
     def get_photo(self, photo_id: str) -> Photo | None:
-        row = self._db.execute(f"SELECT {', '.join(_PHOTO_COLS)} FROM photos WHERE id=?", (photo_id,)).fetchone()
-        return None if row is None else _photo(row)
+        row = self._db.execute(f"SELECT {', '.join(PHOTO_COLS)} FROM photos WHERE id=?", (photo_id,)).fetchone()
+        return None if row is None else photo_of(row)
 
     def find_by_path(self, path: str) -> Photo | None:
         row = self._db.execute(
-            f"SELECT {', '.join(_PHOTO_COLS)} FROM photos WHERE path=? ORDER BY id LIMIT 1", (path,)
+            f"SELECT {', '.join(PHOTO_COLS)} FROM photos WHERE path=? ORDER BY id LIMIT 1", (path,)
         ).fetchone()
-        return None if row is None else _photo(row)
+        return None if row is None else photo_of(row)
 
     def iter_photos(self) -> Iterator[Photo]:
-        rows = self._db.execute(f"SELECT {', '.join(_PHOTO_COLS)} FROM photos ORDER BY id").fetchall()
-        return (_photo(r) for r in rows)
+        rows = self._db.execute(f"SELECT {', '.join(PHOTO_COLS)} FROM photos ORDER BY id").fetchall()
+        return (photo_of(r) for r in rows)
 
     def photo_ids(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT id FROM photos ORDER BY id")]
@@ -244,7 +182,7 @@ class SqliteCatalog:
 
     def _place_id(self, place: PhotoPlace) -> int:
         aliases = json.dumps([list(a) for a in place.aliases], ensure_ascii=False)
-        values = (*(getattr(place, c) for c in _PLACE_COLS[:-1]), aliases)
+        values = (*(getattr(place, c) for c in PLACE_COLS[:-1]), aliases)
         key = json.dumps(values, ensure_ascii=False)
         cached = self._place_cache.get(key)
         if cached is not None:
@@ -252,7 +190,7 @@ class SqliteCatalog:
         row = self._db.execute("SELECT id FROM places WHERE key=?", (key,)).fetchone()
         if row is None:
             cur = self._db.execute(
-                f"INSERT INTO places (key, {', '.join(_PLACE_COLS)}) VALUES (?{', ?' * len(_PLACE_COLS)})",
+                f"INSERT INTO places (key, {', '.join(PLACE_COLS)}) VALUES (?{', ?' * len(PLACE_COLS)})",
                 (key, *values),
             )
             place_id = int(cur.lastrowid)
@@ -267,14 +205,14 @@ class SqliteCatalog:
 
     def get_place(self, photo_id: str) -> PhotoPlace | None:
         row = self._db.execute(
-            f"SELECT {', '.join('pl.' + c for c in _PLACE_COLS)} FROM photos p JOIN places pl ON pl.id = p.place_id "
+            f"SELECT {', '.join('pl.' + c for c in PLACE_COLS)} FROM photos p JOIN places pl ON pl.id = p.place_id "
             "WHERE p.id=?", (photo_id,),
         ).fetchone()
-        return None if row is None else _place(row)
+        return None if row is None else place_of(row)
 
     def places(self) -> dict[str, PhotoPlace]:
         by_id = {
-            r[0]: _place(r[1:]) for r in self._db.execute(f"SELECT id, {', '.join(_PLACE_COLS)} FROM places")
+            r[0]: place_of(r[1:]) for r in self._db.execute(f"SELECT id, {', '.join(PLACE_COLS)} FROM places")
         }
         rows = self._db.execute("SELECT id, place_id FROM photos WHERE place_id IS NOT NULL ORDER BY id")
         return {pid: by_id[plid] for pid, plid in rows}
@@ -408,7 +346,7 @@ class SqliteCatalog:
 
     def events(self) -> list[Event]:
         rows = self._db.execute("SELECT id, start, end, n_photos FROM events").fetchall()
-        out = [Event(r[0], _dt(r[1]), _dt(r[2]), r[3]) for r in rows]
+        out = [Event(r[0], parse_dt(r[1]), parse_dt(r[2]), r[3]) for r in rows]
         return sorted(out, key=lambda e: (e.start or datetime.min, _natural(e.id)))
 
     # ------------------------------------------------------------------ embeddings
@@ -477,7 +415,7 @@ class SqliteCatalog:
 
     def latest_time(self) -> datetime | None:
         row = self._db.execute("SELECT MAX(taken_local) FROM photos").fetchone()
-        return _dt(row[0]) if row else None
+        return parse_dt(row[0]) if row else None
 
     # ------------------------------------------------------------------ filters
 
@@ -485,10 +423,10 @@ class SqliteCatalog:
         sql, args = "SELECT id FROM photos WHERE taken_local IS NOT NULL", []
         if start is not None:
             sql += " AND taken_local >= ?"
-            args.append(_local_key(start))
+            args.append(local_key(start))
         if end is not None:
             sql += " AND taken_local < ?"
-            args.append(_local_key(end))
+            args.append(local_key(end))
         return {r[0] for r in self._db.execute(sql, args)}
 
     def ids_at_place(self, name: str, level: str | None = None) -> set[str]:
@@ -496,8 +434,8 @@ class SqliteCatalog:
         if level is None:
             rows = self._db.execute(sql + ")", (name.strip(),))
         else:
-            if level not in _LEVELS:
-                raise FinegrainError(f"unknown place level {level!r}", f"use one of {', '.join(_LEVELS)}")
+            if level not in LEVELS:
+                raise FinegrainError(f"unknown place level {level!r}", f"use one of {', '.join(LEVELS)}")
             rows = self._db.execute(sql + " AND level=?)", (name.strip(), level))
         return {r[0] for r in rows}
 
@@ -531,8 +469,8 @@ class SqliteCatalog:
         # the others check (``+col`` keeps SQLite from choosing their index instead).
         parts: list[tuple[int, str, str, list[Any]]] = []
         if start is not None or end is not None:
-            lo = _local_key(start) if start is not None else ""
-            hi = _local_key(end) if end is not None else "\uffff"
+            lo = local_key(start) if start is not None else ""
+            hi = local_key(end) if end is not None else "\uffff"
             n = self._count("SELECT COUNT(*) FROM photos WHERE taken_local >= ? AND taken_local < ?", [lo, hi])
             parts.append((n, "taken_local >= ? AND taken_local < ?", "+taken_local >= ? AND +taken_local < ?", [lo, hi]))
         if places:
@@ -540,8 +478,8 @@ class SqliteCatalog:
             for item in places:
                 if isinstance(item, tuple):
                     level, name = item
-                    if level not in _LEVELS:
-                        raise FinegrainError(f"unknown place level {level!r}", f"use one of {', '.join(_LEVELS)}")
+                    if level not in LEVELS:
+                        raise FinegrainError(f"unknown place level {level!r}", f"use one of {', '.join(LEVELS)}")
                     names.append("(name=? AND level=?)")
                     pargs.extend((name.strip(), level))
                 else:
@@ -637,36 +575,6 @@ def open_catalog(path: str | Path, *, create: bool = True) -> SqliteCatalog:
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-def _local_key(t: datetime) -> str:
-    return t.replace(tzinfo=None).isoformat(timespec="seconds")
-
-
-def _photo_row(p: Photo) -> tuple[Any, ...]:
-    return (
-        p.id, p.path, p.size, p.mtime, p.sha256,
-        p.taken_at.isoformat() if p.taken_at else None, p.tz,
-        _local_key(p.taken_at) if p.taken_at else None,
-        p.lat, p.lon, p.camera, p.width, p.height, p.caption,
-        json.dumps(list(p.keywords), ensure_ascii=False), p.event_id,
-    )
-
-
-def _photo(r: Sequence[Any]) -> Photo:
-    return Photo(
-        id=r[0], path=r[1], size=r[2], mtime=r[3], sha256=r[4], taken_at=_dt(r[5]), tz=r[6],
-        lat=r[8], lon=r[9], camera=r[10], width=r[11], height=r[12], caption=r[13],
-        keywords=tuple(json.loads(r[14])), event_id=r[15],
-    )
-
-
-def _place(r: Sequence[Any]) -> PhotoPlace:
-    return PhotoPlace(*r[:-1], aliases=tuple((a[0], a[1]) for a in json.loads(r[-1])))
-
-
-def _dt(value: str | None) -> datetime | None:
-    return None if value is None else datetime.fromisoformat(value)
 
 
 def _natural(text: str) -> tuple[Any, ...]:
