@@ -134,6 +134,14 @@ def test_cli_vg100_adds_concept_scores_to_failures(tmp_path: Path, data_root: Pa
     assert f["concepts"] == pytest.approx(want, nan_ok=True)
     diag = res["concept_diagnosis"]
     assert diag["available"] and diag["n_failures"] == len(fails)
+    # the global (Table 3) report pools the same failures: its CA mean is the mean of the per-failure CAs
+    from finegrain.diagnose.concepts.report import local_report
+
+    glob = diag["global_query_agnostic"]
+    both = [x for x in fails if x["concepts"] is not None]
+    assert glob["n_failures"] == len(both)
+    hits = sum(local_report(objects[int(x["ground_truth"])], objects[int(x["retrieved"])]).object_hit for x in both)
+    assert glob["object_hit"] == hits
     if "ca" in diag["query_agnostic"]:
         cas = [x["concepts"]["ca"] for x in fails if x["concepts"] and x["concepts"].get("ca") is not None]
         assert diag["query_agnostic"]["ca"]["mean"] == pytest.approx(float(np.mean(cas)))

@@ -154,12 +154,22 @@ def _concept_diagnosis(failures: list[dict[str, Any]], root: Path) -> tuple[list
                         acc.setdefault(k, []).append(float(v))
         return {k: {"mean": sum(v) / len(v), "n": len(v)} for k, v in acc.items()}
 
+    from finegrain.diagnose.concepts.report import explain_failures
+
+    with_objects = [f for f in failures if f["ground_truth"] in objects and f["retrieved"] in objects]
+    _, agnostic_global = explain_failures((objects[f["ground_truth"]], objects[f["retrieved"]], None)
+                                          for f in with_objects)
+    _, informed_global = explain_failures((objects[f["ground_truth"]], objects[f["retrieved"]], f["query"])
+                                          for f in with_objects)
     summary = {
         "available": True,
         "n_failures": len(out),
         "n_with_objects": sum(r["concepts"] is not None for r in out),
         "query_agnostic": means([r["concepts"] for r in out]),
         "query_informed": means([r["concepts_query_informed"] for r in out]),
+        # Table 3 of the explainable-ranking paper: object hit/miss, matched synsets, enumeration disagreement
+        "global_query_agnostic": agnostic_global.to_dict(),
+        "global_query_informed": informed_global.to_dict(),
     }
     return out, summary
 
@@ -192,4 +202,13 @@ def _print_table(body: Mapping[str, Any], title: str) -> None:
         for mode in ("query_agnostic", "query_informed"):
             row = ", ".join(f"{k}={c['mean']:.4f} (n={c['n']})" for k, c in (diag.get(mode) or {}).items())
             con.print(f"concepts, {mode.replace('_', '-')} mean over failures: {row or 'none'}")
+        glob = diag.get("global_query_agnostic")
+        if glob:
+            con.print(f"query-agnostic, Table 3: object hit {glob['object_hit']} / miss {glob['object_miss']}, "
+                      f"matched synsets {_pct(glob['matched_synset_pct'])}, "
+                      f"enumeration disagreement {_pct(glob['enum_disagreement_pct'])}")
     con.print(body["protocol"]["description"], style="dim")
+
+
+def _pct(v: float | None) -> str:
+    return "—" if v is None else f"{v:.2f}%"
