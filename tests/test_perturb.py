@@ -267,3 +267,27 @@ def test_corpus_colours_zh_and_en_agree_on_names() -> None:
     assert corpus_colors("en", ["a Light Blue kite"]) == frozenset({"light blue"})
     assert corpus_colors("zh", ["浅蓝色的风筝"]) == frozenset({"lightblue"})
     assert math.isclose(colors.distance("lightblue", "light blue"), _dist("lightblue", "light blue"))
+
+
+def test_zh_typo_can_be_a_pinyin_homophone_from_the_corpus() -> None:
+    from pypinyin import Style, lazy_pinyin
+
+    corpus = ["一只小猫在草地上睡觉。", "一只小帽子放在桌上。", "猫咪和毛线球。", "睡觉的小孩。"]
+    ctx = make_context("zh", corpus, seed=0)
+    sound = {c: lazy_pinyin(c, style=Style.NORMAL)[0] for t in corpus for c in t if "\u4e00" <= c <= "\u9fff"}
+    # independently: the corpus characters sharing 猫's toneless pinyin "mao" (帽 mao4, 毛 mao2)
+    assert set(ctx.homophones["猫"]) == {c for c, s in sound.items() if s == "mao" and c != "猫"}
+    seen = set()
+    for seed in range(40):
+        p = perturb("q1", "小猫睡觉", "typo", replace_seed(ctx, seed))
+        seen.add(p.detail["op"])
+        if p.detail["op"] == "homophone":
+            assert len(p.perturbed) == len(p.original) and p.replacement in ctx.homophones[p.word]
+            assert sound[p.replacement] == sound[p.word] and p.replacement != p.word
+    assert "homophone" in seen and seen <= {"homophone", "swap", "delete"}
+
+
+def replace_seed(ctx: Context, seed: int) -> Context:
+    import dataclasses
+
+    return dataclasses.replace(ctx, seed=seed)

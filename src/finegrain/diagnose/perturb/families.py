@@ -74,6 +74,8 @@ class Context:
     seed: int = 0
     color_threshold: float = colors.DEFAULT_THRESHOLD
     corpus_colors: frozenset[str] = frozenset()  # colour names (en) / matplotlib names (zh) found in the corpus
+    # zh: character -> corpus characters with the same toneless pinyin, most frequent first (typo family)
+    homophones: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def parse_families(items: Iterable[str] | None) -> tuple[str, ...]:
@@ -88,8 +90,10 @@ def parse_families(items: Iterable[str] | None) -> tuple[str, ...]:
 
 
 def make_context(lang: str, corpus_texts: Sequence[str], *, seed: int = 0,
-                 color_threshold: float = colors.DEFAULT_THRESHOLD, need_corpus_colors: bool = True) -> Context:
-    """The :class:`Context` for a dataset; scans the corpus for its colours when ``color-in`` needs them."""
+                 color_threshold: float = colors.DEFAULT_THRESHOLD, need_corpus_colors: bool = True,
+                 need_homophones: bool = True) -> Context:
+    """The :class:`Context` for a dataset; scans the corpus for its colours when ``color-in`` needs them,
+    and (zh) for homophone characters when ``typo`` needs them."""
     if lang not in LANGS:
         raise FinegrainError(f"query perturbation has no lexicons for language {lang!r}", f"use one of {', '.join(LANGS)}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -98,7 +102,35 @@ def make_context(lang: str, corpus_texts: Sequence[str], *, seed: int = 0,
         raise FinegrainError(f"colour threshold {color_threshold!r} is outside 0..{colors.MAX_DISTANCE:.1f}",
                              "RGB distance is on 0-255 channels; the default is 150")
     found = corpus_colors(lang, corpus_texts) if need_corpus_colors else frozenset()
-    return Context(lang, seed, float(color_threshold), found)
+    sounds = corpus_homophones(corpus_texts) if lang == "zh" and need_homophones else {}
+    return Context(lang, seed, float(color_threshold), found, MappingProxyType(sounds))
+
+
+def corpus_homophones(texts: Iterable[str], *, per_char: int = 5) -> dict[str, tuple[str, ...]]:
+    """Each Han character of ``texts`` -> up to ``per_char`` other characters of ``texts`` with the same
+    toneless pinyin, most frequent first (ties by code point): the typos a pinyin keyboard makes.
+    Empty without ``pypinyin`` (the zh typo family then swaps and deletes only)."""
+    try:
+        from pypinyin import Style, pinyin
+    except ImportError:
+        return {}
+    freq: dict[str, int] = {}
+    for t in texts:
+        for c in _CJK_CHAR.findall(t):
+            freq[c] = freq.get(c, 0) + 1
+    by_sound: dict[str, list[str]] = {}
+    for c in freq:
+        sound = pinyin(c, style=Style.NORMAL, heteronym=False)[0][0]
+        if sound and sound != c:
+            by_sound.setdefault(sound, []).append(c)
+    out: dict[str, tuple[str, ...]] = {}
+    for chars in by_sound.values():
+        ranked = sorted(chars, key=lambda c: (-freq[c], c))
+        for c in chars:
+            others = tuple(x for x in ranked if x != c)[:per_char]
+            if others:
+                out[c] = others
+    return out
 
 
 def corpus_colors(lang: str, texts: Iterable[str]) -> frozenset[str]:
@@ -128,7 +160,7 @@ def perturb(qid: str, text: str, family: str, ctx: Context) -> Perturbation | No
     if family == "negation":
         return _negation(qid, text, ctx.lang)
     if family == "typo":
-        return _typo(qid, text, rng, ctx.lang)
+        return _typo(qid, text, rng, ctx.lang, ctx.homophones)
     raise UnknownNameError("perturbation family", family, FAMILIES)
 
 
@@ -271,10 +303,12 @@ def _neighbours(c: str) -> str:
     return ""
 
 
-def _typo(qid: str, text: str, rng: np.random.Generator, lang: str) -> Perturbation | None:
+def _typo(qid: str, text: str, rng: np.random.Generator, lang: str,
+          homophones: Mapping[str, tuple[str, ...]] | None = None) -> Perturbation | None:
     """English: swap / delete / insert / substitute (QWERTY neighbour) one letter of one word of >= 3 letters.
-    Chinese: swap two adjacent different characters, or delete one character (only in queries of >= 3
-    characters: deleting one of two leaves another word)."""
+    Chinese: a character replaced by a corpus character of the same toneless pinyin (the pinyin-keyboard
+    typo, when ``homophones`` has one), two adjacent different characters swapped, or one character
+    deleted (only in queries of >= 3 characters: deleting one of two leaves another word)."""
     if lang == "en":
         words = [w for w in en_words(text) if len(w.word) >= 3]
         if not words:
@@ -302,10 +336,16 @@ def _typo(qid: str, text: str, rng: np.random.Generator, lang: str) -> Perturbat
     if len(pos) < 2:
         return None
     pairs = [(a, b) for a, b in itertools.pairwise(pos) if b == a + 1 and text[a] != text[b]]
-    ops = (("swap",) if pairs else ()) + (("delete",) if len(pos) >= 3 else ())
+    sounding = [a for a in pos if (homophones or {}).get(text[a])]
+    ops = (("homophone",) if sounding else ()) + (("swap",) if pairs else ()) + (("delete",) if len(pos) >= 3 else ())
     if not ops:
         return None
     op = pick(rng, ops)
+    if op == "homophone":
+        a = sounding[int(rng.integers(len(sounding)))]
+        c = pick(rng, homophones[text[a]])  # type: ignore[index]
+        return Perturbation(qid, "typo", text, text[:a] + c + text[a + 1:], text[a], c, a, a + 1,
+                            MappingProxyType({"op": "homophone"}))
     if op == "swap":
         a, b = pairs[int(rng.integers(len(pairs)))]
         return Perturbation(qid, "typo", text, text[:a] + text[b] + text[a] + text[b + 1:], text[a:b + 1],

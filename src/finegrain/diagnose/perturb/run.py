@@ -85,7 +85,7 @@ def run_perturbation(cfg: PerturbConfig, settings: Any = None, *, show_progress:
     ds = dataset if dataset is not None else load_dataset(cfg.dataset, settings or Settings.from_env())
 
     ctx = make_context(ds.lang, ds.corpus.texts, seed=cfg.seed, color_threshold=cfg.color_threshold,
-                       need_corpus_colors="color-in" in cfg.families)
+                       need_corpus_colors="color-in" in cfg.families, need_homophones="typo" in cfg.families)
     perturbations = tuple(build_perturbations(((q.id, q.text) for q in ds.queries.values()), cfg.families, ctx))
     pid = _perturbed_ids(perturbations, set(ds.queries))
     queries = Queries([*ds.queries.values(),
