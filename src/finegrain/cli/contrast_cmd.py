@@ -74,7 +74,7 @@ def contrast_command(
                            n_resamples=resamples, seed=seed)
 
     body = {
-        "tool": "finegrain contrast", "version": __version__,
+        "schema": "finegrain.contrast/1", "tool": "finegrain contrast", "version": __version__,
         "pairs": {**source, "n_pairs": len(pair_list)},
         "encoder": {"spec": encoder, **enc.config()},
         "bootstrap": {"resamples": resamples, "seed": seed, "confidence": 0.95, "unit": "pair"},
