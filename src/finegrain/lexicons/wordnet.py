@@ -92,6 +92,12 @@ def wordnet() -> Any:
     root = prepare()
     if str(root) not in nltk.data.path:  # nltk only opens corpora under its data path
         nltk.data.path.append(str(root))
+    class Reader(WordNetCorpusReader):  # type: ignore[misc,valid-type]
+        def map_wn(self, version: str = "wordnet") -> None:
+            # nltk maps the Open Multilingual WordNet's 3.0 ids onto the loaded WordNet by reading
+            # index.sense twice (~6 s); this *is* WordNet 3.0 and there is no OMW, so nothing to map.
+            return None
+
     with warnings.catch_warnings():  # "multilingual functions are not available": no OMW, by design
         warnings.simplefilter("ignore", UserWarning)
-        return WordNetCorpusReader(str(root / "corpora" / "wordnet"), None)
+        return Reader(str(root / "corpora" / "wordnet"), None)
