@@ -42,7 +42,14 @@ from typing import Any
 
 import numpy as np
 
-from finegrain.album.catalog.store import EMBEDDING_KINDS, CatalogStore
+from finegrain.album.catalog.store import CatalogStore
+from finegrain.album.embeddings import (  # noqa: F401  (check_image_encoder, embed_missing_images: re-exported)
+    check_image_encoder,
+    drop_image_vectors,
+    embed_caption,
+    embed_missing_captions,
+    embed_missing_images,
+)
 from finegrain.album.files import (  # noqa: F401  (read_sidecar, ImageInfo: re-exported)
     IMAGE_SUFFIXES,
     ImageInfo,
@@ -279,7 +286,7 @@ def index_folder(
             store.delete_photo(p.id)
             removed += 1
     if encoder is not None:
-        _embed_missing_captions(store, encoder)
+        embed_missing_captions(store, encoder)
     if image_encoder is not None:
         embed_missing_images(store, image_encoder, warnings, show_progress=show_progress)
     n_people = _cluster_people(store, prof) if faces else len(store.people())
@@ -324,7 +331,7 @@ def _index_one(
                         replace(old, path=str(path), mtime=st.st_mtime, caption=caption, keywords=keywords)
                     )
                     if changed:
-                        _embed_caption(store, encoder, photo_id, caption)
+                        embed_caption(store, encoder, photo_id, caption)
             if faces and prof.detect_faces is not None and not store.is_done(photo_id, FACE_STEP):
                 _add_faces(store, prof, path, photo_id, warnings)  # faces were off when the photo was indexed
             return "updated" if changed else "unchanged"
@@ -354,11 +361,9 @@ def _index_one(
         store.set_faces(photo_id, [])
         if found is not None:
             _store_faces(store, photo_id, found)
-        _embed_caption(store, encoder, photo_id, caption)
+        embed_caption(store, encoder, photo_id, caption)
         if old is not None:  # new content: its image vectors are stale (re-made after the walk)
-            for model_id, kind in (store.get_meta(EMBEDDING_KINDS, {}) or {}).items():
-                if kind == "image":
-                    store.delete_embedding(photo_id, model_id)
+            drop_image_vectors(store, photo_id)
     return "added" if old is None else "updated"
 
 
@@ -384,86 +389,6 @@ def _add_faces(store: CatalogStore, prof: Profiler, path: Path, photo_id: str, w
     found = _detect(prof, path, photo_id, warnings)
     if found is not None:
         _store_faces(store, photo_id, found)
-
-
-def _embed_caption(store: CatalogStore, encoder: Any, photo_id: str, caption: str | None) -> None:
-    if encoder is None:
-        return
-    if not caption:
-        store.delete_embedding(photo_id, encoder.model_id)
-        return
-    store.put_embedding(photo_id, encoder.model_id, encoder.encode([caption], kind="passage")[0])
-
-
-def _embed_missing_captions(store: CatalogStore, encoder: Any, batch: int = 64) -> None:
-    """Embed the captions that have no vector of ``encoder`` yet (indexed before it was configured)."""
-    have = set(store.get_embeddings(encoder.model_id)[0])
-    todo = [(p.id, p.caption) for p in store.iter_photos() if p.caption and p.id not in have]
-    for i in range(0, len(todo), batch):
-        chunk = todo[i : i + batch]
-        vectors = encoder.encode([c for _, c in chunk], kind="passage")
-        with store.transaction():
-            for (pid, _), vec in zip(chunk, vectors):
-                store.put_embedding(pid, encoder.model_id, vec)
-
-
-def check_image_encoder(image_encoder: Any, encoder: Any = None) -> None:
-    """An image encoder must embed images, and not share its model id with the caption encoder."""
-    if image_encoder is None:
-        return
-    if not callable(getattr(image_encoder, "encode_images", None)):
-        raise FinegrainError(
-            f"{getattr(image_encoder, 'model_id', image_encoder)!r} cannot embed images",
-            "use an image-text model for --image-encoder, e.g. clip:/path/to/clip-model",
-        )
-    if encoder is not None and getattr(encoder, "model_id", None) == image_encoder.model_id:
-        raise FinegrainError(
-            f"the caption encoder and the image encoder are the same model ({image_encoder.model_id})",
-            "a photo keeps one vector per model: give the model as --image-encoder only "
-            "(its text side then answers queries), or use another caption encoder",
-        )
-
-
-def embed_missing_images(
-    store: CatalogStore, encoder: Any, warnings: list[tuple[str, str]] | None = None, *,
-    batch: int = 32, show_progress: bool = False,
-) -> int:
-    """Embed the pixels of every photo that has no vector of ``encoder`` yet; returns how many.
-
-    Each batch is one commit, so an interrupted run keeps what it did. A photo whose file cannot
-    be read is listed in ``warnings`` and embedded one by one so the rest of its batch still is.
-    The model is recorded as an image model in the catalog meta ``embedding_kinds``.
-    """
-    model_id = str(encoder.model_id)
-    kinds = dict(store.get_meta(EMBEDDING_KINDS, {}) or {})
-    if kinds.get(model_id) != "image":
-        kinds[model_id] = "image"
-        store.set_meta(EMBEDDING_KINDS, kinds)
-    have = set(store.get_embeddings(model_id)[0])
-    todo = [(p.id, p.path) for p in store.iter_photos() if p.id not in have]
-    chunks = [todo[a : a + batch] for a in range(0, len(todo), batch)]
-    if show_progress and chunks:
-        from tqdm.auto import tqdm
-
-        chunks = tqdm(chunks, desc="image embeddings", unit="batch")
-    done = 0
-    for chunk in chunks:
-        try:
-            vectors = list(encoder.encode_images([path for _, path in chunk]))
-            rows = list(zip(chunk, vectors))
-        except (OSError, ValueError, FinegrainError):
-            rows = []
-            for item in chunk:  # find the unreadable file(s); keep the others
-                try:
-                    rows.append((item, encoder.encode_images([item[1]])[0]))
-                except (OSError, ValueError, FinegrainError) as e:
-                    if warnings is not None:
-                        warnings.append((item[0], f"image embedding failed: {e}"))
-        with store.transaction():
-            for (pid, _), vec in rows:
-                store.put_embedding(pid, model_id, np.asarray(vec, dtype=np.float32))
-        done += len(rows)
-    return done
 
 
 def recompute_events(store: CatalogStore, prof: Profiler) -> int:
