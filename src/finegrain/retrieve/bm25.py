@@ -36,7 +36,6 @@ and are never returned.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -57,12 +56,6 @@ Ties = Literal["doc-id", "index-order"]
 VARIANTS: tuple[str, ...] = ("okapi", "lucene", "robertson", "atire")
 TIES: tuple[str, ...] = ("doc-id", "index-order")
 
-FORMAT = "finegrain-bm25"
-FORMAT_VERSION = 1
-_META = "bm25.json"
-_ARRAYS = "arrays.npz"
-_VOCAB = "vocab.json"
-_DOC_IDS = "doc_ids.json"
 
 # A batch of queries is scored at once; keep its postings (and so its result) near this size.
 _BATCH_POSTINGS = 2_000_000
@@ -92,7 +85,7 @@ class BM25Params:
 
 
 @dataclass(frozen=True, eq=False)
-class _Index:
+class BM25Index:
     doc_ids: tuple[str, ...]
     terms: dict[str, int]  # token -> row of ``matrix``; private, never mutated
     matrix: sp.csr_array  # terms x documents, entries idf * tfc
@@ -116,7 +109,7 @@ class BM25:
 
     def __init__(self, variant: Variant = "okapi", *, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
         self._params = BM25Params(variant, float(k1), float(b), float(epsilon))
-        self._index: _Index | None = None
+        self._index: BM25Index | None = None
 
     # -- parameters -------------------------------------------------------------
 
@@ -163,7 +156,7 @@ class BM25:
         self._index = _build(self._params, tokenized_docs, doc_ids)
         return self
 
-    def _require(self) -> _Index:
+    def _require(self) -> BM25Index:
         if self._index is None:
             raise FinegrainError("this BM25 has no index yet", "call .index(tokenized_docs, doc_ids) or BM25.load(folder)")
         return self._index
@@ -237,87 +230,25 @@ class BM25:
 
     def save(self, folder: str | PathLike[str]) -> Path:
         """Write the index as plain arrays (``arrays.npz``) and JSON; returns the folder."""
-        idx = self._require()
-        path = Path(folder)
-        if path.exists() and not path.is_dir():
-            raise FinegrainError(f"{str(path)!r} is a file, not a folder", "choose a folder path for the index")
-        if path.is_dir() and any(path.iterdir()) and not (path / _META).is_file():
-            raise FinegrainError(
-                f"folder {str(path)!r} is not empty and holds no finegrain BM25 index",
-                "save into a new or empty folder (an existing index folder is overwritten)",
-            )
-        path.mkdir(parents=True, exist_ok=True)
-        m = idx.matrix
-        np.savez(
-            path / _ARRAYS,
-            data=m.data, indices=m.indices, indptr=m.indptr,
-            doc_lengths=idx.doc_lengths, idf=idx.idf,
-        )
-        terms = sorted(idx.terms, key=idx.terms.__getitem__)
-        _write_json(path / _VOCAB, terms)
-        _write_json(path / _DOC_IDS, list(idx.doc_ids))
-        meta = {
-            "format": FORMAT, "version": FORMAT_VERSION, **self.config(),
-            "n_docs": idx.n_docs, "n_terms": len(terms), "n_postings": int(m.nnz), "avgdl": idx.avgdl,
-        }
-        _write_json(path / _META, meta)  # written last: its presence marks a complete index
-        return path
+        from finegrain.retrieve.bm25_files import write_index
+
+        return write_index(folder, self._require(), self.config())
 
     @classmethod
     def load(cls, folder: str | PathLike[str]) -> BM25:
         """Read an index written by :meth:`save`."""
-        path = Path(folder)
-        meta_path = path / _META
-        if not path.is_dir():
-            raise FinegrainError(f"BM25 index folder {str(path)!r} does not exist", "check the path, or build and save an index")
-        if not meta_path.is_file():
-            raise FinegrainError(
-                f"{str(path)!r} is not a finegrain BM25 index (no {_META})",
-                "point to a folder written by BM25.save()",
-            )
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise FinegrainError(f"{str(meta_path)!r} is not readable JSON: {e}", "rebuild the index") from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise FinegrainError(
-                f"{str(path)!r} is not a finegrain BM25 index ({_META} has format {meta.get('format') if isinstance(meta, dict) else None!r})",
-                "point to a folder written by BM25.save()",
-            )
-        if meta.get("version") != FORMAT_VERSION:
-            raise FinegrainError(
-                f"BM25 index {str(path)!r} has format version {meta.get('version')!r}; this finegrain reads {FORMAT_VERSION}",
-                "rebuild the index with this version of finegrain",
-            )
-        try:
-            with np.load(path / _ARRAYS, allow_pickle=False) as z:
-                arrays = {name: z[name] for name in ("data", "indices", "indptr", "doc_lengths", "idf")}
-            terms = json.loads((path / _VOCAB).read_text(encoding="utf-8"))
-            doc_ids = json.loads((path / _DOC_IDS).read_text(encoding="utf-8"))
-        except (OSError, KeyError, ValueError) as e:
-            raise FinegrainError(f"BM25 index {str(path)!r} is incomplete or damaged: {e}", "rebuild the index") from None
-        n_docs, n_terms = len(doc_ids), len(terms)
-        if (meta.get("n_docs") != n_docs or meta.get("n_terms") != n_terms or len(arrays["indptr"]) != n_terms + 1
-                or len(arrays["doc_lengths"]) != n_docs or len(arrays["idf"]) != n_terms
-                or len(arrays["data"]) != len(arrays["indices"]) or int(arrays["indptr"][-1]) != len(arrays["data"])):
-            raise FinegrainError(f"BM25 index {str(path)!r} has inconsistent array sizes", "rebuild the index")
+        from finegrain.retrieve.bm25_files import read_index
+
+        meta, index = read_index(folder)
         bm = cls(meta["variant"], k1=meta["k1"], b=meta["b"], epsilon=meta["epsilon"])
-        matrix = _read_only(sp.csr_array((arrays["data"], arrays["indices"], arrays["indptr"]), shape=(n_terms, n_docs)))
-        bm._index = _Index(
-            doc_ids=tuple(doc_ids),
-            terms={t: i for i, t in enumerate(terms)},
-            matrix=matrix,
-            doc_lengths=_frozen(arrays["doc_lengths"]),
-            idf=_frozen(arrays["idf"]),
-            avgdl=float(meta["avgdl"]),
-        )
+        bm._index = index
         return bm
 
 
 # --------------------------------------------------------------------------- building
 
 
-def _build(p: BM25Params, docs: Sequence[Sequence[str]], doc_ids: Sequence[str]) -> _Index:
+def _build(p: BM25Params, docs: Sequence[Sequence[str]], doc_ids: Sequence[str]) -> BM25Index:
     if isinstance(docs, str) or isinstance(doc_ids, str):
         raise FinegrainError("expected lists of token lists and of ids, got a string", "pass lists")
     n = len(docs)
@@ -377,13 +308,13 @@ def _build(p: BM25Params, docs: Sequence[Sequence[str]], doc_ids: Sequence[str])
     data = idf[row]
     del row
     data *= _tfc(p, tf, lengths[col].astype(np.float64), avgdl)
-    matrix = _read_only(sp.csr_array((data, col.astype(index_dtype), indptr), shape=(n_terms, n)))
-    return _Index(
+    matrix = read_only_csr(sp.csr_array((data, col.astype(index_dtype), indptr), shape=(n_terms, n)))
+    return BM25Index(
         doc_ids=tuple(doc_ids),
         terms=terms,
         matrix=matrix,
-        doc_lengths=_frozen(lengths),
-        idf=_frozen(idf),
+        doc_lengths=frozen_array(lengths),
+        idf=frozen_array(idf),
         avgdl=avgdl,
     )
 
@@ -419,7 +350,7 @@ def _tfc(p: BM25Params, tf: np.ndarray, dl: np.ndarray, avgdl: float) -> np.ndar
 # --------------------------------------------------------------------------- searching
 
 
-def _query_rows(idx: _Index, queries: list[Sequence[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _query_rows(idx: BM25Index, queries: list[Sequence[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR rows of the queries x terms matrix (one entry per known query token, in query order)
     as ``(indptr, term columns, postings per query)``."""
     terms = idx.terms
@@ -441,7 +372,7 @@ def _query_rows(idx: _Index, queries: list[Sequence[str]]) -> tuple[np.ndarray, 
 
 
 def _search(
-    idx: _Index, queries: list[Sequence[str]], qids: list[str], k: int | None, threshold: float | None,
+    idx: BM25Index, queries: list[Sequence[str]], qids: list[str], k: int | None, threshold: float | None,
     ties: str, name: str, show_progress: bool,
 ) -> Run:
     from tqdm.auto import tqdm
@@ -544,17 +475,12 @@ def _finite(x: object) -> bool:
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) and math.isfinite(float(x))
 
 
-def _read_only(m: sp.csr_array) -> sp.csr_array:
+def read_only_csr(m: sp.csr_array) -> sp.csr_array:
     for a in (m.data, m.indices, m.indptr):
         a.setflags(write=False)
     return m
 
 
-def _frozen(a: np.ndarray) -> np.ndarray:
+def frozen_array(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
-
-
-def _write_json(path: Path, data: object) -> None:
-    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-
