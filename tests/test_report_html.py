@@ -280,3 +280,27 @@ def test_error_taxonomy_is_left_out_when_absent_and_noted_when_skipped(folders: 
     html = render_report([systems[0], System(bare[1].label, skipped, bare[1].path)])
     tax = _section(html, "taxonomy")
     assert "no error taxonomy saved (the run is empty)" in tax and systems[0].label in tax
+
+
+def test_eval_only_page_has_no_probe_sections_and_matches_the_systems_render(folders: tuple[Path, Path],
+                                                                              tmp_path: Path) -> None:
+    from finegrain.report.html import write_report
+
+    path = write_report(list(folders), tmp_path / "eval-only.html")
+    html = path.read_text(encoding="utf-8")
+    assert html == render_report(load_systems(list(folders)))  # the folder sorting changes nothing for eval folders
+    for sid in ("perturbation", "contrast"):
+        assert f'<section id="{sid}">' not in html and f'href="#{sid}"' not in html
+    assert "(2 results folders)" in html
+    _section(html, "headline")
+
+
+def test_a_folder_of_unknown_kind_names_the_file_and_the_accepted_kinds(folders: tuple[Path, Path], tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    (odd / "results.json").write_text(json.dumps({"tool": "something"}), encoding="utf-8")
+    code = main(["report", str(folders[0]), str(odd), "--out", str(tmp_path / "r.html")])
+    err = capsys.readouterr().err
+    assert code == 2 and str(odd / "results.json") in err
+    assert "finegrain eval" in err and "finegrain perturb" in err and "finegrain contrast" in err

@@ -11,11 +11,12 @@ from finegrain.cli.main import app
 
 @app.command("report")
 def report_command(
-    dirs: list[Path] = typer.Argument(..., metavar="DIR", help="Results folders written by 'finegrain eval --out DIR'."),
+    dirs: list[Path] = typer.Argument(..., metavar="DIR", help="Results folders written by 'finegrain eval', 'finegrain perturb' or "
+                                    "'finegrain contrast' (--out DIR), in any mix."),
     out: Path = typer.Option(..., "--out", "-o", help="The HTML file to write."),
     baseline: str | None = typer.Option(
         None, "--baseline", "-b",
-        help="The system the others are compared against: an index into DIRs (0 = the first, the default), "
+        help="The system the others are compared against: an index into the evaluation DIRs (0 = the first, the default), "
         "one of the DIRs, or a system label (as in 'finegrain compare').",
     ),
     metric: str | None = typer.Option(
@@ -26,7 +27,9 @@ def report_command(
 
     With two or more folders the page compares them: confidence intervals,
     significance tests and win/tie/loss against the baseline. Nothing is
-    re-run; the page needs no network to open.
+    re-run; the page needs no network to open. Perturbation and contrast
+    folders add the sections "Query perturbation" and "Contrastive
+    discrimination"; without an evaluation folder the page has only those.
     """
     from finegrain.report.html import write_report
 

@@ -441,14 +441,28 @@ def render_report(
     *,
     baseline: str | int | None = None,
     metric: str | None = None,
+    probes: Any | None = None,
 ) -> str:
     """The report page for one or more systems (a comparison when there are two or more).
 
     With two or more systems the statistics are those of
     :func:`finegrain.evaluate.compare.compare` (default settings); with one,
     the headline intervals are :func:`finegrain.evaluate.stats.bootstrap_ci`
-    with the same settings.
+    with the same settings. ``probes`` (:class:`~finegrain.report.folders.Folders`)
+    adds the perturbation and contrast sections; with no system, only those.
     """
+    from finegrain.report.folders import Folders
+    from finegrain.report.probe_sections import probe_context, probes_only_context
+
+    folders = probes if probes is not None else Folders(list(systems), [], [])
+    if not systems and (folders.perturbs or folders.contrasts):
+        ctx = probes_only_context(folders)
+    else:
+        ctx = _eval_context(systems, baseline, metric)
+    return _environment().get_template("report.html.j2").render(**ctx, **probe_context(folders))
+
+
+def _eval_context(systems: Sequence[System], baseline: str | int | None, metric: str | None) -> dict[str, Any]:
     b = resolve_baseline(systems, baseline)
     if metric is not None:
         metric = resolve_metric(systems, metric)  # fail on a bad --metric before any resampling
@@ -466,8 +480,7 @@ def render_report(
             metric = cmp.metrics[0]  # charts and win/tie/loss on a metric the comparison tested
     else:
         intervals = _single_intervals(systems[0])
-    ctx = build_context(systems, baseline=b, metric=metric, comparison=comparison, intervals=intervals)
-    return _environment().get_template("report.html.j2").render(**ctx)
+    return build_context(systems, baseline=b, metric=metric, comparison=comparison, intervals=intervals)
 
 
 def _single_intervals(s: System) -> dict[str, Any]:
@@ -502,9 +515,12 @@ def write_report(
     baseline: str | int | None = None,
     metric: str | None = None,
 ) -> Path:
-    """Render the folders' results into one HTML file at ``out``; returns its path."""
-    systems = load_systems(dirs)
-    html = render_report(systems, baseline=baseline, metric=metric)
+    """Render the folders' results (evaluation, perturbation and contrast folders, in any mix) into one HTML
+    file at ``out``; returns its path."""
+    from finegrain.report.folders import load_folders
+
+    folders = load_folders(dirs)
+    html = render_report(folders.systems, baseline=baseline, metric=metric, probes=folders)
     path = Path(out)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

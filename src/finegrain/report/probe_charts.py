@@ -1,0 +1,201 @@
+"""Inline SVG charts for the probe sections (perturbation, contrastive discrimination).
+
+Pure functions from numbers to one ``<svg>`` string, like
+:mod:`finegrain.report.charts` (same palette, fonts and escaping):
+
+- :func:`share_chart` -- one 100 % stacked horizontal bar per row, each part
+  labelled with its saved percentage and count (Table 4: the best relevant item
+  moved lower / stayed / moved higher);
+- :func:`interval_chart` -- a dot and a whisker per row and series (an estimate
+  with its confidence interval) against a reference line (0 for a delta, 50 %
+  for a pairwise accuracy), the numbers written in a column at the right.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from finegrain.report.charts import (
+    GRID,
+    MUTED,
+    TEXT,
+    _legend,
+    _luminance,
+    _marker,
+    _svg_open,
+    _t,
+    _text_width,
+    colour,
+)
+
+# lower (worse) / same / higher (better), as the win/tie/loss chart colours them
+LOWER, SAME, HIGHER = "#D55E00", "#C8C8C8", "#0072B2"
+
+Interval = tuple[float, float, float] | None  # (estimate, low, high), None: undefined
+
+
+def share_chart(
+    rows: Sequence[tuple[str, Sequence[int], Sequence[float | None]]],
+    *,
+    title: str,
+    parts: Sequence[str] = ("lower", "same", "higher"),
+    colours: Sequence[str] = (LOWER, SAME, HIGHER),
+    empty: str = "no query to count",
+    width: float = 520,
+) -> str:
+    """100 % stacked bars: ``rows`` is ``[(label, counts, percents)]``, one count and one
+    (saved) percentage per part; a part is drawn with width count / total and
+    labelled "58.5% (24)" when the text fits inside it."""
+    bar_h, gap = 20.0, 8.0
+    label_w = min(max((_text_width(r[0], 12) for r in rows), default=40) + 14, width * 0.42)
+    left, right = label_w, 20.0
+    plot_w = width - left - right
+    legend, legend_h = _legend(list(zip(parts, colours)), left, 30, plot_w)
+    top_y = 30 + legend_h + 6
+    height = top_y + len(rows) * (bar_h + gap) + gap + 22
+    out = _svg_open(width, height, title)
+    out.append(f'<text x="8" y="18" font-size="14" font-weight="600">{_t(title)}</text>')
+    out += legend
+    for ri, (label, counts, pcts) in enumerate(rows):
+        y = top_y + gap + ri * (bar_h + gap)
+        total = sum(counts)
+        out.append(f'<text x="{left - 8:.1f}" y="{y + bar_h - 6:.1f}" text-anchor="end">{_t(label)}</text>')
+        if total <= 0:
+            out.append(f'<text x="{left + 4:.1f}" y="{y + bar_h - 6:.1f}" fill="{MUTED}">{_t(empty)}</text>')
+            continue
+        x = left
+        for count, pct, fill, part in zip(counts, pcts, colours, parts):
+            w = plot_w * count / total
+            if w <= 0:
+                continue
+            share = f"{pct:.1f}%" if pct is not None else "—"
+            out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{bar_h:.1f}" fill="{fill}">'
+                       f"<title>{_t(f'{label} · {part}: {count} of {total} ({share})')}</title></rect>")
+            ink = TEXT if _luminance(fill) > 0.21 else "#fff"
+            for text in (f"{share} ({count})", share, str(count)):
+                if _text_width(text, 11) + 6 < w:
+                    out.append(f'<text x="{x + w / 2:.1f}" y="{y + bar_h - 6:.1f}" text-anchor="middle" '
+                               f'font-size="11" fill="{ink}">{_t(text)}</text>')
+                    break
+            x += w
+    axis_y = top_y + len(rows) * (bar_h + gap) + gap
+    for frac in (0, 0.25, 0.5, 0.75, 1.0):
+        out.append(f'<text x="{left + plot_w * frac:.1f}" y="{axis_y + 14:.1f}" text-anchor="middle" '
+                   f'fill="{MUTED}">{frac:.0%}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _tidy(v: float) -> float:
+    """A step of 1, 2 or 5 x 10^n near ``v``."""
+    if v <= 0 or not math.isfinite(v):
+        return 1.0
+    exp = math.floor(math.log10(v))
+    for m in (1, 2, 5, 10):
+        if m * 10**exp >= v - 1e-12:
+            return m * 10**exp
+    return 10 ** (exp + 1)
+
+
+def interval_chart(
+    categories: Sequence[str],
+    series: Sequence[tuple[str, Sequence[Interval]]],
+    *,
+    title: str,
+    axis_label: str,
+    reference: float = 0.0,
+    reference_label: str = "",
+    domain: tuple[float, float] | None = None,
+    fmt: str = "{:+.2f}",
+    scale: float = 100.0,
+    colours: Sequence[str] | None = None,
+    width: float = 520,
+) -> str:
+    """Dot-and-whisker rows: a group per category, a row per series, the reference as a line.
+
+    Values are drawn and written x ``scale`` (the report's x100). ``domain``
+    fixes the axis (in unscaled units); by default it spans every interval and
+    the reference, rounded out to tidy ticks. An undefined interval writes "n/a".
+    """
+    for name, vals in series:
+        if len(vals) != len(categories):
+            raise ValueError(f"series {name!r} has {len(vals)} intervals for {len(categories)} categories; "
+                             "give one (or None) per category")
+    cols = list(colours) if colours is not None else [colour(i) for i in range(len(series))]
+    pts = [v * scale for _, vals in series for iv in vals if iv is not None for v in iv if math.isfinite(v)]
+    if domain is not None:
+        lo, hi = domain[0] * scale, domain[1] * scale
+    else:
+        lo, hi = min(pts + [reference * scale]), max(pts + [reference * scale])
+        step = _tidy((hi - lo) / 5 if hi > lo else 1.0)
+        lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
+        if hi <= lo:
+            hi = lo + step
+    span = hi - lo
+    step = _tidy(span / 5)
+    n_series = max(len(series), 1)
+    row_h, gap_out = 16.0, 10.0
+    group_h = n_series * row_h
+    label_w = min(max((_text_width(c, 12) for c in categories), default=40) + 14, width * 0.34)
+    num_w = max((_text_width(fmt.format(-99.99) + " [-99.99, -99.99]", 11)), 120) + 8
+    left, right = label_w, num_w
+    plot_w = width - left - right
+    y0 = 30.0
+    legend_h = 0.0
+    out = _svg_open(width, 0, title)  # height patched below
+    out.append(f'<text x="8" y="18" font-size="14" font-weight="600">{_t(title)}</text>')
+    if len(series) > 1:
+        legend, legend_h = _legend([(n, cols[i]) for i, (n, _) in enumerate(series)], left, y0, plot_w + right)
+        out += legend
+    top_y = y0 + legend_h + (20 if reference_label else 6)
+    plot_h = len(categories) * (group_h + gap_out) + gap_out
+    height = top_y + plot_h + 40
+
+    def x_of(v: float) -> float:
+        return left + plot_w * (min(max(v, lo), hi) - lo) / span
+
+    tick = math.ceil(lo / step - 1e-9) * step
+    while tick <= hi + 1e-9:
+        x = x_of(tick)
+        out.append(f'<line x1="{x:.1f}" y1="{top_y:.1f}" x2="{x:.1f}" y2="{top_y + plot_h:.1f}" stroke="{GRID}"/>')
+        out.append(f'<text x="{x:.1f}" y="{top_y + plot_h + 15:.1f}" text-anchor="middle" fill="{MUTED}">'
+                   f"{tick:g}</text>")
+        tick += step
+    rx = x_of(reference * scale)
+    dash = "" if reference == 0 else ' stroke-dasharray="4 3"'
+    out.append(f'<line class="reference" x1="{rx:.1f}" y1="{top_y - 4:.1f}" x2="{rx:.1f}" y2="{top_y + plot_h:.1f}" '
+               f'stroke="{TEXT}" stroke-width="1.2"{dash}/>')
+    if reference_label:
+        out.append(f'<text x="{rx:.1f}" y="{top_y - 7:.1f}" text-anchor="middle" font-size="11" fill="{MUTED}">'
+                   f"{_t(reference_label)}</text>")
+    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{top_y + plot_h + 33:.1f}" text-anchor="middle" '
+               f'fill="{MUTED}">{_t(axis_label)}</text>')
+    for ci, cat in enumerate(categories):
+        gy = top_y + gap_out + ci * (group_h + gap_out)
+        if ci:
+            out.append(f'<line x1="{left:.1f}" y1="{gy - gap_out / 2:.1f}" x2="{left + plot_w:.1f}" '
+                       f'y2="{gy - gap_out / 2:.1f}" stroke="{GRID}" stroke-dasharray="2 3"/>')
+        out.append(f'<text x="{left - 8:.1f}" y="{gy + group_h / 2 + 4:.1f}" text-anchor="end">{_t(cat)}</text>')
+        for si, (name, vals) in enumerate(series):
+            cy = gy + si * row_h + row_h / 2
+            iv = vals[ci]
+            c = cols[si]
+            if iv is None or not all(math.isfinite(v) for v in iv):
+                out.append(f'<text x="{left + plot_w + 8:.1f}" y="{cy + 4:.1f}" font-size="11" fill="{MUTED}">n/a</text>')
+                continue
+            v, a, b = (u * scale for u in iv)
+            text = f"{fmt.format(v)} [{fmt.format(a)}, {fmt.format(b)}]"
+            xa, xb = x_of(a), x_of(b)
+            out.append(f'<g class="interval"><title>{_t(f"{cat} · {name}: {text}")}</title>'
+                       f'<line x1="{xa:.1f}" y1="{cy:.1f}" x2="{xb:.1f}" y2="{cy:.1f}" stroke="{c}" stroke-width="2"/>'
+                       f'<line x1="{xa:.1f}" y1="{cy - 4:.1f}" x2="{xa:.1f}" y2="{cy + 4:.1f}" stroke="{c}" stroke-width="2"/>'
+                       f'<line x1="{xb:.1f}" y1="{cy - 4:.1f}" x2="{xb:.1f}" y2="{cy + 4:.1f}" stroke="{c}" stroke-width="2"/>'
+                       f"{_marker('circle', x_of(v), cy, c, 4.2)}</g>")
+            out.append(f'<text x="{left + plot_w + 8:.1f}" y="{cy + 4:.1f}" font-size="11">{_t(text)}</text>')
+    out.append(f'<line x1="{left:.1f}" y1="{top_y + plot_h:.1f}" x2="{left + plot_w:.1f}" y2="{top_y + plot_h:.1f}" '
+               f'stroke="{MUTED}"/>')
+    out.append("</svg>")
+    head = _svg_open(width, height, title)
+    out[0] = head[0]
+    return "\n".join(out)
