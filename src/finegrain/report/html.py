@@ -162,6 +162,7 @@ def build_context(
 
     from finegrain import __version__
     from finegrain.report import charts
+    from finegrain.report.comparison_section import ci_note, comparison_view
     from finegrain.report.diagnosis_sections import errors_view, taxonomy_view
 
     if not systems:
@@ -226,11 +227,11 @@ def build_context(
         "rank_metrics": [m for m in metrics if is_rank(m)],
         "metrics": metrics,
         "headline": headline,
-        "ci_note": _ci_note(comparison, intervals),
+        "ci_note": ci_note(comparison, intervals),
         "type_rows": type_rows,
         "type_chart": Markup(type_chart),
         "curve_charts": curve_charts,
-        "comparison": _comparison_view(comparison, systems, baseline, key, types) if comparison else None,
+        "comparison": comparison_view(comparison, systems, baseline, key, types) if comparison else None,
         "differences": _differences(systems, baseline, key) if len(systems) > 1 else [],
         "errors": errors_view(systems),
         "taxonomy": taxonomy_view(systems),
@@ -343,83 +344,6 @@ def _provenance(systems: Sequence[System]) -> dict[str, Any]:
         rows += _flatten(prov) + _flatten({"retriever": retriever} if retriever is not None else {})
         cards.append({"label": s.label, "colour": charts.colour(i), "rows": rows})
     return {"dataset": _flatten(datasets[0]) if shared and datasets[0] else None, "systems": cards}
-
-
-# ----------------------------------------------------------- comparison (another module's output)
-
-
-def _ci_note(comparison: Mapping[str, Any] | None, intervals: Mapping[str, Any] | None) -> str:
-    st = (comparison or {}).get("settings") or (intervals or {}).get("_settings")
-    if not st:
-        return ""
-    return (f"In brackets: {st['confidence']:.0%} {st['ci_method']} bootstrap confidence interval of the mean over "
-            f"queries ({st['n_resamples']} resamples, seed {st['seed']}).")
-
-
-def _comparison_view(comparison: Mapping[str, Any], systems: Sequence[System], baseline: int, key: str,
-                     types: Sequence[str]) -> dict[str, Any]:
-    """Adapt :meth:`Comparison.to_json_dict` to the template: tests against the baseline and win/tie/loss."""
-    from markupsafe import Markup
-
-    from finegrain.report import charts
-
-    st = comparison.get("settings") or {}
-    tests: Mapping[str, Mapping[str, Any]] = comparison.get("tests") or {}
-    base = systems[baseline].label
-    versus = []
-    for i, s in enumerate(systems):
-        if i == baseline:
-            continue
-        for m in comparison.get("metrics") or []:
-            t = (tests.get(m) or {}).get(s.label)
-            if not t:
-                continue
-            lo, hi = t.get("diff_ci") or [None, None]
-            versus.append({
-                "label": s.label, "colour": charts.colour(i), "metric": m, "n": t.get("n"),
-                "delta": fmt_delta(t.get("mean_diff")), "up": (t.get("mean_diff") or 0) >= 0,
-                "diff_ci": f"[{fmt_delta(lo)}, {fmt_delta(hi)}]",
-                "p_rand": fmt_p(t.get("p_rand_holm")), "p_t": fmt_p(t.get("p_t_holm")),
-                "sig": bool(t.get("significant")), "sig_t": bool(t.get("significant_t")),
-                "win": t.get("win"), "tie": t.get("tie"), "loss": t.get("loss"),
-            })
-    wtl = []
-    for i, s in enumerate(systems):
-        t = (tests.get(key) or {}).get(s.label)
-        if i == baseline or not t:
-            continue
-        by_type = t.get("by_type") or {}
-        rows = [{"name": "all queries", "overall": True, "n": t.get("n"), "win": t.get("win"), "tie": t.get("tie"),
-                 "loss": t.get("loss"), "delta": fmt_delta(t.get("mean_diff")), "p": fmt_p(t.get("p_rand_holm")),
-                 "sig": bool(t.get("significant"))}]
-        order = [g for g in types if g in by_type] + [g for g in by_type if g not in types]
-        for g in order:
-            c = by_type[g]
-            rows.append({"name": readable(g), "overall": False, "n": c.get("n"), "win": c.get("win"),
-                         "tie": c.get("tie"), "loss": c.get("loss"), "delta": fmt_delta(c.get("mean_diff")),
-                         "p": fmt_p(c.get("p_rand_holm")), "sig": bool(c.get("significant"))})
-        chart = charts.win_tie_loss_chart(
-            [(f"{r['name']} (n={r['n']})", r["win"] or 0, r["tie"] or 0, r["loss"] or 0) for r in rows],
-            title=f"{s.label} vs {base} on {key}: queries won, tied, lost",
-            labels=(f"{s.label} better", "tie", f"{base} better"),
-            colours=(charts.colour(i), charts.TIE, charts.colour(baseline)),
-        )
-        wtl.append({"label": s.label, "rows": rows, "chart": Markup(chart)})
-    alpha = st.get("alpha", 0.05)
-    return {
-        "versus": versus,
-        "wtl": wtl,
-        "alpha": alpha,
-        "skipped": dict(comparison.get("skipped_metrics") or {}),
-        "key_skipped": key not in tests,
-        "note": (f"p: two-sided tests on the paired per-query values, Holm-adjusted across the systems compared "
-                 f"with the baseline (per metric): Fisher's randomization test (sign flips, {st.get('n_resamples')} "
-                 f"resamples) and the paired t-test. * marks a Holm-adjusted randomization p < {alpha}. "
-                 f"W/T/L: queries where the system scores higher than, equal to (within {st.get('tie_tolerance', 0):g}) "
-                 f"or lower than the baseline."),
-        "wtl_note": (f"p is the randomization test within the slice, Holm-adjusted across the query types of this "
-                     f"system; * marks p < {alpha}. Small slices rarely reach significance."),
-    }
 
 
 # --------------------------------------------------------------------------- render
