@@ -254,7 +254,11 @@ class _Matcher:
     """Query and passage views for one language (tokenizers built once)."""
 
     def __init__(self, lang: str) -> None:
-        from finegrain.retrieve.tokenize import EnglishTokenizer, get_tokenizer, normalize
+        from finegrain.retrieve.tokenize import (
+            EnglishTokenizer,
+            get_tokenizer,
+            normalize,
+        )
 
         self.lang = lang
         self._normalize = normalize
@@ -391,6 +395,17 @@ def _tag_fp(m: _Matcher, q: _QueryView, passage: Any) -> tuple[str, str, tuple[s
 # --------------------------------------------------------------------------- the analysis
 
 
+def check_run_inputs(corpus: Corpus, queries: Queries, qrels: Qrels, run: Run, k: int) -> None:
+    """The inputs every failure analysis takes: finegrain's own types and a cutoff ``k >= 1``."""
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise FinegrainError(f"k must be a positive integer, got {k!r}", "e.g. k=10")
+    for what, obj, cls in (("corpus", corpus, Corpus), ("queries", queries, Queries),
+                           ("qrels", qrels, Qrels), ("run", run, Run)):
+        if not isinstance(obj, cls):
+            raise FinegrainError(f"{what} must be a finegrain {cls.__name__}, got {type(obj).__name__}",
+                                 "load it with finegrain.datasets.load_dataset or the finegrain.io readers")
+
+
 def analyse_errors(
     corpus: Corpus,
     queries: Queries,
@@ -416,15 +431,9 @@ def analyse_errors(
     id absent from ``corpus`` is matched as an empty text. ``max_examples`` examples are kept per tag, taken
     round-robin over queries in query order (one item per query first).
     """
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise FinegrainError(f"k must be a positive integer, got {k!r}", "e.g. k=10")
+    check_run_inputs(corpus, queries, qrels, run, k)
     if max_examples < 0:
         raise FinegrainError(f"max_examples must be >= 0, got {max_examples!r}", "e.g. max_examples=10")
-    for what, obj, cls in (("corpus", corpus, Corpus), ("queries", queries, Queries),
-                           ("qrels", qrels, Qrels), ("run", run, Run)):
-        if not isinstance(obj, cls):
-            raise FinegrainError(f"{what} must be a finegrain {cls.__name__}, got {type(obj).__name__}",
-                                 "load it with finegrain.datasets.load_dataset or the finegrain.io readers")
     m = _Matcher(lang)
 
     def passage(doc_id: str) -> Any:

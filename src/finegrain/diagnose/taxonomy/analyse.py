@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from finegrain.diagnose.errors import check_run_inputs
 from finegrain.diagnose.taxonomy.records import Failure, Taxonomy
 from finegrain.diagnose.taxonomy.rules import tag_failure
 from finegrain.diagnose.taxonomy.text import Analyzer
@@ -30,16 +31,10 @@ def analyse_taxonomy(
     and the tag ``other``. A retrieved item absent from the qrels is irrelevant
     (its grade None, or 0 when ``fully_judged``).
     """
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise FinegrainError(f"k must be a positive integer, got {k!r}", "e.g. k=10")
+    check_run_inputs(corpus, queries, qrels, run, k)
     if lang not in ("zh", "en"):
         raise FinegrainError(f"the error taxonomy has taggers for 'zh' and 'en', not {lang!r}",
                              "pass lang='zh' or lang='en' (the dataset's language)")
-    for what, obj, cls in (("corpus", corpus, Corpus), ("queries", queries, Queries),
-                           ("qrels", qrels, Qrels), ("run", run, Run)):
-        if not isinstance(obj, cls):
-            raise FinegrainError(f"{what} must be a finegrain {cls.__name__}, got {type(obj).__name__}",
-                                 "load it with finegrain.datasets.load_dataset or the finegrain.io readers")
     texts = {d: doc.text for d, doc in corpus.items()}
     a = Analyzer(lang, texts)
     failures: list[Failure] = []
