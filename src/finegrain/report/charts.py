@@ -10,7 +10,8 @@ by dash pattern and marker so a chart survives printing in grey.
 - :func:`grouped_bar_chart` -- horizontal bars, one group per category (query
   type), one bar per series (system);
 - :func:`line_chart` -- metric-vs-k curves, one line per series, log-scaled x;
-- :func:`win_tie_loss_chart` -- one 100 % stacked bar per row (wins, ties, losses).
+- :func:`win_tie_loss_chart` -- one 100 % stacked bar per row (wins, ties, losses), drawn by
+  :func:`stacked_bar_chart`, which the probe sections use too.
 """
 
 from __future__ import annotations
@@ -274,42 +275,61 @@ def win_tie_loss_chart(
     colours them (a report passes the two systems' own colours, so a colour
     means the same system in every chart).
     """
-    bar_h, gap = 18.0, 8.0
-    label_w = min(max((_text_width(r[0], 12) for r in rows), default=40) + 14, width * 0.4)
-    left, right = label_w, 16.0
+    return stacked_bar_chart([(label, counts, None) for label, *counts in rows], title=title, parts=labels,
+                             colours=colours, empty="no paired queries", width=width)
+
+
+def stacked_bar_chart(
+    rows: Sequence[tuple[str, Sequence[int], Sequence[float | None] | None]],
+    *,
+    title: str,
+    parts: Sequence[str],
+    colours: Sequence[str],
+    empty: str,
+    width: float,
+) -> str:
+    """100 % stacked horizontal bars: ``rows`` is ``[(label, counts, percents or None)]``; a part is
+    drawn with width count / total and labelled "58.5% (24)" (with percents) or "24" when it fits."""
+    bar_h, gap = 20.0, 8.0
+    label_w = min(max((_text_width(r[0], 12) for r in rows), default=40) + 14, width * 0.42)
+    left, right = label_w, 20.0
     plot_w = width - left - right
-    legend, legend_h = _legend(list(zip(labels, colours)), left, 30, plot_w)
-    top_y = 30 + legend_h + 8
-    height = top_y + len(rows) * (bar_h + gap) + gap + 24
-    parts = _svg_open(width, height, title)
-    parts.append(f'<text x="{left:.1f}" y="18" font-size="14" font-weight="600">{_t(title)}</text>')
-    parts += legend
-    for ri, (label, *counts) in enumerate(rows):
+    legend, legend_h = _legend(list(zip(parts, colours)), left, 30, plot_w)
+    top_y = 30 + legend_h + 6
+    height = top_y + len(rows) * (bar_h + gap) + gap + 22
+    out = _svg_open(width, height, title)
+    out.append(f'<text x="8" y="18" font-size="14" font-weight="600">{_t(title)}</text>')
+    out += legend
+    for ri, (label, counts, pcts) in enumerate(rows):
         y = top_y + gap + ri * (bar_h + gap)
         total = sum(counts)
-        parts.append(f'<text x="{left - 8:.1f}" y="{y + bar_h - 4:.1f}" text-anchor="end">{_t(label)}</text>')
+        out.append(f'<text x="{left - 8:.1f}" y="{y + bar_h - 6:.1f}" text-anchor="end">{_t(label)}</text>')
         if total <= 0:
-            parts.append(f'<text x="{left + 4:.1f}" y="{y + bar_h - 4:.1f}" fill="{MUTED}">no paired queries</text>')
+            out.append(f'<text x="{left + 4:.1f}" y="{y + bar_h - 6:.1f}" fill="{MUTED}">{_t(empty)}</text>')
             continue
         x = left
-        for count, fill, part in zip(counts, colours, labels):
+        for i, (count, fill, part) in enumerate(zip(counts, colours, parts)):
             w = plot_w * count / total
             if w <= 0:
                 continue
-            parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{bar_h:.1f}" fill="{fill}">'
-                         f"<title>{_t(f'{label} · {part}: {count} of {total}')}</title></rect>")
-            text = str(count)
-            if _text_width(text, 11) + 6 < w:
-                ink = TEXT if _luminance(fill) > 0.21 else "#fff"  # the higher contrast of the two
-                parts.append(f'<text x="{x + w / 2:.1f}" y="{y + bar_h - 5:.1f}" text-anchor="middle" font-size="11" '
-                             f'fill="{ink}">{text}</text>')
+            pct = None if pcts is None else pcts[i]
+            share = None if pcts is None else (f"{pct:.1f}%" if pct is not None else "—")
+            tip = f"{label} · {part}: {count} of {total}" + (f" ({share})" if share else "")
+            out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{bar_h:.1f}" fill="{fill}">'
+                       f"<title>{_t(tip)}</title></rect>")
+            ink = TEXT if _luminance(fill) > 0.21 else "#fff"  # the higher contrast of the two
+            for text in ((f"{share} ({count})", share, str(count)) if share else (str(count),)):
+                if _text_width(text, 11) + 6 < w:
+                    out.append(f'<text x="{x + w / 2:.1f}" y="{y + bar_h - 6:.1f}" text-anchor="middle" '
+                               f'font-size="11" fill="{ink}">{_t(text)}</text>')
+                    break
             x += w
     axis_y = top_y + len(rows) * (bar_h + gap) + gap
     for frac in (0, 0.25, 0.5, 0.75, 1.0):
-        x = left + plot_w * frac
-        parts.append(f'<text x="{x:.1f}" y="{axis_y + 14:.1f}" text-anchor="middle" fill="{MUTED}">{frac:.0%}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
+        out.append(f'<text x="{left + plot_w * frac:.1f}" y="{axis_y + 14:.1f}" text-anchor="middle" '
+                   f'fill="{MUTED}">{frac:.0%}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
 
 
 def _luminance(hex_colour: str) -> float:

@@ -21,12 +21,12 @@ from finegrain.report.charts import (
     MUTED,
     TEXT,
     _legend,
-    _luminance,
     _marker,
     _svg_open,
     _t,
     _text_width,
     colour,
+    stacked_bar_chart,
 )
 
 # lower (worse) / same / higher (better), as the win/tie/loss chart colours them
@@ -47,44 +47,7 @@ def share_chart(
     """100 % stacked bars: ``rows`` is ``[(label, counts, percents)]``, one count and one
     (saved) percentage per part; a part is drawn with width count / total and
     labelled "58.5% (24)" when the text fits inside it."""
-    bar_h, gap = 20.0, 8.0
-    label_w = min(max((_text_width(r[0], 12) for r in rows), default=40) + 14, width * 0.42)
-    left, right = label_w, 20.0
-    plot_w = width - left - right
-    legend, legend_h = _legend(list(zip(parts, colours)), left, 30, plot_w)
-    top_y = 30 + legend_h + 6
-    height = top_y + len(rows) * (bar_h + gap) + gap + 22
-    out = _svg_open(width, height, title)
-    out.append(f'<text x="8" y="18" font-size="14" font-weight="600">{_t(title)}</text>')
-    out += legend
-    for ri, (label, counts, pcts) in enumerate(rows):
-        y = top_y + gap + ri * (bar_h + gap)
-        total = sum(counts)
-        out.append(f'<text x="{left - 8:.1f}" y="{y + bar_h - 6:.1f}" text-anchor="end">{_t(label)}</text>')
-        if total <= 0:
-            out.append(f'<text x="{left + 4:.1f}" y="{y + bar_h - 6:.1f}" fill="{MUTED}">{_t(empty)}</text>')
-            continue
-        x = left
-        for count, pct, fill, part in zip(counts, pcts, colours, parts):
-            w = plot_w * count / total
-            if w <= 0:
-                continue
-            share = f"{pct:.1f}%" if pct is not None else "—"
-            out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{bar_h:.1f}" fill="{fill}">'
-                       f"<title>{_t(f'{label} · {part}: {count} of {total} ({share})')}</title></rect>")
-            ink = TEXT if _luminance(fill) > 0.21 else "#fff"
-            for text in (f"{share} ({count})", share, str(count)):
-                if _text_width(text, 11) + 6 < w:
-                    out.append(f'<text x="{x + w / 2:.1f}" y="{y + bar_h - 6:.1f}" text-anchor="middle" '
-                               f'font-size="11" fill="{ink}">{_t(text)}</text>')
-                    break
-            x += w
-    axis_y = top_y + len(rows) * (bar_h + gap) + gap
-    for frac in (0, 0.25, 0.5, 0.75, 1.0):
-        out.append(f'<text x="{left + plot_w * frac:.1f}" y="{axis_y + 14:.1f}" text-anchor="middle" '
-                   f'fill="{MUTED}">{frac:.0%}</text>')
-    out.append("</svg>")
-    return "\n".join(out)
+    return stacked_bar_chart(rows, title=title, parts=parts, colours=colours, empty=empty, width=width)
 
 
 def _tidy(v: float) -> float:
