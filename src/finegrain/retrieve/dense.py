@@ -42,7 +42,11 @@ from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.retrieve import dense_index
 from finegrain.retrieve.dense_index import BACKENDS, FAISS_KINDS, DenseIndex
 from finegrain.retrieve.encoders.base import Encoder
-from finegrain.retrieve.encoders.templates import PROMPT_CHOICES, Prompting, resolve_prompting
+from finegrain.retrieve.encoders.templates import (
+    PROMPT_CHOICES,
+    Prompting,
+    resolve_prompting,
+)
 from finegrain.types import Corpus, Queries, Run
 
 DEFAULT_K = 1000

@@ -45,7 +45,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from finegrain.errors import DuplicateIdError, FinegrainError, MissingDependencyError, UnknownNameError
+from finegrain.errors import (
+    DuplicateIdError,
+    FinegrainError,
+    MissingDependencyError,
+    UnknownNameError,
+)
 from finegrain.ranking import string_ranks
 from finegrain.types import Run
 

@@ -28,13 +28,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from finegrain.errors import FinegrainError, MissingDependencyError
 from finegrain.retrieve.base import Retriever
+from finegrain.retrieve.encoders.base import local_model_folder
 from finegrain.types import Corpus, Queries, Run
 
 RESTS: tuple[str, ...] = ("append", "drop")
@@ -80,18 +80,9 @@ class CrossEncoderReranker:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "model_path", str(self.model_path))
-        path = Path(self.model_path)
-        if not path.is_dir():
-            raise FinegrainError(
-                f"cross-encoder model folder {self.model_path!r} does not exist",
-                "pass the folder of a local model saved with save_pretrained (it is never downloaded), "
-                "e.g. --set model=/path/to/cross-encoder",
-            )
-        if not (path / "config.json").is_file():
-            raise FinegrainError(
-                f"{self.model_path!r} has no config.json, so it is not a saved transformers model",
-                "pass the folder written by model.save_pretrained() and tokenizer.save_pretrained()",
-            )
+        local_model_folder(self.model_path, what="cross-encoder", markers=("config.json",),
+                           saved_by="model.save_pretrained() and tokenizer.save_pretrained()",
+                           example="--set model=/path/to/cross-encoder")
         for key in ("max_length", "batch_size"):
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:

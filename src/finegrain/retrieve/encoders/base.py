@@ -16,6 +16,7 @@ the text an encoder receives is exactly the text the cache is keyed by.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -91,3 +92,17 @@ def as_unit_rows(vectors: Any, n: int, dim: int, model_id: str) -> np.ndarray:
             )
         out = out / norms[:, None]
     return np.ascontiguousarray(out, dtype=np.float32)
+
+
+def local_model_folder(path: str | Path, *, what: str, markers: tuple[str, ...], saved_by: str, example: str) -> Path:
+    """``path`` as an existing local model folder holding one of ``markers`` (finegrain never downloads a
+    model); the errors name the folder, what writes such a folder (``saved_by``) and an ``example`` flag."""
+    folder = Path(path).expanduser()
+    if not str(path).strip() or not folder.is_dir():
+        raise FinegrainError(f"{what} model folder {str(path)!r} does not exist",
+                             f"pass a local folder written by {saved_by} (finegrain never downloads models; "
+                             f"a hub name is never downloaded), e.g. {example}")
+    if not any((folder / m).is_file() for m in markers):
+        raise FinegrainError(f"{str(folder)!r} is not a model folder: it has no {' or '.join(markers)}",
+                             f"point at the {what} folder that {saved_by} wrote")
+    return folder

@@ -30,7 +30,13 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import FinegrainError, MissingDependencyError
-from finegrain.retrieve.encoders.base import Kind, as_unit_rows, check_kind, check_texts
+from finegrain.retrieve.encoders.base import (
+    Kind,
+    as_unit_rows,
+    check_kind,
+    check_texts,
+    local_model_folder,
+)
 from finegrain.retrieve.encoders.sentence_transformers import folder_fingerprint
 
 
@@ -47,18 +53,9 @@ class CLIPEncoder:
         batch_size: int = 32,
         device: str = "cpu",
     ) -> None:
-        folder = Path(path).expanduser()
-        if not str(path).strip() or not folder.is_dir():
-            raise FinegrainError(
-                f"CLIP model folder {str(path)!r} does not exist",
-                "pass a local folder written by CLIPModel.save_pretrained and CLIPProcessor.save_pretrained "
-                "(finegrain never downloads models), e.g. --encoder clip:/models/clip-vit-base-patch32",
-            )
-        if not (folder / "config.json").is_file():
-            raise FinegrainError(
-                f"{str(folder)!r} is not a CLIP model folder: it has no config.json",
-                "point clip: at the folder that CLIPModel.save_pretrained wrote",
-            )
+        folder = local_model_folder(path, what="CLIP", markers=("config.json",),
+                                    saved_by="CLIPModel.save_pretrained and CLIPProcessor.save_pretrained",
+                                    example="--encoder clip:/models/clip-vit-base-patch32")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise FinegrainError(f"batch_size={batch_size!r} is not a whole number >= 1", "pass batch_size=32, say")
         self.path = folder.resolve()

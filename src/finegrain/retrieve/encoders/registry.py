@@ -49,7 +49,9 @@ def get_encoder(spec: str, **options: Any) -> Encoder:
             f"encoder={spec!r} is not a name", f"use one of {', '.join(ENCODERS.names())}, st:PATH or clip:PATH"
         )
     if spec.startswith(ST_PREFIX):
-        from finegrain.retrieve.encoders.sentence_transformers import SentenceTransformerEncoder
+        from finegrain.retrieve.encoders.sentence_transformers import (
+            SentenceTransformerEncoder,
+        )
 
         factory: Callable[..., Encoder] = SentenceTransformerEncoder
         _check_options(spec, factory, options)
@@ -71,7 +73,9 @@ def encoder_names() -> list[str]:
 def encoder_options(spec: str) -> list[str]:
     """The keyword options the encoder ``spec`` takes."""
     if spec.startswith(ST_PREFIX):
-        from finegrain.retrieve.encoders.sentence_transformers import SentenceTransformerEncoder
+        from finegrain.retrieve.encoders.sentence_transformers import (
+            SentenceTransformerEncoder,
+        )
 
         return _keywords(SentenceTransformerEncoder) or []
     if spec.startswith(CLIP_PREFIX):

@@ -32,7 +32,13 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import FinegrainError, MissingDependencyError
-from finegrain.retrieve.encoders.base import Kind, as_unit_rows, check_kind, check_texts
+from finegrain.retrieve.encoders.base import (
+    Kind,
+    as_unit_rows,
+    check_kind,
+    check_texts,
+    local_model_folder,
+)
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 _WHOLE = 1 << 20  # files up to 1 MiB are hashed whole; larger ones by size, head and tail
@@ -52,18 +58,9 @@ class SentenceTransformerEncoder:
         device: str = "cpu",
         max_length: int | None = None,
     ) -> None:
-        folder = Path(path).expanduser()
-        if not str(path).strip() or not folder.is_dir():
-            raise FinegrainError(
-                f"sentence-transformers model folder {str(path)!r} does not exist",
-                "pass a local folder saved with SentenceTransformer.save() (finegrain never downloads models), "
-                "e.g. --set encoder=st:/models/all-MiniLM-L6-v2",
-            )
-        if not ((folder / "modules.json").is_file() or (folder / "config.json").is_file()):
-            raise FinegrainError(
-                f"{str(folder)!r} is not a model folder: it has neither modules.json nor config.json",
-                "point st: at the folder that SentenceTransformer.save() wrote",
-            )
+        folder = local_model_folder(path, what="sentence-transformers", markers=("modules.json", "config.json"),
+                                    saved_by="SentenceTransformer.save()",
+                                    example="--set encoder=st:/models/all-MiniLM-L6-v2")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise FinegrainError(f"batch_size={batch_size!r} is not a whole number >= 1", "pass batch_size=32, say")
         if max_length is not None and (
