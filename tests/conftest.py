@@ -42,3 +42,15 @@ def album(album_dir: Path):
     from finegrain.io.photobench import read_album
 
     return read_album(album_dir)
+
+
+@pytest.fixture
+def captioned(tmp_path: Path):
+    """A synthetic album catalog with captions embedded by a bag-of-words encoder: (store, encoder)."""
+    from album_search_fixtures import build_caption_catalog
+    from dense_fakes import BagOfWordsEncoder
+
+    enc = BagOfWordsEncoder()
+    s = build_caption_catalog(tmp_path / "cap.sqlite", enc)
+    yield s, enc
+    s.close()

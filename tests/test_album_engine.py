@@ -7,8 +7,7 @@ import random
 
 import numpy as np
 import pytest
-from album_search_fixtures import KITE, build_caption_catalog
-from dense_fakes import BagOfWordsEncoder
+from album_search_fixtures import KITE
 
 from finegrain.album.catalog.sqlite import SqliteCatalog
 from finegrain.album.engine import SearchContext, calibrate_visual_threshold, search
@@ -118,12 +117,6 @@ def test_result_json_and_timings(catalogs):
 
 
 # --------------------------------------------------------------------------- visual evidence
-@pytest.fixture
-def captioned(tmp_path):
-    enc = BagOfWordsEncoder()
-    s = build_caption_catalog(tmp_path / "cap.sqlite", enc)
-    yield s, enc
-    s.close()
 
 
 def test_visual_query_finds_the_photo_above_the_calibrated_threshold(captioned):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
-from album_search_fixtures import KITE, build_caption_catalog
+from album_search_fixtures import KITE
 from dense_fakes import BagOfWordsEncoder
 
 from finegrain.album.catalog.sqlite import SqliteCatalog
@@ -118,12 +118,6 @@ def test_vocabulary_from_catalog(store):
 
 
 # --------------------------------------------------------------------------- T_V
-@pytest.fixture
-def captioned(tmp_path):
-    enc = BagOfWordsEncoder()
-    s = build_caption_catalog(tmp_path / "cap.sqlite", enc)
-    yield s, enc
-    s.close()
 
 
 def test_vector_search_finds_the_captioned_photo_first(captioned):
