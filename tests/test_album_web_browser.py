@@ -28,11 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+from chromium import find_chromium, missing
 
 
 def _need(module: str) -> Any:
@@ -40,10 +36,7 @@ def _need(module: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        msg = f"the album browser test needs {module!r}: pip install -e '.[test]'"
-        if _in_ci():
-            pytest.fail(msg, pytrace=False)
-        pytest.skip(msg, allow_module_level=True)
+        missing(f"the album browser test needs {module!r}: pip install -e '.[test]'", module_level=True)
 
 
 _need("fastapi")
@@ -66,20 +59,7 @@ CHROMIUM_FLAGS = [
 
 
 def _chromium() -> str:
-    env = os.environ.get("FINEGRAIN_CHROMIUM")
-    candidates = [env] if env else ["chromium", "chromium-browser", "google-chrome", "/usr/bin/chromium"]
-    for c in candidates:
-        found = shutil.which(c) if c else None
-        if found:
-            return found
-    msg = (
-        "headless Chromium is needed for the album web page test and was not found "
-        f"(looked for {', '.join(c for c in candidates if c)}); install it with "
-        "`apt-get install -y chromium` or set FINEGRAIN_CHROMIUM to the browser binary"
-    )
-    if _in_ci():
-        pytest.fail(msg, pytrace=False)
-    pytest.skip(msg)
+    return find_chromium("the album web page test")
 
 
 # ---------------------------------------------------------------- a real album

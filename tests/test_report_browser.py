@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import struct
 import subprocess
 from pathlib import Path
 
 import pytest
+from chromium import find_chromium, missing
 
 from finegrain.cli.main import main
 
@@ -36,27 +36,8 @@ TIMEOUT_S = 120
 BLUE, ORANGE = (0x00, 0x72, 0xB2), (0xE6, 0x9F, 0x00)
 
 
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
-
-
-def _missing(msg: str) -> None:
-    if _in_ci():
-        pytest.fail(msg, pytrace=False)
-    pytest.skip(msg)
-
-
 def _chromium() -> str:
-    env = os.environ.get("FINEGRAIN_CHROMIUM")
-    candidates = [env] if env else ["/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"]
-    for c in candidates:
-        found = shutil.which(c) if c else None
-        if found:
-            return found
-    _missing("headless Chromium is needed for the report browser test and was not found "
-             f"(looked for {', '.join(c for c in candidates if c)}); install it with "
-             "`bash scripts/install-system-deps.sh` (apt-get install -y chromium) or set FINEGRAIN_CHROMIUM")
-    raise AssertionError("unreachable")
+    return find_chromium("the report browser test")
 
 
 def _run_chromium(binary: str, profile: Path, args: list[str], url: str) -> str:
@@ -110,7 +91,7 @@ def test_screenshot_shows_a_page_with_charts(rendered: tuple[Path, Path, str, st
     try:
         from PIL import Image
     except ImportError:
-        _missing("the report browser test reads the screenshot with Pillow: pip install -e '.[test]'")
+        missing("the report browser test reads the screenshot with Pillow: pip install -e '.[test]'")
     img = Image.open(shot).convert("RGB")
     colours = img.getcolors(maxcolors=1 << 20) or []
     count = {rgb: n for n, rgb in colours}
