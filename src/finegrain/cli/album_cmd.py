@@ -1,7 +1,7 @@
 """``finegrain album ...``: build and curate a personal photo catalog.
 
-The ``album`` sub-app is :data:`album_app`; other modules add their verbs
-(search, eval, serve) to it.
+The ``album`` group and all its verbs (these, search, eval, serve, plan) are
+registered by the CLI root, :mod:`finegrain.cli.app`.
 """
 
 from __future__ import annotations
@@ -9,17 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-
-from finegrain.cli.main import app
-
-album_app = typer.Typer(
-    name="album",
-    help="The personal album engine: index photos, import PhotoBench albums, name people.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-app.add_typer(album_app, name="album")
 
 CATALOG_DIR = ".finegrain"
 CATALOG_FILE = "catalog.sqlite"
@@ -30,7 +19,6 @@ def default_catalog(photo_dir: Path) -> Path:
     return photo_dir / CATALOG_DIR / CATALOG_FILE
 
 
-@album_app.command("index")
 def index_command(
     photo_dir: Path = typer.Argument(..., help="Folder of photos (searched recursively)."),
     catalog: Path | None = typer.Option(None, "--catalog", "-c", help="Catalog file (default: PHOTO_DIR/.finegrain/catalog.sqlite)."),
@@ -59,7 +47,6 @@ def index_command(
     typer.echo(f"catalog: {path}")
 
 
-@album_app.command("import-photobench")
 def import_photobench_command(
     album_dir: Path = typer.Argument(..., help="A PhotoBench album folder (metadata.json, face_info_*.json)."),
     catalog: Path = typer.Option(..., "--catalog", "-c", help="Catalog file to create or update."),
@@ -76,7 +63,6 @@ def import_photobench_command(
     typer.echo(f"catalog: {catalog}")
 
 
-@album_app.command("people")
 def people_command(
     catalog: Path = typer.Argument(..., help="Catalog file."),
     name: list[str] = typer.Option(

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.album_cmd import album_app
 from finegrain.errors import FinegrainError
 
 LLM_URL_ENV = "FINEGRAIN_LLM_URL"
@@ -39,7 +38,6 @@ def _vocabulary(photobench: Path | None, lang: str, now: str | None):  # noqa: A
     return AlbumVocabulary.build(people={}, places={}, latest_date=latest, known_places=known)
 
 
-@album_app.command("plan")
 def plan_command(
     query: str = typer.Argument(..., help="The search query, in Chinese or English."),
     photobench: Path | None = typer.Option(
@@ -100,7 +98,6 @@ def _print_plan(plan) -> None:  # noqa: ANN001
     console.print(f"visual: {plan.visual_text or '-'}")
 
 
-@album_app.command("eval-routing")
 def eval_routing_command(
     photobench: Path = typer.Option(..., "--photobench", "-p", help="A PhotoBench album folder (its *_query.json have Source labels)."),
     lang: str = typer.Option("en", "--lang", "-l", help="Query language: en or cn (zh)."),

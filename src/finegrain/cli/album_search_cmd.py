@@ -14,7 +14,6 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.album_cmd import album_app
 from finegrain.errors import FinegrainError
 
 _POLICY_HELP = (
@@ -32,7 +31,6 @@ def _encoder(name: str | None):  # noqa: ANN202
     return get_encoder(name)
 
 
-@album_app.command("search")
 def search_command(
     catalog: Path = typer.Argument(..., help="A catalog file (from 'album index' or 'album import-photobench')."),
     query: str = typer.Argument(..., help="The search query, in Chinese or English."),
@@ -75,7 +73,6 @@ def search_command(
         typer.echo(f"{rank:>4}  {score:.3f}  {pid}")
 
 
-@album_app.command("eval")
 def eval_command(
     photobench: Path = typer.Option(..., "--photobench", "-p", help="A PhotoBench album folder."),
     lang: str = typer.Option("en", "--lang", "-l", help="Query language: en or cn."),

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.album_cmd import album_app
 from finegrain.errors import FinegrainError, MissingDependencyError
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
@@ -28,7 +27,6 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-@album_app.command("serve")
 def serve_command(
     catalog: Path = typer.Argument(..., help="Catalog file (e.g. PHOTO_DIR/.finegrain/catalog.sqlite)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (loopback unless --allow-remote)."),

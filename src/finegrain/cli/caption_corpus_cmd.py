@@ -15,12 +15,9 @@ from typing import Any
 
 import typer
 
-from finegrain.cli.main import app
-
 DATASETS = {"flickr8k": "flickr8k", "vg100": "visual_genome_100"}
 
 
-@app.command("caption-corpus")
 def caption_corpus_command(
     dataset: str = typer.Option(..., "--dataset", "-d", help="flickr8k (captions) or vg100 (Visual Genome region descriptions)."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for results.json and run.trec."),

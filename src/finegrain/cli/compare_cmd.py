@@ -6,10 +6,7 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.main import app
 
-
-@app.command("compare")
 def compare_command(
     folders: list[Path] = typer.Argument(..., metavar="DIR", help="Results folders written by 'finegrain eval --out DIR'."),
     baseline: str = typer.Option("0", "--baseline", "-b",

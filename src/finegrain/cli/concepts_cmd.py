@@ -6,10 +6,7 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.main import app
 
-
-@app.command("concepts")
 def concepts_command(
     ground_truth: Path = typer.Option(..., "--ground-truth", "-g",
                                       help='Objects of the ground-truth image: {"objects": [{"synset", "bbox"}]}.'),

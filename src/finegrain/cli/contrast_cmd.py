@@ -7,10 +7,7 @@ from typing import Any
 
 import typer
 
-from finegrain.cli.main import app
 
-
-@app.command("contrast")
 def contrast_command(
     pairs: str = typer.Option(..., "--pairs", "-p",
                               help="'sugarcrepe' (the 83 SugarCrepe pairs with a COCO-mini image; queries are the "

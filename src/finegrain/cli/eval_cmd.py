@@ -6,10 +6,7 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.main import app
 
-
-@app.command("eval")
 def eval_command(
     dataset: str = typer.Option(..., "--dataset", "-d", help="Dataset name (e.g. capretrieval/zh) or a folder in a known format."),
     retriever: str = typer.Option(..., "--retriever", "-r", help="Retriever name (bm25-okapi, bm25, ...)."),

@@ -8,12 +8,9 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.main import app
-
 DEFAULT_METRICS = ("ndcg@10", "map@100", "recall@100", "precision@10", "mrr@10")
 
 
-@app.command("evaluate")
 def evaluate_command(
     qrels_path: Path = typer.Argument(..., metavar="QRELS", help="TREC qrels file 'qid iter docid grade' (.gz ok)."),
     run_path: Path = typer.Argument(..., metavar="RUN", help="TREC run file 'qid Q0 docid rank score tag' (.gz ok)."),

@@ -6,10 +6,7 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.main import app
 
-
-@app.command("perturb")
 def perturb_command(
     dataset: str = typer.Option(..., "--dataset", "-d", help="Dataset name (e.g. capretrieval/en) or folder."),
     retriever: str = typer.Option(..., "--retriever", "-r", help="Retriever name (e5, bm25-okapi, ...)."),

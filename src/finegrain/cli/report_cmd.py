@@ -6,10 +6,7 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.main import app
 
-
-@app.command("report")
 def report_command(
     dirs: list[Path] = typer.Argument(..., metavar="DIR", help="Results folders written by 'finegrain eval', 'finegrain perturb' or "
                                     "'finegrain contrast' (--out DIR), in any mix."),
