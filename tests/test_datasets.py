@@ -159,9 +159,21 @@ def test_folders_by_path_detect_their_format(tmp_path: Path) -> None:
     assert detect_format(tmp_path) is None
 
 
-def test_capretrieval_en_by_path_takes_types_from_its_zh_sibling() -> None:
-    ds = load_dataset(str(EMBEDDED_ROOT / "captions" / "en"), NO_ROOT)
-    assert ds.lang == "en" and ds.summary()["typed_queries"] == 37
+def test_capretrieval_folder_without_types_stays_untyped_unless_types_from_is_given(tmp_path: Path) -> None:
+    # A folder without types.json never borrows a sibling's types.json silently.
+    import shutil
+
+    for lang in ("zh", "en"):
+        shutil.copytree(EMBEDDED_ROOT / "captions" / lang, tmp_path / "captions" / lang)
+    (tmp_path / "captions" / "en" / "types.json").unlink()
+    en = tmp_path / "captions" / "en"
+    ds = load_dataset(str(en), NO_ROOT)
+    assert ds.lang == "en" and ds.summary()["typed_queries"] == 0
+    assert "types_from" not in ds.meta
+    typed = load_dataset(str(en), NO_ROOT, types_from=tmp_path / "captions" / "zh")
+    assert typed.summary()["typed_queries"] == 37 and typed.meta["types_from"].endswith("zh/types.json")
+    with pytest.raises(FinegrainError, match="types_from"):
+        load_dataset(str(en), NO_ROOT, types_from=tmp_path)
 
 
 # --------------------------------------------------------------------------- the real shared data
@@ -240,5 +252,7 @@ def test_photobench_album1() -> None:
 def test_real_folders_load_by_path() -> None:
     assert load_dataset(str(_DATA / "dureader_mini"), NO_ROOT).meta["format"] == "beir"
     en = load_dataset(str(_DATA / "capretrieval" / "en"), NO_ROOT)
+    assert en.summary()["typed_queries"] == 0  # no types.json in that folder: untyped, never borrowed
+    en = load_dataset(str(_DATA / "capretrieval" / "en"), NO_ROOT, types_from=_DATA / "capretrieval" / "zh")
     assert en.summary()["typed_queries"] == 403
     assert load_dataset(str(_DATA / "photobench" / "album1"), NO_ROOT, lang="zh").lang == "zh"

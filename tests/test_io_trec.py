@@ -105,7 +105,7 @@ def test_read_run_name_defaults_to_tag_then_stem(tmp_path: Path) -> None:
     assert read_run(p).name == "tagA"
     assert read_run(p, name="mine").name == "mine"
     empty = _write(tmp_path / "empty.trec", "\n\n")
-    r = read_run(empty)
+    r = read_run(empty, allow_empty=True)
     assert r.name == "empty" and len(r) == 0
 
 

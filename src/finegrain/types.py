@@ -126,7 +126,7 @@ class _Table(Mapping[str, Mapping[str, Any]]):
         self._offsets = _frozen(np.asarray(offsets, dtype=np.int64))
         self._docs = _frozen(np.asarray(doc_codes, dtype=np.int64))
         self._vocab = tuple(vocab)
-        self._values = _frozen(np.asarray(values, dtype=self._value_dtype))
+        self._values = _frozen(_value_column(values, self._value_dtype, self._what))
         if check:
             self._check()
 
@@ -324,6 +324,41 @@ class Run(_Table):
         counts = np.minimum(self.counts(), k)
         offsets = np.concatenate([[0], np.cumsum(counts)])
         return Run(self._qids, offsets, self._docs[keep], self._vocab, self._values[keep], name=self.name, check=False)
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def _value_column(values: Any, dtype: type, what: str) -> np.ndarray:
+    """``values`` as a column of ``dtype``, refusing what would wrap, truncate or fail inside numpy.
+
+    Grades (int64) must be integers in the int64 range: numpy would wrap a
+    uint64 2^63 to a negative grade and truncate 1.5 to 1 without a word.
+    Scores (float64) must convert to doubles.
+    """
+    try:
+        a = np.asarray(values)
+        if dtype is np.int64 and a.size:
+            if a.dtype.kind == "u" and int(a.max()) > _INT64.max:
+                raise OverflowError(int(a.max()))
+            if a.dtype.kind == "f" and not (np.isfinite(a).all() and (a == np.round(a)).all() and np.abs(a).max() < 2.0**63):
+                bad = a[~(np.isfinite(a) & (a == np.round(a)) & (np.abs(a) < 2.0**63))][0].item()
+                raise FinegrainError(f"{what} value {bad!r} is not an integer grade", "grades are integers (0, 1, 2, ...)")
+            if a.dtype.kind == "O":
+                for v in a.tolist():
+                    if isinstance(v, bool) or not isinstance(v, int | np.integer):
+                        raise FinegrainError(f"{what} value {v!r} is not an integer grade", "grades are integers (0, 1, 2, ...)")
+                    if not _INT64.min <= int(v) <= _INT64.max:
+                        raise OverflowError(v)
+        return np.asarray(a, dtype=dtype)
+    except OverflowError as e:
+        shown = f"value {e.args[0]} is" if e.args and isinstance(e.args[0], int) else "values are"
+        raise FinegrainError(
+            f"{what} {shown} out of range for {np.dtype(dtype).name}",
+            "grades must lie between -2^63 and 2^63-1; scores must be finite doubles",
+        ) from None
+    except (TypeError, ValueError) as e:
+        raise FinegrainError(f"{what} values must be numbers ({e})", "give numeric grades or scores") from None
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:

@@ -272,8 +272,14 @@ def load_dataset(
     *,
     lang: str | None = None,
     split: str | None = None,
+    types_from: str | Path | None = None,
 ) -> Dataset:
     """Load a registered dataset by name, or a folder in a known format by path.
+
+    ``types_from`` (a folder path) gives a CapRetrieval folder without a
+    ``types.json`` the query types of another folder with the same query ids
+    (as ``capretrieval/en`` takes those of ``capretrieval/zh``); without it
+    such a folder's queries stay untyped: types are never borrowed silently.
 
     ``lang`` picks the query language of a PhotoBench album (``en`` or
     ``zh``) and overrides the detected language of other folders; with a
@@ -295,7 +301,7 @@ def load_dataset(
         return spec.load(settings)
     path = Path(text).expanduser()
     if path.is_dir():
-        return load_folder(path, lang=lang, split=split)
+        return load_folder(path, lang=lang, split=split, types_from=types_from)
     if path.exists():
         raise FinegrainError(f"{text!r} is a file; a dataset is a folder or a registered name", "give the folder")
     if isinstance(name_or_path, Path) or text.startswith(("/", "./", "../", "~", ".\\")):
@@ -303,7 +309,9 @@ def load_dataset(
     raise UnknownNameError("dataset", text, reg.names())
 
 
-def load_folder(folder: str | Path, *, lang: str | None = None, split: str | None = None) -> Dataset:
+def load_folder(
+    folder: str | Path, *, lang: str | None = None, split: str | None = None, types_from: str | Path | None = None
+) -> Dataset:
     """Load a folder whose format is detected from its files (see the module docstring)."""
     path = Path(folder).expanduser()
     fmt = detect_format(path)
@@ -315,8 +323,18 @@ def load_folder(folder: str | Path, *, lang: str | None = None, split: str | Non
             "+ qrels.tsv or qrels/; PhotoBench needs metadata.json + *_query.json",
         )
     name = str(path)
+    if types_from is not None and fmt != "capretrieval":
+        raise FinegrainError(f"types_from applies to CapRetrieval folders; {str(path)!r} is {fmt}", "leave it out")
     if fmt == "capretrieval":
-        return _load_capretrieval(name, path, lang, None, _guess_types_source(path))
+        source = None
+        if types_from is not None:
+            source = Path(types_from).expanduser()
+            if not (source / "types.json").is_file() or not (source / "queries.jsonl").is_file():
+                raise FinegrainError(
+                    f"types_from {str(source)!r} is not a CapRetrieval folder with types.json and queries.jsonl",
+                    "give the folder whose types.json to use",
+                )
+        return _load_capretrieval(name, path, lang, None, source)
     if fmt == "beir":
         return _load_beir(name, path, lang, split)
     return _load_photobench(name, path, _norm_lang(lang) if lang else "en")
@@ -438,24 +456,6 @@ def _provenance_file(folder: Path) -> Path | None:
     for d in (folder, folder.parent, folder.parent.parent):
         if (d / "PROVENANCE.md").is_file():
             return d / "PROVENANCE.md"
-    return None
-
-
-def _guess_types_source(folder: Path) -> Path | None:
-    """A sibling CapRetrieval folder with a types.json and the same query ids (CapRetrievalEn -> zh)."""
-    if (folder / "types.json").is_file() or folder.parent == folder:
-        return None
-    from finegrain.io._lines import get_field, iter_jsonl
-
-    def ids(path: Path) -> set[str]:
-        return {get_field(path, n, obj, "id", "_id") for n, obj in iter_jsonl(path)}
-
-    mine = None
-    for sib in sorted(p for p in folder.parent.iterdir() if p.is_dir() and p != folder):
-        if (sib / "types.json").is_file() and (sib / "queries.jsonl").is_file():
-            mine = mine if mine is not None else ids(folder / "queries.jsonl")
-            if ids(sib / "queries.jsonl") == mine:
-                return sib
     return None
 
 

@@ -15,15 +15,21 @@ import gzip
 import io
 import json
 import os
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from finegrain.errors import DataFormatError, DuplicateIdError, FinegrainError
+from finegrain.io.numbers import INT64_MAX, INT64_MIN
 
 PathLike = str | os.PathLike[str]
 
 _BOM = b"\xef\xbb\xbf"
+
+# What a broken gzip stream raises while it is read: BadGzipFile (an OSError),
+# EOFError for a truncated stream, zlib.error for corrupt deflate data.
+_BROKEN_STREAM = (OSError, EOFError, zlib.error)
 
 
 class DuplicateRecordError(DataFormatError, DuplicateIdError):
@@ -100,8 +106,8 @@ def read_bytes(path: PathLike) -> bytes:
     with open_binary(path) as f:
         try:
             return f.read()
-        except (OSError, EOFError) as e:
-            raise DataFormatError(path, None, "a readable gzip file", f"a broken file ({e})") from None
+        except _BROKEN_STREAM as e:
+            raise broken_file(path, e) from None
 
 
 def iter_byte_lines(path: PathLike) -> Iterator[tuple[int, bytes]]:
@@ -116,8 +122,25 @@ def iter_byte_lines(path: PathLike) -> Iterator[tuple[int, bytes]]:
                 if raw.endswith(b"\r"):
                     raw = raw[:-1]
                 yield n, raw
-        except (OSError, EOFError) as e:
-            raise DataFormatError(path, None, "a readable gzip file", f"a broken file ({e})") from None
+        except _BROKEN_STREAM as e:
+            raise broken_file(path, e) from None
+
+
+def read_block(path: PathLike, f: IO[bytes], size: int) -> bytes:
+    """Up to ``size`` bytes of an open (possibly gzipped) file, a broken stream named as such."""
+    try:
+        return f.read(size)
+    except _BROKEN_STREAM as e:
+        raise broken_file(path, e) from None
+
+
+def broken_file(path: PathLike, e: BaseException) -> DataFormatError:
+    """The error for a file whose bytes cannot be read back (a corrupt or truncated gzip stream)."""
+    what = "a readable gzip file" if is_gzip(path) else "a readable file"
+    return DataFormatError(
+        path, None, what, f"a broken file ({type(e).__name__}: {e})",
+        "the file is corrupt or truncated; decompress it by hand (gzip -t) or write it again",
+    )
 
 
 def decode(path: PathLike, line_no: int | None, raw: bytes) -> str:
@@ -150,10 +173,7 @@ def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     for n, line in iter_lines(path):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DataFormatError(path, n, f"a JSON object ({e.msg} at column {e.colno})", line) from None
+        obj = parse_json(path, n, line)
         if not isinstance(obj, dict):
             raise DataFormatError(path, n, "a JSON object", line)
         yield n, obj
@@ -190,7 +210,7 @@ def get_field(
 _KINDS = {
     "str": "a string id",
     "text": "a string",
-    "int": "an integer",
+    "int": "an integer between -2^63 and 2^63-1",
     "list": "a list",
     "any": "a value",
 }
@@ -210,10 +230,10 @@ def _coerce(value: Any, kind: str) -> tuple[bool, Any]:
     if kind == "int":
         if isinstance(value, bool):
             return False, value
-        if isinstance(value, int):
-            return True, value
         if isinstance(value, float) and value.is_integer():
-            return True, int(value)
+            value = int(value)
+        if isinstance(value, int):
+            return INT64_MIN <= value <= INT64_MAX, value
         return False, value
     if kind == "list":
         return isinstance(value, list), value
@@ -232,11 +252,47 @@ def read_json(path: PathLike) -> tuple[Any, str]:
     text = decode(path, None, read_bytes(path))
     if text.startswith("\ufeff"):
         text = text[1:]
+    return parse_json(path, None, text), text
+
+
+def parse_json(path: PathLike, line_no: int | None, text: str) -> Any:
+    """``text`` parsed as strict JSON, or a DataFormatError naming the file and line.
+
+    The one JSON reader of finegrain: ``line_no`` is the line of a JSON-lines
+    record (None for a whole file, whose error line comes from the parser).
+    Refused with a clear error rather than a crash or a silent value: invalid
+    JSON, ``NaN`` / ``Infinity`` (not JSON), integers longer than Python
+    converts (4,300 digits) and nesting deeper than the parser can follow.
+    """
     try:
-        return json.loads(text), text
+        return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as e:
-        line = text.splitlines()[e.lineno - 1] if 0 < e.lineno <= len(text.splitlines()) else ""
-        raise DataFormatError(path, e.lineno, f"valid JSON ({e.msg} at column {e.colno})", line) from None
+        if line_no is None:
+            lines = text.splitlines()
+            found = lines[e.lineno - 1] if 0 < e.lineno <= len(lines) else ""
+            raise DataFormatError(path, e.lineno, f"valid JSON ({e.msg} at column {e.colno})", found) from None
+        raise DataFormatError(path, line_no, f"a JSON object ({e.msg} at column {e.colno})", text) from None
+    except _NotJson as e:
+        raise DataFormatError(path, line_no, "JSON numbers", str(e), "NaN and Infinity are not JSON; write null or a number") from None
+    except RecursionError:
+        raise DataFormatError(
+            path, line_no, "JSON nested at most a few hundred levels deep", _head(text),
+            "the file is not a record of this format; check that it is the right file",
+        ) from None
+    except ValueError as e:  # an integer literal past Python's int conversion limit
+        raise DataFormatError(path, line_no, "JSON numbers of ordinary size", f"{e}", "write the number in a shorter form") from None
+
+
+class _NotJson(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJson(name)
+
+
+def _head(text: str, width: int = 60) -> str:
+    return text[:width] + ("..." if len(text) > width else "")
 
 
 def line_of(text: str, *needles: str) -> int | None:

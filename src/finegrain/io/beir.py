@@ -37,6 +37,7 @@ from finegrain.io._lines import (
     iter_jsonl,
     open_text_write,
 )
+from finegrain.io.numbers import NumberError, is_score, parse_grade
 from finegrain.types import Corpus, Document, Qrels, Queries, Query
 
 QRELS_EXPECTED = "3 tab-separated fields 'query-id corpus-id score'"
@@ -81,17 +82,21 @@ def iter_qrels_tsv(path: PathLike) -> Iterator[tuple[int, str, str, int]]:
     for n, raw, fields in iter_fields(path):
         if first:
             first = False
-            if len(fields) == 3 and not _is_number(fields[2]):
+            if len(fields) == 3 and not is_score(fields[2]):
                 continue  # the header line, e.g. "query-id corpus-id score"
         if len(fields) != 3:
             raise DataFormatError(path, n, QRELS_EXPECTED, decode(path, n, raw))
         qid, doc, grade_s = fields
-        if not _is_int(grade_s):
-            raise DataFormatError(path, n, "an integer score in field 3", grade_s)
+        if b"\0" in raw:
+            raise DataFormatError(path, n, "text without NUL bytes", decode(path, n, raw))
+        try:
+            grade = parse_grade(grade_s)
+        except NumberError as e:
+            raise DataFormatError(path, n, "an integer score in field 3", e.reason, e.hint) from None
         at = seen.setdefault((qid, doc), n)
         if at != n:
             raise DuplicateRecordError(path, n, at, "(query-id, corpus-id) pair", f"{qid} {doc}")
-        yield n, qid, doc, int(grade_s)
+        yield n, qid, doc, grade
 
 
 def read_qrels_tsv(path: PathLike) -> Qrels:
@@ -185,22 +190,6 @@ def _once(path: PathLike, n: int, seen: dict[str, int], value: str, what: str) -
     first = seen.setdefault(value, n)
     if first != n:
         raise DuplicateRecordError(path, n, first, what, repr(value))
-
-
-def _is_int(s: str) -> bool:
-    try:
-        int(s)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_number(s: str) -> bool:
-    try:
-        float(s)
-    except ValueError:
-        return False
-    return True
 
 
 def _meta(obj: Mapping[str, Any], known: tuple[str, ...]) -> Mapping[str, Any]:

@@ -25,10 +25,11 @@ from finegrain.io._lines import (
     PathLike,
     decode,
     iter_byte_lines,
-    iter_fields,
     open_binary,
     open_text_write,
+    read_block,
 )
+from finegrain.io.numbers import NumberError, decimal_column, parse_grade, parse_score
 from finegrain.types import Qrels, Run
 
 QRELS_EXPECTED = "4 whitespace-separated fields 'qid iter docid grade'"
@@ -37,25 +38,73 @@ RUN_EXPECTED = "6 whitespace-separated fields 'qid Q0 docid rank score tag'"
 _CHUNK = 32 << 20  # bytes per block of the fast run reader
 
 
+# --------------------------------------------------------------------------- reading modes
+
+COMPAT_MODES = ("strict", "trec_eval")
+_COMMENT_HINT = (
+    "a line starting with '#' is a comment only in trec_eval's reading; "
+    "read the file with --compat trec_eval (compat='trec_eval') or remove the line"
+)
+
+
+def trec_eval_reading(compat: object) -> bool:
+    """True for trec_eval's reading rules, False for the strict default; refuses other values.
+
+    ``compat`` is None or ``"strict"`` (the default), ``"trec_eval"``, or an
+    enum whose ``value`` is one of those.
+    """
+    value = getattr(compat, "value", compat)
+    if value is None or value == "strict":
+        return False
+    if value == "trec_eval":
+        return True
+    raise FinegrainError(f"unknown compatibility mode {value!r}", f"use one of: {', '.join(COMPAT_MODES)}")
+
+
 # --------------------------------------------------------------------------- qrels
 
 
-def read_qrels(path: PathLike) -> Qrels:
-    """Read a TREC qrels file; queries keep the order of their first line."""
+def read_qrels(path: PathLike, *, compat: object = None) -> Qrels:
+    """Read a TREC qrels file; queries keep the order of their first line.
+
+    Strict (default): every non-blank line is ``qid iter docid grade``; a line
+    whose first field starts with ``#`` is refused (it would otherwise become a
+    query ``#301``). ``compat="trec_eval"``: a line whose first character is
+    ``#`` is a comment and skipped, as trec_eval's ``get_qrels.c`` does. In
+    both modes grades follow :mod:`finegrain.io.numbers`, NUL bytes are
+    refused (trec_eval: "File may contain no NULL characters"), and a file
+    with no judgement at all is an error.
+    """
+    te = trec_eval_reading(compat)
     seen: dict[tuple[str, str], int] = {}
     records: list[tuple[str, str, int]] = []
-    for n, raw, fields in iter_fields(path):
-        if len(fields) != 4:
-            raise DataFormatError(path, n, QRELS_EXPECTED, decode(path, n, raw))
-        qid, _, doc, grade_s = fields
+    for n, raw in iter_byte_lines(path):
+        if te and raw[:1] == b"#":
+            continue
+        parts = raw.split()
+        if not parts:
+            continue
+        if b"\0" in raw:
+            raise _nul(path, n, raw)
+        if not te and parts[0][:1] == b"#":
+            raise DataFormatError(path, n, QRELS_EXPECTED, decode(path, n, raw), _COMMENT_HINT)
+        if len(parts) != 4:
+            hint = "trec_eval refuses trailing fields in qrels too" if len(parts) > 4 else None
+            raise DataFormatError(path, n, QRELS_EXPECTED, decode(path, n, raw), hint)
+        qid, _, doc, grade_s = (decode(path, n, p) for p in parts)
         try:
-            grade = int(grade_s)
-        except ValueError:
-            raise DataFormatError(path, n, "an integer grade in field 4", grade_s) from None
+            grade = parse_grade(grade_s)
+        except NumberError as e:
+            raise DataFormatError(path, n, "an integer grade in field 4", e.reason, e.hint) from None
         first = seen.setdefault((qid, doc), n)
         if first != n:
             raise DuplicateRecordError(path, n, first, "(qid, docid) pair", f"{qid} {doc}")
         records.append((qid, doc, grade))
+    if not records:
+        raise DataFormatError(
+            path, None, "at least one judgement line 'qid iter docid grade'", "an empty file" + (" (comments only)" if te else ""),
+            "check that this is the qrels file; nothing can be scored without judgements",
+        )
     return Qrels.from_records(records)
 
 
@@ -72,8 +121,17 @@ def write_qrels(qrels: Qrels, path: PathLike) -> None:
 # --------------------------------------------------------------------------- runs
 
 
-def read_run(path: PathLike, name: str | None = None) -> Run:
+def read_run(path: PathLike, name: str | None = None, *, compat: object = None, allow_empty: bool = False) -> Run:
     """Read a TREC run file; ``name`` defaults to the tag of the first line, else the file stem.
+
+    Strict (default): every non-blank line has exactly 6 fields and a line
+    starting with ``#`` is refused. ``compat="trec_eval"`` reads as
+    trec_eval's ``get_trec_results.c``: lines whose first non-blank character
+    is ``#`` are comments, and fields after the sixth (the run tag) are
+    ignored. In both modes scores follow :mod:`finegrain.io.numbers` (no
+    ``1_0``, no non-ASCII digits, finite), NUL bytes are refused, and a file
+    with no result line is an error unless ``allow_empty`` (then the run has
+    no query: every query scores as missing from the run).
 
     Fast: the file is read in 32 MB blocks; each block is split once, field
     counts per line are checked with numpy on the raw bytes, and ids and
@@ -88,8 +146,9 @@ def read_run(path: PathLike, name: str | None = None) -> Run:
     s_parts: list[np.ndarray] = []
     line_parts: list[np.ndarray] = []
     tag: bytes | None = None
+    te = trec_eval_reading(compat)
     for first_line, block in _blocks(path):
-        fields, line_nos = _split_block(path, first_line, block)
+        fields, line_nos = _split_block(path, first_line, block, te)
         if not fields:
             continue
         if tag is None:
@@ -104,6 +163,13 @@ def read_run(path: PathLike, name: str | None = None) -> Run:
     if name is None:
         name = decode(path, None, tag) if tag is not None else _stem(path)
     if not q_parts:
+        if not allow_empty:
+            raise DataFormatError(
+                path, None, "at least one result line 'qid Q0 docid rank score tag'",
+                "an empty file" + (" (comments only)" if te else ""),
+                "check that the system wrote its results; to score an empty run on purpose "
+                "(every query counts as missing), pass --allow-empty-run (allow_empty=True)",
+            )
         return Run((), np.zeros(1, np.int64), np.empty(0, np.int64), (), np.empty(0), name=name, check=False)
 
     q = np.concatenate(q_parts)
@@ -162,10 +228,7 @@ def _blocks(path: PathLike) -> Iterator[tuple[int, bytes]]:
     rest = b""
     with open_binary(path) as f:
         while True:
-            try:
-                data = f.read(_CHUNK)
-            except (OSError, EOFError) as e:
-                raise DataFormatError(path, None, "a readable gzip file", f"a broken file ({e})") from None
+            data = read_block(path, f, _CHUNK)
             if not data:
                 break
             if line == 1 and not rest and data.startswith(b"\xef\xbb\xbf"):
@@ -186,13 +249,28 @@ _WS = np.zeros(256, dtype=bool)
 _WS[list(b" \t\n\r\x0b\x0c")] = True
 
 
-def _split_block(path: PathLike, first_line: int, block: bytes) -> tuple[list[bytes], np.ndarray]:
+def _split_block(path: PathLike, first_line: int, block: bytes, trec_eval: bool = False) -> tuple[list[bytes], np.ndarray]:
     """The block's fields as one flat list (6 per line) and the line number of every row.
 
     Blank lines are dropped; a line with any other number of fields is an
-    error naming it. Field counts per line are found with numpy on the raw
-    bytes, so no Python object is made per line.
+    error naming it (with ``trec_eval``, more than 6 fields are allowed and
+    the rest dropped, and comment lines are blanked first). Field counts per
+    line are found with numpy on the raw bytes, so no Python object is made
+    per line on the common path.
     """
+    if b"\0" in block:
+        k = block.index(b"\0")
+        n = first_line + block.count(b"\n", 0, k)
+        a = block.rfind(b"\n", 0, k) + 1
+        z = block.find(b"\n", k)
+        raise _nul(path, n, block[a : z if z >= 0 else len(block)])
+    if b"#" in block:
+        m = _COMMENT_LINE.search(block)
+        if m is not None:
+            if not trec_eval:
+                n = first_line + block.count(b"\n", 0, m.start())
+                raise DataFormatError(path, n, RUN_EXPECTED, decode(path, n, m.group().strip()), _COMMENT_HINT)
+            block = _COMMENT_LINE.sub(b"", block)  # keeps the line ends, so line numbers stay right
     fields = block.split()
     b = np.frombuffer(block, dtype=np.uint8)
     ws = _WS[b]
@@ -204,16 +282,31 @@ def _split_block(path: PathLike, first_line: int, block: bytes) -> tuple[list[by
     if n_lines > len(newlines):
         ends = np.append(ends, len(starts))
     counts = np.diff(ends, prepend=0)
-    bad = np.flatnonzero((counts != 6) & (counts != 0))
+    bad = np.flatnonzero((counts < 6) & (counts != 0) if trec_eval else (counts != 6) & (counts != 0))
     if len(bad):
         k = int(bad[0])
         a = int(newlines[k - 1]) + 1 if k > 0 else 0
         z = int(newlines[k]) if k < len(newlines) else len(block)
         n = first_line + k
-        raise DataFormatError(path, n, RUN_EXPECTED, decode(path, n, block[a:z].rstrip(b"\r")))
+        hint = "trailing fields after the run tag are read with --compat trec_eval" if counts[k] > 6 else None
+        raise DataFormatError(path, n, RUN_EXPECTED, decode(path, n, block[a:z].rstrip(b"\r")), hint)
     if len(fields) == 6 * n_lines:
         return fields, np.arange(first_line, first_line + n_lines, dtype=np.int64)
-    return fields, np.flatnonzero(counts) + first_line
+    rows = np.flatnonzero(counts)
+    if trec_eval and len(fields) != 6 * len(rows):
+        firsts = (ends - counts)[rows].tolist()
+        fields = [x for f in firsts for x in fields[f : f + 6]]
+    return fields, rows + first_line
+
+
+_COMMENT_LINE = re.compile(rb"^[ \t\r\x0b\x0c]*#[^\n]*", re.MULTILINE)
+
+
+def _nul(path: PathLike, n: int, raw: bytes) -> DataFormatError:
+    return DataFormatError(
+        path, n, "text without NUL bytes (as trec_eval requires)", repr(raw)[2:-1],
+        "the file is binary or corrupt; write it again as text",
+    )
 
 
 def _codes(column: list[bytes], index: dict[bytes, int], runs: bool = False) -> np.ndarray:
@@ -223,7 +316,10 @@ def _codes(column: list[bytes], index: dict[bytes, int], runs: bool = False) -> 
     (query ids come grouped in run files).
     """
     if runs and column:
-        a = np.array(column)
+        # An object array compares the bytes themselves: no fixed-width copy (which
+        # would drop trailing NULs and size every id like the longest).
+        a = np.empty(len(column), dtype=object)
+        a[:] = column
         heads = np.flatnonzero(np.concatenate(([True], a[1:] != a[:-1])))
         head_codes = _codes([column[i] for i in heads.tolist()], index)
         return np.repeat(head_codes, np.diff(np.append(heads, len(column))))
@@ -234,25 +330,17 @@ def _codes(column: list[bytes], index: dict[bytes, int], runs: bool = False) -> 
 
 
 def _scores(path: PathLike, column: list[bytes], line_nos: np.ndarray) -> np.ndarray:
-    try:
-        scores = np.fromiter(map(float, column), np.float64, len(column))
-    except ValueError:
-        for k, x in enumerate(column):
-            try:
-                float(x)
-            except ValueError:
-                n = int(line_nos[k])
-                raise DataFormatError(path, n, "a number as the score in field 5", decode(path, n, x)) from None
-        raise  # pragma: no cover - the loop always finds the bad row
-    bad = np.flatnonzero(~np.isfinite(scores))
-    if len(bad):
-        k = int(bad[0])
-        n = int(line_nos[k])
-        raise DataFormatError(
-            path, n, "a finite number as the score in field 5", decode(path, n, column[k]),
-            "NaN and infinite scores cannot be ranked; drop or fix that line",
-        )
-    return scores
+    scores = decimal_column(column)
+    if scores is not None:
+        return scores
+    values = np.empty(len(column), dtype=np.float64)
+    for k, x in enumerate(column):
+        try:
+            values[k] = parse_score(x)
+        except NumberError as e:
+            n = int(line_nos[k])
+            raise DataFormatError(path, n, "a finite number as the score in field 5", e.reason, e.hint) from None
+    return values
 
 
 def _decode_keys(path: PathLike, index: dict[bytes, int]) -> list[str]:
