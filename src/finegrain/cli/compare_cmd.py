@@ -6,13 +6,14 @@ from pathlib import Path
 
 import typer
 
+from finegrain.cli.options import metric_keys, metrics_option
+
 
 def compare_command(
     folders: list[Path] = typer.Argument(..., metavar="DIR", help="Results folders written by 'finegrain eval --out DIR'."),
     baseline: str = typer.Option("0", "--baseline", "-b",
                                  help="Baseline: an index into DIRs (0 = the first), a system name, or a folder."),
-    metrics: list[str] = typer.Option([], "--metric", "-m",
-                                      help="Metric to compare (repeatable or comma-separated; default: all shared)."),
+    metrics: list[str] | None = metrics_option("Metrics to compare (default: every metric the folders share)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level after Holm correction."),
     resamples: int = typer.Option(10000, "--resamples", min=1, help="Bootstrap and randomization resamples."),
     seed: int = typer.Option(0, "--seed", help="Seed of the resampling."),
@@ -26,8 +27,8 @@ def compare_command(
     from finegrain.evaluate.compare import load_comparison
     from finegrain.report.compare_table import print_comparison
 
-    keys = [k.strip() for item in metrics for k in item.split(",") if k.strip()]
-    cmp = load_comparison(folders, baseline=baseline, metrics=keys or None, alpha=alpha,
+    keys = metric_keys(metrics)
+    cmp = load_comparison(folders, baseline=baseline, metrics=list(keys) or None, alpha=alpha,
                           n_resamples=resamples, seed=seed)
     body = cmp.to_json_dict()
     text = json.dumps(body, ensure_ascii=False, indent=1)

@@ -6,34 +6,44 @@ from pathlib import Path
 
 import typer
 
+from finegrain.cli.options import metric_keys, metrics_option
+
+DEFAULT_METRICS = ("ndcg@1", "ndcg@5", "ndcg@10")
+
 
 def eval_command(
     dataset: str = typer.Option(..., "--dataset", "-d", help="Dataset name (e.g. capretrieval/zh) or a folder in a known format."),
     retriever: str = typer.Option(..., "--retriever", "-r", help="Retriever name (bm25-okapi, bm25, ...)."),
-    metrics: str = typer.Option("ndcg@1,ndcg@5,ndcg@10", "--metrics", "-m", help="Comma-separated metric specs."),
-    out: Path = typer.Option(..., "--out", "-o", help="Folder for results.json and run.trec."),
+    metrics: list[str] | None = metrics_option("Metric specs: ndcg@10, recall@100, ...", DEFAULT_METRICS),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for results.json and the run (run.trec; run.jsonl when ids have spaces)."),
     top_k: int | None = typer.Option(None, "--top-k", "-k", min=1, help="Keep the top N results per query (default: the retriever's own cut)."),
     options: list[str] = typer.Option([], "--set", "-s", help="Retriever option KEY=VALUE (repeatable), e.g. --set k1=1.2."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
 ) -> None:
-    """Retrieve, evaluate and write DIR/results.json and DIR/run.trec."""
-    from finegrain.evaluate.pipeline import Experiment, run_experiment
+    """Retrieve, evaluate and write DIR/results.json and the run.
+
+    The run is DIR/run.trec, or DIR/run.jsonl (JSON lines, read back by
+    compare and report) when a query or document id has a space, a tab or
+    another character a TREC line cannot hold.
+    """
+    from finegrain.evaluate.pipeline import RUN_JSONL, Experiment, run_experiment, save_run
     from finegrain.io.results import write_results
     from finegrain.report.table import print_evaluation
     from finegrain.settings import Settings
 
-    from finegrain.metrics.spec import parse_metrics
-
-    names = tuple(s.key for s in parse_metrics([metrics]))
+    names = metric_keys(metrics, DEFAULT_METRICS)
     outcome = run_experiment(
         Experiment(dataset=dataset, retriever=retriever, metrics=names, top_k=top_k,
                    retriever_options=parse_options(options)),
         Settings.from_env(),
         show_progress=not quiet,
     )
-    path = write_results(out, outcome.results, outcome.run)
+    path = write_results(out, outcome.results)
+    run_path = save_run(out, outcome.run)
     print_evaluation(outcome.results, title=f"{dataset} · {retriever}")
-    typer.echo(f"wrote {path} and {path.parent / 'run.trec'}")
+    typer.echo(f"wrote {path} and {run_path}")
+    if run_path.name == RUN_JSONL:
+        typer.echo("the run is JSON lines, not TREC: some ids have spaces or other characters a TREC line cannot hold")
 
 
 def parse_options(items: list[str]) -> dict[str, object]:

@@ -6,6 +6,10 @@ from pathlib import Path
 
 import typer
 
+from finegrain.cli.options import metric_keys, metrics_option
+
+DEFAULT_METRICS = ("ndcg@10", "hit_rate@1", "hit_rate@10", "mrr@10", "mrr")
+
 
 def perturb_command(
     dataset: str = typer.Option(..., "--dataset", "-d", help="Dataset name (e.g. capretrieval/en) or folder."),
@@ -15,8 +19,7 @@ def perturb_command(
         help="antonym, color-all, color-in, size, negation, typo (repeatable or comma-separated; default: all).",
     ),
     out: Path = typer.Option(..., "--out", "-o", help="Folder for perturbations.jsonl, results.json and tables.md."),
-    metrics: str = typer.Option("ndcg@10,hit_rate@1,hit_rate@10,mrr@10,mrr", "--metrics", "-m",
-                                help="Comma-separated metric specs (means over queries)."),
+    metrics: list[str] | None = metrics_option("Metric specs (means over queries).", DEFAULT_METRICS),
     options: list[str] = typer.Option([], "--set", "-s", help="Retriever option KEY=VALUE (repeatable), as in finegrain eval."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the word / replacement draws and of the bootstrap."),
     color_threshold: float = typer.Option(150.0, "--color-threshold",
@@ -34,12 +37,11 @@ def perturb_command(
         write_outputs,
     )
     from finegrain.diagnose.perturb.tables import print_tables
-    from finegrain.metrics.spec import parse_metrics
     from finegrain.settings import Settings
 
     cfg = PerturbConfig(
         dataset=dataset, retriever=retriever, families=parse_families(family),
-        metrics=tuple(s.key for s in parse_metrics([metrics])), retriever_options=parse_options(options),
+        metrics=metric_keys(metrics, DEFAULT_METRICS), retriever_options=parse_options(options),
         top_k=top_k, seed=seed, color_threshold=color_threshold, n_resamples=resamples,
     )
     outcome = run_perturbation(cfg, Settings.from_env(), show_progress=not quiet)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from finegrain.cli.options import metric_keys, metrics_option
+
 
 def report_command(
     dirs: list[Path] = typer.Argument(..., metavar="DIR", help="Results folders written by 'finegrain eval', 'finegrain perturb' or "
@@ -16,8 +18,9 @@ def report_command(
         help="The system the others are compared against: an index into the evaluation DIRs (0 = the first, the default), "
         "one of the DIRs, or a system label (as in 'finegrain compare').",
     ),
-    metric: str | None = typer.Option(
-        None, "--metric", "-m", help="Metric for the charts and win/tie/loss (default: the first saved metric that can be tested)."
+    metric: list[str] | None = metrics_option(
+        "Metrics of the comparison; the first one is drawn in the charts and win/tie/loss "
+        "(default: every shared metric, the first that can be tested charted)."
     ),
 ) -> None:
     """Render the saved results of one or more folders into one HTML page.
@@ -30,5 +33,6 @@ def report_command(
     """
     from finegrain.report.html import write_report
 
-    path = write_report(dirs, out, baseline=baseline, metric=metric)
+    keys = metric_keys(metric)
+    path = write_report(dirs, out, baseline=baseline, metric=keys[0] if keys else None, metrics=keys or None)
     typer.echo(f"wrote {path}")

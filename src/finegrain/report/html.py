@@ -366,13 +366,15 @@ def render_report(
     baseline: str | int | None = None,
     metric: str | None = None,
     probes: Any | None = None,
+    metrics: Sequence[str] | None = None,
 ) -> str:
     """The report page for one or more systems (a comparison when there are two or more).
 
     With two or more systems the statistics are those of
     :func:`finegrain.evaluate.compare.compare` (default settings); with one,
     the headline intervals are :func:`finegrain.evaluate.stats.bootstrap_ci`
-    with the same settings. ``probes`` (:class:`~finegrain.report.folders.Folders`)
+    with the same settings. ``metrics`` limits the comparison to those keys
+    (default: every shared metric). ``probes`` (:class:`~finegrain.report.folders.Folders`)
     adds the perturbation and contrast sections; with no system, only those.
     """
     from finegrain.report.folders import Folders
@@ -382,11 +384,12 @@ def render_report(
     if not systems and (folders.perturbs or folders.contrasts):
         ctx = probes_only_context(folders)
     else:
-        ctx = _eval_context(systems, baseline, metric)
+        ctx = _eval_context(systems, baseline, metric, metrics)
     return _environment().get_template("report.html.j2").render(**ctx, **probe_context(folders))
 
 
-def _eval_context(systems: Sequence[System], baseline: str | int | None, metric: str | None) -> dict[str, Any]:
+def _eval_context(systems: Sequence[System], baseline: str | int | None, metric: str | None,
+                  metrics: Sequence[str] | None = None) -> dict[str, Any]:
     b = resolve_baseline(systems, baseline)
     if metric is not None:
         metric = resolve_metric(systems, metric)  # fail on a bad --metric before any resampling
@@ -397,7 +400,8 @@ def _eval_context(systems: Sequence[System], baseline: str | int | None, metric:
 
         from finegrain.evaluate.compare import compare
 
-        cmp = compare([s.results for s in systems], folders=[s.path or s.label for s in systems], baseline=b)
+        cmp = compare([s.results for s in systems], folders=[s.path or s.label for s in systems], baseline=b,
+                      metrics=list(metrics) if metrics else None)
         comparison = cmp.to_json_dict()
         systems = [replace(s, label=c.name) for s, c in zip(systems, cmp.systems)]  # the comparison's names
         if metric is None and cmp.metrics:
@@ -438,13 +442,14 @@ def write_report(
     *,
     baseline: str | int | None = None,
     metric: str | None = None,
+    metrics: Sequence[str] | None = None,
 ) -> Path:
     """Render the folders' results (evaluation, perturbation and contrast folders, in any mix) into one HTML
-    file at ``out``; returns its path."""
+    file at ``out``; returns its path. ``metric`` is charted; ``metrics`` limits the comparison."""
     from finegrain.report.folders import load_folders
 
     folders = load_folders(dirs)
-    html = render_report(folders.systems, baseline=baseline, metric=metric, probes=folders)
+    html = render_report(folders.systems, baseline=baseline, metric=metric, probes=folders, metrics=metrics)
     path = Path(out)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
