@@ -3,7 +3,8 @@
 Flickr8k (captions) or Visual Genome 100 (region descriptions): each image's
 query is one of its texts, its corpus entry the averaged embedding of the
 others; writes DIR/results.json (metrics, protocol, per-query ranks, failures;
-for vg100 the concept scores of every failure) and DIR/run.trec (top 100).
+for vg100 the concept scores of every failure) and DIR/run.trec (top 100;
+run.jsonl when an id or the encoder name has a space).
 """
 
 from __future__ import annotations
@@ -104,9 +105,14 @@ def caption_corpus_command(
     }
     if diagnosis is not None:
         body["concept_diagnosis"] = diagnosis
-    path = write_results(out, body, result.run(k=run_depth, name=encoder))
+    from finegrain.evaluate.pipeline import run_file_name, save_run
+
+    run = result.run(k=run_depth, name=encoder)
+    body["run_file"] = run_file_name(run)
+    path = write_results(out, body)
+    run_path = save_run(out, run)
     _print_table(body, title=f"{name} · {encoder}")
-    typer.echo(f"wrote {path} and {path.parent / 'run.trec'}")
+    typer.echo(f"wrote {path} and {run_path}")
 
 
 def _load_items(dataset: str, root: Path, split: str) -> tuple[list[tuple[str, Sequence[str]]], str, dict[str, Any]]:

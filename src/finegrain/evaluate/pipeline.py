@@ -6,14 +6,17 @@ retriever, scores the run and returns everything a results folder holds.
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
+from finegrain.errors import FinegrainError
 from finegrain.settings import Settings
 
 
@@ -70,6 +73,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
     }
     results["errors"] = error_section(ds, run)  # error analysis: see error_section below
     results["taxonomy"] = taxonomy_section(ds, run)  # DuReader Table 9 error types: see taxonomy_section
+    results["run_file"] = run_file_name(run)  # run.trec, or run.jsonl for ids TREC cannot hold: see save_run
     return Outcome(run=run, evaluation=evaluation, results=results)
 
 
@@ -147,3 +151,72 @@ def taxonomy_section(ds: Any, run: Any, k: int = ERRORS_K) -> dict[str, Any]:
         return tax.to_json_dict()
     except Exception as e:  # noqa: BLE001 - a diagnosis must never break an evaluation
         return {"schema": schema, "skipped": f"error taxonomy failed: {type(e).__name__}: {e}"}
+
+
+# --------------------------------------------------------------------------- the saved run
+# Issue 10 item 2: ids with spaces (PhotoBench file names) cannot be TREC fields.
+
+RUN_TREC = "run.trec"
+RUN_JSONL = "run.jsonl"
+RUN_FILES = (RUN_TREC, RUN_JSONL)
+
+
+def run_file_name(run: Any) -> str:
+    """``run.trec`` when every id (and the run name) is a valid TREC field, else ``run.jsonl``."""
+    from finegrain.io.run_jsonl import is_trec_safe
+
+    return RUN_TREC if is_trec_safe(run) else RUN_JSONL
+
+
+def save_run(out_dir: str | os.PathLike[str], run: Any) -> Path:
+    """Write ``run`` into a results folder as :func:`run_file_name` chooses; returns its path.
+
+    The other format's file, left by an earlier eval into the same folder, is
+    removed, so a folder never holds two runs that disagree.
+    """
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise FinegrainError(f"cannot create output folder {str(out)!r}: {e.strerror}", "choose a writable --out") from None
+    name = run_file_name(run)
+    path = out / name
+    if name == RUN_TREC:
+        from finegrain.io.trec import write_run
+
+        write_run(run, path)
+    else:
+        from finegrain.io.run_jsonl import write_run_jsonl
+
+        write_run_jsonl(run, path)
+    for other in RUN_FILES:
+        if other != name:
+            (out / other).unlink(missing_ok=True)
+    return path
+
+
+def read_saved_run(folder: str | os.PathLike[str]) -> Any:
+    """The run of a results folder written by ``finegrain eval`` (``run.trec`` or ``run.jsonl``)."""
+    d = Path(folder)
+    if d.is_file():
+        d = d.parent
+    named = None
+    try:
+        from finegrain.io.results import read_results
+
+        named = read_results(d).get("run_file")
+    except FinegrainError:
+        pass
+    candidates = [named] if named in RUN_FILES else [RUN_JSONL, RUN_TREC]
+    for name in candidates:
+        path = d / name
+        if path.is_file():
+            if name == RUN_JSONL:
+                from finegrain.io.run_jsonl import read_run_jsonl
+
+                return read_run_jsonl(path)
+            from finegrain.io.trec import read_run
+
+            return read_run(path)
+    raise FinegrainError(f"no saved run in {str(d)!r} (looked for {' or '.join(candidates)})",
+                         "pass a folder written by 'finegrain eval --out DIR'")
