@@ -5,6 +5,8 @@
 
 1. plan the query (:func:`finegrain.album.plan.plan_query` with the catalog's own
    vocabulary, :func:`finegrain.album.plan_catalog.vocabulary_from_catalog`);
+   A plan with a time expression that names no calendar day ("February 30",
+   ``Plan.impossible_times``) is **abstained** on at once, with the reason;
 2. run each hard constraint on its own: time (T_M), place (T_M), named events
    (T_M), and the people the album's vocabulary names, all present (T_F);
    **abstain** with the constraint's name when one matches no photo, and when
@@ -59,7 +61,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from functools import cached_property
 from typing import Any
 
@@ -137,9 +139,10 @@ class SearchContext:
     threshold. It does not see later changes to the catalog; build a new one then."""
 
     def __init__(self, store: CatalogStore, *, encoder: Any = None, vocab: AlbumVocabulary | None = None,
-                 visual_threshold: float | None = None) -> None:
+                 visual_threshold: float | None = None, today: date | None = None) -> None:
         self.store = store
         self.encoder = encoder
+        self.today = today
         self._vocab = vocab
         self._times: PhotoTimes | None = None
         self._positions: dict[str, int] | None = None
@@ -150,7 +153,7 @@ class SearchContext:
     @property
     def vocab(self) -> AlbumVocabulary:
         if self._vocab is None:
-            self._vocab = vocabulary_from_catalog(self.store)
+            self._vocab = vocabulary_from_catalog(self.store, today=self.today)
         return self._vocab
 
     @property
@@ -232,17 +235,20 @@ def search(
     visual_threshold: float | None = None,
     context: SearchContext | None = None,
     unverified_visual: str = "abstain",
+    today: date | None = None,
 ) -> SearchResult:
     """Answer ``query`` over ``store`` (see the module docstring).
 
     ``visual_threshold=None`` calibrates it on the catalog's embeddings; pass a
     :class:`SearchContext` to reuse the vocabulary, times and embeddings across queries.
+    ``today``: the "now" of relative dates (default: the newest photo's date, or the real
+    date when no photo is dated; the plan says which).
     """
     if unverified_visual not in UNVERIFIED_VISUAL:
         raise FinegrainError(f"unknown unverified_visual policy {unverified_visual!r}",
                              f"use one of {', '.join(UNVERIFIED_VISUAL)}")
     ctx = context if context is not None else SearchContext(
-        store, encoder=encoder, vocab=vocab, visual_threshold=visual_threshold)
+        store, encoder=encoder, vocab=vocab, visual_threshold=visual_threshold, today=today)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     plan = (planner or _rules)(query, ctx.vocab, lang)
@@ -257,6 +263,10 @@ def search(
         timings["total"] = _ms(t0)
         rank = ranked if callable(ranked) else (lambda: ranked)
         return SearchResult(plan, frozenset(ids), not ids, reason, timings, rank=rank, **kw)
+
+    if plan.impossible_times:
+        whys = "; ".join(f"{t.text!r}: {t.reason}" for t in plan.impossible_times)
+        return done(set(), [], f"no photo can match time {whys}")
 
     hard = _one_query(store, plan, named) if events is None else None
     if hard is None or not hard:
@@ -337,7 +347,7 @@ def _one_query(store: CatalogStore, plan: Plan, named: Sequence[Any]) -> set[str
     kw: dict[str, Any] = {}
     if plan.time_ranges:
         r = plan.time_ranges[0]
-        kw["start"], kw["end"] = _midnight(r.start), _midnight(r.end + timedelta(days=1))
+        kw["start"], kw["end"] = _midnight(r.start), _day_after(r.end)
     if plan.places:
         kw["places"] = [(plan.places[0].place.level, plan.places[0].place.name)]
     if named:
@@ -347,6 +357,11 @@ def _one_query(store: CatalogStore, plan: Plan, named: Sequence[Any]) -> set[str
 
 def _midnight(d: Any) -> datetime:
     return datetime(d.year, d.month, d.day)
+
+
+def _day_after(d: date) -> datetime | None:
+    """Midnight after day ``d``; None (an open end) after the calendar's last day."""
+    return None if d >= date.max else _midnight(d + timedelta(days=1))
 
 
 def _rules(query: str, vocab: AlbumVocabulary, lang: str | None) -> Plan:

@@ -14,12 +14,14 @@ PhotoBench files or photos:
 - known places: the built-in gazetteer's places the catalog has no photo of,
   so "photos in Tokyo" is a place constraint that matches nothing (the engine
   abstains) rather than visual text;
-- latest date: ``store.latest_time()``, the "now" of "last summer".
+- latest date: ``store.latest_time()``, the "now" of "last summer"; a catalog with no
+  dated photo (or a caller that passes ``today``) counts from ``today`` instead, the real
+  date by default, and the vocabulary's ``now_note`` says so (the plan shows it).
 """
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 
 from finegrain.album.catalog.store import CatalogStore
 from finegrain.album.plan.records import PlaceKey
@@ -29,18 +31,34 @@ from finegrain.errors import FinegrainError
 _LEVELS = ("country", "province", "city", "district")
 
 
+def parse_today(text: str | None, option: str = "--today") -> date | None:
+    """``YYYY-MM-DD`` as a date (None stays None); a FinegrainError naming ``option`` otherwise."""
+    if text is None:
+        return None
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError as e:
+        raise FinegrainError(f"{option} {text!r} is not a calendar date ({e})", "write it as YYYY-MM-DD, e.g. 2025-06-01") from e
+
+
 def vocabulary_from_catalog(store: CatalogStore, *, today: date | None = None) -> AlbumVocabulary:
     """The planner vocabulary of the album in ``store`` (see the module docstring).
 
-    ``today`` is the "now" when the catalog has no dated photo (default: refuse).
+    ``today``: the "now" of relative dates ("last summer"), given explicitly (``--today``);
+    None counts from the newest photo, or from the real current date when no photo is dated.
     """
+    if today is not None and not isinstance(today, date):
+        raise FinegrainError(f"today={today!r} is not a date", "pass a datetime.date (YYYY-MM-DD on the command line)")
+    if isinstance(today, datetime):
+        today = today.date()
     latest = store.latest_time()
-    if latest is None:
-        if today is None:
-            raise FinegrainError(
-                "the catalog has no photo with a capture time", "relative dates need a latest date; pass today=..."
-            )
+    note = None
+    if today is not None:
         latest_date = today
+        note = f"{today.isoformat()} (given as today)"
+    elif latest is None:
+        latest_date = date.today()
+        note = f"today, {latest_date.isoformat()}: the catalog has no dated photo (set another with --today)"
     else:
         latest_date = latest.date()
     people: dict[str, tuple[str, ...]] = {}
@@ -69,5 +87,5 @@ def vocabulary_from_catalog(store: CatalogStore, *, today: date | None = None) -
         for alias in g.aliases():
             known.setdefault(alias, PlaceKey(g.level, g.name_zh))
     return AlbumVocabulary.build(
-        people=people, places=places, latest_date=latest_date, known_places=known, owner_id=owner
+        people=people, places=places, latest_date=latest_date, known_places=known, owner_id=owner, now_note=note
     )

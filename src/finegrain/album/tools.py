@@ -182,7 +182,8 @@ def time_filter(store: CatalogStore, ranges: Sequence[TimeRange], times: PhotoTi
     out: set[str] = set()
     for r in ranges:
         if not r.every_year and r.hours is None and r.weekdays is None:
-            out |= store.ids_taken_between(_midnight(r.start), _midnight(r.end + timedelta(days=1)))
+            end = None if r.end >= date.max else _midnight(r.end + timedelta(days=1))  # open after 9999-12-31
+            out |= store.ids_taken_between(_midnight(r.start), end)
             continue
         if times is None:
             times = PhotoTimes.load(store)

@@ -40,10 +40,14 @@ def search_command(
     encoder: str | None = typer.Option(None, "--encoder", "-e", help="Encoder of the catalog's caption embeddings (e.g. e5) or image embeddings (clip:PATH)."),
     threshold: float | None = typer.Option(None, "--threshold", help="Visual score threshold (default: calibrated on the catalog)."),
     unverified_visual: str = typer.Option("abstain", "--unverified-visual", help=_POLICY_HELP),
+    today: str | None = typer.Option(None, "--today", help="The 'now' of relative dates (YYYY-MM-DD); default: the newest photo's date, or today's when no photo is dated."),
 ) -> None:
     """Search CATALOG for QUERY: the photo set, a ranked list and the plan; nothing when it abstains."""
     from finegrain.album.catalog.sqlite import SqliteCatalog
     from finegrain.album.engine import search
+    from finegrain.album.plan_catalog import parse_today
+
+    now = parse_today(today)
 
     if not catalog.is_file():
         raise FinegrainError(f"no catalog file {catalog}", "build one with 'finegrain album index' or 'album import-photobench'")
@@ -53,7 +57,7 @@ def search_command(
     store = SqliteCatalog(catalog, create=False)
     try:
         result = search(store, query, lang=plan_lang, encoder=_encoder(encoder), visual_threshold=threshold,
-                        unverified_visual=unverified_visual)
+                        unverified_visual=unverified_visual, today=now)
         _ = result.ranked  # built on demand, from the open catalog
     finally:
         store.close()

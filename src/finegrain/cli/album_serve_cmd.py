@@ -38,8 +38,12 @@ def serve_command(
         None, "--encoder", "-e",
         help="Encoder for the visual part of queries: the one of the catalog's caption (e.g. e5) or image (clip:PATH) embeddings.",
     ),
+    today: str | None = typer.Option(None, "--today", help="The 'now' of relative dates (YYYY-MM-DD); default: the newest photo's date, or today's when no photo is dated."),
 ) -> None:
     """Serve a search page over CATALOG: a search box, the plan as chips, a grid of thumbnails."""
+    from finegrain.album.plan_catalog import parse_today
+
+    now = parse_today(today)
     if not is_loopback(host) and not allow_remote:
         raise FinegrainError(
             f"--host {host!r} is not a loopback address; the page has no login and serves your photos",
@@ -55,7 +59,7 @@ def serve_command(
         raise MissingDependencyError("uvicorn", "web") from e
     from finegrain.album.web.app import create_app
 
-    options = {}
+    options: dict = {} if now is None else {"today": now}
     if encoder:
         from finegrain.retrieve.encoders.registry import get_encoder
 

@@ -85,6 +85,18 @@ class TimeRange:
 
 
 @dataclass(frozen=True, slots=True)
+class ImpossibleTime:
+    """A time expression of the query that names no day of the calendar ("February 30",
+    "2099年13月45日", "year 99999"): the matched ``text`` and ``reason``. No photo can match it."""
+
+    text: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
 class PlaceKey:
     """A place of the album's catalog: its admin ``level`` and canonical ``name`` (the Chinese
     name when there is one, as in ``finegrain.album.profile``; ``poi`` for a named point of
@@ -124,7 +136,8 @@ class PersonMatch:
 @dataclass(frozen=True, slots=True)
 class Plan:
     """The constraints of one query. All ``people`` must be present in a photo; ``roles``
-    are social roles the album's vocabulary does not resolve ("friends", "闺蜜")."""
+    are social roles the album's vocabulary does not resolve ("friends", "闺蜜");
+    ``impossible_times`` are time expressions naming no calendar day (no photo can match)."""
 
     query: str
     lang: str
@@ -138,6 +151,7 @@ class Plan:
     steps: tuple[tuple[str, str], ...] = field(default=())
     planner: str = "rules"
     fallback_reason: str | None = None
+    impossible_times: tuple[ImpossibleTime, ...] = ()
 
     def __post_init__(self) -> None:
         check_source(self.source)
@@ -167,6 +181,7 @@ class Plan:
             "explain": [list(s) for s in self.steps],
             "planner": self.planner,
             "fallback_reason": self.fallback_reason,
+            "impossible_times": [t.to_dict() for t in self.impossible_times],
         }
 
     def to_json(self, indent: int | None = 2) -> str:

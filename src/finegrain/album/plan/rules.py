@@ -36,7 +36,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 
-from finegrain.album.plan.records import PersonMatch, PlaceKey, PlaceMatch, Plan, TimeRange, source_type
+from finegrain.album.plan.records import (
+    ImpossibleTime,
+    PersonMatch,
+    PlaceKey,
+    PlaceMatch,
+    Plan,
+    TimeRange,
+    source_type,
+)
 from finegrain.album.plan.time_rules import MODIFIER_RULE, NAME_RULE, find_times
 from finegrain.album.plan.vocabulary import AlbumVocabulary
 from finegrain.errors import FinegrainError
@@ -199,6 +207,7 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
     names = _name_spans(text, aliases, lang)
     ranges, tmatches = find_times(text, lang, vocab.latest_date, modifier=lambda end: _modifies_noun(text, end, lang),
                                   is_name=lambda span: _yields_to_name(text, span, names, lang))
+    impossible: list[ImpossibleTime] = []
     for m in tmatches:
         if m.rule == NAME_RULE:
             continue
@@ -206,7 +215,13 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
             steps.append((f"time: {m.rule}", m.text))
             continue
         t.take(*m.span)
+        if m.impossible is not None:
+            impossible.append(ImpossibleTime(m.text, m.impossible))
+            steps.append((f"time: no such date ({m.impossible}); no photo can match", m.text))
+            continue
         steps.append((f"time: {m.rule}", m.text))
+    if vocab.now_note and any(m.rule not in (NAME_RULE, MODIFIER_RULE) for m in tmatches):
+        steps.append(("time: 'now' of relative dates", vocab.now_note))
     hard_times = [r for r in ranges if not _soft_time(r)]
     for r in ranges:
         if _soft_time(r):
@@ -275,7 +290,7 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
         # a venue is also a scene: "airport", "subway", "动物园" are seen as well as located
         visual = " ".join(venues)
         steps.append(("visual: a venue is also a visible scene", visual))
-    has_m = bool(hard_times or places or venues or trips)
+    has_m = bool(hard_times or impossible or places or venues or trips)
     has_f = bool(people or roles or selfie)
     source = source_type(bool(visual), has_m, has_f)
     steps.append(("source type", source))
@@ -290,6 +305,7 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
         event_words=tuple(dict.fromkeys([*venues, *trips, *events])),
         visual_text=visual,
         steps=tuple(steps),
+        impossible_times=tuple(impossible),
     )
 
 

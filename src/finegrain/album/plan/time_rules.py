@@ -20,6 +20,12 @@ Rules, applied in this order, each consuming the text it matched:
 
 ``find_times`` returns the ranges and the matched spans, so the planner can explain them
 and remove them from the visual text.
+
+A date that does not exist ("February 30", "2023年2月29日", "13月", "year 99999") or that
+falls outside the calendar Python can count (before year 1, after year 9999: "last week"
+of an album whose newest photo is dated 0001-01-02) gives no range: its match carries the
+reason (``TimeMatch.impossible``), so the planner can say so and the engine can answer
+"no photo can match" instead of failing.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import date, timedelta
+from datetime import MAXYEAR, MINYEAR, date, timedelta
 from typing import Any
 
 from finegrain.album.plan.records import TimeRange
@@ -37,8 +43,7 @@ from finegrain.album.plan.records import TimeRange
 _MONTHS_EN = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
 _MONTHS_EN.update({m.lower(): i for i, m in enumerate(calendar.month_abbr) if m and m != "May"})
 _MONTHS_EN["sept"] = 9
-_ZH_NUM = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10,
-           "十一": 11, "十二": 12}
+_ZH_DIGIT = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 
 SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11), "winter": (12, 2)}
 _SEASON_ZH = {"春": "spring", "夏": "summer", "秋": "autumn", "冬": "winter"}
@@ -80,9 +85,24 @@ DAY_PARTS_ZH = {
 
 @dataclass(frozen=True, slots=True)
 class TimeMatch:
+    """A time expression at ``span`` of the query; ``impossible`` says why it names no day
+    of the calendar (None for an expression that gave ranges)."""
+
     span: tuple[int, int]
     text: str
     rule: str
+    impossible: str | None = None
+
+
+class NoCalendarDate(ValueError):
+    """A festival (or other date) the calendar tables cannot place in the year asked."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Impossible:
+    """The value of a match that names no day of the calendar, with the reason."""
+
+    reason: str
 
 
 @dataclass
@@ -131,10 +151,12 @@ def find_times(
     dropped = [f for f in found if f.kind == "festival" and modifier is not None and modifier(f.span[1])
                and f not in names]
     kept = [f for f in found if f not in dropped and f not in names]
-    ranges = _resolve(kept, text, latest)
+    failed: dict[int, str] = {id(f): f.value.reason for f in kept if isinstance(f.value, _Impossible)}
+    ranges = _resolve([f for f in kept if id(f) not in failed], text, latest, failed)
     matches = tuple(
         TimeMatch(f.span, text[f.span[0]:f.span[1]],
-                  NAME_RULE if f in names else MODIFIER_RULE if f in dropped else f.rule) for f in found
+                  NAME_RULE if f in names else MODIFIER_RULE if f in dropped else f.rule, failed.get(id(f)))
+        for f in found
     )
     return ranges, matches
 
@@ -143,16 +165,51 @@ def find_times(
 
 
 def _month_day_year(month: int, day: int, year: int | None) -> Any:
-    try:
-        return ("date", month, day, year) if year is None else date(year, month, day)
-    except ValueError:
+    """The date (or ``("date", month, day, None)`` without a year), or why there is none."""
+    why = no_such_date(month, day, year)
+    if why is not None:
+        return _Impossible(why)
+    return ("date", month, day, year) if year is None else date(year, month, day)
+
+
+def no_such_date(month: int, day: int | None = None, year: int | None = None) -> str | None:
+    """Why ``year-month-day`` names no day of the calendar (None when it does). Without a
+    year, a day counts when it exists in some year (February 29 does)."""
+    if year is not None and not MINYEAR <= year <= MAXYEAR:
+        return f"year {year} is outside the calendar ({MINYEAR}-{MAXYEAR})"
+    if not 1 <= month <= 12:
+        return f"there is no month {month} (months are 1-12)"
+    if day is None:
         return None
+    name = calendar.month_name[month]
+    if year is None:
+        most = 29 if month == 2 else calendar.monthrange(2001, month)[1]
+        return None if 1 <= day <= most else f"{name} has no day {day} (it has {most} days at most)"
+    most = calendar.monthrange(year, month)[1]
+    if 1 <= day <= most:
+        return None
+    if month == 2 and day == 29:
+        return f"{year} is not a leap year: February {year} has 28 days"
+    return f"{name} {year} has no day {day} (it has {most} days)"
+
+
+def _year_value(y: int) -> Any:
+    """An absolute year anchor, or why it cannot be one."""
+    if not MINYEAR <= y <= MAXYEAR:
+        return _Impossible(f"year {y} is outside the calendar ({MINYEAR}-{MAXYEAR})")
+    return ("abs", y)
 
 
 def _zh_int(s: str) -> int | None:
+    """A number written in digits or in Chinese numerals up to 99 (十, 十三, 二十, 三十一)."""
     if s.isdigit():
         return int(s)
-    return _ZH_NUM.get(s)
+    if "十" in s:
+        tens, _, ones = s.partition("十")
+        t = 1 if not tens else _ZH_DIGIT.get(tens)
+        o = 0 if not ones else _ZH_DIGIT.get(ones)
+        return None if t is None or o is None else t * 10 + o
+    return _ZH_DIGIT.get(s)
 
 
 def _scan_en() -> list[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]], Any]]]:
@@ -183,6 +240,7 @@ def _scan_en() -> list[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]]
         ("month", "month", re.compile(r"\b(?:(last|this|past|previous)\s+)?(january|february|march|april|june|july|august|september|october|november|december)\b", I),
          lambda m: _rel(m[1], _MONTHS_EN[m[2].lower()])),
         ("year", "relative year", re.compile(r"\b(?:the\s+)?year\s+before\s+last\b", I), lambda m: -2),
+        ("year", "year", re.compile(r"\byear\s+(-?\d+)\b", I), lambda m: _year_value(int(m[1]))),
         ("year", "relative year", re.compile(r"\b(last|this|past|previous)\s+year\b", I),
          lambda m: 0 if m[1].lower() == "this" else -1),
         ("year", "year", re.compile(r"(?<![\d-])((?:19|20)\d\d)s?(?![\d-])"), lambda m: ("abs", int(m[1]))),
@@ -210,20 +268,27 @@ def _rel(word: str | None, value: Any) -> Any:
 
 
 def _scan_zh() -> list[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]], Any]]]:
-    num = r"(\d{1,2}|十[一二]?|[一二三四五六七八九十])"
-    yr = r"((?:19|20)?\d\d)年"
+    num = r"(?<!\d)(\d{1,3}|[一二三四五六七八九]?十[一二三四五六七八九]?|[一二三四五六七八九两])"
+    yr = r"(?<!\d)(\d{4}|\d\d)年"
     fest_alts = sorted(((a, k) for k, v in _FESTIVALS.items() for a in v[1]), key=lambda x: -len(x[0]))
     fest_pat = "|".join(re.escape(a) for a, _ in fest_alts)
     fest_of = dict(fest_alts)
     parts = "|".join(sorted(DAY_PARTS_ZH, key=len, reverse=True))
 
     def full_year(s: str) -> int:
-        y = int(s)
-        return y + 2000 if y < 100 else y
+        return int(s) + 2000 if len(s) == 2 else int(s)
 
     def md(m: re.Match[str], year: int | None, mi: int, di: int) -> Any:
         mo, d = _zh_int(m[mi]), _zh_int(m[di])
         return None if mo is None or d is None else _month_day_year(mo, d, year)
+
+    def zh_month(m: re.Match[str]) -> Any:
+        mo = _zh_int(m[2])
+        if mo is None:
+            return None
+        if not 1 <= mo <= 12:
+            return _Impossible(f"there is no month {mo} (months are 1-12)")
+        return _rel({"上": "last", "上个": "last"}.get(m[1] or "", "this" if m[1] else None), mo)
 
     return [
         ("date", "date: 年月日", re.compile(rf"{yr}{num}月{num}[日号]"), lambda m: md(m, full_year(m[1]), 2, 3)),
@@ -234,11 +299,10 @@ def _scan_zh() -> list[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]]
         ("half", "year half", re.compile(r"([上下])半年"), lambda m: 1 if m[1] == "上" else 2),
         ("season", "season", re.compile(r"([春夏秋冬])(?:天|季|日|夜|末|初)"), lambda m: _SEASON_ZH[m[1]]),
         ("year", "relative year", re.compile(r"(去年|今年|前年)"), lambda m: {"去年": -1, "今年": 0, "前年": -2}[m[1]]),
-        ("year", "year", re.compile(rf"{yr}"), lambda m: ("abs", full_year(m[1]))),
+        ("year", "year", re.compile(r"(?<!\d)(-?\d{5,}|-\d+)年"), lambda m: _year_value(int(m[1]))),
+        ("year", "year", re.compile(rf"{yr}"), lambda m: _year_value(full_year(m[1]))),
         ("year", "year", re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)"), lambda m: ("abs", int(m[1]))),
-        ("month", "month", re.compile(rf"(上个?|这个?|本)?{num}月(?:份)?"),
-         lambda m: None if _zh_int(m[2]) is None or not 1 <= _zh_int(m[2]) <= 12 else
-         _rel({"上": "last", "上个": "last"}.get(m[1] or "", "this" if m[1] else None), _zh_int(m[2]))),
+        ("month", "month", re.compile(rf"(上个?|这个?|本)?{num}月(?:份)?"), zh_month),
         ("relspan", "relative span", re.compile(r"(上个月|这个月|本月|上周|上个?星期|这周|本周|上周末|最近|近期|昨天)"),
          lambda m: {"上个月": ("last", "month"), "这个月": ("this", "month"), "本月": ("this", "month"),
                     "上周": ("last", "week"), "上星期": ("last", "week"), "上个星期": ("last", "week"),
@@ -253,7 +317,9 @@ def _scan_zh() -> list[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]]
 # --------------------------------------------------------------------------- resolution
 
 
-def _resolve(found: list[_Found], text: str, latest: date) -> tuple[TimeRange, ...]:
+def _resolve(found: list[_Found], text: str, latest: date, failed: dict[int, str]) -> tuple[TimeRange, ...]:
+    """The ranges of ``found``; a match whose dates fall outside the calendar gives none and
+    its reason goes to ``failed`` (keyed by ``id`` of the match)."""
     years = [f for f in found if f.kind == "year"]
     anchor: int | None = None
     if years:
@@ -264,30 +330,40 @@ def _resolve(found: list[_Found], text: str, latest: date) -> tuple[TimeRange, .
     ranges: list[TimeRange] = []
     for f in found:
         t = text[f.span[0]:f.span[1]]
-        if f.kind == "date":
-            ranges.append(_date_range(f.value, t, f.rule, latest))
-        elif f.kind in ("festival", "half", "season", "month"):
-            label = f"{anchor_text} {t}" if anchor is not None and f.relative is None else t
-            ranges.extend(_sub_ranges(f, label, anchor, latest))
-        elif f.kind == "year" and not subs and f is years[0]:
-            ranges.append(TimeRange(date(anchor, 1, 1), date(anchor, 12, 31), t, f.rule))
-        elif f.kind == "year" and f is not years[0]:
-            v = f.value
-            y = v[1] if isinstance(v, tuple) else latest.year + v
-            if not subs:
-                ranges.append(TimeRange(date(y, 1, 1), date(y, 12, 31), t, f.rule))
-        elif f.kind == "relspan":
-            r = _relspan(f.value, t, f.rule, latest)
-            if r is not None:
-                ranges.append(r)
+        try:
+            ranges.extend(_ranges_of(f, t, years, subs, anchor, anchor_text, latest))
+        except NoCalendarDate as e:
+            failed[id(f)] = str(e)
+        except (ValueError, OverflowError) as e:  # a date before year 1 or after 9999
+            failed[id(f)] = f"{t!r} falls outside the calendar ({MINYEAR}-{MAXYEAR}) counted from {latest} ({e})"
     narrow = [f for f in found if f.kind in ("weekdays", "hours")]
     for f in narrow:
         t = text[f.span[0]:f.span[1]]
-        if not ranges:
+        if not ranges and not failed:  # (a part of the day after an impossible date narrows nothing)
             ranges.append(TimeRange(date(2000, 1, 1), date(2000, 12, 31), t, f.rule, every_year=True))
         key = "weekdays" if f.kind == "weekdays" else "hours"
         ranges = [replace(r, **{key: f.value}, text=f"{r.text} + {t}" if r.text != t else t) for r in ranges]
     return tuple(ranges)
+
+
+def _ranges_of(f: _Found, t: str, years: list[_Found], subs: list[_Found], anchor: int | None, anchor_text: str,
+               latest: date) -> list[TimeRange]:
+    """The ranges of one match (raises ValueError/OverflowError past the calendar's ends)."""
+    if f.kind == "date":
+        return [_date_range(f.value, t, f.rule, latest)]
+    if f.kind in ("festival", "half", "season", "month"):
+        label = f"{anchor_text} {t}" if anchor is not None and f.relative is None else t
+        return _sub_ranges(f, label, anchor, latest)
+    if f.kind == "year" and not subs and f is years[0] and anchor is not None:
+        return [TimeRange(date(anchor, 1, 1), date(anchor, 12, 31), t, f.rule)]
+    if f.kind == "year" and f is not years[0]:
+        v = f.value
+        y = v[1] if isinstance(v, tuple) else latest.year + v
+        return [] if subs else [TimeRange(date(y, 1, 1), date(y, 12, 31), t, f.rule)]
+    if f.kind == "relspan":
+        r = _relspan(f.value, t, f.rule, latest)
+        return [] if r is None else [r]
+    return []
 
 
 def _date_range(value: Any, t: str, rule: str, latest: date) -> TimeRange:
@@ -354,9 +430,7 @@ def _sub_ranges(f: _Found, t: str, anchor: int | None, latest: date) -> list[Tim
     # festival
     name = f.value
     if f.relative == "last":
-        years = [y for y in range(latest.year, latest.year - 3, -1)]
-        for y in years:
-            rs = festival_ranges(name, y, t)
+        for rs in _festival_years(name, range(latest.year, latest.year - 3, -1), t):
             if rs and rs[0].end < latest:
                 return [rs[0]]
         return []
@@ -366,9 +440,20 @@ def _sub_ranges(f: _Found, t: str, anchor: int | None, latest: date) -> list[Tim
     if kind == "fixed":
         s = date(2000, mo, d) + timedelta(days=off)
         return [TimeRange(s, s + timedelta(days=n - 1), t, f"festival {name} (every year)", every_year=True)]
-    out: list[TimeRange] = []
-    for y in range(latest.year - 9, latest.year + 1):
-        out.extend(festival_ranges(name, y, t))
+    return [r for rs in _festival_years(name, range(latest.year - 9, latest.year + 1), t) for r in rs]
+
+
+def _festival_years(name: str, years: range, text: str) -> list[list[TimeRange]]:
+    """The festival's ranges in each of ``years`` that has them; a year the calendar (or the
+    lunar tables) cannot reach is left out, and when every year is, its error is raised."""
+    out, error = [], None
+    for y in years:
+        try:
+            out.append(festival_ranges(name, y, text))
+        except (ValueError, OverflowError) as e:
+            error = e
+    if not out and error is not None:
+        raise error
     return out
 
 
@@ -387,8 +472,11 @@ def festival_ranges(name: str, year: int, text: str = "") -> list[TimeRange]:
             lunardate = importlib.import_module("lunardate")
         except ImportError:
             return []
-        lunar = lunardate.LunarDate(year, mo, d)
-        anchor, source = (getattr(lunar, "to_solar_date", None) or lunar.toSolarDate)(), " (lunar calendar)"
+        try:
+            lunar = lunardate.LunarDate(year, mo, d)
+            anchor, source = (getattr(lunar, "to_solar_date", None) or lunar.toSolarDate)(), " (lunar calendar)"
+        except (ValueError, OverflowError, IndexError, KeyError) as e:  # past the lunar tables (1900-2099)
+            raise NoCalendarDate(f"the lunar calendar tables have no date of {name} in {year} ({e})") from e
     s = anchor + timedelta(days=off)
     return [TimeRange(s, s + timedelta(days=n - 1), text or name, rule + source)]
 

@@ -192,6 +192,8 @@ class AlbumVocabulary:
     ``places``: alias (case-folded) -> place key, for places that have photos.
     ``known_places``: alias -> place key for places known from the gazetteer but without photos.
     ``latest_date``: the album's newest photo date, the "now" of relative time words.
+    ``now_note``: where ``latest_date`` came from when it is not the album's newest photo
+    (e.g. "today, 2025-06-01: the catalog has no dated photo"); the planner shows it.
     """
 
     people: Mapping[str, str]
@@ -200,6 +202,7 @@ class AlbumVocabulary:
     event_words: tuple[str, ...] = ()
     known_places: Mapping[str, PlaceKey] = field(default_factory=lambda: MappingProxyType({}))
     owner_id: str = OWNER_ID
+    now_note: str | None = None
 
     def __post_init__(self) -> None:
         for alias in self.people:
@@ -218,6 +221,7 @@ class AlbumVocabulary:
         event_words: Iterable[str] = (),
         known_places: Mapping[str, PlaceKey] | None = None,
         owner_id: str = OWNER_ID,
+        now_note: str | None = None,
     ) -> AlbumVocabulary:
         """From ``person id -> nicknames``; the owner also gets "me", "myself", "我", "自己"."""
         table: dict[str, str] = {}
@@ -238,6 +242,7 @@ class AlbumVocabulary:
             tuple(event_words),
             MappingProxyType(known),
             owner_id,
+            now_note,
         )
 
     @classmethod

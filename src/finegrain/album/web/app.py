@@ -140,6 +140,8 @@ def plan_chips(plan: Any, people_names: dict[str, str] | None = None) -> list[di
         if t.hours:
             span += f", {t.hours[0]:02d}h-{t.hours[1]:02d}h"
         chips.append({"kind": "time", "label": t.text, "title": f"{span} ({t.rule})"})
+    for t in getattr(plan, "impossible_times", ()):
+        chips.append({"kind": "time", "label": t.text, "title": f"no such date: {t.reason}"})
     for p in getattr(plan, "places", ()):
         title = f"{p.place.level}: {p.place.name}" + ("" if p.in_album else " (no photos there)")
         chips.append({"kind": "place", "label": p.text, "title": title})
