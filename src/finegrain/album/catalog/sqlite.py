@@ -6,6 +6,11 @@ The layout (schema version :data:`SCHEMA_VERSION`, stored in ``meta``) is in
 Every write method runs in its own short transaction unless it is inside
 :meth:`SqliteCatalog.transaction`, which groups writes (all of one photo)
 into one commit. WAL keeps readers unblocked while an index run writes.
+
+Every read method that needs more than one SELECT (``places``, ``select_ids``, ``dump``,
+``people``' error path) runs them in one read transaction (:meth:`SqliteCatalog.snapshot`),
+so a write committed by another connection in between (an index run while the web page
+searches) is either wholly seen or not at all. Callers can group several reads the same way.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -68,6 +74,8 @@ class SqliteCatalog:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._depth = 0
+        self._reading = 0
+        self._lock = threading.RLock()  # one transaction (read or write) per connection at a time
         self._place_cache: dict[str, int] = {}
         self._init_schema()
 
@@ -103,25 +111,51 @@ class SqliteCatalog:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Group writes into one commit; nested uses join the outer transaction."""
-        if self._depth:
-            self._depth += 1
+        """Group writes into one commit; nested uses join the outer transaction (or snapshot)."""
+        with self._lock:
+            if self._depth or self._reading:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._db.execute("BEGIN IMMEDIATE")
+            self._depth = 1
             try:
                 yield
-            finally:
-                self._depth -= 1
-            return
-        self._db.execute("BEGIN IMMEDIATE")
-        self._depth = 1
-        try:
-            yield
-        except BaseException:
+            except BaseException:
+                self._depth = 0
+                self._place_cache.clear()  # place rows created in this transaction are gone
+                self._db.execute("ROLLBACK")
+                raise
             self._depth = 0
-            self._place_cache.clear()  # place rows created in this transaction are gone
-            self._db.execute("ROLLBACK")
-            raise
-        self._depth = 0
-        self._db.execute("COMMIT")
+            self._db.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Run several reads against one consistent state of the catalog (one read transaction:
+        writes other connections commit meanwhile stay invisible until it ends). Nested uses,
+        and uses inside :meth:`transaction`, join the outer one."""
+        with self._lock:
+            if self._depth or self._reading:
+                self._reading += 1
+                try:
+                    yield
+                finally:
+                    self._reading -= 1
+                return
+            self._db.execute("BEGIN")
+            self._reading = 1
+            try:
+                yield
+            except BaseException:
+                self._reading = 0
+                self._place_cache.clear()
+                self._db.execute("ROLLBACK")
+                raise
+            self._reading = 0
+            self._db.execute("COMMIT")
 
     # ------------------------------------------------------------------ photos
 
@@ -211,10 +245,12 @@ class SqliteCatalog:
         return None if row is None else place_of(row)
 
     def places(self) -> dict[str, PhotoPlace]:
-        by_id = {
-            r[0]: place_of(r[1:]) for r in self._db.execute(f"SELECT id, {', '.join(PLACE_COLS)} FROM places")
-        }
-        rows = self._db.execute("SELECT id, place_id FROM photos WHERE place_id IS NOT NULL ORDER BY id")
+        with self.snapshot():  # a photo committed between the two reads may name a place not yet read
+            by_id = {
+                r[0]: place_of(r[1:]) for r in self._db.execute(f"SELECT id, {', '.join(PLACE_COLS)} FROM places")
+            }
+            rows = self._db.execute(
+                "SELECT id, place_id FROM photos WHERE place_id IS NOT NULL ORDER BY id").fetchall()
         return {pid: by_id[plid] for pid, plid in rows}
 
     def place_names(self) -> list[tuple[str, str, int]]:
@@ -320,9 +356,10 @@ class SqliteCatalog:
         return me
 
     def _require_person(self, person_id: str) -> Person:
-        person = self.get_person(person_id)
+        with self.snapshot():
+            person = self.get_person(person_id)
+            known = [p.id for p in self.people()] if person is None else []
         if person is None:
-            known = [p.id for p in self.people()]
             from finegrain.errors import UnknownNameError
 
             raise UnknownNameError("person (face cluster)", person_id, known)
@@ -463,7 +500,15 @@ class SqliteCatalog:
         ``start``/``end``: local time in ``[start, end)``; ``places``: names (or
         ``(level, name)`` pairs), any of them; ``people``: person ids, all present;
         ``tags``: time tags, all present. None when no constraint is given (all photos).
+        The row counts that order the constraints and the final query read one snapshot.
         """
+        with self.snapshot():
+            return self._select_ids(start, end, places, people, tags, event_id)
+
+    def _select_ids(
+        self, start: datetime | None, end: datetime | None, places: Sequence[str | tuple[str, str]],
+        people: Sequence[str], tags: Sequence[str], event_id: str | None,
+    ) -> set[str] | None:
         # Each constraint is (estimated rows, SQL that drives the query from its index,
         # SQL that only checks a candidate row). The most selective constraint drives;
         # the others check (``+col`` keeps SQLite from choosing their index instead).
@@ -517,6 +562,10 @@ class SqliteCatalog:
     # ------------------------------------------------------------------ dump
 
     def dump(self) -> dict[str, Any]:
+        with self.snapshot():
+            return self._dump()
+
+    def _dump(self) -> dict[str, Any]:
         photos = []
         for p in self.iter_photos():
             d = asdict(p)

@@ -21,7 +21,7 @@ import io
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -186,6 +186,12 @@ def _place_label(place: Any, lang: str) -> str | None:
     return ("" if lang == "zh" else ", ").join(reversed(names[:2]) if lang == "zh" else names[:2])
 
 
+def _snapshot(store: Any) -> Any:
+    """The store's consistent-read context (``SqliteCatalog.snapshot``), or a no-op without one."""
+    snapshot = getattr(store, "snapshot", None)
+    return snapshot() if callable(snapshot) else nullcontext()
+
+
 def _engine_module() -> Any:
     try:
         from finegrain.album import engine
@@ -269,7 +275,7 @@ def create_app(
         query = q.strip()
         if not query:
             raise HTTPException(status_code=400, detail="empty query: type what to look for")
-        with lock:
+        with lock, _snapshot(store):  # the plan, the set and the rows shown: one state of the catalog
             try:
                 result = run_search(query, lang)
             except FinegrainError as e:
