@@ -144,6 +144,11 @@ def read_beir(folder: PathLike, split: str | None = None) -> tuple[Corpus, Queri
         if doc not in corpus:
             raise DataFormatError(qpath, n, "a document id of corpus.jsonl", doc)
         records.append((qid, doc, grade))
+    if not records:
+        raise DataFormatError(
+            qpath, None, "at least one judgement 'query-id corpus-id score'", "no judgement",
+            "check that this is the qrels file of the folder; nothing can be scored without judgements",
+        )
     judged = Qrels.from_records(records)
     queries = Queries(all_queries[q] for q in all_queries if q in judged)
     qrels = Qrels.from_dict({q: judged[q] for q in queries})

@@ -54,7 +54,9 @@ def parse_grade(text: str) -> int:
             hint = "grades are integers; round them or write 0/1/2/..."
         elif any(c.isdigit() and not c.isascii() for c in text):
             hint = "write the grade in ASCII digits 0-9"
-        raise NumberError(f"{text!r} is not {GRADE_EXPECTED}", hint)
+        raise NumberError(f"{_clip(text)!r} is not {GRADE_EXPECTED}", hint)
+    if len(text.lstrip("+-0")) > 19:  # longer than any int64 (and than Python converts past 4,300 digits)
+        raise NumberError(f"{_clip(text)} is outside the grade range -2^63..2^63-1", "use small integer grades (0, 1, 2, ...)")
     value = int(text)
     if not INT64_MIN <= value <= INT64_MAX:
         raise NumberError(f"{text} is outside the grade range -2^63..2^63-1", "use small integer grades (0, 1, 2, ...)")
@@ -121,6 +123,10 @@ def is_score(raw: bytes | str) -> bool:
 
 def _is_decimal(text: str) -> bool:
     return _DECIMAL.match(text.encode("utf-8", "surrogateescape")) is not None
+
+
+def _clip(text: str, width: int = 40) -> str:
+    return text if len(text) <= width else f"{text[:width]}... ({len(text)} characters)"
 
 
 def _show(b: bytes) -> str:

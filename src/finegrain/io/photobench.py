@@ -370,8 +370,12 @@ def _lang(lang: str) -> str:
     return value
 
 
-def _face_key(fid: str) -> tuple[int, str]:
-    return (int(fid), fid) if fid.isdigit() else (1 << 30, fid)
+def _face_key(fid: str) -> tuple[int, int, str, str]:
+    """Numeric face ids in numeric order (compared by length, then text: no int() of a huge id), others after."""
+    if fid.isascii() and fid.isdigit():
+        digits = fid.lstrip("0") or "0"
+        return (0, len(digits), digits, fid)
+    return (1, 0, fid, fid)
 
 
 def _short(value: Any) -> str:

@@ -1,0 +1,79 @@
+"""The seeded loader fuzzer: no crash and no misparse on any loader, and the fuzzer can see both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from finegrain.testing.fuzz import Target, classify, mutate, run
+from finegrain.testing.fuzz_targets import all_targets, trec_qrels_reference
+
+N = 300  # inputs per target here; benchmarks/fuzz_loaders.py runs 100,000 in all
+
+
+@pytest.mark.parametrize("target", all_targets(), ids=lambda t: t.name)
+def test_no_crash_and_no_misparse(target: Target) -> None:
+    report = run([target], N, seed=20261124)
+    counts = report.counts[target.name]
+    assert sum(counts.values()) == N
+    details = "\n".join(f"{f.outcome}: {f.detail}" for f in report.findings[:5])
+    assert counts["crash"] == 0 and counts["misparse"] == 0, details
+    # the mutations reach both sides: some inputs are read, some refused
+    assert counts["ok"] > 0 and counts["error"] > 0
+
+
+def test_the_fuzzer_is_deterministic() -> None:
+    target = next(t for t in all_targets() if t.name == "trec-run-strict")
+    a, b = run([target], 200, seed=7), run([target], 200, seed=7)
+    assert a.counts == b.counts
+
+
+def _naive_qrels(folder: Path) -> dict[str, dict[str, int]]:
+    """A reader with the old defects: Python's int (1_0, ٣, no bound) and '#' lines as queries."""
+    out: dict[str, dict[str, int]] = {}
+    for line in (folder / "qrels.txt").read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            out.setdefault(parts[0], {})[parts[2]] = int(parts[3])
+    return out
+
+
+def _crashing_qrels(folder: Path) -> object:
+    data = (folder / "qrels.txt").read_bytes()
+    if b"#" in data:
+        raise KeyError("boom")
+    return _naive_qrels(folder)
+
+
+def test_the_fuzzer_finds_misparses_and_crashes_in_a_bad_reader() -> None:
+    seeds = ({"qrels.txt": b"q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n"},)
+    oracle = lambda f: trec_qrels_reference(f["qrels.txt"], False)  # noqa: E731
+    naive = run([Target("naive", seeds, _naive_qrels, oracle)], 400, seed=1)
+    assert naive.counts["naive"]["misparse"] > 0
+    crashing = run([Target("crashing", seeds, _crashing_qrels, oracle)], 400, seed=1)
+    assert crashing.counts["crashing"]["crash"] > 0
+
+
+def test_classify_names_each_outcome(tmp_path: Path) -> None:
+    target = next(t for t in all_targets() if t.name == "trec-qrels-strict")
+    assert classify(target, {"qrels.txt": b"q 0 d 1\n"}, tmp_path)[0] == "ok"
+    assert classify(target, {"qrels.txt": b"q 0 d 1_0\n"}, tmp_path)[0] == "error"
+    wrapping = Target("wrap", target.seeds, lambda p: {"q": {"d": -1}}, target.oracle)
+    assert classify(wrapping, {"qrels.txt": b"q 0 d 18446744073709551615\n"}, tmp_path)[0] == "misparse"
+
+
+def test_mutations_keep_gzip_streams_mostly_valid() -> None:
+    import gzip
+    import random
+
+    rng = random.Random(0)
+    files = {"r.gz": gzip.compress(b"q Q0 d 1 1.0 t\n", mtime=0)}
+    readable = 0
+    for _ in range(200):
+        try:
+            gzip.decompress(mutate(files, rng)["r.gz"])
+            readable += 1
+        except (OSError, EOFError, Exception):
+            pass
+    assert 100 < readable < 200  # most edits land inside the stream, some corrupt it
