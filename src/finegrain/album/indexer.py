@@ -24,9 +24,14 @@ commit, so an interrupted run keeps all completed photos and the next run
 finishes the rest; the end steps (face clusters, events) depend only on what
 is stored, so interrupted-then-resumed equals one uninterrupted run.
 
-Unreadable files are listed in :attr:`IndexReport.skipped` with the reason;
-readable files without EXIF are catalogued and listed in
-:attr:`IndexReport.no_exif`. Neither stops the run.
+Unreadable files (the container or the pixels cannot be decoded,
+:func:`finegrain.album.files.read_photo`) are listed in :attr:`IndexReport.skipped` with
+the reason; a catalogued photo whose file has become unreadable is removed with everything
+derived from it (place link, time tags, faces, embeddings, event) and listed in
+:attr:`IndexReport.unreadable_removed`. A readable photo with malformed metadata is
+catalogued without the fields that could not be read (each field on its own: time, GPS,
+camera, orientation) and listed in :attr:`IndexReport.metadata_problems`; readable files
+without EXIF are catalogued and listed in :attr:`IndexReport.no_exif`. None stops the run.
 """
 
 from __future__ import annotations
@@ -50,11 +55,12 @@ from finegrain.album.embeddings import (  # noqa: F401  (check_image_encoder, em
     embed_missing_captions,
     embed_missing_images,
 )
-from finegrain.album.files import (  # noqa: F401  (read_sidecar, ImageInfo: re-exported)
+from finegrain.album.files import (  # noqa: F401  (read_sidecar, ImageInfo, read_image_info: re-exported)
     IMAGE_SUFFIXES,
     ImageInfo,
     iter_images,
     read_image_info,
+    read_photo,
     read_sidecar,
     register_heif,
     sha256_of,
@@ -68,7 +74,10 @@ FACE_MODEL = "dlib-128"
 
 @dataclass(frozen=True)
 class IndexReport:
-    """What one index run did. ``skipped`` and ``warnings`` are ``(path, reason)`` pairs."""
+    """What one index run did. ``skipped`` and ``warnings`` are ``(path, reason)`` pairs;
+    ``metadata_problems`` are ``(photo id, field, reason)`` of photos catalogued without
+    those fields; ``unreadable_removed`` are ``(photo id, reason)`` of catalogued photos
+    whose file became unreadable and were removed (also counted in ``removed``)."""
 
     root: str
     added: int = 0
@@ -83,6 +92,8 @@ class IndexReport:
     events: int = 0
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
+    metadata_problems: tuple[tuple[str, str, str], ...] = ()
+    unreadable_removed: tuple[tuple[str, str], ...] = ()
 
     @property
     def seen(self) -> int:
@@ -94,8 +105,22 @@ class IndexReport:
             f"{self.removed} removed, {len(self.skipped)} skipped, {len(self.no_exif)} without EXIF, "
             f"{self.faces_found} faces, {self.people} people, {self.events} events in {self.seconds:.1f}s"
         )
-        return "\n".join([text, *(f"  skipped {p}: {r}" for p, r in self.skipped),
-                          *(f"  warning {p}: {r}" for p, r in self.warnings), *(f"  note: {n}" for n in self.notes)])
+        lines = [text]
+        fields: dict[str, list[str]] = {}
+        for pid, name, _ in self.metadata_problems:
+            if name not in fields.setdefault(pid, []):
+                fields[pid].append(name)
+        if fields:
+            shown = [f"{pid} ({', '.join(names)})" for pid, names in list(fields.items())[:10]]
+            more = f" and {len(fields) - 10} more" if len(fields) > 10 else ""
+            lines.append(f"{len(fields)} photo{'s' if len(fields) != 1 else ''} had unreadable metadata fields "
+                         f"(catalogued without them): {', '.join(shown)}{more}")
+        lines.extend(f"  skipped {p}: {r}" for p, r in self.skipped)
+        lines.extend(f"  removed {p}: its file is no longer a readable image ({r})" for p, r in self.unreadable_removed)
+        lines.extend(f"  metadata {p}: {name}: {r}" for p, name, r in self.metadata_problems)
+        lines.extend(f"  warning {p}: {r}" for p, r in self.warnings)
+        lines.extend(f"  note: {n}" for n in self.notes)
+        return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- profile adapter
@@ -264,6 +289,8 @@ def index_folder(
     skipped: list[tuple[str, str]] = []
     warnings: list[tuple[str, str]] = []
     no_exif: list[str] = []
+    problems: list[tuple[str, str, str]] = []
+    gone: list[tuple[str, str]] = []
     files = iter_images(base)
     seen_ids: set[str] = set()
     bar = _progress(files, show_progress)
@@ -272,14 +299,14 @@ def index_folder(
             photo_id = path.relative_to(base).as_posix()
             seen_ids.add(photo_id)
             status = _index_one(path, photo_id, store, prof, faces=faces, captions=captions, encoder=encoder,
-                                skipped=skipped, warnings=warnings, no_exif=no_exif)
+                                skipped=skipped, warnings=warnings, no_exif=no_exif, problems=problems, gone=gone)
             counts[status] += 1
             if on_photo is not None:
                 on_photo(photo_id, status)
     finally:
         if hasattr(bar, "close"):
             bar.close()
-    removed = 0
+    removed = len(gone)
     prefix = str(base) + os.sep
     for p in list(store.iter_photos()):
         if p.id not in seen_ids and p.path.startswith(prefix):
@@ -296,13 +323,14 @@ def index_folder(
         root=str(base), added=counts["added"], updated=counts["updated"], unchanged=counts["unchanged"],
         removed=removed, skipped=tuple(skipped), no_exif=tuple(no_exif), warnings=tuple(warnings),
         faces_found=len(store.faces()), people=n_people, events=n_events, notes=tuple(prof.notes),
-        seconds=time.perf_counter() - started,
+        seconds=time.perf_counter() - started, metadata_problems=tuple(problems), unreadable_removed=tuple(gone),
     )
 
 
 def _index_one(
     path: Path, photo_id: str, store: CatalogStore, prof: Profiler, *, faces: bool, captions: bool, encoder: Any,
     skipped: list[tuple[str, str]], warnings: list[tuple[str, str]], no_exif: list[str],
+    problems: list[tuple[str, str, str]], gone: list[tuple[str, str]],
 ) -> str:
     try:
         st = path.stat()
@@ -336,14 +364,19 @@ def _index_one(
                 _add_faces(store, prof, path, photo_id, warnings)  # faces were off when the photo was indexed
             return "updated" if changed else "unchanged"
     try:
-        info = read_image_info(path)
+        info = read_photo(path)
     except MissingDependencyError:
         raise
-    except Exception as e:  # Pillow raises many types for broken files
-        skipped.append((photo_id, f"not a readable image ({type(e).__name__}: {e})"))
+    except FinegrainError as e:  # read_photo's contract: an unreadable file is a FinegrainError
+        reason = e.message.removeprefix(f"{path}: ")
+        skipped.append((photo_id, reason))
+        if old is not None:  # it was a photo: drop it and all that was derived from it
+            store.delete_photo(photo_id)
+            gone.append((photo_id, reason))
         return "skipped"
     if not info.has_exif:
         no_exif.append(photo_id)
+    problems.extend((photo_id, p.field, p.reason) for p in info.problems)
     photo = Photo(
         id=photo_id, path=str(path), size=st.st_size, mtime=st.st_mtime, sha256=sha256_of(path),
         taken_at=info.taken_at, tz=info.tz, lat=info.lat, lon=info.lon, camera=info.camera,
