@@ -22,6 +22,7 @@ document without a line is *unjudged*, not known to be irrelevant.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -33,11 +34,11 @@ from finegrain.io._lines import (
     PathLike,
     decode,
     get_field,
-    iter_fields,
+    iter_byte_lines,
     iter_jsonl,
     open_text_write,
 )
-from finegrain.io.numbers import NumberError, is_score, parse_grade
+from finegrain.io.numbers import NumberError, parse_grade
 from finegrain.types import Corpus, Document, Qrels, Queries, Query
 
 QRELS_EXPECTED = "3 tab-separated fields 'query-id corpus-id score'"
@@ -76,21 +77,30 @@ def read_queries(path: PathLike) -> Queries:
 
 
 def iter_qrels_tsv(path: PathLike) -> Iterator[tuple[int, str, str, int]]:
-    """``(line_no, qid, docid, grade)`` for every judgement of a BEIR qrels file (header skipped)."""
+    """``(line_no, qid, docid, grade)`` for every judgement of a BEIR qrels file (header skipped).
+
+    Fields are split on tabs, as BEIR's own loader (``csv`` with a tab
+    delimiter) does, so ids may hold spaces; a line without a tab is split
+    on whitespace. The first line is a header when its third field is a
+    name (``score``, ``relevance``), never when it is a malformed number.
+    """
     seen: dict[tuple[str, str], int] = {}
     first = True
-    for n, raw, fields in iter_fields(path):
+    for n, raw in iter_byte_lines(path):
+        if not raw.strip():
+            continue
+        parts = raw.split(b"\t") if b"\t" in raw else raw.split()
         if first:
             first = False
-            if len(fields) == 3 and not is_score(fields[2]):
+            if len(parts) == 3 and _HEADER_FIELD.fullmatch(parts[2]):
                 continue  # the header line, e.g. "query-id corpus-id score"
-        if len(fields) != 3:
+        if len(parts) != 3:
             raise DataFormatError(path, n, QRELS_EXPECTED, decode(path, n, raw))
-        qid, doc, grade_s = fields
         if b"\0" in raw:
             raise DataFormatError(path, n, "text without NUL bytes", decode(path, n, raw))
+        qid, doc, grade_s = (decode(path, n, p) for p in parts)
         try:
-            grade = parse_grade(grade_s)
+            grade = parse_grade(grade_s.strip(" \t\r\x0b\x0c"))
         except NumberError as e:
             raise DataFormatError(path, n, "an integer score in field 3", e.reason, e.hint) from None
         at = seen.setdefault((qid, doc), n)
@@ -99,9 +109,15 @@ def iter_qrels_tsv(path: PathLike) -> Iterator[tuple[int, str, str, int]]:
         yield n, qid, doc, grade
 
 
+_HEADER_FIELD = re.compile(rb"[A-Za-z_][A-Za-z0-9_-]*")
+
+
 def read_qrels_tsv(path: PathLike) -> Qrels:
-    """A BEIR qrels file on its own (no check against queries or corpus)."""
-    return Qrels.from_records((q, d, g) for _, q, d, g in iter_qrels_tsv(path))
+    """A BEIR qrels file on its own (no check against queries or corpus); an error when it judges nothing."""
+    records = [(q, d, g) for _, q, d, g in iter_qrels_tsv(path)]
+    if not records:
+        raise DataFormatError(path, None, "at least one judgement 'query-id corpus-id score'", "no judgement")
+    return Qrels.from_records(records)
 
 
 def qrels_path(folder: PathLike, split: str | None = None) -> Path:
@@ -174,6 +190,13 @@ def write_beir(
         for q in queries.values():
             f.write(_dumps({"_id": q.id, "text": q.text, **_extra(q.meta, ("_id", "text"))}))
     path = root / "qrels.tsv" if split is None else root / "qrels" / f"{split}.tsv"
+    for what, ids in (("query id", qrels.qids), ("document id", qrels.vocab)):
+        bad = next((i for i in ids if not i.strip() or any(c in i for c in "\t\n\r")), None)
+        if bad is not None:
+            raise FinegrainError(
+                f"{what} {bad!r} is empty or holds a tab or line break and cannot be written to {path.name}",
+                "rename it; BEIR qrels are tab-separated lines",
+            )
     with open_text_write(path) as f:
         f.write("query-id\tcorpus-id\tscore\n")
         for qid in qrels:

@@ -76,7 +76,10 @@ def parse_score(raw: bytes | str) -> float:
     if _DECIMAL.match(b):
         value = float(b)
     elif _HEXADECIMAL.match(b):
-        value = float.fromhex(b.decode("ascii"))
+        try:
+            value = float.fromhex(b.decode("ascii"))
+        except OverflowError:
+            value = float("inf")
     elif _NOT_FINITE.match(b):
         raise NumberError(
             f"{_show(b)} is not a finite number", "NaN and infinite scores cannot be ranked; drop or fix that line"

@@ -65,7 +65,10 @@ def _score(b: bytes) -> float:
     if _DECIMAL.fullmatch(b):
         v = float(b.decode("ascii"))
     elif _HEX.fullmatch(b):
-        v = float.fromhex(b.decode("ascii"))
+        try:
+            v = float.fromhex(b.decode("ascii"))
+        except OverflowError:
+            raise Invalid(f"score {b!r} overflows") from None
     else:
         raise Invalid(f"score {b!r}")
     if v != v or abs(v) == float("inf"):
@@ -245,17 +248,17 @@ def beir_reference(files: Files) -> Any:
     judged: dict[str, dict[str, int]] = {}
     first = True
     for line in _lines(_content(files, "qrels.tsv")):
-        parts = line.split()
-        if not parts:
+        parts = line.split(b"\t") if b"\t" in line else line.split()
+        if not line.strip():
             continue
         if first:
             first = False
-            if len(parts) == 3 and not _is_score(parts[2]):
+            if len(parts) == 3 and re.fullmatch(rb"[A-Za-z_][A-Za-z0-9_-]*", parts[2]):
                 continue
         if len(parts) != 3 or b"\x00" in line:
             raise Invalid("qrels line")
         q, d = _utf8(parts[0]), _utf8(parts[1])
-        g = _grade(parts[2])
+        g = _grade(parts[2].strip(_BLANK))
         if q not in queries or d not in corpus or d in judged.get(q, {}):
             raise Invalid("unknown id or duplicate")
         judged.setdefault(q, {})[d] = g
@@ -267,14 +270,6 @@ def beir_reference(files: Files) -> Any:
         tuple((q, queries[q]) for q in kept),
         {q: judged[q] for q in kept},
     )
-
-
-def _is_score(b: bytes) -> bool:
-    try:
-        _score(b)
-    except Invalid:
-        return False
-    return True
 
 
 def _beir_target() -> Target:
