@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import math
 import os
+import warnings
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -70,6 +70,13 @@ def read_photo(path: str | Path | bytes) -> ImageInfo:
     file when it cannot be opened or decoded, and
     :class:`~finegrain.errors.MissingDependencyError` without Pillow. No other exception.
     """
+    with warnings.catch_warnings():
+        # malformed EXIF is reported in ``problems``, not as Pillow's "Metadata Warning"s
+        warnings.filterwarnings("ignore", category=UserWarning, module=r"PIL\.")
+        return _read_photo(path)
+
+
+def _read_photo(path: str | Path | bytes) -> ImageInfo:
     try:
         from PIL import ExifTags, Image
     except ImportError as e:
@@ -252,10 +259,9 @@ def sidecar_for(image: Path) -> Path | None:
 def read_sidecar(path: Path) -> tuple[str | None, tuple[str, ...]]:
     """Caption and keywords from an XMP or JSON sidecar; raises FinegrainError naming the file when malformed."""
     if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as e:
-            raise FinegrainError(f"{path}: not valid JSON ({e})", 'write {"caption": "...", "keywords": ["..."]}') from e
+        from finegrain.io._lines import read_json
+
+        data, _ = read_json(path)  # the one JSON reader: bad UTF-8, invalid, deep or huge JSON are clear errors
         if not isinstance(data, dict):
             raise FinegrainError(f"{path}: expected a JSON object, found {type(data).__name__}",
                                  'write {"caption": "...", "keywords": ["..."]}')
