@@ -10,6 +10,10 @@ The universe of queries is the qrels' queries, or ``queries`` when given:
 - a query with no item of grade >= rel is a zero-answer query: ranking metrics
   exclude it (``n_excluded_no_relevant``); set and rejection metrics score it;
 - a run query outside the universe is ignored (``n_ignored_run_queries``).
+
+``compat="trec_eval"`` follows the trec_eval binary instead (queries in both
+the qrels and the run, no-relevant queries averaged as 0, 0 for 0/0, ``-c``
+and ``-l``): every rule is in :mod:`finegrain.evaluate.compat`.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from finegrain.errors import FinegrainError
+from finegrain.evaluate import compat as _compat
+from finegrain.evaluate.compat import Compat
 from finegrain.evaluate.result import Evaluation, MetricResult
 from finegrain.metrics import compute, join, parse_metrics
 from finegrain.metrics.spec import MetricSpec
@@ -31,25 +37,44 @@ def evaluate(
     *,
     queries: Iterable[str] | None = None,
     query_types: Mapping[str, str | None] | None = None,
+    compat: Compat | str | None = None,
+    complete: bool = False,
+    level_for_rel: int | None = None,
 ) -> Evaluation:
     """Evaluate ``run`` against ``qrels`` on ``metrics`` (specs or strings such as ``"ndcg@10"``).
 
     Duplicate metrics (same canonical key) are computed once. ``query_types``
     (``{qid: type}``) is kept on the result for :meth:`Evaluation.by_group`
     and the ``by_type`` section of :meth:`Evaluation.to_json_dict`.
+
+    ``compat``: None or ``"strict"`` (default), or ``"trec_eval"`` for the
+    numbers the trec_eval binary prints; then ``complete=True`` is its ``-c``
+    and ``level_for_rel=N`` its ``-l N``. ``queries`` is finegrain's own
+    universe and is refused in ``trec_eval`` mode (trec_eval has none).
     """
     if not isinstance(qrels, Qrels):
         raise FinegrainError(f"qrels must be a finegrain Qrels, got {type(qrels).__name__}", "build it with Qrels.from_dict or read_qrels")
     if not isinstance(run, Run):
         raise FinegrainError(f"run must be a finegrain Run, got {type(run).__name__}", "build it with Run.from_dict or read_run")
+    opts = _compat.options(compat, complete=complete, level_for_rel=level_for_rel)
+    if opts.trec_eval and queries is not None:
+        raise FinegrainError(
+            "a query list (--queries) is finegrain's universe; trec_eval has none",
+            "drop --queries: --compat trec_eval averages the queries in both qrels and run, or every qrels "
+            "query with --complete (trec_eval's -c)",
+        )
     items = [metrics] if isinstance(metrics, str | MetricSpec) else list(metrics)
-    specs = parse_metrics(items)
+    specs = _compat.prepare_specs(parse_metrics(items, trec_eval=opts.trec_eval), opts)
     if not specs:
         raise FinegrainError("no metric to compute", "give at least one metric, e.g. ndcg@10")
     joined = join(qrels, run, queries)
-    results = {
-        s.key: MetricResult.build(s.key, joined.qids, compute(joined, s), joined.in_run, joined.n_ignored_run_queries)
-        for s in specs
-    }
+    scored = _compat.scored_queries(joined, opts)
+    results = {}
+    for s in specs:
+        outcome = _compat.apply(compute(joined, s), scored)
+        no_relevant = None if scored is None else joined.n_relevant(s.rel) == 0
+        results[s.key] = MetricResult.build(
+            s.key, joined.qids, outcome, joined.in_run, joined.n_ignored_run_queries, no_relevant=no_relevant
+        )
     types = None if query_types is None else MappingProxyType(dict(query_types))
-    return Evaluation(MappingProxyType(results), types, run.name)
+    return Evaluation(MappingProxyType(results), types, run.name, opts)

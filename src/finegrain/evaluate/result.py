@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import FinegrainError
+from finegrain.evaluate.compat import CompatOptions
 from finegrain.metrics.spec import parse_metric
 from finegrain.metrics.values import QueryValues, aggregate
 
@@ -42,7 +43,16 @@ class Denominators:
       ``reject_*``) the queries contributing nothing to the denominator;
     - ``n_ignored_run_queries``: run queries outside the universe.
 
-    The aggregate is over ``n_scored - n_undefined`` values.
+    With ``--compat trec_eval`` (see :mod:`finegrain.evaluate.compat`) two more
+    counts are kept (None, and left out of :meth:`to_dict`, in strict mode):
+
+    - ``n_excluded_not_in_run``: universe (qrels) queries absent from the run,
+      left out as trec_eval leaves them out without ``-c``;
+    - ``n_no_relevant_as_zero``: scored queries without a relevant item, averaged
+      as 0 (strict mode excludes them from ranking metrics).
+
+    There ``n_excluded_no_relevant`` and ``n_undefined`` are 0. The aggregate
+    is over ``n_scored - n_undefined`` values.
     """
 
     n_universe: int
@@ -51,9 +61,11 @@ class Denominators:
     n_missing_from_run: int
     n_undefined: int
     n_ignored_run_queries: int
+    n_excluded_not_in_run: int | None = None
+    n_no_relevant_as_zero: int | None = None
 
     def to_dict(self) -> dict[str, int]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if v is not None}
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,8 +79,22 @@ class MetricResult:
 
     @classmethod
     def build(
-        cls, key: str, universe: tuple[str, ...], outcome: QueryValues, in_run: np.ndarray, n_ignored: int
+        cls,
+        key: str,
+        universe: tuple[str, ...],
+        outcome: QueryValues,
+        in_run: np.ndarray,
+        n_ignored: int,
+        *,
+        no_relevant: np.ndarray | None = None,
     ) -> MetricResult:
+        """Count the denominators of ``outcome``.
+
+        ``no_relevant`` (bool per universe query) is given in ``--compat
+        trec_eval`` mode only: then an unscored query is one left out for being
+        absent from the run, and scored queries without relevant items are
+        counted as averaged-as-0.
+        """
         scored = outcome.scored
         if outcome.rule == "ratio":
             assert outcome.denominator is not None  # invariant of QueryValues.ratio
@@ -76,14 +102,22 @@ class MetricResult:
         else:
             undefined = scored & np.isnan(outcome.values)
         n_scored = int(scored.sum())
-        dens = Denominators(
+        common = dict(
             n_universe=len(universe),
             n_scored=n_scored,
-            n_excluded_no_relevant=len(universe) - n_scored,
             n_missing_from_run=int((scored & ~in_run).sum()),
             n_undefined=int(undefined.sum()),
             n_ignored_run_queries=n_ignored,
         )
+        if no_relevant is None:
+            dens = Denominators(n_excluded_no_relevant=len(universe) - n_scored, **common)
+        else:
+            dens = Denominators(
+                n_excluded_no_relevant=0,
+                n_excluded_not_in_run=len(universe) - n_scored,
+                n_no_relevant_as_zero=int((scored & no_relevant).sum()),
+                **common,
+            )
         return cls(key, universe, outcome, dens)
 
     @cached_property
@@ -117,6 +151,7 @@ class Evaluation(Mapping[str, MetricResult]):
     results: Mapping[str, MetricResult]
     query_types: Mapping[str, str | None] | None = None
     run_name: str | None = None
+    compat: CompatOptions = field(default_factory=CompatOptions)
 
     def __getitem__(self, key: str) -> MetricResult:
         """The result of a metric by canonical key; other spellings (``nDCG@10``) are normalised."""
@@ -171,7 +206,9 @@ class Evaluation(Mapping[str, MetricResult]):
 
         ``per_query`` is ``{key: {qid: value}}``. Undefined values are ``None``;
         a non-finite aggregate (an infinite median rank) is ``None`` too, since
-        JSON has no infinity.
+        JSON has no infinity. An evaluation under ``--compat trec_eval`` adds
+        ``"compat": {"mode", "complete", "level_for_rel"}`` (strict mode, the
+        default, adds nothing).
         """
         body: dict[str, Any] = {
             "aggregate": {k: _finite(v) for k, v in self.aggregate().items()},
@@ -183,6 +220,8 @@ class Evaluation(Mapping[str, MetricResult]):
                 for g, row in self.by_group(self.query_types).items()
             }
         body["denominators"] = {k: d.to_dict() for k, d in self.denominators().items()}
+        if self.compat.trec_eval:
+            body["compat"] = self.compat.to_dict()
         return body
 
 

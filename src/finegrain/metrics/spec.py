@@ -17,6 +17,11 @@ the weight of recall in ``set_fbeta``. Names are case-insensitive and a few
 aliases are accepted (``nDCG@10``, ``P@5``, ``R@50``, ``MRR@10``,
 ``success@1``, ``recip_rank``, ``P_5``, ``ndcg_cut_10``, ``P(rel=2)@5``); every
 spec prints back as one canonical, lower-case key: ``parse_metric(s.key) == s``.
+
+trec_eval's ``set_F.x`` weighs recall with ``x = beta**2`` (``m_set_F.c``:
+``(x+1)PR/(xP+R)``), unlike ``set_fbeta(beta=b)``; the spelling is refused
+unless ``trec_eval=True`` (``--compat trec_eval``), where it reads as trec_eval
+reads it: ``set_F.4`` is ``set_f2``, ``set_F.x`` is ``set_fbeta(beta=sqrt(x))``.
 """
 
 from __future__ import annotations
@@ -98,6 +103,8 @@ _ALIASES: dict[str, str] = {
 
 # trec_eval measure names with the cutoff after "_" or ".": P_5, ndcg_cut_10, recall.100
 _TREC_CUT = re.compile(r"^(p|recall|ndcg_cut|map_cut|success)[._](\d+)$")
+# trec_eval's set_F with its parameter x = beta**2: set_F.0.5, set_F.4
+_TREC_SET_F = re.compile(r"^set_f[._](?P<x>\d+(?:\.\d*)?|\.\d+)$")
 _SPEC = re.compile(
     r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_.\-]*?)\s*"
     r"(?:\((?P<p1>[^()]*)\))?\s*"
@@ -184,17 +191,21 @@ def metric_names() -> list[str]:
     return list(_RULES)
 
 
-def parse_metric(text: str | MetricSpec) -> MetricSpec:
+def parse_metric(text: str | MetricSpec, *, trec_eval: bool = False) -> MetricSpec:
     """Parse ``name[@k][(param=value,...)]`` into a :class:`MetricSpec`.
 
     Raises :class:`~finegrain.errors.UnknownNameError` (with "did you mean")
     for an unknown name and :class:`~finegrain.errors.FinegrainError` naming the
-    bad value for a bad cutoff or parameter.
+    bad value for a bad cutoff or parameter. ``trec_eval=True`` also reads
+    trec_eval's ``set_F.x`` (``x = beta**2``); see the module docstring.
     """
     if isinstance(text, MetricSpec):
         return text
     if not isinstance(text, str):
         raise FinegrainError(f"a metric must be a string like 'ndcg@10', got {text!r}")
+    set_f = _TREC_SET_F.match(text.strip().lower())
+    if set_f:
+        return _set_f_x(text, set_f["x"], trec_eval)
     m = _SPEC.match(text)
     if m is None or (m["p1"] is not None and m["p2"] is not None):
         raise FinegrainError(
@@ -224,18 +235,39 @@ def parse_metric(text: str | MetricSpec) -> MetricSpec:
     return MetricSpec(name, k, rel, beta)
 
 
-def parse_metrics(texts: str | MetricSpec | Iterable[str | MetricSpec]) -> list[MetricSpec]:
+def parse_metrics(
+    texts: str | MetricSpec | Iterable[str | MetricSpec], *, trec_eval: bool = False
+) -> list[MetricSpec]:
     """Parse several specs (each item may itself be a comma-separated list); duplicates are dropped."""
     items = [texts] if isinstance(texts, str | MetricSpec) else list(texts)
     out: dict[str, MetricSpec] = {}
     for item in items:
         for part in _split_commas(item) if isinstance(item, str) else [item]:
-            spec = parse_metric(part)
+            spec = parse_metric(part, trec_eval=trec_eval)
             out.setdefault(spec.key, spec)
     return list(out.values())
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _set_f_x(text: str, raw: str, trec_eval: bool) -> MetricSpec:
+    """trec_eval's ``set_F.x``: F with ``beta = sqrt(x)`` (``x = 1``: set_f1, ``x = 4``: set_f2)."""
+    x = float(raw)
+    if not (math.isfinite(x) and x > 0):
+        raise FinegrainError(f"metric {text!r}: x={raw} is not a positive number", "write e.g. set_F.1 or set_F.0.25")
+    beta = math.sqrt(x)
+    same = "set_f1" if x == 1 else "set_f2" if x == 4 else f"set_fbeta(beta={_number(beta)})"
+    if not trec_eval:
+        raise FinegrainError(
+            f"metric {text!r} is trec_eval's spelling, whose parameter is beta**2, not beta",
+            f"write {same} (the same measure), or add --compat trec_eval to read trec_eval's spelling",
+        )
+    if x == 1:
+        return MetricSpec("set_f1")
+    if x == 4:
+        return MetricSpec("set_f2")
+    return MetricSpec("set_fbeta", beta=beta)
 
 
 def _split_commas(text: str) -> list[str]:
