@@ -78,8 +78,10 @@ def read_qrels(path: PathLike, *, compat: object = None) -> Qrels:
     te = trec_eval_reading(compat)
     seen: dict[tuple[str, str], int] = {}
     records: list[tuple[str, str, int]] = []
+    comments = 0
     for n, raw in iter_byte_lines(path):
         if te and raw[:1] == b"#":
+            comments += 1
             continue
         parts = raw.split()
         if not parts:
@@ -102,7 +104,8 @@ def read_qrels(path: PathLike, *, compat: object = None) -> Qrels:
         records.append((qid, doc, grade))
     if not records:
         raise DataFormatError(
-            path, None, "at least one judgement line 'qid iter docid grade'", "an empty file" + (" (comments only)" if te else ""),
+            path, None, "at least one judgement line 'qid iter docid grade'",
+            f"no judgement ({comments} comment lines)" if comments else "an empty file",
             "check that this is the qrels file; nothing can be scored without judgements",
         )
     return Qrels.from_records(records)
@@ -166,7 +169,7 @@ def read_run(path: PathLike, name: str | None = None, *, compat: object = None, 
         if not allow_empty:
             raise DataFormatError(
                 path, None, "at least one result line 'qid Q0 docid rank score tag'",
-                "an empty file" + (" (comments only)" if te else ""),
+                "no result line (only comment lines)" if te and _has_comment_line(path) else "an empty file",
                 "check that the system wrote its results; to score an empty run on purpose "
                 "(every query counts as missing), pass --allow-empty-run (allow_empty=True)",
             )
@@ -300,6 +303,10 @@ def _split_block(path: PathLike, first_line: int, block: bytes, trec_eval: bool 
 
 
 _COMMENT_LINE = re.compile(rb"^[ \t\r\x0b\x0c]*#[^\n]*", re.MULTILINE)
+
+
+def _has_comment_line(path: PathLike) -> bool:
+    return any(_COMMENT_LINE.match(raw) for _, raw in iter_byte_lines(path))
 
 
 def _nul(path: PathLike, n: int, raw: bytes) -> DataFormatError:
