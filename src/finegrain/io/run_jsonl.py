@@ -59,11 +59,11 @@ def write_run_jsonl(run: Run, path: str | os.PathLike[str]) -> Path:
     vocab = run.vocab
     try:
         with _open_write(tmp) as f:
-            f.write(json.dumps({"format": FORMAT, "name": run.name}, ensure_ascii=False) + "\n")
+            f.write(_dumps({"format": FORMAT, "name": run.name}))
             for i, qid in enumerate(run.qids):
                 a, b = offsets[i], offsets[i + 1]
                 pairs = [[vocab[c], s] for c, s in zip(docs[a:b], values[a:b])]
-                f.write(json.dumps({"qid": qid, "results": pairs}, ensure_ascii=False) + "\n")
+                f.write(_dumps({"qid": qid, "results": pairs}))
         tmp.replace(p)
     except OSError as e:
         raise FinegrainError(f"cannot write the run to {str(p)!r}: {e.strerror}", "choose a writable folder") from None
@@ -124,6 +124,17 @@ def read_run_jsonl(path: str | os.PathLike[str], name: str | None = None) -> Run
 
 
 # --------------------------------------------------------------------------- internals
+
+
+def _dumps(obj: Any) -> str:
+    """One JSON line, readable UTF-8; ``\\uXXXX`` escapes only where UTF-8 cannot hold a character (a lone surrogate)."""
+    text = json.dumps(obj, ensure_ascii=False)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(obj)
+    return text + "\n"
 
 
 def _open_write(path: Path) -> IO[str]:
