@@ -22,9 +22,10 @@ def eval_command(
 ) -> None:
     """Retrieve, evaluate and write DIR/results.json and the run.
 
-    The run is DIR/run.trec, or DIR/run.jsonl (JSON lines, read back by
-    compare and report) when a query or document id has a space, a tab or
-    another character a TREC line cannot hold.
+    The run is DIR/run.trec, or DIR/run.jsonl when a query or document id
+    has a space, a tab or another character a TREC line cannot hold (JSON
+    lines: a header, then one line per query with its [doc_id, score] pairs
+    in rank order; read it with finegrain.evaluate.pipeline.read_saved_run).
     """
     from finegrain.evaluate.pipeline import RUN_JSONL, Experiment, run_experiment, save_run
     from finegrain.io.results import write_results
