@@ -129,17 +129,13 @@ def test_read_saved_run_without_a_run_is_a_clear_error(tmp_path: Path) -> None:
 
 @pytest.fixture
 def spaced_beir(tmp_path: Path) -> Path:
-    """A BEIR folder whose corpus has document ids with spaces and non-ASCII characters.
-
-    The judged ids are plain (the BEIR qrels reader splits on any whitespace); the
-    spaced ones are retrieved all the same, so the run holds them.
-    """
+    """A BEIR folder whose query and document ids have spaces and non-ASCII characters."""
     d = tmp_path / "spaced"
     (d / "qrels").mkdir(parents=True)
     docs = {"IMG 0001.jpg": "a red bicycle by the lake", "照片 三.JPG": "a red car parked in the snow",
             "bike": "red bicycle", "car": "a blue car in the snow", "dogs": "two dogs playing"}
-    queries = {"q1": "red bicycle", "q2": "car in snow", "q3": "dogs"}
-    qrels = [("q1", "bike", 1), ("q2", "car", 2), ("q3", "dogs", 1)]
+    queries = {"q 1": "red bicycle", "q 2": "car in snow", "q3": "dogs"}
+    qrels = [("q 1", "IMG 0001.jpg", 1), ("q 2", "car", 2), ("q 2", "照片 三.JPG", 1), ("q3", "dogs", 1)]
     (d / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "text": v}, ensure_ascii=False) + "\n"
                                             for k, v in docs.items()), encoding="utf-8")
     (d / "queries.jsonl").write_text("".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in queries.items()),
@@ -164,7 +160,8 @@ def test_eval_saves_spaced_ids_and_compare_and_report_read_the_folders(
         results = json.loads((out / "results.json").read_text(encoding="utf-8"))
         assert results["run_file"] == RUN_JSONL
         run = read_saved_run(out)
-        assert "IMG 0001.jpg" in run.ranked("q1") and "照片 三.JPG" in run.ranked("q2")
+        assert "IMG 0001.jpg" in run.ranked("q 1") and "照片 三.JPG" in run.ranked("q 2")
+        assert results["aggregate"]["recall@10"] == 1.0  # the spaced ids were matched to the qrels
         assert set(run) <= set(results["queries"])
         outs.append(out)
 
