@@ -183,3 +183,12 @@ def test_photobench_album_eval_keeps_its_file_names(tmp_path: Path, with_data_ro
     assert results["run_file"] == RUN_JSONL
     run = read_saved_run(out)
     assert set(run) == set(results["queries"])
+
+
+def test_finegrain_evaluate_reads_a_saved_run_jsonl(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = Run.from_dict({"q 1": {"IMG 1.jpg": 2.0, "IMG 2.jpg": 1.0}, "q2": {"d": 0.5}}, name="my run")
+    write_run_jsonl(run, tmp_path / "run.jsonl")
+    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq 1\tIMG 2.jpg\t1\nq2\td\t1\n", encoding="utf-8")
+    assert main(["evaluate", str(tmp_path / "qrels.tsv"), str(tmp_path / "run.jsonl"), "-m", "mrr", "--json"]) == 0
+    # q 1: the relevant IMG 2.jpg at rank 2 -> 1/2; q2: rank 1 -> 1; mean 0.75
+    assert json.loads(capsys.readouterr().out) == {"mrr": 0.75}

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import typer
 
+from finegrain.cli.options import metrics_option
+
 DEFAULT_METRICS = ("ndcg@10", "map@100", "recall@100", "precision@10", "mrr@10")
 
 
@@ -16,13 +18,12 @@ def evaluate_command(
         ..., metavar="QRELS",
         help="Qrels: TREC 'qid iter docid grade', or BEIR/MTEB tsv 'query-id corpus-id score' (.gz ok).",
     ),
-    run_path: Path = typer.Argument(..., metavar="RUN", help="TREC run file 'qid Q0 docid rank score tag' (.gz ok)."),
-    metric: list[str] = typer.Option(
-        None,
-        "--metric",
-        "-m",
-        help="Metric spec, repeatable or comma-separated: ndcg@10, recall@50, ndcg@10(rel=2), reject_f1, ... "
-        f"Default: {','.join(DEFAULT_METRICS)}.",
+    run_path: Path = typer.Argument(
+        ..., metavar="RUN",
+        help="Run: TREC 'qid Q0 docid rank score tag', or a run.jsonl saved by 'finegrain eval' (.gz ok).",
+    ),
+    metric: list[str] = metrics_option(
+        "Metric spec: ndcg@10, recall@50, ndcg@10(rel=2), reject_f1, ...", DEFAULT_METRICS
     ),
     queries: Path | None = typer.Option(
         None,

@@ -102,9 +102,18 @@ def read_qrels_file(
 def read_run_file(
     path: str | Path, *, compat: Compat | str | None = None, allow_empty_run: bool = False
 ) -> Run:
-    """Read a TREC run file; an empty one is an error unless ``allow_empty_run``."""
+    """Read a TREC run file, or a ``run.jsonl`` saved by ``finegrain eval`` (by its name);
+    an empty TREC run is an error unless ``allow_empty_run``."""
     from finegrain.io.trec import read_run
 
+    name = Path(path).name
+    if name.endswith((".jsonl", ".jsonl.gz")):
+        from finegrain.io.run_jsonl import read_run_jsonl
+
+        run = read_run_jsonl(path)
+        if not len(run) and not allow_empty_run:
+            raise FinegrainError(f"{str(path)!r} holds no query", "pass --allow-empty-run to score an empty run on purpose")
+        return run
     return read_run(path, compat=Compat.parse(compat).value, allow_empty=allow_empty_run)
 
 

@@ -255,7 +255,7 @@ def read_json(path: PathLike) -> tuple[Any, str]:
     return parse_json(path, None, text), text
 
 
-def parse_json(path: PathLike, line_no: int | None, text: str) -> Any:
+def parse_json(path: PathLike, line_no: int | None, text: str, *, infinity: bool = False) -> Any:
     """``text`` parsed as strict JSON, or a DataFormatError naming the file and line.
 
     The one JSON reader of finegrain: ``line_no`` is the line of a JSON-lines
@@ -263,9 +263,11 @@ def parse_json(path: PathLike, line_no: int | None, text: str) -> Any:
     Refused with a clear error rather than a crash or a silent value: invalid
     JSON, ``NaN`` / ``Infinity`` (not JSON), integers longer than Python
     converts (4,300 digits) and nesting deeper than the parser can follow.
+    ``infinity`` lets ``Infinity`` / ``-Infinity`` through (Python's json writes
+    them for infinite floats, as in saved run scores); ``NaN`` never.
     """
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return json.loads(text, parse_constant=_infinity_only if infinity else _no_constant)
     except json.JSONDecodeError as e:
         if line_no is None:
             lines = text.splitlines()
@@ -288,6 +290,14 @@ class _NotJson(ValueError):
 
 
 def _no_constant(name: str) -> Any:
+    raise _NotJson(name)
+
+
+def _infinity_only(name: str) -> Any:
+    if name == "Infinity":
+        return float("inf")
+    if name == "-Infinity":
+        return float("-inf")
     raise _NotJson(name)
 
 

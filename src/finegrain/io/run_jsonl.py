@@ -27,6 +27,7 @@ from typing import IO, Any
 import numpy as np
 
 from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.io._lines import iter_lines, parse_json
 from finegrain.types import Run
 
 FORMAT = "finegrain.run/1"
@@ -113,8 +114,12 @@ def read_run_jsonl(path: str | os.PathLike[str], name: str | None = None) -> Run
             if doc in seen_d:
                 raise DataFormatError(p, line_no, "each document once per query", f"document {doc!r} twice in query {qid!r}")
             seen_d.add(doc)
+            try:
+                value = float(score)
+            except OverflowError:
+                raise DataFormatError(p, line_no, "a score in the double range", f"{str(score)[:40]}... for document {doc!r}") from None
             codes.append(vocab.setdefault(doc, len(vocab)))
-            values.append(float(score))
+            values.append(value)
         qids.append(qid)
         offsets.append(len(codes))
     if not header:
@@ -144,25 +149,16 @@ def _open_write(path: Path) -> IO[str]:
 
 
 def _iter_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` of every non-blank line."""
+    """``(line number, object)`` of every non-blank line, through finegrain's one JSON reader."""
     if not path.is_file():
         raise FinegrainError(f"no run file at {str(path)!r}", "pass a run.jsonl written by 'finegrain eval --out DIR'")
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rt", encoding="utf-8", newline="\n") as f:
-            for line_no, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except (json.JSONDecodeError, RecursionError) as e:
-                    raise DataFormatError(path, line_no, "one JSON object per line",
-                                          getattr(e, "msg", "nesting too deep")) from None
-                if not isinstance(obj, dict):
-                    raise DataFormatError(path, line_no, "a JSON object", type(obj).__name__)
-                yield line_no, obj
-    except (OSError, EOFError, UnicodeDecodeError) as e:
-        raise DataFormatError(path, None, "a readable UTF-8 (optionally gzip) JSON-lines file", str(e)) from None
+    for line_no, line in iter_lines(path):
+        if not line.strip():
+            continue
+        obj = parse_json(path, line_no, line, infinity=True)
+        if not isinstance(obj, dict):
+            raise DataFormatError(path, line_no, "a JSON object", type(obj).__name__)
+        yield line_no, obj
 
 
 def _short(value: Any, width: int = 80) -> str:

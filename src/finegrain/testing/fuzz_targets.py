@@ -469,13 +469,36 @@ def _results_target() -> Target:
     return Target("results-json", (files,), lambda p: read_results(p / "results.json"), results_reference)
 
 
+# --------------------------------------------------------------------------- saved runs (run.jsonl)
+
+
+def _run_jsonl_target() -> Target:
+    from finegrain.io.run_jsonl import read_run_jsonl
+
+    seed = (
+        '{"format": "finegrain.run/1", "name": "bm25 okapi"}\n'
+        '{"qid": "q 1", "results": [["IMG 0001.jpg", 12.5], ["IMG\\t2.jpg", 3], ["文档", -1e-3]]}\n'
+        '{"qid": "q2", "results": [["d", Infinity]]}\n'
+        '{"qid": "q3", "results": []}\n'
+    ).encode()
+    return Target(
+        "run-jsonl",
+        ({"run.jsonl": seed}, {"run.jsonl.gz": gzip.compress(seed, mtime=0)}),
+        lambda p: _run_value(read_run_jsonl(next(p.iterdir()))),
+        None,
+    )
+
+
 # --------------------------------------------------------------------------- all
 
 
 def loader_targets() -> list[Target]:
     """Every text-format loader: TREC qrels and runs (plain, gz; strict, compat), BEIR,
-    CapRetrieval, PhotoBench, saved results.json."""
-    return [*_trec_targets(), _beir_target(), _capretrieval_target(), *_photobench_targets(), _results_target()]
+    CapRetrieval, PhotoBench, saved results.json and run.jsonl."""
+    return [
+        *_trec_targets(), _beir_target(), _capretrieval_target(), *_photobench_targets(), _results_target(),
+        _run_jsonl_target(),
+    ]
 
 
 def all_targets() -> list[Target]:
