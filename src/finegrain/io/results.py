@@ -1,4 +1,4 @@
-"""Saved results: ``DIR/results.json`` and ``DIR/run.trec``.
+"""Saved results: ``DIR/results.json`` (the run beside it is ``run.trec`` or ``run.jsonl``).
 
 Reports and comparisons are rendered from these files alone, so everything a
 view needs (per-query values, query texts and types, denominators, provenance)
@@ -16,12 +16,12 @@ from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import read_json
 
 RESULTS_FILE = "results.json"
-RUN_FILE = "run.trec"
 SCHEMA = "finegrain.results/1"
 
 
-def write_results(out_dir: str | Path, results: Mapping[str, Any], run: Any | None = None) -> Path:
-    """Write ``results.json`` (and ``run.trec`` when a run is given) into ``out_dir``.
+def write_results(out_dir: str | Path, results: Mapping[str, Any]) -> Path:
+    """Write ``results.json`` into ``out_dir`` (the run goes beside it through
+    :func:`finegrain.evaluate.pipeline.save_run`: ``run.trec``, or ``run.jsonl`` for ids TREC cannot hold).
 
     The JSON is written to a temporary file and renamed, so an interrupted
     write never leaves a half file behind.
@@ -35,10 +35,6 @@ def write_results(out_dir: str | Path, results: Mapping[str, Any], run: Any | No
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps({"schema": SCHEMA, **results}, ensure_ascii=False, indent=1), encoding="utf-8")
     tmp.replace(path)
-    if run is not None:
-        from finegrain.io.trec import write_run
-
-        write_run(run, out / RUN_FILE)
     return path
 
 
