@@ -216,6 +216,15 @@ def test_comments_and_trailing_fields_in_trec_eval_mode(tmp_path: Path) -> None:
         read_qrels(q, compat="ranx")
 
 
+def test_trailing_fields_and_blank_lines_do_not_shift_records(tmp_path: Path) -> None:
+    # found by the fuzzer: 12 fields on one line plus a blank line is 6 fields per line on average;
+    # a bare CR is whitespace inside a line (trec_eval splits lines on LF only), so the rest is ignored
+    r = _w(tmp_path / "r", b"q Q0 a 1 0.25 t\rq Q0 d 2 .5 t\n\n")
+    assert read_run(r, compat="trec_eval").to_dict() == {"q": {"a": 0.25}}
+    r = _w(tmp_path / "r2", b"q Q0 a 1 1 t x x x x x x\n\nq Q0 b 2 2 t\n")
+    assert read_run(r, compat="trec_eval").to_dict() == {"q": {"a": 1.0, "b": 2.0}}
+
+
 def test_trailing_fields_keep_line_numbers_in_errors(tmp_path: Path) -> None:
     r = _w(tmp_path / "r", "q Q0 a 1 1.0 t x y\nq Q0 b 2 1.0 t\nq Q0 c 3 oops t z\n")
     with pytest.raises(DataFormatError, match=r"r:3: .*score"):

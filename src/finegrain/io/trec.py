@@ -293,7 +293,7 @@ def _split_block(path: PathLike, first_line: int, block: bytes, trec_eval: bool 
         n = first_line + k
         hint = "trailing fields after the run tag are read with --compat trec_eval" if counts[k] > 6 else None
         raise DataFormatError(path, n, RUN_EXPECTED, decode(path, n, block[a:z].rstrip(b"\r")), hint)
-    if len(fields) == 6 * n_lines:
+    if len(fields) == 6 * n_lines and (counts == 6).all():
         return fields, np.arange(first_line, first_line + n_lines, dtype=np.int64)
     rows = np.flatnonzero(counts)
     if trec_eval and len(fields) != 6 * len(rows):
