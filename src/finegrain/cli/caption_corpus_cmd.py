@@ -40,6 +40,7 @@ def caption_corpus_command(
     from datetime import datetime
 
     from finegrain import __version__
+    from finegrain.machine import describe_machine
     from finegrain.errors import FinegrainError
     from finegrain.evaluate.caption_corpus import (
         build_caption_corpus,
@@ -98,6 +99,7 @@ def caption_corpus_command(
             "run_depth": run_depth,
             "finegrain_version": __version__,
             "python": platform.python_version(),
+            "machine": describe_machine().to_dict(),  # CPU, architecture, SIMD flags
             "command": " ".join(["finegrain", *sys.argv[1:]]) if sys.argv else None,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
             **dict(result.timings),

@@ -38,6 +38,7 @@ class Outcome:
 
 def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool = True) -> Outcome:
     from finegrain import __version__
+    from finegrain.machine import describe_machine
     from finegrain.datasets import load_dataset
     from finegrain.evaluate.evaluate import evaluate
     from finegrain.metrics.spec import parse_metric
@@ -66,6 +67,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
             "top_k": exp.top_k,
             "finegrain_version": __version__,
             "python": platform.python_version(),
+            "machine": describe_machine().to_dict(),  # CPU, architecture, SIMD flags
             "command": " ".join(["finegrain", *sys.argv[1:]]) if sys.argv else None,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "retrieve_seconds": round(retrieve_s, 3),

@@ -190,6 +190,7 @@ def _check_mean_metrics(specs: Sequence[Any]) -> None:
 def _provenance(cfg: PerturbConfig, ds: Any, retriever: Any, ctx: Any, retrieve_s: float, total_s: float,
                 n_texts: int) -> dict[str, Any]:
     from finegrain import __version__
+    from finegrain.machine import describe_machine
 
     return {
         "dataset": {"name": ds.name, "lang": ds.lang, "n_queries": len(ds.queries), "n_documents": len(ds.corpus)},
@@ -205,6 +206,7 @@ def _provenance(cfg: PerturbConfig, ds: Any, retriever: Any, ctx: Any, retrieve_
         "n_retrieved_queries": n_texts,
         "finegrain_version": __version__,
         "python": platform.python_version(),
+        "machine": describe_machine().to_dict(),  # CPU, architecture, SIMD flags
         "command": " ".join(["finegrain", *sys.argv[1:]]) if sys.argv else None,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "retrieve_seconds": round(retrieve_s, 3),

