@@ -81,3 +81,17 @@ def test_terminal_summarises_the_saved_diagnosis(tmp_path: Path, monkeypatch: py
         {t: n for t, n in tax["counts"].items() if n}
     errors = next(x for x in out.splitlines() if x.startswith("errors in the top"))
     assert all(f"{tag} {c['items']}" in errors for tag, c in res["errors"]["counts"].items() if c["items"])
+
+
+def test_eval_warns_when_no_document_has_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "blank"
+    folder.mkdir()
+    (folder / "candidates.jsonl").write_text(
+        "".join(json.dumps({"id": f"c{i}", "text": ""}) + "\n" for i in range(3)), encoding="utf-8")
+    (folder / "queries.jsonl").write_text(
+        json.dumps({"id": "q1", "query": "cat", "positives": [{"id": "c1", "score": 1}]}) + "\n", encoding="utf-8")
+    assert main(["eval", "-d", str(folder), "-r", "bm25-okapi", "-m", "ndcg@10", "-o", str(tmp_path / "out"), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: no document" in err and "has text" in err
+    saved = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert saved["provenance"]["warnings"] and saved["aggregate"]["ndcg@10"] == 0.0

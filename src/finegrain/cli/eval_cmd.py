@@ -45,6 +45,8 @@ def eval_command(
     typer.echo(f"wrote {path} and {run_path}")
     if run_path.name == RUN_JSONL:
         typer.echo("the run is JSON lines, not TREC: some ids have spaces or other characters a TREC line cannot hold")
+    for warning in outcome.results["provenance"].get("warnings", ()):
+        typer.echo(f"warning: {warning}", err=True)
 
 
 def parse_options(items: list[str]) -> dict[str, object]:

@@ -76,7 +76,21 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
     results["errors"] = error_section(ds, run)  # error analysis: see error_section below
     results["taxonomy"] = taxonomy_section(ds, run)  # DuReader Table 9 error types: see taxonomy_section
     results["run_file"] = run_file_name(run)  # run.trec, or run.jsonl for ids TREC cannot hold: see save_run
+    results["provenance"]["warnings"] = _warnings(ds, run)
     return Outcome(run=run, evaluation=evaluation, results=results)
+
+
+def _warnings(ds: Any, run: Any) -> list[str]:
+    """What a person should know before trusting the numbers (printed by ``finegrain eval``)."""
+    out = []
+    if len(ds.corpus) and not any(d.text.strip() or d.title.strip() for d in ds.corpus.values()):
+        out.append(
+            f"no document of {ds.name} has text, so a text retriever finds nothing and every ranking metric is 0; "
+            "this dataset needs a retriever over its other fields (a PhotoBench album: 'finegrain album eval')"
+        )
+    elif run.n_entries == 0:
+        out.append("the retriever returned nothing for any query: every ranking metric is 0")
+    return out
 
 
 CURVE_KS = (1, 2, 3, 5, 10, 20, 50, 100)
