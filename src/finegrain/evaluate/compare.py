@@ -1,9 +1,11 @@
 """Several saved results side by side on the same queries, with intervals and paired tests.
 
-:func:`compare` builds a frozen :class:`Comparison` from results dictionaries
-as written by ``finegrain eval`` (``DIR/results.json``); :func:`load_comparison`
-reads the folders first. Everything is computed from the saved per-query values
-(``results["per_query"][key][qid]``); no metric is recomputed.
+:func:`compare` builds a frozen :class:`Comparison` from saved results
+(:class:`~finegrain.evaluate.saved.SavedResults`; also accepted: in-memory
+:class:`~finegrain.evaluate.result.Evaluation` objects, results folders or
+files, and dicts in the ``results.json`` layout); :func:`load_comparison`
+reads folders first. Everything is computed from the saved per-query values;
+no metric is recomputed.
 
 What is checked
     All results must come from the same dataset
@@ -48,6 +50,8 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import FinegrainError
+from finegrain.evaluate.groups import group_of, order_groups
+from finegrain.evaluate.saved import SavedResults
 from finegrain.evaluate.stats import (
     CI_METHODS,
     CIMethod,
@@ -61,15 +65,14 @@ from finegrain.evaluate.stats import (
 )
 
 SCHEMA = "finegrain.comparison/1"
-UNTYPED = "untyped"  # same group name as finegrain.evaluate.result.UNTYPED
 
 
 # --------------------------------------------------------------------------- records
 
 
 @dataclass(frozen=True)
-class System:
-    """One compared results folder: its display name (unique), folder and retriever."""
+class ComparedSystem:
+    """One compared system in a :class:`Comparison`: its display name (unique), folder (or ``#i``) and retriever."""
 
     name: str
     folder: str
@@ -142,7 +145,7 @@ class Comparison:
     """
 
     dataset: str | None
-    systems: tuple[System, ...]
+    systems: tuple[ComparedSystem, ...]
     baseline: str
     metrics: tuple[str, ...]
     n_queries: Mapping[str, int]
@@ -151,6 +154,7 @@ class Comparison:
     tests: Mapping[str, Mapping[str, PairedTest]]
     skipped: Mapping[str, str]
     settings: CompareSettings
+    notes: tuple[str, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -183,6 +187,7 @@ class Comparison:
                 for m, row in self.summaries.items()
             },
             "tests": {m: {name: _test_json(t) for name, t in row.items()} for m, row in self.tests.items()},
+            **({"notes": list(self.notes)} if self.notes else {}),
         }
 
 
@@ -221,35 +226,26 @@ def load_comparison(
     baseline: str | Path | int = 0,
     **options: Any,
 ) -> Comparison:
-    """Read results folders and :func:`compare` them.
+    """Read results folders (or ``results.json`` / MTEB result JSON files) and :func:`compare` them.
 
     ``baseline`` is an index into ``folders`` (0 = the first), a system name, or a
     folder; a folder not among ``folders`` is added in front of them.
     """
-    from finegrain.io.results import read_results
-
     paths = [Path(f) for f in folders]
-    if isinstance(baseline, (str, Path)):
+    if isinstance(baseline, (str, Path)) and not str(baseline).strip().isdigit():
         b = Path(baseline)
-        resolved = [p.resolve() for p in paths]
-        if b.resolve() in resolved:
-            baseline = resolved.index(b.resolve())
-        elif str(baseline).isdigit():
-            baseline = int(str(baseline))
-        elif b.is_dir():
+        if b.resolve() not in [p.resolve() for p in paths] and b.exists():
             paths.insert(0, b)
             baseline = 0
-        else:
-            baseline = str(baseline)  # a system name, resolved by compare()
-    results = [read_results(p) for p in paths]
+    results = [SavedResults.load(p) for p in paths]
     return compare(results, folders=[str(p) for p in paths], baseline=baseline, **options)
 
 
 def compare(
-    results: Sequence[Mapping[str, Any]],
+    results: Sequence[Any],
     *,
     folders: Sequence[str] | None = None,
-    baseline: int | str = 0,
+    baseline: int | str | Path = 0,
     metrics: Sequence[str] | None = None,
     alpha: float = 0.05,
     confidence: float = 0.95,
@@ -258,19 +254,21 @@ def compare(
     ci_method: CIMethod = "percentile",
     tol: float = 1e-9,
 ) -> Comparison:
-    """Compare results dicts (as saved in ``results.json``); see the module docstring.
+    """Compare saved results; see the module docstring.
 
-    ``folders`` label each result in messages and names (default ``"#0"``,
-    ``"#1"``, ...). ``baseline``: an index into ``results`` or a system name.
-    ``metrics``: keys to compare (default: every metric all results share whose
-    aggregate is a per-query mean).
+    ``results``: :class:`SavedResults`, in-memory ``Evaluation`` objects,
+    results folders / files (``results.json`` or MTEB result JSON), or dicts in
+    the ``results.json`` layout, in any mix. ``folders`` label each result in
+    messages and names (default: the folder given, else ``"#0"``, ``"#1"``,
+    ...). ``baseline``: an index into ``results``, a system name or a folder.
+    ``metrics``: keys to compare (default: every metric all results share
+    whose aggregation rule is ``mean``).
     """
+    from finegrain.evaluate.systems import labelled, resolve_baseline
+
     if len(results) < 2:
         raise FinegrainError(f"need at least 2 results to compare, got {len(results)}",
                              "pass two or more folders written by 'finegrain eval'")
-    labels = list(folders) if folders is not None else [f"#{i}" for i in range(len(results))]
-    if len(labels) != len(results):
-        raise FinegrainError(f"{len(labels)} folder labels for {len(results)} results", "give one label per result")
     if not 0.0 < alpha < 1.0:
         raise FinegrainError(f"alpha must be in (0, 1), got {alpha!r}", "e.g. --alpha 0.05")
     if ci_method not in CI_METHODS:
@@ -279,33 +277,50 @@ def compare(
         raise FinegrainError(f"resamples must be >= 1, got {n_resamples!r}", "e.g. --resamples 10000")
     settings = CompareSettings(alpha, confidence, n_resamples, seed, ci_method, tol)
 
-    systems = _systems(results, labels)
-    names = [s.name for s in systems]
-    base = _baseline_index(baseline, names, labels)
-    dataset = _check_dataset(results, labels)
-    keys, skipped = _metrics(results, labels, metrics)
-    qtypes = _query_types(results[base])
+    systems = labelled(results, folders)
+    saved = [s.results for s in systems]
+    labels = [s.path or s.label for s in systems]
+    names = [s.label for s in systems]
+    base = resolve_baseline(baseline, names, labels)
+    dataset = _check_dataset(saved, labels)
+    keys, skipped = _metrics(saved, labels, metrics)
+    qtypes = saved[base].query_groups()
 
     summaries: dict[str, Mapping[str, Summary]] = {}
     tests: dict[str, Mapping[str, PairedTest]] = {}
     n_queries: dict[str, int] = {}
+    notes: list[str] = []
+    aggregate_only = [lab for lab, r in zip(labels, saved) if not r.has_per_query]
+    if aggregate_only:
+        notes.append(f"no per-query values in {', '.join(aggregate_only)} (e.g. an MTEB result JSON): aggregates "
+                     "only, without confidence intervals or significance tests, which need per-query values")
     for key in keys:
-        qids, matrix = _aligned(results, labels, key, base)
+        if aggregate_only:
+            nan = float("nan")
+            summaries[key] = MappingProxyType({
+                names[i]: Summary(nan if r.metrics[key].value is None else float(r.metrics[key].value or 0.0),
+                                  Interval(nan, nan), 0)
+                for i, r in enumerate(saved)
+            })
+            tests[key] = MappingProxyType({})
+            n_queries[key] = 0
+            continue
+        qids, matrix = _aligned(saved, labels, key, base)
         n_queries[key] = len(qids)
         summaries[key] = MappingProxyType({
             names[i]: Summary(float(matrix[i].mean()),
                               bootstrap_ci(matrix[i], n_resamples=n_resamples, confidence=confidence,
                                            seed=seed, method=ci_method), len(qids))
-            for i in range(len(results))
+            for i in range(len(saved))
         })
         tests[key] = _tests(key, qids, matrix, names, base, qtypes, settings)
-    order = _type_order(qtypes)
+    order = order_groups(qtypes.values())
     counts = {t: 0 for t in order}
     for t in qtypes.values():
         counts[t] += 1
     return Comparison(
         dataset=dataset,
-        systems=tuple(systems),
+        systems=tuple(ComparedSystem(s.label, lab, r.retriever_name) for s, lab, r in zip(systems, labels, saved)),
         baseline=names[base],
         metrics=tuple(keys),
         n_queries=MappingProxyType(n_queries),
@@ -314,6 +329,7 @@ def compare(
         tests=MappingProxyType(tests),
         skipped=MappingProxyType(skipped),
         settings=settings,
+        notes=tuple(notes),
     )
 
 
@@ -329,8 +345,8 @@ def _tests(key: str, qids: tuple[str, ...], matrix: np.ndarray, names: list[str]
         raw.append((t, r))
     p_t_holm = holm([t.p_value for t, _ in raw])
     p_r_holm = holm([r.p_value for _, r in raw])
-    labels = np.asarray([qtypes.get(q, UNTYPED) for q in qids], dtype=object)
-    order = _type_order(dict(zip(qids, labels.tolist())))
+    labels = np.asarray([qtypes.get(q, group_of(None)) for q in qids], dtype=object)
+    order = order_groups(labels.tolist())
     out: dict[str, PairedTest] = {}
     for j, i in enumerate(others):
         a = matrix[i]
@@ -376,60 +392,21 @@ def _opt(x: float) -> float | None:
 # --------------------------------------------------------------------------- checks
 
 
-def _provenance(res: Mapping[str, Any], part: str) -> Mapping[str, Any]:
-    prov = res.get("provenance")
-    sub = prov.get(part) if isinstance(prov, Mapping) else None
-    return sub if isinstance(sub, Mapping) else {}
-
-
-def _systems(results: Sequence[Mapping[str, Any]], labels: list[str]) -> list[System]:
-    """Display names: the retriever name, with the folder name added when two are equal."""
-    retr = [_provenance(r, "retriever").get("name") for r in results]
-    base = [str(n) if n else Path(lab).name or lab for n, lab in zip(retr, labels)]
-    names = list(base)
-    for attempt in (lambda i: f"{base[i]} ({Path(labels[i]).name or labels[i]})",
-                    lambda i: f"{base[i]} ({labels[i]})",
-                    lambda i: f"{base[i]} #{i}"):
-        dup = {n for n in names if names.count(n) > 1}
-        if not dup:
-            break
-        names = [attempt(i) if names[i] in dup else names[i] for i in range(len(names))]
-    return [System(n, lab, str(r) if r else None) for n, lab, r in zip(names, labels, retr)]
-
-
-def _baseline_index(baseline: int | str, names: list[str], labels: list[str]) -> int:
-    if isinstance(baseline, bool):
-        raise FinegrainError(f"baseline must be an index or a name, got {baseline!r}", "e.g. --baseline 0")
-    if isinstance(baseline, int):
-        if not 0 <= baseline < len(names):
-            raise FinegrainError(f"baseline index {baseline} is out of range for {len(names)} results",
-                                 f"use 0..{len(names) - 1} (0 = the first folder) or a folder")
-        return baseline
-    text = str(baseline)
-    if text.isdigit():
-        return _baseline_index(int(text), names, labels)
-    for pool in (names, labels):
-        if text in pool:
-            return pool.index(text)
-    raise FinegrainError(f"unknown baseline {text!r}; systems: {', '.join(names)}",
-                         "give an index (0 = first), a system name or one of the folders")
-
-
-def _check_dataset(results: Sequence[Mapping[str, Any]], labels: list[str]) -> str | None:
-    found = [_provenance(r, "dataset").get("name") for r in results]
+def _check_dataset(results: Sequence[SavedResults], labels: list[str]) -> str | None:
+    found = [r.dataset_name for r in results]
     if len({str(d) for d in found}) > 1:
         listing = ", ".join(f"{lab}: {d!r}" for lab, d in zip(labels, found))
         raise FinegrainError(f"results come from different datasets ({listing})",
                              "compare folders evaluated on the same dataset")
-    return None if found[0] is None else str(found[0])
+    return found[0]
 
 
-def _metrics(results: Sequence[Mapping[str, Any]], labels: list[str],
+def _metrics(results: Sequence[SavedResults], labels: list[str],
              wanted: Sequence[str] | None) -> tuple[list[str], dict[str, str]]:
     from finegrain.metrics.spec import parse_metric
 
-    have = [set((r.get("per_query") or {}).keys()) for r in results]
-    common = [k for k in (results[0].get("per_query") or {}) if all(k in h for h in have)]
+    have = [set(r.metrics) for r in results]
+    common = [k for k in results[0].metrics if all(k in h for h in have)]
     skipped: dict[str, str] = {}
     if wanted:
         keys = []
@@ -464,27 +441,24 @@ def _metrics(results: Sequence[Mapping[str, Any]], labels: list[str],
     return keys, skipped
 
 
-def _not_a_mean(results: Sequence[Mapping[str, Any]], labels: list[str], key: str) -> str | None:
-    """Why ``key``'s saved aggregate is not the mean of its per-query values (None when it is)."""
+def _not_a_mean(results: Sequence[SavedResults], labels: list[str], key: str) -> str | None:
+    """Why ``key`` cannot be compared as a mean of per-query values (None when it can), from its saved rule."""
     for lab, r in zip(labels, results):
-        agg = (r.get("aggregate") or {}).get(key)
-        vals = [v for v in (r.get("per_query") or {}).get(key, {}).values() if v is not None]
-        if agg is None or not vals:
-            return f"{lab} has no defined value for it"
-        mean = float(np.mean(np.asarray(vals, dtype=np.float64)))
-        if not math.isclose(mean, float(agg), rel_tol=1e-9, abs_tol=1e-12):
-            return ("its aggregate is not the mean of its per-query values (a median or a ratio of sums), "
+        m = r.metrics[key]
+        if not m.is_mean:
+            what = {"median": "a median", "ratio": "a ratio of sums (pooled over queries)"}.get(m.aggregation,
+                                                                                             m.aggregation)
+            return (f"its aggregate is {what} in {lab}, not a mean of per-query values, "
                     "so a paired test of per-query means would not test it")
+        if m.value is None or (m.per_query is not None and not m.defined()):
+            return f"{lab} has no defined value for it"
     return None
 
 
-def _aligned(results: Sequence[Mapping[str, Any]], labels: list[str], key: str,
+def _aligned(results: Sequence[SavedResults], labels: list[str], key: str,
              base: int) -> tuple[tuple[str, ...], np.ndarray]:
     """The baseline's queries with a defined value of ``key`` and a (systems x queries) matrix."""
-    defined = []
-    for r in results:
-        pq: Mapping[str, Any] = r["per_query"][key]
-        defined.append({q: v for q, v in pq.items() if v is not None})
+    defined = [r.metrics[key].defined() for r in results]
     ref = defined[base]
     for i, d in enumerate(defined):
         if i == base or d.keys() == ref.keys():
@@ -500,17 +474,3 @@ def _aligned(results: Sequence[Mapping[str, Any]], labels: list[str], key: str,
     qids = tuple(ref)
     matrix = np.asarray([[d[q] for q in qids] for d in defined], dtype=np.float64)
     return qids, matrix
-
-
-def _query_types(res: Mapping[str, Any]) -> dict[str, str]:
-    queries = res.get("queries") or {}
-    out = {}
-    for q, rec in queries.items():
-        t = rec.get("type") if isinstance(rec, Mapping) else None
-        out[q] = UNTYPED if t is None else str(t)
-    return out
-
-
-def _type_order(qtypes: Mapping[str, str]) -> list[str]:
-    groups = set(qtypes.values())
-    return sorted(g for g in groups if g != UNTYPED) + ([UNTYPED] if UNTYPED in groups else [])

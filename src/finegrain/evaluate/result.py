@@ -15,16 +15,19 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.compat import CompatOptions
+from finegrain.evaluate.groups import UNTYPED as UNTYPED  # re-exported: the one name of the group
+from finegrain.evaluate.groups import group_of, order_groups
 from finegrain.metrics.spec import parse_metric
 from finegrain.metrics.values import QueryValues, aggregate
 
-UNTYPED = "untyped"
+if TYPE_CHECKING:
+    from finegrain.evaluate.saved import SavedResults
 
 
 @dataclass(frozen=True)
@@ -198,8 +201,18 @@ class Evaluation(Mapping[str, MetricResult]):
             for group, mask in masks[id(result.universe)].items():
                 value, n = aggregate(result.outcome, mask)
                 out.setdefault(group, {})[key] = {"value": value, "n": n}
-        names = sorted(g for g in out if g != UNTYPED) + ([UNTYPED] if UNTYPED in out else [])
-        return {g: out[g] for g in names}
+        return {g: out[g] for g in order_groups(out)}
+
+    def aggregation(self) -> dict[str, str]:
+        """``{key: rule}``: how each aggregate is formed from the per-query values (``mean``, ``median``, ``ratio``)."""
+        return {k: r.outcome.rule for k, r in self.results.items()}
+
+    def to_saved(self, **sections: Any) -> SavedResults:
+        """This evaluation as :class:`~finegrain.evaluate.saved.SavedResults` (what ``results.json`` holds),
+        in memory; ``sections`` as :meth:`SavedResults.from_evaluation` takes them."""
+        from finegrain.evaluate.saved import SavedResults
+
+        return SavedResults.from_evaluation(self, **sections)
 
     def to_json_dict(self) -> dict[str, Any]:
         """``{"aggregate", "per_query", "by_type" (when query types are known), "denominators"}``.
@@ -227,7 +240,7 @@ class Evaluation(Mapping[str, MetricResult]):
 
 def _group_masks(universe: tuple[str, ...], types: Mapping[str, str | None]) -> dict[str, np.ndarray]:
     labels = [types.get(q) for q in universe]
-    names = [UNTYPED if t is None else str(t) for t in labels]
+    names = [group_of(t) for t in labels]
     codes: dict[str, int] = {}
     gid = np.fromiter((codes.setdefault(n, len(codes)) for n in names), dtype=np.int64, count=len(names))
     return {name: gid == code for name, code in codes.items()}

@@ -437,7 +437,7 @@ def results_reference(files: Files) -> Any:
     data = _json(_utf8(_content(files, "results.json")))
     if not isinstance(data, dict) or data.get("schema") != "finegrain.results/1":
         raise Invalid("schema")
-    agg, per_query = data.get("aggregate"), data.get("per_query")
+    agg, per_query = (data.get(section) for section in ("aggregate", "per_query"))
     if not isinstance(agg, dict) or not isinstance(per_query, dict):
         raise Invalid("sections")
     for v in agg.values():
@@ -453,6 +453,7 @@ def results_reference(files: Files) -> Any:
 
 
 def _results_target() -> Target:
+    from finegrain.evaluate.saved import SavedResults
     from finegrain.io.results import read_results
 
     seed = {
@@ -466,7 +467,12 @@ def _results_target() -> Target:
         "provenance": {"dataset": {"name": "x"}, "retriever": {"name": "bm25"}},
     }
     files = {"results.json": json.dumps(seed, indent=1).encode()}
-    return Target("results-json", (files,), lambda p: read_results(p / "results.json"), results_reference)
+    def load(p: Path) -> Any:
+        data = read_results(p / "results.json")  # validated by SavedResults: it must read what it accepts
+        SavedResults.from_json(data).to_json()
+        return data
+
+    return Target("results-json", (files,), load, results_reference)
 
 
 # --------------------------------------------------------------------------- saved runs (run.jsonl)

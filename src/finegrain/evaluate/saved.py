@@ -1,0 +1,458 @@
+"""Saved results as one frozen, typed object: :class:`SavedResults` (``results.json``, schema ``finegrain.results/1``).
+
+``finegrain eval`` writes ``DIR/results.json``; ``compare``, ``report`` and
+every verb that reads results read it through :meth:`SavedResults.from_json`,
+which validates each section (a wrong shape is a DataFormatError naming the
+file and the place) and migrates older files. An in-memory
+:class:`~finegrain.evaluate.result.Evaluation` converts with
+:meth:`SavedResults.from_evaluation` (or ``ev.to_saved()``), so nothing needs a
+file to be compared.
+
+Each metric carries its **aggregation rule** (the ``"aggregation"`` section:
+``{key: "mean" | "median" | "ratio"}``, the rules of
+:mod:`finegrain.metrics.values`): ``mean`` over the scored queries' defined
+values (ndcg, recall, ...), ``median`` (``median_rank``) and ``ratio``, a
+pooled ratio of sums (``pair_*``, ``reject_*``). Only a ``mean`` is what a
+paired test on per-query values tests.
+
+Migration: files written before the rule was saved lack ``"aggregation"``;
+:func:`infer_aggregation` infers it once, here, from the metric's name (the
+rule each metric function returns), and the object records that in
+:attr:`SavedResults.migrations`.
+
+A result read from an MTEB result JSON (:mod:`finegrain.evaluate.mteb_json`)
+has aggregates only (``per_query`` None): it can be shown next to others, but
+no interval or paired test can be computed from it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.evaluate.groups import UNTYPED, group_of, order_groups
+
+if TYPE_CHECKING:
+    from finegrain.evaluate.result import Evaluation
+
+SCHEMA = "finegrain.results/1"
+RESULTS_FILE = "results.json"
+Aggregation = Literal["mean", "median", "ratio"]
+AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "median", "ratio")
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class MetricRecord:
+    """One metric of one result: aggregate, its rule, per-query values and denominators.
+
+    ``per_query`` is None for an aggregate-only result (read from MTEB JSON).
+    """
+
+    key: str
+    value: float | None
+    aggregation: Aggregation
+    per_query: Mapping[str, float | None] | None
+    denominators: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+
+    @property
+    def is_mean(self) -> bool:
+        return self.aggregation == "mean"
+
+    def defined(self) -> dict[str, float]:
+        """``{qid: value}`` of the queries with a defined value (empty for an aggregate-only result)."""
+        return {q: v for q, v in (self.per_query or {}).items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Slice:
+    """One metric over one query group: the aggregate and how many values entered it."""
+
+    value: float | None
+    n: int
+
+
+@dataclass(frozen=True)
+class QueryRecord:
+    text: str
+    type: str | None
+
+    @property
+    def group(self) -> str:
+        return group_of(self.type)
+
+
+@dataclass(frozen=True, eq=False)
+class SavedResults:
+    """The content of one ``results.json``, validated and frozen (see the module docstring).
+
+    ``metrics`` in saved order; ``by_type`` groups in :func:`order_groups`
+    order; ``errors`` / ``taxonomy`` the diagnosis sections (validated:
+    an object with a ``schema``); ``extra`` every other top-level key as
+    written (``run_file``, ``compat``, ...); ``migrations`` what reading
+    changed; ``source`` the file read (None in memory).
+    """
+
+    metrics: Mapping[str, MetricRecord]
+    by_type: Mapping[str, Mapping[str, Slice]] = field(default_factory=lambda: _EMPTY)
+    curves: Mapping[str, Mapping[str, float | None]] = field(default_factory=lambda: _EMPTY)
+    queries: Mapping[str, QueryRecord] = field(default_factory=lambda: _EMPTY)
+    provenance: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    errors: Mapping[str, Any] | None = None
+    taxonomy: Mapping[str, Any] | None = None
+    extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    migrations: tuple[str, ...] = ()
+    source: str | None = None
+    origin: str = "finegrain"  # or "mteb": aggregates only
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def aggregate(self) -> dict[str, float | None]:
+        return {k: m.value for k, m in self.metrics.items()}
+
+    @property
+    def has_per_query(self) -> bool:
+        """True when some metric has per-query values (False for an aggregate-only MTEB result)."""
+        return any(m.per_query is not None for m in self.metrics.values())
+
+    def metric(self, key: str) -> MetricRecord:
+        return self.metrics[key]
+
+    def section(self, name: str) -> Mapping[str, Any] | None:
+        """A diagnosis section (``"errors"`` or ``"taxonomy"``), frozen; None when not saved."""
+        if name not in ("errors", "taxonomy"):
+            raise KeyError(name)
+        return self.errors if name == "errors" else self.taxonomy
+
+    @property
+    def dataset_name(self) -> str | None:
+        name = _sub(self.provenance, "dataset").get("name")
+        return None if name is None else str(name)
+
+    @property
+    def retriever_name(self) -> str | None:
+        name = _sub(self.provenance, "retriever").get("name")
+        return str(name) if name else None
+
+    def query_groups(self) -> dict[str, str]:
+        """``{qid: group}`` of the saved queries (a query without a type is ``"untyped"``)."""
+        return {q: r.group for q, r in self.queries.items()}
+
+    def group_size(self, group: str) -> int:
+        """Queries of a group as the by-type section counts them (the largest ``n`` over metrics)."""
+        return max((c.n for c in (self.by_type.get(group) or {}).values()), default=0)
+
+    def type_value(self, group: str, key: str) -> float | None:
+        cell = (self.by_type.get(group) or {}).get(key)
+        return None if cell is None else cell.value
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any] | str | Path, *, source: str | None = None) -> SavedResults:
+        """Validate and freeze a results dict, or read a folder / ``results.json`` / MTEB result JSON.
+
+        A dict without ``"schema"`` is taken as an in-memory results dict; one
+        with another schema is refused. Errors name ``source`` (the file) and the section.
+        """
+        if isinstance(obj, (str, Path)):
+            return cls.load(obj)
+        where: str | Path = source if source is not None else "results"
+        if not isinstance(obj, Mapping):
+            raise DataFormatError(where, None, f"a finegrain results object (schema {SCHEMA!r})", type(obj).__name__)
+        schema = obj.get("schema", SCHEMA)
+        if schema != SCHEMA:
+            raise DataFormatError(where, None, f"a finegrain results file (schema {SCHEMA!r})", repr(schema))
+        return _parse(obj, where, source)
+
+    @classmethod
+    def load(cls, path: str | Path) -> SavedResults:
+        """Read a results folder, its ``results.json``, or an MTEB result JSON file."""
+        from finegrain.io._lines import read_json
+
+        p = Path(path)
+        if p.is_dir():
+            p = p / RESULTS_FILE
+        if not p.is_file():
+            raise FinegrainError(f"no results at {str(p)!r}",
+                                 "pass a folder written by 'finegrain eval --out DIR' (or an MTEB result JSON file)")
+        data, _ = read_json(p)
+        if isinstance(data, dict) and "schema" not in data and "scores" in data and "task_name" in data:
+            from finegrain.evaluate.mteb_json import from_mteb_json
+
+            return from_mteb_json(data, source=p)
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            found = data.get("schema") if isinstance(data, dict) else type(data).__name__
+            raise DataFormatError(p, None, f"a finegrain results file (schema {SCHEMA!r}) or an MTEB result JSON",
+                                  str(found))
+        return _parse(data, p, str(p))
+
+    @classmethod
+    def from_evaluation(
+        cls,
+        evaluation: Evaluation,
+        *,
+        queries: Mapping[str, Any] | None = None,
+        provenance: Mapping[str, Any] | None = None,
+        curves: Mapping[str, Mapping[str, float | None]] | None = None,
+        **sections: Any,
+    ) -> SavedResults:
+        """The saved form of an in-memory evaluation (what ``results.json`` would hold).
+
+        ``queries`` is ``{qid: {"text", "type"}}`` (or ``{qid: type}``); when
+        not given, the evaluation's query types are used. ``sections`` adds
+        others (``errors``, ``taxonomy``, ``run_file``, ...).
+        """
+        body: dict[str, Any] = dict(evaluation.to_json_dict())
+        body["aggregation"] = evaluation.aggregation()
+        if queries is None and evaluation.query_types is not None:
+            queries = {q: {"text": "", "type": t} for q, t in evaluation.query_types.items()}
+        if queries is not None:
+            body["queries"] = {q: (r if isinstance(r, Mapping) else {"text": "", "type": r}) for q, r in queries.items()}
+        prov = dict(provenance or {})
+        if evaluation.run_name and "retriever" not in prov:
+            prov["retriever"] = {"name": evaluation.run_name}
+        body["provenance"] = prov
+        if curves is not None:
+            body["curves"] = curves
+        body.update(sections)
+        return _parse(body, "evaluation", None)
+
+    @classmethod
+    def coerce(cls, obj: Any) -> SavedResults:
+        """A SavedResults from a SavedResults, an Evaluation, a folder / file path or a results dict."""
+        from finegrain.evaluate.result import Evaluation
+
+        if isinstance(obj, SavedResults):
+            return obj
+        if isinstance(obj, Evaluation):
+            return cls.from_evaluation(obj)
+        if isinstance(obj, (str, Path)):
+            return cls.load(obj)
+        if isinstance(obj, Mapping):
+            return cls.from_json(obj)
+        raise FinegrainError(f"cannot read results from a {type(obj).__name__}",
+                             "pass SavedResults, Evaluation objects, results folders or results dicts")
+
+    # ------------------------------------------------------------------ writing
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``results.json`` content (plain dicts and lists, schema first)."""
+        out: dict[str, Any] = {"schema": SCHEMA, "aggregate": _json_num_map(self.aggregate)}
+        out["aggregation"] = {k: m.aggregation for k, m in self.metrics.items()}
+        if self.has_per_query:
+            out["per_query"] = {k: dict(m.per_query) for k, m in self.metrics.items() if m.per_query is not None}
+        if self.by_type:
+            out["by_type"] = {g: {k: {"value": c.value, "n": c.n} for k, c in row.items()}
+                              for g, row in self.by_type.items()}
+        dens = {k: dict(m.denominators) for k, m in self.metrics.items() if m.denominators}
+        if dens or "denominators" in self._empty_sections:
+            out["denominators"] = dens
+        if self.curves:
+            out["curves"] = {f: dict(c) for f, c in self.curves.items()}
+        if self.queries:
+            out["queries"] = {q: {"text": r.text, "type": r.type} for q, r in self.queries.items()}
+        if self.provenance:
+            out["provenance"] = thaw(self.provenance)
+        if self.errors is not None:
+            out["errors"] = thaw(self.errors)
+        if self.taxonomy is not None:
+            out["taxonomy"] = thaw(self.taxonomy)
+        out.update(thaw(self.extra))
+        return out
+
+    _empty_sections: tuple[str, ...] = field(default=(), repr=False)  # written empty: a round trip keeps them
+
+
+# --------------------------------------------------------------------------- freezing
+
+
+def freeze(value: Any) -> Any:
+    """A deep read-only copy of JSON data: dicts -> MappingProxyType, lists -> tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({str(k): freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """The JSON data of :func:`freeze`d value (mappings -> dicts, tuples -> lists)."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(v) for v in value]
+    return value
+
+
+def _sub(m: Mapping[str, Any], part: str) -> Mapping[str, Any]:
+    sub = m.get(part)
+    return sub if isinstance(sub, Mapping) else _EMPTY
+
+
+def _json_num_map(m: Mapping[str, float | None]) -> dict[str, float | None]:
+    return {k: (v if v is None or math.isfinite(v) else None) for k, v in m.items()}
+
+
+# --------------------------------------------------------------------------- migration
+
+
+def infer_aggregation(key: str) -> Aggregation:
+    """The aggregation rule of metric ``key``, for files written before the rule was saved.
+
+    The one place that infers it: ``median_rank`` is a median, ``pair_*`` and
+    ``reject_*`` are ratios of sums (micro averages), every other metric of
+    :mod:`finegrain.metrics` a mean (the rule its metric function returns).
+    A key that does not parse as a metric is a mean (what MTEB and trec_eval report).
+    """
+    from finegrain.metrics.spec import parse_metric
+
+    try:
+        name = parse_metric(key).name
+    except FinegrainError:
+        return "mean"
+    if name == "median_rank":
+        return "median"
+    if name.startswith(("pair_", "reject_")):
+        return "ratio"
+    return "mean"
+
+
+# --------------------------------------------------------------------------- validation
+
+_Check = Callable[[Any], bool]
+
+
+def _number(v: Any) -> bool:
+    return v is None or (isinstance(v, int | float) and not isinstance(v, bool))
+
+
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _mapping_of(check: _Check) -> _Check:
+    return lambda v: isinstance(v, Mapping) and all(check(x) for x in v.values())
+
+
+def _query_record(v: Any) -> bool:
+    return (isinstance(v, Mapping) and isinstance(v.get("text", ""), str)
+            and (v.get("type") is None or isinstance(v.get("type"), str)))
+
+
+def _slice(v: Any) -> bool:
+    return isinstance(v, Mapping) and _number(v.get("value")) and _count(v.get("n", 0))
+
+
+def _diagnosis(v: Any) -> bool:
+    return (isinstance(v, Mapping) and isinstance(v.get("schema"), str)
+            and isinstance(v.get("counts", {}), Mapping) and isinstance(v.get("examples", {}), Mapping)
+            and isinstance(v.get("by_type", {}), Mapping))
+
+
+# section -> (required, check of the whole section, what it should be)
+_SECTIONS: dict[str, tuple[bool, _Check, str]] = {
+    "aggregate": (True, _mapping_of(_number), "{metric: number or null}"),
+    "aggregation": (False, _mapping_of(lambda v: v in AGGREGATIONS), "{metric: 'mean', 'median' or 'ratio'}"),
+    "per_query": (True, _mapping_of(_mapping_of(_number)), "{metric: {query id: number or null}}"),
+    "denominators": (False, _mapping_of(_mapping_of(_count)), "{metric: {name: count}}"),
+    "by_type": (False, _mapping_of(_mapping_of(_slice)), "{type: {metric: {value, n}}}"),
+    "curves": (False, _mapping_of(_mapping_of(_number)), "{metric: {k: number or null}}"),
+    "queries": (False, _mapping_of(_query_record), "{query id: {text, type}}"),
+    "provenance": (False, lambda v: isinstance(v, Mapping), "an object"),
+    "errors": (False, _diagnosis, "an object with a schema (counts, examples, by_type objects)"),
+    "taxonomy": (False, _diagnosis, "an object with a schema (counts, examples, by_type objects)"),
+}
+
+
+def _first_bad(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _parse(data: Mapping[str, Any], where: str | Path, source: str | None, *,
+           aggregate_only: bool = False, origin: str = "finegrain") -> SavedResults:
+    hint = "the file was edited or damaged; write it again with 'finegrain eval'"
+    for name, (required, check, shape) in _SECTIONS.items():
+        if name not in data:
+            if required and not (aggregate_only and name == "per_query"):
+                raise DataFormatError(where, None, f"a section {name!r} {shape}", "none",
+                                      "write the folder again with 'finegrain eval'")
+            continue
+        if not check(data[name]):
+            raise DataFormatError(where, None, f"section {name!r} as {shape}", _first_bad(data[name]), hint)
+    agg: Mapping[str, Any] = data["aggregate"]
+    per_query: Mapping[str, Mapping[str, Any]] | None = data.get("per_query")
+    if per_query is not None:
+        unknown = set(per_query) - set(agg)
+        if unknown:
+            raise DataFormatError(where, None, "per-query values only for metrics in 'aggregate'",
+                                  ", ".join(sorted(unknown)), hint)
+    rules: Mapping[str, Any] = data.get("aggregation") or {}
+    stray = set(rules) - set(agg)
+    if stray:
+        raise DataFormatError(where, None, "an aggregation rule only for metrics in 'aggregate'",
+                              ", ".join(sorted(stray)), hint)
+    migrations: list[str] = []
+    inferred = [k for k in agg if k not in rules]
+    if inferred and "aggregation" not in data and not aggregate_only:
+        migrations.append("no 'aggregation' section (written before it was saved): rules inferred from the "
+                          f"metric names for {', '.join(inferred)}")
+    elif inferred and not aggregate_only:
+        migrations.append(f"aggregation rule inferred from the metric name for {', '.join(inferred)}")
+    dens: Mapping[str, Mapping[str, int]] = data.get("denominators") or {}
+    metrics: dict[str, MetricRecord] = {}
+    for k, v in agg.items():
+        pq = None if per_query is None else per_query.get(k)
+        metrics[k] = MetricRecord(
+            key=k,
+            value=None if v is None else float(v),
+            aggregation=cast(Aggregation, rules.get(k) or infer_aggregation(k)),
+            per_query=None if pq is None else MappingProxyType(
+                {q: (None if x is None else float(x)) for q, x in pq.items()}),
+            denominators=MappingProxyType(dict(dens.get(k) or {})),
+        )
+    by_type_raw: Mapping[str, Mapping[str, Mapping[str, Any]]] = data.get("by_type") or {}
+    by_type = MappingProxyType({
+        g: MappingProxyType({k: Slice(None if c.get("value") is None else float(c["value"]), int(c.get("n", 0)))
+                             for k, c in by_type_raw[g].items()})
+        for g in order_groups(by_type_raw)
+    })
+    queries = MappingProxyType({q: QueryRecord(str(r.get("text", "")), r.get("type"))
+                                for q, r in (data.get("queries") or {}).items()})
+    known = set(_SECTIONS) | {"schema"}
+    extra = freeze({k: v for k, v in data.items() if k not in known})
+    empty = tuple(s for s in ("denominators",) if s in data and not data[s])
+    return SavedResults(
+        metrics=MappingProxyType(metrics),
+        by_type=by_type,
+        curves=freeze(data.get("curves") or {}),
+        queries=queries,
+        provenance=freeze(data.get("provenance") or {}),
+        errors=freeze(data["errors"]) if "errors" in data else None,
+        taxonomy=freeze(data["taxonomy"]) if "taxonomy" in data else None,
+        extra=extra,
+        migrations=tuple(migrations),
+        source=source,
+        origin=origin,
+        _empty_sections=empty,
+    )
+
+
+__all__ = [
+    "AGGREGATIONS", "Aggregation", "MetricRecord", "QueryRecord", "RESULTS_FILE", "SCHEMA", "SavedResults", "Slice",
+    "UNTYPED", "freeze", "infer_aggregation", "thaw",
+]
