@@ -8,7 +8,6 @@ network reference.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import re
@@ -20,7 +19,8 @@ from finegrain.cli.main import main
 from finegrain.evaluate.compare import compare
 from finegrain.io.results import read_results
 from finegrain.report import charts
-from finegrain.report.html import System, fmt, load_systems, readable, render_report
+from finegrain.evaluate.systems import LabelledResults
+from finegrain.report.html import fmt, load_systems, readable, render_report
 
 pytest.importorskip("jinja2")
 
@@ -87,7 +87,8 @@ def test_per_type_rows_and_chart(page: str, folders: tuple[Path, Path]) -> None:
     assert {r[0] for r in rows} == {"entity", "event", "conjunction", "condition"}
     res = read_results(folders[0])
     n = {t: max(c["n"] for c in cells.values()) for t, cells in res["by_type"].items()}
-    assert [int(r[2]) for r in rows] == sorted(n.values(), reverse=True)  # most queries first
+    assert [r[0] for r in rows] == sorted(n)  # the one order of query groups: by name, untyped last
+    assert [int(r[2]) for r in rows] == [n[r[0]] for r in rows]
     assert "<svg" in by_type and "ndcg@10 by query type" in by_type
     assert fmt(res["by_type"]["entity"]["ndcg@10"]["value"]) in by_type
 
@@ -96,12 +97,12 @@ def test_type_names_are_readable_words(folders: tuple[Path, Path]) -> None:
     """Types like ``singleton_object`` show as "singleton object" everywhere (table, chart, win/tie/loss)."""
     systems = []
     for s in load_systems(list(folders)):
-        r = copy.deepcopy(dict(s.results))
+        r = s.results.to_json()
         r["by_type"]["singleton_object"] = r["by_type"].pop("entity")
         r["by_type"]["complex-condition"] = r["by_type"].pop("condition")
         for q in r["queries"].values():
             q["type"] = {"entity": "singleton_object", "condition": "complex-condition"}.get(q["type"], q["type"])
-        systems.append(System(s.label, r, s.path))
+        systems.append(LabelledResults(s.label, r, s.path))
     html = render_report(systems)
     assert ">singleton object<" in html and ">complex condition<" in html
     assert "singleton object (n=" in html  # chart and win/tie/loss labels
@@ -153,14 +154,14 @@ def test_one_folder_has_no_comparison(folders: tuple[Path, Path]) -> None:
 def test_text_is_escaped(folders: tuple[Path, Path]) -> None:
     systems = []
     for s in load_systems(list(folders)):
-        r = copy.deepcopy(dict(s.results))
+        r = s.results.to_json()
         for q in r["queries"].values():
             q["text"] = "<script>alert(1)</script>" + q["text"]
         for items in (r.get("errors") or {}).get("examples", {}).values():
             for e in items:
                 e["text"] = '<img src="https://evil.example/x.png">' + e["text"]
         r["provenance"]["retriever"]["name"] = s.label + '<b onmouseover="x()">'
-        systems.append(System(s.label + "<i>", r, s.path))
+        systems.append(LabelledResults(s.label + "<i>", r, s.path))
     html = render_report(systems)
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<img" not in html and "&lt;img src=&#34;https://evil.example" in html
@@ -273,11 +274,11 @@ def test_error_taxonomy_section_shows_saved_shares_chart_and_rules(page: str, fo
 
 def test_error_taxonomy_is_left_out_when_absent_and_noted_when_skipped(folders: tuple[Path, Path]) -> None:
     systems = load_systems(list(folders))
-    bare = [System(s.label, {k: v for k, v in s.results.items() if k != "taxonomy"}, s.path) for s in systems]
+    bare = [LabelledResults(s.label, {k: v for k, v in s.results.to_json().items() if k != "taxonomy"}, s.path) for s in systems]
     html = render_report(bare)
     assert 'id="taxonomy"' not in html and 'href="#taxonomy"' not in html
-    skipped = dict(bare[1].results, taxonomy={"schema": "finegrain.taxonomy/1", "skipped": "the run is empty"})
-    html = render_report([systems[0], System(bare[1].label, skipped, bare[1].path)])
+    skipped = dict(bare[1].results.to_json(), taxonomy={"schema": "finegrain.taxonomy/1", "skipped": "the run is empty"})
+    html = render_report([systems[0], LabelledResults(bare[1].label, skipped, bare[1].path)])
     tax = _section(html, "taxonomy")
     assert "no error taxonomy saved (the run is empty)" in tax and systems[0].label in tax
 

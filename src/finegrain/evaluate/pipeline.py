@@ -57,6 +57,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
     body = evaluation.to_json_dict()
     results = {
         **body,
+        "aggregation": evaluation.aggregation(),  # mean / median / ratio per metric: see finegrain.evaluate.saved
         "curves": metric_curves(ds.qrels, run, list(ds.queries)),
         "queries": {q.id: {"text": q.text, "type": q.type} for q in ds.queries.values()},
         "provenance": {
@@ -218,9 +219,9 @@ def read_saved_run(folder: str | os.PathLike[str]) -> Any:
         d = d.parent
     named = None
     try:
-        from finegrain.io.results import read_results
+        from finegrain.evaluate.saved import SavedResults
 
-        named = read_results(d).get("run_file")
+        named = SavedResults.load(d).extra.get("run_file")
     except FinegrainError:
         pass
     candidates = [named] if named in RUN_FILES else [RUN_JSONL, RUN_TREC]

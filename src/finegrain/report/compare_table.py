@@ -57,7 +57,7 @@ def headline_table(cmp: Mapping[str, Any]) -> Table:
         for m in cmp["metrics"]:
             s = cmp["summary"][m][name]
             lo, hi = s["ci"]
-            row.append(f"{_pct(s['mean'])} [{_pct(lo)}, {_pct(hi)}]")
+            row.append(f"{_pct(s['mean'])} [{_pct(lo)}, {_pct(hi)}]" if lo is not None else _pct(s["mean"]))
             test = cmp["tests"][m].get(name)
             if test is None:
                 row += ["—", ""]
@@ -132,4 +132,6 @@ def print_comparison(cmp: Mapping[str, Any], console: Console | None = None) -> 
     skipped = cmp.get("skipped_metrics") or {}
     for k, why in skipped.items():
         console.print(f"skipped {k}: {why}", highlight=False)
+    for note in cmp.get("notes") or ():
+        console.print(f"note: {note}", highlight=False)
     console.print(legend(cmp), highlight=False, soft_wrap=True)

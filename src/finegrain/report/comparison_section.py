@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from finegrain.report.html import System, fmt_delta, fmt_p, readable
+from finegrain.evaluate.systems import LabelledResults
+from finegrain.report.format import fmt_delta, fmt_p, readable
 
 
 def ci_note(comparison: Mapping[str, Any] | None, intervals: Mapping[str, Any] | None) -> str:
@@ -16,7 +17,7 @@ def ci_note(comparison: Mapping[str, Any] | None, intervals: Mapping[str, Any] |
             f"queries ({st['n_resamples']} resamples, seed {st['seed']}).")
 
 
-def comparison_view(comparison: Mapping[str, Any], systems: Sequence[System], baseline: int, key: str,
+def comparison_view(comparison: Mapping[str, Any], systems: Sequence[LabelledResults], baseline: int, key: str,
                      types: Sequence[str]) -> dict[str, Any]:
     """Adapt :meth:`Comparison.to_json_dict` to the template: tests against the baseline and win/tie/loss."""
     from markupsafe import Markup

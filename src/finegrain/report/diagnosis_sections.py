@@ -13,15 +13,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from finegrain.report.html import System, _type_order, readable
+from finegrain.evaluate.groups import order_groups
+from finegrain.evaluate.systems import LabelledResults
+from finegrain.report.format import readable
 
 N_ERROR_EXAMPLES = 2
 
 
-def _sections(systems: Sequence[System], key: str, what: str) -> tuple[list[tuple[int, System, Mapping[str, Any]]], list[str]] | None:
+def _sections(systems: Sequence[LabelledResults], key: str, what: str) -> tuple[list[tuple[int, LabelledResults, Mapping[str, Any]]], list[str]] | None:
     """``(present, notes)`` for the ``key`` section of each results file: the systems that have it with
     counts, and a note for each that does not (with the reason it was skipped); None when no file has it."""
-    sections = [(i, s, s.results.get(key)) for i, s in enumerate(systems)]
+    sections = [(i, s, s.results.section(key)) for i, s in enumerate(systems)]
     if not any(isinstance(v, Mapping) for _, _, v in sections):
         return None
     present = [(i, s, v) for i, s, v in sections if isinstance(v, Mapping) and "counts" in v]
@@ -31,7 +33,7 @@ def _sections(systems: Sequence[System], key: str, what: str) -> tuple[list[tupl
     return present, notes
 
 
-def errors_view(systems: Sequence[System]) -> dict[str, Any] | None:
+def errors_view(systems: Sequence[LabelledResults]) -> dict[str, Any] | None:
     """The ``errors`` section of each results file (:mod:`finegrain.diagnose.errors`), side by side."""
     from markupsafe import Markup
 
@@ -61,7 +63,7 @@ def errors_view(systems: Sequence[System]) -> dict[str, Any] | None:
                "fp": (e.get("totals") or {}).get("false_positives", 0),
                "unjudged": (e.get("totals") or {}).get("unjudged_false_positives", 0)} for _, _, e in present]
 
-    type_names = [t for t in _type_order(systems)]
+    type_names = [t for t in order_groups(t for s in systems for t in s.results.by_type)]
     for _, _, e in present:
         type_names += [t for t in (e.get("by_type") or {}) if t not in type_names]
     by_type = []
@@ -114,7 +116,7 @@ def _share(v: Any) -> str:
     return "—" if v is None else f"{v * 100:.1f}%"
 
 
-def taxonomy_view(systems: Sequence[System]) -> dict[str, Any] | None:
+def taxonomy_view(systems: Sequence[LabelledResults]) -> dict[str, Any] | None:
     """The ``taxonomy`` section of each results file: shares per tag, per query type, a chart and examples."""
     from markupsafe import Markup
 
@@ -141,7 +143,7 @@ def taxonomy_view(systems: Sequence[System]) -> dict[str, Any] | None:
                "kinds": ", ".join(f"{k} {v}" for k, v in (t.get("failure_kinds") or {}).items())}
               for _, _, t in present]
 
-    type_names = list(_type_order(systems))
+    type_names = list(order_groups(t for s in systems for t in s.results.by_type))
     for _, _, t in present:
         type_names += [g for g in (t.get("by_type") or {}) if g not in type_names]
     by_type = []

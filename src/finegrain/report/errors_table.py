@@ -8,6 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from finegrain.evaluate.saved import SavedResults
+
 
 def error_tables(errors: Mapping[str, Any], *, max_examples: int = 2) -> list[Table]:
     """Counts per tag, counts per query type and tag, and a few examples per tag.
@@ -85,14 +87,14 @@ def print_errors(errors: Mapping[str, Any], console: Console | None = None, *, m
         console.print(t)
 
 
-def diagnosis_lines(results: Mapping[str, Any]) -> list[str]:
+def diagnosis_lines(results: SavedResults) -> list[str]:
     """One line each for the saved error analysis and error taxonomy (counts per tag), for the terminal."""
     lines = []
-    errors = results.get("errors") or {}
+    errors = results.errors or {}
     if "counts" in errors:
         parts = [f"{tag} {c.get('items', 0)}" for tag, c in errors["counts"].items() if c.get("items")]
         lines.append(f"errors in the top {errors.get('k')}: " + (" · ".join(parts) or "none"))
-    tax = results.get("taxonomy") or {}
+    tax = results.taxonomy or {}
     if "counts" in tax:
         parts = [f"{tag} {n}" for tag, n in tax["counts"].items() if n]
         lines.append(f"error types of {tax.get('n_failures', 0)} failed queries: " + (" · ".join(parts) or "none"))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.report.html import System, load_systems, unique_labels
+from finegrain.evaluate.systems import LabelledResults, load_labelled, unique_labels
 
 EVAL, PERTURB, CONTRAST = "finegrain.results/1", "finegrain.perturb/1", "finegrain.contrast/1"
 KINDS = {EVAL: "finegrain eval", PERTURB: "finegrain perturb", CONTRAST: "finegrain contrast"}
@@ -43,7 +43,7 @@ class Probe:
 class Folders:
     """Every folder of a report, by kind, each list in the order given."""
 
-    systems: list[System]
+    systems: list[LabelledResults]
     perturbs: list[Probe]
     contrasts: list[Probe]
 
@@ -84,7 +84,7 @@ def load_folders(dirs: Sequence[str | Path]) -> Folders:
             eval_dirs.append(d)
         else:
             probes.append((kind, f, data, raw))
-    systems = load_systems(eval_dirs) if eval_dirs else []
+    systems = load_labelled(eval_dirs) if eval_dirs else []
     out: dict[str, list[Probe]] = {PERTURB: [], CONTRAST: []}
     for kind in (PERTURB, CONTRAST):
         mine = [(f, data, raw) for k, f, data, raw in probes if k == kind]

@@ -1,7 +1,8 @@
 """One self-contained HTML page rendered from saved results folders.
 
-``render_report`` takes the results dictionaries that ``finegrain eval`` wrote
-(``DIR/results.json``) and nothing else: no dataset, run or model is loaded.
+``render_report`` takes the saved results that ``finegrain eval`` wrote
+(``DIR/results.json``, read as :class:`~finegrain.evaluate.saved.SavedResults`
+and labelled as :class:`~finegrain.evaluate.systems.LabelledResults`) and nothing else: no dataset, run or model is loaded.
 The page holds a headline table (with bootstrap confidence intervals and
 significance against a baseline when there are two or more systems), a
 per-query-type table and chart, win/tie/loss counts, metric-vs-k curves, error
@@ -16,84 +17,36 @@ markup, and the page loads nothing from the network.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from finegrain.errors import FinegrainError
+from finegrain.evaluate.groups import order_groups
+from finegrain.evaluate.saved import thaw
+from finegrain.evaluate.systems import LabelledResults, load_labelled, resolve_baseline as _resolve_baseline
+from finegrain.report.format import RANK_METRICS, fmt, fmt_delta, fmt_p, is_rank, readable
 
-UNTYPED = "untyped"
+__all__ = ["RANK_METRICS", "LabelledResults", "build_context", "fmt", "fmt_delta", "fmt_p", "is_rank", "load_systems",
+           "readable", "render_report", "resolve_baseline", "resolve_metric", "write_report"]
+
 N_DIFF_EXAMPLES = 8
 
 
-@dataclass(frozen=True)
-class System:
-    """One results folder: a display label, where it came from and its saved results."""
-
-    label: str
-    results: Mapping[str, Any]
-    path: str | None = None
-    sha256: str | None = None
-
-
-def load_systems(dirs: Sequence[str | Path]) -> list[System]:
+def load_systems(dirs: Sequence[str | Path]) -> list[LabelledResults]:
     """Read each folder's ``results.json`` and label it by retriever name (made unique)."""
-    from finegrain.io.results import RESULTS_FILE, read_results
-
-    if not dirs:
-        raise FinegrainError("no results folder given", "pass one or more folders written by 'finegrain eval --out DIR'")
-    loaded = []
-    for d in dirs:
-        p = Path(d)
-        results = read_results(p)
-        f = p / RESULTS_FILE if p.is_dir() else p
-        loaded.append((str(p), results, hashlib.sha256(f.read_bytes()).hexdigest()))
-    labels = unique_labels([((r.get("provenance") or {}).get("retriever") or {}).get("name") or Path(p).name
-                            for p, r, _ in loaded], [p for p, _, _ in loaded])
-    return [System(label, r, path, sha) for label, (path, r, sha) in zip(labels, loaded)]
+    return load_labelled(dirs)
 
 
-def unique_labels(names: Sequence[str], paths: Sequence[str]) -> list[str]:
-    """Retriever names, with the folder name added where two systems share one."""
-    out = [f"{name} ({Path(path).name})" if list(names).count(name) > 1 else str(name)
-           for name, path in zip(names, paths)]
-    for i, label in enumerate(out):  # same retriever *and* same folder name
-        if out.count(label) > 1:
-            out[i] = f"{label} #{i + 1}"
-    return out
+def resolve_baseline(systems: Sequence[LabelledResults], baseline: str | int | None) -> int:
+    """The baseline's index, as ``finegrain compare`` reads it (:func:`finegrain.evaluate.systems.resolve_baseline`)."""
+    return _resolve_baseline(baseline, [s.label for s in systems], [s.path for s in systems])
 
 
-def resolve_baseline(systems: Sequence[System], baseline: str | int | None) -> int:
-    """The baseline's index, as ``finegrain compare`` reads it: None -> the first; an index
-    (0 = the first folder); one of the folders; or a system label."""
-    if baseline is None:
-        return 0
-    text = str(baseline).strip()
-    if text.isdigit():
-        n = int(text)
-        if n < len(systems):
-            return n
-        raise FinegrainError(f"--baseline {n} is out of range for {len(systems)} results folder(s)",
-                             f"use 0..{len(systems) - 1} (0 = the first folder), a folder or a system label")
-    for i, s in enumerate(systems):
-        if s.path is not None and Path(s.path).resolve() == Path(text).resolve():
-            return i
-    for i, s in enumerate(systems):
-        if s.label == text:
-            return i
-    known = ", ".join(s.label for s in systems)
-    raise FinegrainError(f"--baseline {text!r} is none of the results folders or systems ({known})",
-                         "give one of the DIR arguments, its index (0 = the first), or a system label")
-
-
-def resolve_metric(systems: Sequence[System], metric: str | None) -> str:
+def resolve_metric(systems: Sequence[LabelledResults], metric: str | None) -> str:
     """The metric the charts and win/tie/loss use: given, or the first one every system has."""
-    keys = [k for k in (systems[0].results.get("aggregate") or {}) if
-            all(k in (s.results.get("aggregate") or {}) for s in systems)]
+    keys = [k for k in systems[0].results.metrics if all(k in s.results.metrics for s in systems)]
     if not keys:
         raise FinegrainError("the results folders share no metric",
                              "evaluate them with a common metric, e.g. 'finegrain eval -m ndcg@10'")
@@ -108,44 +61,11 @@ def resolve_metric(systems: Sequence[System], metric: str | None) -> str:
     return key
 
 
-def readable(name: str | None) -> str:
-    """``singleton_object`` -> ``singleton object``."""
-    return (name or UNTYPED).replace("_", " ").replace("-", " ")
-
-
-RANK_METRICS = frozenset({"median_rank"})  # values are ranks (lower is better), not fractions
-
-
-def is_rank(key: str) -> bool:
-    """True for a metric whose values are ranks (``median_rank@k``): shown as is, lower is better."""
-    return key.split("@")[0].split("(")[0] in RANK_METRICS
-
-
-def fmt(value: Any, key: str = "") -> str:
-    """A metric value x100 with two decimals (a rank as is); an em dash for undefined."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "—"
-    return f"{value:g}" if is_rank(key) else f"{value * 100:.2f}"
-
-
-def fmt_p(p: Any) -> str:
-    if p is None or (isinstance(p, float) and not math.isfinite(p)):
-        return "—"
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
-
-
-def fmt_delta(value: Any) -> str:
-    """A difference x100 with a sign; an em dash for undefined."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "—"
-    return f"{value * 100:+.2f}"
-
-
 # --------------------------------------------------------------------------- context
 
 
 def build_context(
-    systems: Sequence[System],
+    systems: Sequence[LabelledResults],
     *,
     baseline: int = 0,
     metric: str | None = None,
@@ -169,13 +89,13 @@ def build_context(
         raise FinegrainError("no results to report", "pass one or more folders written by 'finegrain eval --out DIR'")
     key = resolve_metric(systems, metric)
     base = systems[baseline]
-    metrics = list(base.results.get("aggregate") or {})
-    datasets = sorted({str(_dataset_name(s.results)) for s in systems})
+    metrics = list(base.results.metrics)
+    datasets = sorted({str(s.results.dataset_name or "unknown dataset") for s in systems})
     types = _type_order(systems)
 
     headline = []
     for i, s in enumerate(systems):
-        agg = s.results.get("aggregate") or {}
+        agg = s.results.aggregate
         cells = []
         for m in metrics:
             if comparison is not None:
@@ -190,7 +110,7 @@ def build_context(
     for t in types:
         cells = []
         for m in metrics:
-            vals = [_type_value(s.results, t, m) for s in systems]
+            vals = [s.results.type_value(t, m) for s in systems]
             defined = [v for v in vals if v is not None]
             top = (min if is_rank(m) else max)(defined) if defined else None
             best = top if len(systems) > 1 and defined.count(top) == 1 else None
@@ -199,7 +119,7 @@ def build_context(
 
     type_chart = charts.grouped_bar_chart(
         [f"{readable(t)} (n={_types_n(systems, t)})" for t in types],
-        [(s.label, [_type_value(s.results, t, key) for t in types]) for s in systems],
+        [(s.label, [s.results.type_value(t, key) for t in types]) for s in systems],
         title=f"{key} by query type" + (" (lower is better)" if is_rank(key) else ""),
         axis_label=key if is_rank(key) else f"{key} (x100)",
         value_max=None if is_rank(key) else 1.0,
@@ -208,11 +128,11 @@ def build_context(
     )
 
     curve_charts = []
-    for fam in base.results.get("curves") or {}:
-        ks = sorted({int(k) for s in systems for k in ((s.results.get("curves") or {}).get(fam) or {})})
+    for fam in base.results.curves:
+        ks = sorted({int(k) for s in systems for k in (s.results.curves.get(fam) or {})})
         if not ks:
             continue
-        series = [(s.label, [((s.results.get("curves") or {}).get(fam) or {}).get(str(k)) for k in ks]) for s in systems]
+        series = [(s.label, [(s.results.curves.get(fam) or {}).get(str(k)) for k in ks]) for s in systems]
         curve_charts.append(Markup(charts.line_chart(ks, series, title=f"{fam}@k", x_label="k (log scale)",
                                                      y_label=f"{fam} (x100)", y_max=1.0, width=340, height=290)))
 
@@ -241,48 +161,32 @@ def build_context(
     }
 
 
-def _dataset_name(results: Mapping[str, Any]) -> Any:
-    return ((results.get("provenance") or {}).get("dataset") or {}).get("name", "unknown dataset")
+def _types_n(systems: Sequence[LabelledResults], t: str) -> int:
+    return max((s.results.group_size(t) for s in systems), default=0)
 
 
-def _type_n(results: Mapping[str, Any], t: str) -> int:
-    cells = (results.get("by_type") or {}).get(t) or {}
-    return max((c.get("n", 0) for c in cells.values() if isinstance(c, Mapping)), default=0)
+def _type_order(systems: Sequence[LabelledResults]) -> list[str]:
+    """The query types of every system, in the one order of query groups (by name, 'untyped' last)."""
+    return order_groups(t for s in systems for t in s.results.by_type)
 
 
-def _type_value(results: Mapping[str, Any], t: str, key: str) -> float | None:
-    cell = ((results.get("by_type") or {}).get(t) or {}).get(key)
-    return cell.get("value") if isinstance(cell, Mapping) else cell
-
-
-def _types_n(systems: Sequence[System], t: str) -> int:
-    return max((_type_n(s.results, t) for s in systems), default=0)
-
-
-def _type_order(systems: Sequence[System]) -> list[str]:
-    """Query types, most queries first, 'untyped' last; ties by name."""
-    names = {t for s in systems for t in (s.results.get("by_type") or {})}
-    n = {t: _types_n(systems, t) for t in names}
-    return sorted(names, key=lambda t: (t == UNTYPED, -n[t], t))
-
-
-def _differences(systems: Sequence[System], baseline: int, key: str) -> list[dict[str, Any]]:
+def _differences(systems: Sequence[LabelledResults], baseline: int, key: str) -> list[dict[str, Any]]:
     """Per challenger: the queries where it gains and loses most against the baseline (saved values only)."""
     base = systems[baseline].results
-    base_pq = (base.get("per_query") or {}).get(key) or {}
-    queries = base.get("queries") or {}
+    base_pq = base.metrics[key].per_query or {}
+    queries = base.queries
     out = []
     for i, s in enumerate(systems):
         if i == baseline:
             continue
-        pq = (s.results.get("per_query") or {}).get(key) or {}
+        pq = s.results.metrics[key].per_query or {}
         sign = -1.0 if is_rank(key) else 1.0  # a gain is a higher score, or a lower rank
         diffs = [(sign * (pq[q] - base_pq[q]), q) for q in base_pq
                  if q in pq and pq[q] is not None and base_pq[q] is not None]
 
         def rows(items: list[tuple[float, str]], pq: Mapping[str, Any] = pq) -> list[dict[str, Any]]:
-            return [{"qid": q, "text": (queries.get(q) or {}).get("text", ""),
-                     "type": readable((queries.get(q) or {}).get("type")),
+            return [{"qid": q, "text": queries[q].text if q in queries else "",
+                     "type": readable(queries[q].type if q in queries else None),
                      "base": fmt(base_pq[q], key), "other": fmt(pq[q], key),
                      "delta": f"{sign * d:+g}" if is_rank(key) else f"{d * 100:+.2f}", "gain": d > 0}
                     for d, q in items]
@@ -297,14 +201,14 @@ DENOMINATOR_COLUMNS = ("n_universe", "n_scored", "n_excluded_no_relevant", "n_mi
                        "n_ignored_run_queries")
 
 
-def _denominators(systems: Sequence[System]) -> dict[str, Any]:
+def _denominators(systems: Sequence[LabelledResults]) -> dict[str, Any]:
     cols = list(DENOMINATOR_COLUMNS)
     for s in systems:
-        for d in (s.results.get("denominators") or {}).values():
-            cols += [c for c in d if c not in cols]
+        for m in s.results.metrics.values():
+            cols += [c for c in m.denominators if c not in cols]
     rows = []
     for s in systems:
-        for m, d in (s.results.get("denominators") or {}).items():
+        for m, d in ((k, r.denominators) for k, r in s.results.metrics.items() if r.denominators):
             rows.append({"system": s.label, "metric": m, "cells": [d.get(c, "") for c in cols]})
     return {"columns": [c.removeprefix("n_").replace("_", " ") for c in cols], "rows": rows}
 
@@ -314,20 +218,20 @@ def _flatten(obj: Any, prefix: str = "") -> list[tuple[str, str]]:
     if isinstance(obj, Mapping):
         for k, v in obj.items():
             out += _flatten(v, f"{prefix}.{k}" if prefix else str(k))
-    elif isinstance(obj, list) and all(not isinstance(x, (Mapping, list)) for x in obj):
+    elif isinstance(obj, (list, tuple)) and all(not isinstance(x, (Mapping, list, tuple)) for x in obj):
         out.append((prefix, ", ".join(str(x) for x in obj) if obj else "(none)"))
-    elif isinstance(obj, list):
-        out.append((prefix, json.dumps(obj, ensure_ascii=False)))
+    elif isinstance(obj, (list, tuple)):
+        out.append((prefix, json.dumps(thaw(obj), ensure_ascii=False)))
     else:
         out.append((prefix, "—" if obj is None else str(obj)))
     return out
 
 
-def _provenance(systems: Sequence[System]) -> dict[str, Any]:
+def _provenance(systems: Sequence[LabelledResults]) -> dict[str, Any]:
     """The dataset's provenance once (when every folder has the same), then each folder's own."""
     from finegrain.report import charts
 
-    datasets = [((s.results.get("provenance") or {}).get("dataset") or {}) for s in systems]
+    datasets = [s.results.provenance.get("dataset") or {} for s in systems]
     shared = all(d == datasets[0] for d in datasets)
     cards = []
     for i, s in enumerate(systems):
@@ -336,8 +240,8 @@ def _provenance(systems: Sequence[System]) -> dict[str, Any]:
             rows.append(("results folder", s.path))
         if s.sha256 is not None:
             rows.append(("results.json sha256", s.sha256))
-        rows.append(("schema", str(s.results.get("schema", "—"))))
-        prov = dict(s.results.get("provenance") or {})
+        rows.append(("schema", "finegrain.results/1" if s.results.origin == "finegrain" else s.results.origin))
+        prov = thaw(s.results.provenance)
         if shared:
             prov.pop("dataset", None)
         retriever = prov.pop("retriever", None)  # the long configuration last, after the run's facts
@@ -361,7 +265,7 @@ def _environment() -> Any:
 
 
 def render_report(
-    systems: Sequence[System],
+    systems: Sequence[LabelledResults],
     *,
     baseline: str | int | None = None,
     metric: str | None = None,
@@ -388,7 +292,7 @@ def render_report(
     return _environment().get_template("report.html.j2").render(**ctx, **probe_context(folders))
 
 
-def _eval_context(systems: Sequence[System], baseline: str | int | None, metric: str | None,
+def _eval_context(systems: Sequence[LabelledResults], baseline: str | int | None, metric: str | None,
                   metrics: Sequence[str] | None = None) -> dict[str, Any]:
     b = resolve_baseline(systems, baseline)
     if metric is not None:
@@ -411,11 +315,11 @@ def _eval_context(systems: Sequence[System], baseline: str | int | None, metric:
     return build_context(systems, baseline=b, metric=metric, comparison=comparison, intervals=intervals)
 
 
-def _single_intervals(s: System) -> dict[str, Any]:
+def _single_intervals(s: LabelledResults) -> dict[str, Any]:
     """Bootstrap intervals of one system's per-query means, with the comparison's default settings.
 
-    Only for metrics whose saved aggregate is the mean of their per-query values
-    (a median or a ratio of sums gets no interval), as :mod:`finegrain.evaluate.compare` decides.
+    Only for metrics whose saved aggregation rule is ``mean`` (a median or a
+    ratio of sums gets no interval), as :mod:`finegrain.evaluate.compare` decides.
     """
     from dataclasses import asdict
 
@@ -426,10 +330,9 @@ def _single_intervals(s: System) -> dict[str, Any]:
 
     st = CompareSettings()
     out: dict[str, Any] = {"_settings": {**asdict(st)}}
-    for m, agg in (s.results.get("aggregate") or {}).items():
-        vals = np.asarray([v for v in ((s.results.get("per_query") or {}).get(m) or {}).values() if v is not None],
-                          dtype=np.float64)
-        if agg is None or len(vals) == 0 or not math.isclose(float(vals.mean()), float(agg), rel_tol=1e-9, abs_tol=1e-12):
+    for m, rec in s.results.metrics.items():
+        vals = np.asarray(list(rec.defined().values()), dtype=np.float64)
+        if not rec.is_mean or rec.value is None or len(vals) == 0:
             continue
         ci = bootstrap_ci(vals, n_resamples=st.n_resamples, confidence=st.confidence, seed=st.seed, method=st.ci_method)
         out[m] = {"ci": [ci.low, ci.high], "n": len(vals)}

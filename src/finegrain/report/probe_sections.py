@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from finegrain.report.folders import Folders, Probe
-from finegrain.report.html import fmt, fmt_delta
+from finegrain.report.format import fmt, fmt_delta
 
 PARTS = ("lower", "same", "higher")
 

@@ -1,4 +1,4 @@
-"""Terminal tables rendered from a results dictionary (as saved in results.json)."""
+"""Terminal tables rendered from saved results (:class:`~finegrain.evaluate.saved.SavedResults`, or a results.json dict)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+
+from finegrain.evaluate.saved import SavedResults
 
 
 def fmt(value: Any, scale: float = 100.0) -> str:
@@ -20,8 +22,9 @@ def fmt(value: Any, scale: float = 100.0) -> str:
     return f"{value * scale:.2f}"
 
 
-def evaluation_tables(results: Mapping[str, Any]) -> list[Table]:
-    aggregate: Mapping[str, Any] = results.get("aggregate", {})
+def evaluation_tables(results: SavedResults | Mapping[str, Any]) -> list[Table]:
+    saved = SavedResults.coerce(results)
+    aggregate = saved.aggregate
     keys = list(aggregate)
     headline = Table()
     headline.add_column("metric")
@@ -30,21 +33,19 @@ def evaluation_tables(results: Mapping[str, Any]) -> list[Table]:
         headline.add_row(k, fmt(aggregate[k]))
     tables = [headline]
 
-    by_type: Mapping[str, Mapping[str, Any]] = results.get("by_type") or {}
-    if by_type:
+    if saved.by_type:
         t = Table(title="by query type", title_justify="left")
         t.add_column("type", no_wrap=True)
         t.add_column("n", justify="right")
         for k in keys:
             t.add_column(k, justify="right", no_wrap=True)
-        for group, cells in by_type.items():
+        for group in saved.by_type:
             # per-metric counts differ (ranking metrics skip zero-answer queries): those are in
             # the denominators; this column is the largest, i.e. the queries of that type.
-            ns = [c.get("n", 0) for c in cells.values() if isinstance(c, Mapping)]
-            t.add_row(group, str(max(ns, default=0)), *[fmt(_value(cells.get(k))) for k in keys])
+            t.add_row(group, str(saved.group_size(group)), *[fmt(saved.type_value(group, k)) for k in keys])
         tables.append(t)
 
-    denominators: Mapping[str, Mapping[str, Any]] = results.get("denominators") or {}
+    denominators = {k: m.denominators for k, m in saved.metrics.items() if m.denominators}
     if denominators:
         cols = sorted({c for d in denominators.values() for c in d})
         t = Table(title="denominators", title_justify="left")
@@ -57,7 +58,7 @@ def evaluation_tables(results: Mapping[str, Any]) -> list[Table]:
     return tables
 
 
-def print_evaluation(results: Mapping[str, Any], title: str = "", console: Console | None = None) -> None:
+def print_evaluation(results: SavedResults | Mapping[str, Any], title: str = "", console: Console | None = None) -> None:
     if console is None:
         console = Console()
         if not console.is_terminal:  # files and pipes: never crop a column
@@ -68,9 +69,6 @@ def print_evaluation(results: Mapping[str, Any], title: str = "", console: Conso
         console.print(t)
     from finegrain.report.errors_table import diagnosis_lines
 
-    for line in diagnosis_lines(results):
+    for line in diagnosis_lines(SavedResults.coerce(results)):
         console.print(line, highlight=False)
 
-
-def _value(cell: Any) -> Any:
-    return cell.get("value") if isinstance(cell, Mapping) else cell
