@@ -1,7 +1,65 @@
-"""finegrain: retrieval evaluation, diagnosis and search that gets the details right."""
+"""finegrain: retrieval evaluation, diagnosis and search that gets the details right.
+
+The Python API a ranx / ir_measures user can guess::
+
+    from finegrain import Qrels, Run, evaluate, compare, fuse, load_dataset
+
+    ev = evaluate(qrels, run, ["ndcg@10", "recall@100"])   # dicts, DataFrames, ranx/ir_measures objects, paths
+    ev.to_dict(); ev.per_query("ndcg@10"); ev.to_dataframe()
+
+Only the core types are imported here; ``evaluate``, ``compare``, ``fuse``
+and ``load_dataset`` load their modules on first use (no import-time side effects).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
 __version__ = "0.1.0"
 
-__all__ = ["Corpus", "Document", "Qrels", "Queries", "Query", "Run", "__version__"]
+__all__ = [
+    "Corpus",
+    "Document",
+    "Evaluation",
+    "Qrels",
+    "Queries",
+    "Query",
+    "Run",
+    "__version__",
+    "compare",
+    "evaluate",
+    "fuse",
+    "load_dataset",
+]
+
+if TYPE_CHECKING:
+    from finegrain.datasets.registry import load_dataset
+    from finegrain.evaluate.compare import compare
+    from finegrain.evaluate.evaluate import evaluate
+    from finegrain.evaluate.result import Evaluation
+    from finegrain.retrieve.fusion import fuse
+
+# name -> (module, attribute); attribute None: the module itself (``finegrain.evaluate`` is callable)
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "evaluate": ("finegrain.evaluate", None),
+    "Evaluation": ("finegrain.evaluate.result", "Evaluation"),
+    "compare": ("finegrain.evaluate.compare", "compare"),
+    "fuse": ("finegrain.retrieve.fusion", "fuse"),
+    "load_dataset": ("finegrain.datasets.registry", "load_dataset"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        loaded = importlib.import_module(module)
+        return loaded if attr is None else getattr(loaded, attr)
+    raise AttributeError(f"module 'finegrain' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

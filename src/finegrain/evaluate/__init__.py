@@ -1,6 +1,24 @@
-"""Evaluation: ``evaluate(qrels, run, metrics)`` -> :class:`Evaluation` (per-query values, aggregates, denominators)."""
+"""Evaluation: ``evaluate(qrels, run, metrics)`` -> :class:`Evaluation` (per-query values, aggregates, denominators).
+
+This package is also callable: ``from finegrain import evaluate`` gives it, and
+``evaluate(qrels, run, ["ndcg@10"])`` calls :func:`finegrain.evaluate.evaluate.evaluate`.
+(A package and a function cannot share the name ``finegrain.evaluate``
+otherwise: importing any submodule would rebind the name to the package.)
+"""
+
+import sys
+from types import ModuleType
+from typing import Any
 
 from finegrain.evaluate.evaluate import evaluate
 from finegrain.evaluate.result import Denominators, Evaluation, MetricResult
 
 __all__ = ["Denominators", "Evaluation", "MetricResult", "evaluate"]
+
+
+class _CallablePackage(ModuleType):
+    def __call__(self, *args: Any, **kwargs: Any) -> Evaluation:
+        return evaluate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage

@@ -25,14 +25,14 @@ from finegrain.errors import FinegrainError
 from finegrain.evaluate import compat as _compat
 from finegrain.evaluate.compat import Compat
 from finegrain.evaluate.result import Evaluation, MetricResult
+from finegrain.interop.coerce import QrelsLike, RunLike, as_qrels, as_run
 from finegrain.metrics import compute, join, parse_metrics
 from finegrain.metrics.spec import MetricSpec
-from finegrain.types import Qrels, Run
 
 
 def evaluate(
-    qrels: Qrels,
-    run: Run,
+    qrels: QrelsLike,
+    run: RunLike,
     metrics: str | MetricSpec | Iterable[str | MetricSpec],
     *,
     queries: Iterable[str] | None = None,
@@ -43,6 +43,12 @@ def evaluate(
 ) -> Evaluation:
     """Evaluate ``run`` against ``qrels`` on ``metrics`` (specs or strings such as ``"ndcg@10"``).
 
+    ``qrels`` and ``run`` are finegrain objects or anything
+    :func:`finegrain.interop.as_qrels` / :func:`~finegrain.interop.as_run` read:
+    ``{qid: {doc_id: grade|score}}`` dicts, pandas DataFrames (``q_id, doc_id,
+    relevance|score``), ranx ``Qrels``/``Run``, ir_measures records, or file
+    paths (TREC, BEIR ``.tsv``, ``run.jsonl``, ranx ``.json``, ``.parquet``).
+
     Duplicate metrics (same canonical key) are computed once. ``query_types``
     (``{qid: type}``) is kept on the result for :meth:`Evaluation.by_group`
     and the ``by_type`` section of :meth:`Evaluation.to_json_dict`.
@@ -52,11 +58,9 @@ def evaluate(
     and ``level_for_rel=N`` its ``-l N``. ``queries`` is finegrain's own
     universe and is refused in ``trec_eval`` mode (trec_eval has none).
     """
-    if not isinstance(qrels, Qrels):
-        raise FinegrainError(f"qrels must be a finegrain Qrels, got {type(qrels).__name__}", "build it with Qrels.from_dict or read_qrels")
-    if not isinstance(run, Run):
-        raise FinegrainError(f"run must be a finegrain Run, got {type(run).__name__}", "build it with Run.from_dict or read_run")
     opts = _compat.options(compat, complete=complete, level_for_rel=level_for_rel)
+    qrels = as_qrels(qrels, compat=compat)
+    run = as_run(run, compat=compat)
     if opts.trec_eval and queries is not None:
         raise FinegrainError(
             "a query list (--queries) is finegrain's universe; trec_eval has none",

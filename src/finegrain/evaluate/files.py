@@ -34,11 +34,14 @@ class QrelsFormat(Enum):
 
     TREC = "trec"
     BEIR = "beir"
+    TABLE = "table"  # ranx JSON {qid: {doc: grade}} or Parquet, chosen by suffix (.json, .parquet)
 
     @property
     def label(self) -> str:
         if self is QrelsFormat.TREC:
             return "TREC qrels 'qid iter docid grade'"
+        if self is QrelsFormat.TABLE:
+            return "qrels table (ranx JSON or Parquet)"
         return "BEIR/MTEB qrels tsv 'query-id corpus-id score'"
 
 
@@ -89,6 +92,14 @@ def read_qrels_file(
     """
     fmt = _format(qrels_format)
     if fmt is None:
+        from finegrain.interop.files import read_table_file, table_format
+
+        if table_format(path) is not None:  # ranx JSON or Parquet, by suffix
+            qrels = read_table_file(path, "qrels")
+            assert isinstance(qrels, Qrels)
+            if not len(qrels):
+                raise FinegrainError(f"{str(path)!r} holds no judgement", "check that this is the qrels file")
+            return qrels, QrelsFormat.TABLE
         fmt = detect_qrels_format(path, compat=compat)
     if fmt is QrelsFormat.TREC:
         from finegrain.io.trec import read_qrels
@@ -102,15 +113,18 @@ def read_qrels_file(
 def read_run_file(
     path: str | Path, *, compat: Compat | str | None = None, allow_empty_run: bool = False
 ) -> Run:
-    """Read a TREC run file, or a ``run.jsonl`` saved by ``finegrain eval`` (by its name);
-    an empty TREC run is an error unless ``allow_empty_run``."""
+    """Read a run file by its name: ``.jsonl`` (saved by ``finegrain eval``), ``.json`` (ranx
+    JSON ``{qid: {doc: score}}``), ``.parquet`` (``q_id, doc_id, score`` columns), else TREC;
+    an empty run is an error unless ``allow_empty_run``."""
+    from finegrain.interop.files import read_table_file, table_format
     from finegrain.io.trec import read_run
 
     name = Path(path).name
-    if name.endswith((".jsonl", ".jsonl.gz")):
+    if name.endswith((".jsonl", ".jsonl.gz")) or table_format(path) is not None:
         from finegrain.io.run_jsonl import read_run_jsonl
 
-        run = read_run_jsonl(path)
+        run = read_run_jsonl(path) if table_format(path) is None else read_table_file(path, "run")
+        assert isinstance(run, Run)
         if not len(run) and not allow_empty_run:
             raise FinegrainError(f"{str(path)!r} holds no query", "pass --allow-empty-run to score an empty run on purpose")
         return run

@@ -38,6 +38,18 @@ not return a document scored it no better than the worst document it did
 return (true of a top-k cut and of a threshold such as ``bm25-okapi``'s
 ``score >= 1e-3``).
 
+**CombSUM, CombMNZ, CombMAX** (Fox & Shaw, TREC-2 1994; Lee, SIGIR 1997), on
+the same normalised scores and floors as the convex combination::
+
+    combsum(d) = sum_i norm_i(d)                       (= convex with equal weights)
+    combmnz(d) = combsum(d) * |{i : run i returned d}|
+    combmax(d) = max over the runs i that returned d of norm_i(d)
+
+``wsum`` is the convex combination by its ranx name (weights need not sum
+to 1). :data:`METHODS` is the one table of methods; :func:`fuse` picks one
+by name and refuses a parameter the method does not take. The weight search
+with cross-validation over queries is :mod:`finegrain.retrieve.fusion_search`.
+
 **Ties.** Fused scores are plain numbers in a :class:`~finegrain.types.Run`;
 equal fused scores are ordered by the Run's rule (document id descending), never
 by input order.
@@ -46,17 +58,19 @@ by input order.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
 
 import numpy as np
 
-from finegrain.errors import FinegrainError
+from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.types import Run
 
 Norm = Literal["minmax", "zscore", "none"]
 NORMS: tuple[str, ...] = ("minmax", "zscore", "none")
-FUSIONS: tuple[str, ...] = ("rrf", "convex")
+FUSIONS: tuple[str, ...] = ("rrf", "convex")  # what the hybrid retriever offers; fuse() takes all of METHODS
 
 
 # --------------------------------------------------------------------------- normalisation
@@ -157,13 +171,111 @@ def convex(
     return _fuse(runs, contributions, floors, name or _name(f"convex-{norm}", runs))
 
 
-def fuse(runs: Sequence[Run], method: str = "rrf", **params: object) -> Run:
-    """:func:`rrf` or :func:`convex` by name (``method`` is ``"rrf"`` or ``"convex"``)."""
-    if method == "rrf":
-        return rrf(runs, **params)  # type: ignore[arg-type]
-    if method == "convex":
-        return convex(runs, **params)  # type: ignore[arg-type]
-    raise FinegrainError(f"unknown fusion method {method!r}", f"use one of {', '.join(map(repr, FUSIONS))}")
+def combsum(
+    runs: Sequence[Run], *, norm: Norm | str = "minmax", depth: int | None = None, name: str | None = None
+) -> Run:
+    """CombSUM: ``sum_i norm_i(d)``, the convex combination with equal weights (a missing document gets the floor)."""
+    runs = _check_runs(runs)
+    return convex(runs, None, norm=norm, depth=depth, name=name or _name(f"combsum-{norm}", runs))
+
+
+def wsum(
+    runs: Sequence[Run],
+    weights: Sequence[float] | None = None,
+    *,
+    norm: Norm | str = "minmax",
+    depth: int | None = None,
+    name: str | None = None,
+) -> Run:
+    """Weighted sum ``sum_i w_i * norm_i(d)`` (ranx's ``wsum``): :func:`convex` under its other name."""
+    runs = _check_runs(runs)
+    return convex(runs, weights, norm=norm, depth=depth, name=name or _name(f"wsum-{norm}", runs))
+
+
+def combmnz(
+    runs: Sequence[Run], *, norm: Norm | str = "minmax", depth: int | None = None, name: str | None = None
+) -> Run:
+    """CombMNZ: CombSUM times the number of runs that returned the document (within ``depth``)."""
+    runs = _check_runs(runs)
+    _check_norm(norm)
+    runs = [normalize(r, norm) for r in _cut(runs, depth)]
+    union = _Union.of(runs)
+    floors = [np.zeros(len(r)) if norm == "minmax" else _segment_min(r) for r in runs]
+    scores = union.sum([r.values for r in runs], floors)
+    return union.run(scores * union.hits(), name or _name(f"combmnz-{norm}", runs))
+
+
+def combmax(
+    runs: Sequence[Run], *, norm: Norm | str = "minmax", depth: int | None = None, name: str | None = None
+) -> Run:
+    """CombMAX: the largest normalised score a run gave the document, over the runs that returned it."""
+    runs = _check_runs(runs)
+    _check_norm(norm)
+    runs = [normalize(r, norm) for r in _cut(runs, depth)]
+    union = _Union.of(runs)
+    scores = np.full(union.size, -np.inf)
+    for pos, r in zip(union.positions, runs):
+        scores[pos] = np.maximum(scores[pos], r.values)
+    return union.run(scores, name or _name(f"combmax-{norm}", runs))
+
+
+@dataclass(frozen=True)
+class FusionMethod:
+    """One fusion method: its function, the parameters it takes (of ``weights``, ``norm``, ``k``) and a line of help."""
+
+    name: str
+    function: Callable[..., Run]
+    params: frozenset[str]
+    help: str
+
+
+METHODS: Mapping[str, FusionMethod] = MappingProxyType({m.name: m for m in (
+    FusionMethod("rrf", rrf, frozenset({"weights", "k"}), "sum_i w_i / (k + rank_i(d)) (Cormack et al., 2009)"),
+    FusionMethod("combsum", combsum, frozenset({"norm"}), "sum_i norm_i(d) (Fox & Shaw, 1994)"),
+    FusionMethod("combmnz", combmnz, frozenset({"norm"}), "combsum(d) x number of runs that returned d"),
+    FusionMethod("combmax", combmax, frozenset({"norm"}), "max_i norm_i(d) over the runs that returned d"),
+    FusionMethod("wsum", wsum, frozenset({"weights", "norm"}), "sum_i w_i * norm_i(d), weights >= 0"),
+    FusionMethod("convex", convex, frozenset({"weights", "norm"}), "wsum by the name of Bruch et al. (2023)"),
+)})
+
+
+def fuse(
+    runs: Sequence[Any],
+    method: str = "rrf",
+    *,
+    weights: Sequence[float] | None = None,
+    norm: Norm | str | None = None,
+    k: float | None = None,
+    depth: int | None = None,
+    name: str | None = None,
+) -> Run:
+    """Fuse ``runs`` by ``method``, one of :data:`METHODS`: ``rrf``, ``combsum``, ``combmnz``,
+    ``combmax``, ``wsum`` (= ``convex``).
+
+    ``runs`` may be anything :func:`finegrain.interop.as_run` reads (finegrain or
+    ranx runs, ``{qid: {doc: score}}`` dicts, DataFrames, file paths).
+    ``weights`` (one per run, >= 0) go with ``rrf`` and ``wsum``; ``norm``
+    (``minmax`` by default, ``zscore``, ``none``) with the score-based methods;
+    ``k`` (60 by default) with ``rrf``. A parameter the method does not take is
+    refused rather than ignored.
+    """
+    entry = METHODS.get(method) if isinstance(method, str) else None
+    if entry is None:
+        raise UnknownNameError("fusion method", str(method), METHODS)
+    given = {key: v for key, v in (("weights", weights), ("norm", norm), ("k", k)) if v is not None}
+    stray = sorted(set(given) - entry.params)
+    if stray:
+        takers = [m.name for m in METHODS.values() if stray[0] in m.params]
+        raise FinegrainError(
+            f"fusion method {method!r} takes no {stray[0]!r}",
+            f"its parameters are {', '.join(sorted(entry.params))}; {stray[0]} goes with {', '.join(takers)}",
+        )
+    from finegrain.interop import as_run
+
+    if isinstance(runs, str | bytes) or not isinstance(runs, Sequence):
+        raise FinegrainError(f"runs is a {type(runs).__name__}, not a list of runs", "pass a list: fuse([run_a, run_b])")
+    coerced = [as_run(r, what=f"run {i}") for i, r in enumerate(runs)]
+    return entry.function(coerced, **given, depth=depth, name=name)
 
 
 # --------------------------------------------------------------------------- internals
@@ -172,42 +284,77 @@ def fuse(runs: Sequence[Run], method: str = "rrf", **params: object) -> Run:
 def _fuse(
     runs: list[Run], contributions: list[np.ndarray], floors: list[np.ndarray | None], name: str
 ) -> Run:
-    """Sum per-entry ``contributions`` over the union of (query, document) pairs.
+    """Sum per-entry ``contributions`` over the union of (query, document) pairs (see :meth:`_Union.sum`)."""
+    union = _Union.of(runs)
+    return union.run(union.sum(contributions, floors), name)
 
-    ``floors[i]`` (one value per query of run ``i``, or None for 0) is what a
-    document of the union that run ``i`` did not return gets from run ``i``.
-    """
-    qindex: dict[str, int] = {}
-    vindex: dict[str, int] = {}
-    qmaps: list[np.ndarray] = []
-    q_of_entry: list[np.ndarray] = []
-    d_of_entry: list[np.ndarray] = []
-    for r in runs:
-        qmap = np.fromiter((qindex.setdefault(q, len(qindex)) for q in r.qids), dtype=np.int64, count=len(r))
-        vmap = np.fromiter((vindex.setdefault(v, len(vindex)) for v in r.vocab), dtype=np.int64, count=len(r.vocab))
-        qmaps.append(qmap)
-        q_of_entry.append(qmap[r.segments])
-        d_of_entry.append(vmap[r.doc_codes])
-    n_q, n_v = len(qindex), max(len(vindex), 1)
-    keys = np.concatenate(q_of_entry) * n_v + np.concatenate(d_of_entry)
-    union, where = np.unique(keys, return_inverse=True)
-    union_q = union // n_v
-    scores = np.zeros(len(union), dtype=np.float64)
-    start = 0
-    for r, qmap, contrib, floor in zip(runs, qmaps, contributions, floors):
-        pos = where[start : start + r.n_entries]
-        start += r.n_entries
-        if floor is None:
-            scores[pos] += contrib  # pairs are unique within a run: no repeated positions
-            continue
-        per_query = np.zeros(n_q, dtype=np.float64)
-        per_query[qmap] = floor
-        part = per_query[union_q]
-        part[pos] = contrib
-        scores += part
-    offsets = np.zeros(n_q + 1, dtype=np.int64)
-    np.cumsum(np.bincount(union_q, minlength=n_q), out=offsets[1:])
-    return Run(list(qindex), offsets, union % n_v, list(vindex), scores, name=name, check=False)
+
+@dataclass(frozen=True)
+class _Union:
+    """The union of the (query, document) pairs of several runs, and where each run's entries fall in it."""
+
+    qids: list[str]
+    vocab: list[str]
+    union_q: np.ndarray  # query index of each union pair
+    union_d: np.ndarray  # document code of each union pair
+    qmaps: list[np.ndarray]  # per run: its query index -> union query index
+    positions: list[np.ndarray]  # per run: each entry's position in the union
+
+    @classmethod
+    def of(cls, runs: list[Run]) -> _Union:
+        qindex: dict[str, int] = {}
+        vindex: dict[str, int] = {}
+        qmaps: list[np.ndarray] = []
+        q_of_entry: list[np.ndarray] = []
+        d_of_entry: list[np.ndarray] = []
+        for r in runs:
+            qmap = np.fromiter((qindex.setdefault(q, len(qindex)) for q in r.qids), dtype=np.int64, count=len(r))
+            vmap = np.fromiter((vindex.setdefault(v, len(vindex)) for v in r.vocab), dtype=np.int64, count=len(r.vocab))
+            qmaps.append(qmap)
+            q_of_entry.append(qmap[r.segments])
+            d_of_entry.append(vmap[r.doc_codes])
+        n_v = max(len(vindex), 1)
+        keys = np.concatenate(q_of_entry) * n_v + np.concatenate(d_of_entry)
+        union, where = np.unique(keys, return_inverse=True)
+        bounds = np.cumsum([0] + [r.n_entries for r in runs])
+        positions = [where[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        return cls(list(qindex), list(vindex), union // n_v, union % n_v, qmaps, positions)
+
+    @property
+    def size(self) -> int:
+        return len(self.union_q)
+
+    def sum(self, contributions: list[np.ndarray], floors: list[np.ndarray | None]) -> np.ndarray:
+        """Sum per-entry ``contributions`` of each run over the union.
+
+        ``floors[i]`` (one value per query of run ``i``, or None for 0) is what a
+        document of the union that run ``i`` did not return gets from run ``i``.
+        """
+        n_q = len(self.qids)
+        scores = np.zeros(self.size, dtype=np.float64)
+        for pos, qmap, contrib, floor in zip(self.positions, self.qmaps, contributions, floors):
+            if floor is None:
+                scores[pos] += contrib  # pairs are unique within a run: no repeated positions
+                continue
+            per_query = np.zeros(n_q, dtype=np.float64)
+            per_query[qmap] = floor
+            part = per_query[self.union_q]
+            part[pos] = contrib
+            scores += part
+        return scores
+
+    def hits(self) -> np.ndarray:
+        """How many runs returned each union pair."""
+        out = np.zeros(self.size, dtype=np.float64)
+        for pos in self.positions:
+            out[pos] += 1.0
+        return out
+
+    def run(self, scores: np.ndarray, name: str) -> Run:
+        n_q = len(self.qids)
+        offsets = np.zeros(n_q + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.union_q, minlength=n_q), out=offsets[1:])
+        return Run(self.qids, offsets, self.union_d, self.vocab, scores, name=name, check=False)
 
 
 def _ranks(run: Run) -> np.ndarray:

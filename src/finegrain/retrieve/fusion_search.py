@@ -1,0 +1,215 @@
+"""Fusion weights chosen by k-fold cross-validation over queries; never fitted on the fold they are scored on.
+
+The queries (those of the qrels) are dealt into ``folds`` folds at random
+(``seed``). For each fold *f*:
+
+1. every weight vector of the grid fuses the runs, and is scored on the
+   queries of the *other* folds only (the fused run handed to the objective
+   holds only those queries);
+2. the best vector (ties: the first in grid order) is kept for fold *f*;
+3. the run fused with it is scored on fold *f*'s queries (held out).
+
+The held-out mean is the metric over all queries of the run assembled from
+each fold's held-out part: every query is scored with weights that never saw
+it. The grid is every vector of non-negative multiples of ``step`` summing to
+1 (the ranking of ``wsum`` and ``rrf`` depends on the ratios of the weights
+only), or the vectors given.
+
+>>> search = cv_weights([bm25, e5], qrels, metric="ndcg@10", method="wsum", folds=5)  # doctest: +SKIP
+>>> print(search)                                                                  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from finegrain.errors import FinegrainError
+from finegrain.types import Qrels, Run
+
+Objective = Callable[[Run, frozenset[str]], "float | None"]
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One fold: its held-out queries, the weights chosen on the other folds, and both scores."""
+
+    index: int
+    test_qids: tuple[str, ...]
+    weights: tuple[float, ...]
+    train_value: float | None
+    test_value: float | None
+
+
+@dataclass(frozen=True)
+class WeightSearch:
+    """The outcome of :func:`cv_weights`; ``str()`` prints the chosen weights per fold."""
+
+    method: str
+    metric: str
+    run_names: tuple[str, ...]
+    folds: tuple[Fold, ...]
+    held_out: float | None  # the metric over every query, each scored with its fold's weights
+    run: Run  # the assembled held-out run
+
+    def weights_per_fold(self) -> list[tuple[float, ...]]:
+        return [f.weights for f in self.folds]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "metric": self.metric,
+            "runs": list(self.run_names),
+            "folds": [
+                {"fold": f.index + 1, "n_test": len(f.test_qids), "weights": list(f.weights),
+                 "train": f.train_value, "test": f.test_value}
+                for f in self.folds
+            ],
+            "held_out": self.held_out,
+        }
+
+    def __str__(self) -> str:
+        head = f"{self.method} weights for {', '.join(self.run_names)} by {len(self.folds)}-fold CV on {self.metric}"
+        lines = [head]
+        for f in self.folds:
+            w = ", ".join(f"{x:g}" for x in f.weights)
+            lines.append(f"  fold {f.index + 1}: weights ({w})  train {_fmt(f.train_value)}  "
+                         f"held-out {_fmt(f.test_value)}  ({len(f.test_qids)} queries)")
+        lines.append(f"  held-out {self.metric} over all queries: {_fmt(self.held_out)}")
+        return "\n".join(lines)
+
+
+def cv_weights(
+    runs: Sequence[Any],
+    qrels: Any,
+    *,
+    metric: str = "ndcg@10",
+    method: str = "wsum",
+    folds: int = 5,
+    step: float = 0.1,
+    grid: Sequence[Sequence[float]] | None = None,
+    seed: int = 0,
+    norm: str | None = None,
+    k: float | None = None,
+    depth: int | None = None,
+    objective: Objective | None = None,
+) -> WeightSearch:
+    """Choose fusion weights per fold by grid search on the other folds (see the module docstring).
+
+    ``method`` is a weighted method of :data:`~finegrain.retrieve.fusion.METHODS`
+    (``wsum``/``convex`` or ``rrf``); ``norm`` / ``k`` / ``depth`` are passed to
+    :func:`~finegrain.retrieve.fusion.fuse`. ``objective(run, qids)`` scores a
+    fused run on a set of queries (default: ``metric``'s aggregate from
+    :func:`finegrain.evaluate` over ``qids``); the run it is given holds only
+    those queries.
+    """
+    from finegrain.interop import as_qrels, as_run
+    from finegrain.retrieve.fusion import METHODS, fuse
+
+    entry = METHODS.get(method)
+    if entry is None or "weights" not in entry.params:
+        weighted = [m.name for m in METHODS.values() if "weights" in m.params]
+        raise FinegrainError(f"fusion method {method!r} takes no weights to search", f"use one of {', '.join(weighted)}")
+    run_list = [as_run(r, what=f"run {i}") for i, r in enumerate(runs)]
+    if len(run_list) < 2:
+        raise FinegrainError(f"{len(run_list)} run(s) to fuse; a weight search needs at least 2", "pass two runs or more")
+    qrels_t = as_qrels(qrels)
+    qids = list(qrels_t)
+    if isinstance(folds, bool) or not isinstance(folds, int) or not 2 <= folds <= len(qids):
+        raise FinegrainError(f"folds={folds!r} for {len(qids)} queries", f"use a whole number from 2 to {len(qids)}")
+    vectors = _grid(len(run_list), step) if grid is None else _check_grid(grid, len(run_list))
+    score = objective or _metric_objective(qrels_t, metric)
+    params = {key: v for key, v in (("norm", norm), ("k", k)) if v is not None}
+
+    fused = [fuse(run_list, method, weights=list(w), depth=depth, **params) for w in vectors]
+    parts = _deal(qids, folds, seed)
+    chosen: list[Fold] = []
+    held_out_parts: list[Run] = []
+    for f, test in enumerate(parts):
+        test_set = frozenset(test)
+        train = frozenset(q for q in qids if q not in test_set)
+        best_i, best_v = 0, None
+        for i, run in enumerate(fused):
+            v = score(_select(run, train), train)
+            if v is not None and (best_v is None or v > best_v):
+                best_i, best_v = i, v
+        part = _select(fused[best_i], test_set)
+        chosen.append(Fold(f, tuple(test), tuple(float(x) for x in vectors[best_i]), best_v, score(part, test_set)))
+        held_out_parts.append(part)
+    assembled = _concat(held_out_parts, f"cv-{method}({','.join(r.name for r in run_list)})")
+    return WeightSearch(method, metric, tuple(r.name for r in run_list), tuple(chosen),
+                        score(assembled, frozenset(qids)), assembled)
+
+
+# --------------------------------------------------------------------------- internals
+
+
+def _metric_objective(qrels: Qrels, metric: str) -> Objective:
+    from finegrain.evaluate.evaluate import evaluate
+    from finegrain.metrics.spec import parse_metric
+
+    key = parse_metric(metric).key  # a bad metric fails before any fusion
+
+    def objective(run: Run, qids: frozenset[str]) -> float | None:
+        universe = [q for q in qrels if q in qids]
+        return evaluate(qrels, run, key, queries=universe)[key].value
+
+    return objective
+
+
+def _grid(n: int, step: float) -> list[tuple[float, ...]]:
+    if isinstance(step, bool) or not isinstance(step, int | float) or not 0 < step <= 1:
+        raise FinegrainError(f"step={step!r} is not a number in (0, 1]", "use e.g. step=0.1")
+    units = round(1 / step)
+    if abs(units * step - 1) > 1e-9:
+        raise FinegrainError(f"step={step!r} does not divide 1", "use 0.5, 0.25, 0.2, 0.1, 0.05 ...")
+    if units + n > 40 and n > 3:
+        raise FinegrainError(f"a grid of step {step} over {n} runs is too large", "use a coarser step or pass grid=")
+    out = []
+    for cut in itertools.combinations(range(units + n - 1), n - 1):  # stars and bars, in lexicographic order
+        bounds = (-1, *cut, units + n - 1)
+        out.append(tuple(round((bounds[i + 1] - bounds[i] - 1) * step, 12) for i in range(n)))
+    return out
+
+
+def _check_grid(grid: Sequence[Sequence[float]], n: int) -> list[tuple[float, ...]]:
+    out = [tuple(float(x) for x in w) for w in grid]
+    if not out:
+        raise FinegrainError("the grid of weights is empty", "pass at least one weight vector")
+    for w in out:
+        if len(w) != n or any(x < 0 for x in w) or not any(x > 0 for x in w):
+            raise FinegrainError(f"grid vector {w!r} is not {n} weights >= 0 with one > 0", f"e.g. {(1.0,) * n}")
+    return out
+
+
+def _deal(qids: list[str], folds: int, seed: int) -> list[list[str]]:
+    order = sorted(qids)
+    random.Random(seed).shuffle(order)
+    return [[q for q in order[i::folds]] for i in range(folds)]
+
+
+def _select(run: Run, qids: frozenset[str]) -> Run:
+    """The queries of ``run`` that are in ``qids`` (in run order)."""
+    keep = [i for i, q in enumerate(run.qids) if q in qids]
+    offsets = run.offsets
+    idx = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in keep]) if keep else np.zeros(0, np.int64)
+    counts = offsets[1:][keep] - offsets[:-1][keep] if keep else np.zeros(0, np.int64)
+    new_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return Run([run.qids[i] for i in keep], new_offsets, run.doc_codes[idx], run.vocab, run.values[idx],
+               name=run.name, check=False)
+
+
+def _concat(parts: list[Run], name: str) -> Run:
+    data: dict[str, dict[str, float]] = {}
+    for part in parts:
+        data.update(part.to_dict())
+    return Run.from_dict(data, name=name)
+
+
+def _fmt(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.4f}"
