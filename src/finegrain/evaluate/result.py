@@ -177,9 +177,64 @@ class Evaluation(Mapping[str, MetricResult]):
         """``{key: aggregate}``; None where undefined."""
         return {k: r.value for k, r in self.results.items()}
 
-    def per_query(self) -> dict[str, dict[str, float | None]]:
-        """``{key: {qid: value}}`` for the scored queries of each metric."""
+    # -- the ranx / ir_measures-style views (finegrain.interop users guess these names) --
+
+    def to_dict(self) -> dict[str, float | None]:
+        """``{metric: aggregate}`` (as ranx's ``evaluate`` returns); the same as :meth:`aggregate`."""
+        return self.aggregate()
+
+    def mean(self, metric: str) -> float | None:
+        """The aggregate of ``metric`` (any spelling: ``nDCG@10``); None when undefined.
+
+        For most metrics the mean of the per-query values; a median-rank metric
+        gives its median and a ``pair_*``/``reject_*`` metric its ratio of sums
+        (the rule is :meth:`aggregation`).
+        """
+        return self._result(metric).value
+
+    @overload
+    def per_query(self, metric: None = None) -> dict[str, dict[str, float | None]]: ...
+
+    @overload
+    def per_query(self, metric: str) -> dict[str, float | None]: ...
+
+    def per_query(
+        self, metric: str | None = None
+    ) -> dict[str, dict[str, float | None]] | dict[str, float | None]:
+        """``{qid: value}`` of ``metric``; without one, ``{key: {qid: value}}`` of every metric.
+
+        Only scored queries appear (a query without relevant item is left out of
+        ranking metrics); an undefined value is None.
+        """
+        if metric is not None:
+            return dict(self._result(metric).per_query)
         return {k: dict(r.per_query) for k, r in self.results.items()}
+
+    def to_dataframe(self) -> Any:
+        """A pandas DataFrame with one row per query: ``q_id``, ``type`` (when query types are known)
+        and a column per metric (NaN where the metric does not score the query or is undefined)."""
+        from finegrain.interop.columns import require
+
+        pd = require("pandas", "interop")
+        qids: dict[str, None] = {}
+        for r in self.results.values():
+            qids.update(dict.fromkeys(r.universe))
+        columns: dict[str, Any] = {"q_id": list(qids)}
+        if self.query_types is not None:
+            columns["type"] = [self.query_types.get(q) for q in qids]
+        for key, r in self.results.items():
+            values = r.per_query
+            columns[key] = [_nan(values.get(q)) for q in qids]
+        return pd.DataFrame(columns)
+
+    def _result(self, metric: str) -> MetricResult:
+        try:
+            return self[metric]
+        except KeyError:
+            raise FinegrainError(
+                f"this evaluation has no metric {metric!r}; it has {', '.join(self.results) or 'none'}",
+                "evaluate with that metric, e.g. evaluate(qrels, run, [..., '" + str(metric) + "'])",
+            ) from None
 
     def denominators(self) -> dict[str, Denominators]:
         return {k: r.denominators for k, r in self.results.items()}
@@ -244,6 +299,10 @@ def _group_masks(universe: tuple[str, ...], types: Mapping[str, str | None]) -> 
     codes: dict[str, int] = {}
     gid = np.fromiter((codes.setdefault(n, len(codes)) for n in names), dtype=np.int64, count=len(names))
     return {name: gid == code for name, code in codes.items()}
+
+
+def _nan(v: float | None) -> float:
+    return math.nan if v is None else v
 
 
 def _finite(v: float | None) -> float | None:
