@@ -29,7 +29,7 @@ from finegrain.album.engine import SearchContext, search
 from finegrain.album.photobench import import_photobench
 from finegrain.errors import FinegrainError
 from finegrain.evaluate import evaluate
-from finegrain.io.photobench import read_album
+from finegrain.io.photobench import photobench_lang, read_album
 from finegrain.types import Run
 
 CUTOFFS = (1, 5, 10, 20)
@@ -54,9 +54,7 @@ def evaluate_album(
 
     ``catalog``: an SQLite file to reuse (imported when it has no photo) instead of a temporary one.
     """
-    if lang not in ("en", "cn", "zh"):
-        raise FinegrainError(f"unknown PhotoBench language {lang!r}", "use en or cn")
-    lang = "cn" if lang == "zh" else lang
+    lang = photobench_lang(lang)
     album = read_album(album_dir)
     queries_map, qrels = album.queries_and_qrels(lang)
     queries = list(queries_map.values())

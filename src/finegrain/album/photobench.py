@@ -22,8 +22,7 @@ from typing import Any
 from finegrain.album.catalog.store import CatalogStore
 from finegrain.album.indexer import Profiler, recompute_events
 from finegrain.album.records import FaceOccurrence, Person, Photo
-from finegrain.errors import FinegrainError
-from finegrain.io.photobench import OWNER_FACE_ID, read_album
+from finegrain.io.photobench import OWNER_FACE_ID, photobench_lang, read_album
 
 
 @dataclass(frozen=True)
@@ -58,9 +57,7 @@ def import_photobench(
     show_progress: bool = False,
 ) -> ImportReport:
     """Fill ``store`` from the PhotoBench album at ``album_dir`` (see the module docstring)."""
-    if lang not in ("en", "cn", "zh"):
-        raise FinegrainError(f"unknown PhotoBench language {lang!r}", "use --lang en or --lang cn")
-    lang = "cn" if lang == "zh" else lang
+    lang = photobench_lang(lang)
     album = read_album(album_dir)
     prof = profiler if profiler is not None else Profiler.load(faces=False)
     people = [

@@ -19,6 +19,7 @@ from finegrain.album.plan.records import SOURCE_TYPES, Plan
 from finegrain.album.plan.rules import plan_query
 from finegrain.album.plan.vocabulary import AlbumVocabulary
 from finegrain.errors import FinegrainError
+from finegrain.io.photobench import photobench_lang
 
 Planner = Callable[[str, AlbumVocabulary, str], Plan]
 
@@ -77,9 +78,7 @@ def _rules(text: str, vocab: AlbumVocabulary, lang: str) -> Plan:
 
 def evaluate_routing(album: Any, lang: str, *, planner: Planner | None = None) -> RoutingReport:
     """Plan every query of ``album`` (a PhotoBench :class:`Album`) in ``lang`` ('en', 'zh'/'cn')."""
-    key = {"en": "en", "cn": "cn", "zh": "cn"}.get(lang)
-    if key is None:
-        raise FinegrainError(f"unknown language {lang!r}", "use 'en' or 'cn' (also written 'zh')")
+    key = photobench_lang(lang)
     if not album.queries:
         raise FinegrainError(f"album {album.name!r} has no queries", "routing needs queries with a Source label")
     plan_lang = "en" if key == "en" else "zh"

@@ -40,6 +40,7 @@ from typing import Any
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.registry import Registry
 from finegrain.settings import DATA_ENV, Settings
+from finegrain.text.lang import detect_lang, parse_lang
 from finegrain.types import Corpus, Qrels, Queries
 
 EMBEDDED_ROOT = Path(__file__).resolve().parent / "embedded"
@@ -294,9 +295,9 @@ def load_dataset(
     reg = registry()
     if not isinstance(name_or_path, Path) and text in reg:
         spec = reg.get(text)
-        if lang is not None and _norm_lang(lang) != spec.lang:
+        if lang is not None and parse_lang(lang) != spec.lang:
             raise FinegrainError(
-                f"dataset {spec.name!r} is in {spec.lang!r}, not {lang!r}", _lang_hint(spec.name, _norm_lang(lang))
+                f"dataset {spec.name!r} is in {spec.lang!r}, not {lang!r}", _lang_hint(spec.name, parse_lang(lang))
             )
         return spec.load(settings)
     path = Path(text).expanduser()
@@ -337,7 +338,7 @@ def load_folder(
         return _load_capretrieval(name, path, lang, None, source)
     if fmt == "beir":
         return _load_beir(name, path, lang, split)
-    return _load_photobench(name, path, _norm_lang(lang) if lang else "en")
+    return _load_photobench(name, path, parse_lang(lang) if lang else "en")
 
 
 def detect_format(folder: Path) -> str | None:
@@ -392,7 +393,7 @@ def _load_capretrieval(
         info["types_file"] = assignment.path
         info["types_unmatched"] = tuple(f"{t}: {e}" for t, e in assignment.unmatched)
     info["typed_queries"] = sum(1 for q in queries.values() if q.type is not None)
-    lang = _norm_lang(lang) if lang else _lang_of(folder, queries)
+    lang = parse_lang(lang) if lang else _lang_of(folder, queries)
     return _dataset(name, "capretrieval", folder, corpus, queries, qrels, lang, info)
 
 
@@ -409,7 +410,7 @@ def _load_beir(
     info: dict[str, Any] = {"source": str(folder), "license": "unknown", "citation": "", "fully_judged": False}
     info.update(meta or {})
     info["qrels_file"] = str(qrels_path(folder, split))
-    lang = _norm_lang(lang) if lang else _lang_of(folder, queries)
+    lang = parse_lang(lang) if lang else _lang_of(folder, queries)
     return _dataset(name, "beir", folder, corpus, queries, qrels, lang, info)
 
 
@@ -459,13 +460,6 @@ def _provenance_file(folder: Path) -> Path | None:
     return None
 
 
-def _norm_lang(lang: str) -> str:
-    value = {"zh": "zh", "cn": "zh", "zh-cn": "zh", "chinese": "zh", "en": "en", "english": "en"}.get(lang.lower())
-    if value is None:
-        raise FinegrainError(f"unknown language {lang!r}", "use 'en' or 'zh'")
-    return value
-
-
 def _lang_hint(name: str, lang: str) -> str:
     """Point to the registered twin of ``name`` in ``lang`` (capretrieval/zh -> capretrieval/en)."""
     base = _base_name(name)
@@ -482,8 +476,5 @@ def _base_name(name: str) -> str:
 
 def _lang_of(folder: Path, queries: Queries) -> str:
     if folder.name.lower() in ("zh", "cn", "en"):
-        return _norm_lang(folder.name)
-    text = "".join(q.text for q in list(queries.values())[:200])
-    letters = [c for c in text if not c.isspace()]
-    cjk = sum(1 for c in letters if "\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff")
-    return "zh" if letters and cjk / len(letters) > 0.3 else "en"
+        return parse_lang(folder.name)
+    return detect_lang("".join(q.text for q in list(queries.values())[:200]), min_share=0.3)

@@ -26,7 +26,7 @@ without one are skipped and counted, as ranking metrics skip them):
     positive).
 
 Terms and parts
-    Query terms are the tokens of :func:`finegrain.retrieve.tokenize.get_tokenizer`
+    Query terms are the tokens of :func:`finegrain.text.get_tokenizer`
     for ``lang``, without stop words and punctuation: for ``zh`` jieba precise
     mode (and, for sharing, also jieba's search-mode sub-words, so 火车票 shares
     火车 with a passage about 火车站); for ``en`` lower-cased ``\\w+`` words,
@@ -52,12 +52,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Literal
 
 from finegrain.errors import FinegrainError
+from finegrain.text import WORD, EnglishTokenizer, get_tokenizer, normalize
+from finegrain.text.stopwords import ZH_STOPWORDS
 from finegrain.types import Corpus, Qrels, Queries, Run
 
 SCHEMA = "finegrain.errors/1"
@@ -73,10 +75,6 @@ TAGS: Mapping[str, tuple[Kind, str]] = MappingProxyType({
     "no_overlap": ("fp", "a retrieved irrelevant passage shares no query term"),
 })
 
-ZH_STOPWORDS = frozenset(
-    "的 地 得 了 着 过 在 是 有 被 把 和 与 及 以及 跟 同 或 或者 还有 并且 而且 一 一个 一只 一些 一张 一种 个 只 张 "
-    "上 里 中 这 那 这个 那个 这些 那些 我 你 他 她 它 我们 你们 他们 们 吗 呢 吧 啊 关于 对于 有关 正在 进行".split()
-)
 ZH_CONJUNCTIONS = frozenset("和 与 及 以及 跟 同 或 或者 还有 并且".split())
 EN_CONJUNCTIONS = frozenset("and with or plus".split())
 _SEPARATORS = re.compile(r"[、，,;；/&+]")
@@ -254,17 +252,11 @@ class _Matcher:
     """Query and passage views for one language (tokenizers built once)."""
 
     def __init__(self, lang: str) -> None:
-        from finegrain.retrieve.tokenize import (
-            EnglishTokenizer,
-            get_tokenizer,
-            normalize,
-        )
-
         self.lang = lang
         self._normalize = normalize
         tok = get_tokenizer(lang)
         if isinstance(tok, EnglishTokenizer):
-            tok = replace(tok, stopwords="en")
+            tok = tok.with_stopwords("en")
         self.tok = tok
         self._doc_cache: dict[str, Any] = {}
 
@@ -303,7 +295,7 @@ class _Matcher:
     def _en_words(self, text: str) -> list[tuple[str, str]]:
         """``(word, stem)`` for the content words of ``text`` (stop words dropped)."""
         out = []
-        for w in re.findall(r"\w+", text):
+        for w in WORD.findall(text):
             stems = self.tok.queries([w])[0]
             if stems:
                 out.append((w, stems[0]))

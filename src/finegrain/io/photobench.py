@@ -34,16 +34,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import PathLike, line_of, read_json
+from finegrain.text.lang import Lang, parse_lang
 from finegrain.types import Corpus, Document, Qrels, Queries, Query
 
 SOURCES = ("V", "M", "F", "VM", "VF", "MF", "VMF")
 DIMENSIONS = ("Location", "Time", "Person", "Object", "Concept", "Genre")
 DIMENSION_VALUES = (None, "fact", "cognitive")
-LANGS = ("en", "cn")
+LANGS = ("en", "cn")  # PhotoBench's spellings; photobench_lang() maps finegrain's languages to them
 OWNER_FACE_ID = "1"
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -77,7 +78,7 @@ class Person:
         return self.id == OWNER_FACE_ID
 
     def names(self, lang: str) -> tuple[str, ...]:
-        return self.names_en if _lang(lang) == "en" else self.names_cn
+        return self.names_en if photobench_lang(lang) == "en" else self.names_cn
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +93,7 @@ class PhotoQuery:
     ground_truth: tuple[str, ...] | None = None
 
     def text(self, lang: str) -> str:
-        return self.text_en if _lang(lang) == "en" else self.text_cn
+        return self.text_en if photobench_lang(lang) == "en" else self.text_cn
 
     @property
     def has_ground_truth(self) -> bool:
@@ -122,7 +123,7 @@ class Album:
         """The photos as documents: empty text (no captions are public) and a meta of
         ``latitude``, ``longitude``, ``time`` (ISO string or None), ``faces`` (ids) and
         ``people`` (first nickname of each face in ``lang``)."""
-        lang = _lang(lang)
+        lang = photobench_lang(lang)
         docs = []
         for p in self.photos.values():
             meta = {
@@ -142,7 +143,7 @@ class Album:
         ``judged_only`` (the default) queries whose ground truth is not public
         are left out; otherwise they are in the Queries but not in the Qrels.
         """
-        lang = _lang(lang)
+        lang = photobench_lang(lang)
         chosen = self.judged_queries if judged_only else self.queries
         queries = Queries(
             Query(
@@ -363,11 +364,15 @@ def _parse_query(path: Path, text: str, i: int, obj: Any, photos: Mapping[str, P
     }
 
 
-def _lang(lang: str) -> str:
-    value = {"en": "en", "cn": "cn", "zh": "cn"}.get(lang)
-    if value is None:
-        raise FinegrainError(f"unknown PhotoBench language {lang!r}", "use 'en' or 'zh' (also written 'cn')")
-    return value
+def photobench_lang(lang: str) -> Literal["en", "cn"]:
+    """PhotoBench's spelling of a language (``"en"`` or ``"cn"``, its field suffixes) for ``lang``
+    (anything :func:`finegrain.text.parse_lang` reads: ``zh``, ``en``, ``cn``...). The one place ``cn`` is made."""
+    try:
+        code = parse_lang(lang)
+    except FinegrainError:
+        raise FinegrainError(f"unknown PhotoBench language {lang!r}", "use 'en' or 'zh' (also written 'cn')") from None
+    return "cn" if code is Lang.ZH else "en"
+
 
 
 def _face_key(fid: str) -> tuple[int, int, str, str]:

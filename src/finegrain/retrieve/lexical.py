@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.retrieve.bm25 import BM25, TIES, BM25Params, Ties, Variant, _finite
+from finegrain.retrieve.bm25 import BM25, TIES, BM25Params, Ties, Variant
+from finegrain.retrieve.bm25.scoring import finite as _finite
 from finegrain.retrieve.tokenize import PRESETS, get_tokenizer
 from finegrain.types import Corpus, Queries, Run
 
@@ -109,10 +110,6 @@ def lucene_retriever(**options: Any) -> BM25Retriever:
 
 
 def _make(name: str, defaults: dict[str, Any], options: dict[str, Any]) -> BM25Retriever:
-    allowed = [f for f in BM25Retriever.__dataclass_fields__ if f != "name"]
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise FinegrainError(
-            f"retriever {name!r} has no option {unknown[0]!r}", f"its options are: {', '.join(allowed)}"
-        )
-    return BM25Retriever(name=name, **{**defaults, **options})
+    from finegrain.retrieve.registry import RETRIEVERS
+
+    return BM25Retriever(name=name, **{**defaults, **RETRIEVERS.check(name, options)})

@@ -7,8 +7,9 @@ to the rules. ``AlbumVocabulary`` is the album knowledge both use.
 
 from finegrain.album.plan.llm import LLMConfig, plan_query_llm
 from finegrain.album.plan.records import SOURCE_TYPES, PersonMatch, PlaceKey, PlaceMatch, Plan, TimeRange
-from finegrain.album.plan.rules import detect_lang, plan_query
+from finegrain.album.plan.rules import plan_query
 from finegrain.album.plan.vocabulary import AlbumVocabulary
+from finegrain.text.lang import detect_lang
 
 __all__ = [
     "SOURCE_TYPES",

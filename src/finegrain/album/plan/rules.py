@@ -47,9 +47,11 @@ from finegrain.album.plan.records import (
 )
 from finegrain.album.plan.time_rules import MODIFIER_RULE, NAME_RULE, find_times
 from finegrain.album.plan.vocabulary import AlbumVocabulary
-from finegrain.errors import FinegrainError
+from finegrain.errors import FinegrainError, MissingDependencyError
+from finegrain.text.lang import CJK, Lang, detect_lang, parse_lang
+from finegrain.text.segment import pos_words
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CJK = CJK  # the one definition of a Chinese character (finegrain.text.lang)
 
 ROLES_EN = (
     "boyfriend", "girlfriend", "best friends", "best friend", "bestie", "besties", "friends", "friend", "classmates",
@@ -125,18 +127,14 @@ class _Text:
         return "".join(c if not t else " " for c, t in zip(self.text, self.taken))
 
 
-def detect_lang(text: str) -> str:
-    """'zh' when the text has a Chinese character, else 'en'."""
-    return "zh" if _CJK.search(text) else "en"
-
-
-def _lang(lang: str | None, text: str) -> str:
+def _lang(lang: str | None, text: str) -> Lang:
+    """``lang`` parsed, or detected from ``text`` when None (any Chinese character makes it ``zh``)."""
     if lang is None:
         return detect_lang(text)
-    value = {"en": "en", "zh": "zh", "cn": "zh"}.get(lang)
-    if value is None:
-        raise FinegrainError(f"unknown query language {lang!r}", "use 'en', 'zh' (or 'cn'), or leave it out to detect")
-    return value
+    try:
+        return parse_lang(lang)
+    except FinegrainError:
+        raise FinegrainError(f"unknown query language {lang!r}", "use 'en', 'zh', or leave it out to detect") from None
 
 
 _FROM_TO_EN = re.compile(r"\b(from)\s+[A-Z][\w' ]*?\s+(to)\s+[A-Z]")
@@ -339,18 +337,12 @@ def _poi_spans(t: _Text, lang: str, skip: set[str]) -> list[tuple[int, int]]:
 
 def _jieba_places(text: str) -> list[tuple[int, int]]:
     """Spans jieba tags as place names (``ns``); empty when jieba is not installed."""
-    import logging  # noqa: PLC0415
-    import warnings  # noqa: PLC0415
-
     try:
-        with warnings.catch_warnings():  # jieba imports the deprecated pkg_resources
-            warnings.simplefilter("ignore")
-            import jieba.posseg as pseg  # noqa: PLC0415  (lazy: loading the dictionary takes a second)
-    except ImportError:
+        words = pos_words(text)
+    except MissingDependencyError:
         return []
-    logging.getLogger("jieba").setLevel(logging.WARNING)
     spans, pos = [], 0
-    for word, flag in pseg.cut(text):
+    for word, flag in words:
         if flag == "ns" and len(word) >= 2:
             spans.append((pos, pos + len(word)))
         pos += len(word)

@@ -28,6 +28,7 @@ from typing import Any
 
 from finegrain.album.plan.records import PlaceKey
 from finegrain.errors import FinegrainError
+from finegrain.io.photobench import photobench_lang
 
 OWNER_ID = "1"
 OWNER_WORDS = {"en": ("me", "myself"), "zh": ("我", "自己")}
@@ -251,8 +252,7 @@ class AlbumVocabulary:
         query in either language is understood), places of its photos, its latest date.
 
         ``use_profile=False`` uses only the built-in gazetteer (no geocoder data needed)."""
-        if lang not in ("en", "cn", "zh"):
-            raise FinegrainError(f"unknown language {lang!r}", "use 'en' or 'zh' (also written 'cn')")
+        photobench_lang(lang)  # validates
         people = {pid: (*p.names_en, *p.names_cn) for pid, p in album.people.items()}
         times = [p.time for p in album.photos.values() if p.time is not None]
         if not times:

@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from finegrain.text.lang import Lang, parse_lang
+
 PLACE_LEVELS = ("country", "province", "city", "district", "locality")
 """Administrative levels from broad to narrow. ``locality`` is the nearest
 GeoNames town (English only), finer than a district but approximate."""
@@ -102,14 +104,15 @@ class Place:
     def label(self, lang: str = "en") -> str:
         """A display label: ``"浙江省绍兴市柯桥区"`` (zh; China left out, spaces when a
         level has no Chinese name: ``"日本 Tokyo"``) or ``"Keqiao District, Shaoxing, Zhejiang, China"`` (en)."""
+        zh = parse_lang(lang) is Lang.ZH
         names: list[str] = []
         for lv in (self.country, self.province, self.city, self.district):
             if lv is None:
                 continue
-            text = (lv.zh or lv.en) if lang in ("zh", "cn") else lv.en
+            text = (lv.zh or lv.en) if zh else lv.en
             if text and text not in names:
                 names.append(text)
-        if lang in ("zh", "cn"):
+        if zh:
             parts = names
             if len(names) > 1 and names[0].startswith("中国") and names[1].startswith(names[0][2:]):
                 parts = names[1:]  # 中国 / 中国香港 + 香港特别行政区...: the country is implied

@@ -21,7 +21,7 @@ from finegrain.diagnose.perturb.text import (
     invert_pairs,
     longest_matches,
 )
-from finegrain.diagnose.perturb.text import split_words as _split
+from finegrain.diagnose.perturb.text import word_list as _split
 
 # Closed-class words WordNet also lists as adjectives ("on" -> "off", "first" -> "second"):
 # prepositions, particles and ordinals are not the salient attributes the paper reverses.

@@ -32,7 +32,7 @@ import numpy as np
 
 from finegrain.diagnose.perturb.antonyms import adjective_dominant
 from finegrain.diagnose.perturb.text import Span, en_phrases
-from finegrain.diagnose.perturb.text import split_words as _split
+from finegrain.diagnose.perturb.text import word_list as _split
 
 DEFAULT_THRESHOLD = 150.0
 MAX_DISTANCE = 255.0 * math.sqrt(3.0)

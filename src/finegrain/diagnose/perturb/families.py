@@ -39,7 +39,7 @@ from finegrain.diagnose.perturb.text import (
     replace_en,
     rng_for,
 )
-from finegrain.diagnose.perturb.text import split_words as _split
+from finegrain.diagnose.perturb.text import word_list as _split
 from finegrain.errors import FinegrainError, UnknownNameError
 
 FAMILIES: tuple[str, ...] = ("antonym", "color-all", "color-in", "size", "negation", "typo")

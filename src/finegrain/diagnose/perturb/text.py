@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_EN_WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*")
-_CJK = re.compile(r"[\u3400-\u9fff]")
+from finegrain.text.words import EN_LETTER_WORD
+
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Span:
 
 def en_words(text: str) -> list[Span]:
     """The letter words of an English text, with their offsets."""
-    return [Span(m.start(), m.end(), m.group()) for m in _EN_WORD.finditer(text)]
+    return [Span(m.start(), m.end(), m.group()) for m in EN_LETTER_WORD.finditer(text)]
 
 
 def en_phrases(text: str, max_words: int = 3) -> list[list[Span]]:
@@ -98,13 +98,9 @@ def match_case(word: str, new: str) -> str:
     return new
 
 
-def split_words(text: str) -> list[str]:
-    """The whitespace-separated words of ``text`` (word lists written as one string)."""
+def word_list(text: str) -> list[str]:
+    """The entries of a lexicon written as one whitespace-separated string."""
     return text.split()
-
-
-def has_cjk(text: str) -> bool:
-    return bool(_CJK.search(text))
 
 
 def rng_for(seed: int, family: str, qid: str) -> np.random.Generator:

@@ -56,7 +56,6 @@ ZH_QWORDS = frozenset(["什么", "怎么", "怎么办", "怎样", "如何", "哪
 ZH_NAME_POS = frozenset(["nr", "ns", "nt", "nz", "nrt", "nrfg", "eng"])
 ZH_NUM = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+(?=[个只张位名条头辆件本台把双对匹颗棵朵座栋间层岁年月日号分秒天周元块米斤克次场片枚根支])")
 DIGITS = re.compile(r"\d+(?:\.\d+)?")
-EN_WORD = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
 LATIN = re.compile(r"[a-z]+")
 COORD = re.compile(r"[、，,;；/&+]|\b(?:and|or)\b|和|与|及|以及|或", re.IGNORECASE)
 PASSIVE = re.compile(r"被|\b\w+(?:ed|en)\s+by\b", re.IGNORECASE)

@@ -18,7 +18,6 @@ from typing import Any
 from finegrain.diagnose.errors import (
     _SEPARATORS,
     ZH_CONJUNCTIONS,
-    ZH_STOPWORDS,
     _Matcher,
 )
 from finegrain.diagnose.taxonomy.lexicon import (
@@ -29,7 +28,6 @@ from finegrain.diagnose.taxonomy.lexicon import (
     EN_NOUN_LY,
     EN_NUMBERS,
     EN_VERBS,
-    EN_WORD,
     LATIN,
     SENT_END,
     ZH_MODIFIERS,
@@ -40,6 +38,7 @@ from finegrain.diagnose.taxonomy.lexicon import (
     num_value,
     verb_base,
 )
+from finegrain.text import EN_WORD, ZH_STOPWORDS, pos_words
 
 
 @dataclass(frozen=True)
@@ -127,16 +126,11 @@ class Analyzer:
         return v
 
     def _zh_view(self, text: str) -> View:
-        from finegrain.retrieve.tokenize import _jieba
-
-        _jieba()
-        from jieba import posseg
-
         norm = "".join(self.m._normalize(text).split())
         terms: list[Term] = []
         groups: list[list[Term]] = [[]]
         pos = 0
-        for w, flag in posseg.lcut(norm):
+        for w, flag in pos_words(norm):
             at, pos = pos, pos + len(w)
             if w in ZH_CONJUNCTIONS or _SEPARATORS.fullmatch(w) or SENT_END.fullmatch(w):
                 groups.append([])

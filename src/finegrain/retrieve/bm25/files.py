@@ -1,7 +1,12 @@
 """A BM25 index on disk: plain arrays (``arrays.npz``) and JSON, no pickle.
 
-``bm25.json`` (parameters, sizes, format version) is written last, so its presence
-marks a complete index; reading checks every size against it.
+``bm25.json`` (parameters, tokenizer config, sizes, format version) is written
+last, so its presence marks a complete index; reading checks every size against it.
+
+Format versions: 2 records the tokenizer (``"tokenizer"``: the JSON of
+:meth:`finegrain.text.Tokenizer.config`, or null when the index was built from
+token lists); 1 (finegrain before the text layer) has no tokenizer and is read
+as version 2 with ``"tokenizer": null`` -- its arrays are the same.
 """
 
 from __future__ import annotations
@@ -15,18 +20,21 @@ import numpy as np
 import scipy.sparse as sp
 
 from finegrain.errors import FinegrainError
-from finegrain.retrieve.bm25 import BM25Index, frozen_array, read_only_csr
+from finegrain.retrieve.bm25.index import BM25Index, frozen_array, read_only_csr
 
 FORMAT = "finegrain-bm25"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READS_VERSIONS = (1, 2)
 _META = "bm25.json"
 _ARRAYS = "arrays.npz"
 _VOCAB = "vocab.json"
 _DOC_IDS = "doc_ids.json"
 
 
-def write_index(folder: str | PathLike[str], idx: BM25Index, config: dict[str, Any]) -> Path:
-    """Write ``idx`` (with the scorer's ``config``) into ``folder``; returns the folder."""
+def write_index(
+    folder: str | PathLike[str], idx: BM25Index, config: dict[str, Any], *, tokenizer: dict[str, Any] | None = None
+) -> Path:
+    """Write ``idx`` (with the scorer's ``config`` and the ``tokenizer``'s config) into ``folder``; returns the folder."""
     path = Path(folder)
     if path.exists() and not path.is_dir():
         raise FinegrainError(f"{str(path)!r} is a file, not a folder", "choose a folder path for the index")
@@ -46,7 +54,7 @@ def write_index(folder: str | PathLike[str], idx: BM25Index, config: dict[str, A
     _write_json(path / _VOCAB, terms)
     _write_json(path / _DOC_IDS, list(idx.doc_ids))
     meta = {
-        "format": FORMAT, "version": FORMAT_VERSION, **config,
+        "format": FORMAT, "version": FORMAT_VERSION, **config, "tokenizer": tokenizer,
         "n_docs": idx.n_docs, "n_terms": len(terms), "n_postings": int(m.nnz), "avgdl": idx.avgdl,
     }
     _write_json(path / _META, meta)  # written last: its presence marks a complete index
@@ -73,11 +81,13 @@ def read_index(folder: str | PathLike[str]) -> tuple[dict[str, Any], BM25Index]:
             f"{str(path)!r} is not a finegrain BM25 index ({_META} has format {meta.get('format') if isinstance(meta, dict) else None!r})",
             "point to a folder written by BM25.save()",
         )
-    if meta.get("version") != FORMAT_VERSION:
+    if meta.get("version") not in READS_VERSIONS:
         raise FinegrainError(
-            f"BM25 index {str(path)!r} has format version {meta.get('version')!r}; this finegrain reads {FORMAT_VERSION}",
+            f"BM25 index {str(path)!r} has format version {meta.get('version')!r}; this finegrain reads "
+            f"{', '.join(map(str, READS_VERSIONS))}",
             "rebuild the index with this version of finegrain",
         )
+    meta = _migrate(meta)
     try:
         with np.load(path / _ARRAYS, allow_pickle=False) as z:
             arrays = {name: z[name] for name in ("data", "indices", "indptr", "doc_lengths", "idf")}
@@ -100,6 +110,13 @@ def read_index(folder: str | PathLike[str]) -> tuple[dict[str, Any], BM25Index]:
         avgdl=float(meta["avgdl"]),
     )
     return meta, index
+
+
+def _migrate(meta: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 -> 2: the same arrays, no tokenizer recorded."""
+    if meta["version"] == 1:
+        meta = {**meta, "version": 2, "tokenizer": None, "migrated_from": 1}
+    return meta
 
 
 def _write_json(path: Path, data: object) -> None:

@@ -1,0 +1,119 @@
+"""The BM25 index: the term-by-document matrix of idf(t) * tfc, built from token lists.
+
+The index is the term-by-document matrix of idf(t) * tfc (Lù 2024, "BM25S:
+Orders of magnitude faster lexical search via eager sparse scoring"), stored
+as CSR rows per term, so a batch of queries is one sparse product
+``Q @ S`` (Q: queries by terms, one entry per query token, in query order).
+Scores therefore add up in the same order as rank_bm25's ``get_scores``.
+The scoring variant (:mod:`~finegrain.retrieve.bm25.scoring`) decides idf and tfc.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+import scipy.sparse as sp
+
+from finegrain.errors import DuplicateIdError, FinegrainError
+from finegrain.retrieve.bm25.scoring import BM25Params, idf as _idf, tfc as _tfc
+
+
+@dataclass(frozen=True, eq=False)
+class BM25Index:
+    """The arrays of one index; read-only."""
+
+    doc_ids: tuple[str, ...]
+    terms: dict[str, int]  # token -> row of ``matrix``; private, never mutated
+    matrix: sp.csr_array  # terms x documents, entries idf * tfc
+    doc_lengths: np.ndarray
+    idf: np.ndarray
+    avgdl: float
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_ids)
+
+
+def build_index(p: BM25Params, docs: Sequence[Sequence[str]], doc_ids: Sequence[str]) -> BM25Index:
+    if isinstance(docs, str) or isinstance(doc_ids, str):
+        raise FinegrainError("expected lists of token lists and of ids, got a string", "pass lists")
+    n = len(docs)
+    if n != len(doc_ids):
+        raise FinegrainError(f"got {n} token lists for {len(doc_ids)} document ids", "pass one token list per id")
+    if n == 0:
+        raise FinegrainError("cannot index an empty corpus", "pass at least one document")
+    seen: set[str] = set()
+    for d in doc_ids:
+        if not isinstance(d, str):
+            raise FinegrainError(f"document id {d!r} is a {type(d).__name__}, not a string", "use string ids")
+        if d in seen:
+            raise DuplicateIdError(f"document id {d!r} appears twice", "every document id must appear once")
+        seen.add(d)
+    for i, toks in enumerate(docs):
+        if isinstance(toks, str):
+            raise FinegrainError(
+                f"document {doc_ids[i]!r} is the string {toks[:40]!r}, not a token list",
+                "tokenize the texts first, e.g. tokenizer.documents(texts)",
+            )
+
+    lengths = np.fromiter(map(len, docs), dtype=np.int64, count=n)
+    total = int(lengths.sum())
+    try:
+        unique = dict.fromkeys(chain.from_iterable(docs))
+    except TypeError as e:
+        raise FinegrainError(f"a token is not hashable ({e})", "tokens must be strings") from None
+    bad = next((t for t in unique if not isinstance(t, str)), None)
+    if bad is not None:
+        raise FinegrainError(f"token {bad!r} is a {type(bad).__name__}, not a string", "tokens must be strings")
+    terms = dict(zip(unique, range(len(unique))))
+    del unique
+    n_terms = len(terms)
+
+    # One sortable key per token, term * N + document; sorted, equal keys are one (term, document)
+    # entry with tf = their count, in CSR order (by term, then document).
+    key = np.fromiter(map(terms.__getitem__, chain.from_iterable(docs)), dtype=np.int64, count=total)
+    key *= n
+    key += np.repeat(np.arange(n, dtype=np.int64), lengths)
+    key.sort()
+    first = np.ones(total, dtype=bool)
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    del first
+    tf = np.diff(starts, append=total).astype(np.float64)
+    key = key[starts]
+    del starts
+    row, col = np.divmod(key, n)
+    del key
+    df = np.bincount(row, minlength=n_terms)
+    index_dtype = np.int32 if max(len(col), n) < 2**31 - 1 else np.int64
+    indptr = np.zeros(n_terms + 1, dtype=index_dtype)
+    np.cumsum(df, out=indptr[1:])
+
+    avgdl = total / n
+    idf = _idf(p, df.astype(np.float64), n)
+    data = idf[row]
+    del row
+    data *= _tfc(p, tf, lengths[col].astype(np.float64), avgdl)
+    matrix = read_only_csr(sp.csr_array((data, col.astype(index_dtype), indptr), shape=(n_terms, n)))
+    return BM25Index(
+        doc_ids=tuple(doc_ids),
+        terms=terms,
+        matrix=matrix,
+        doc_lengths=frozen_array(lengths),
+        idf=frozen_array(idf),
+        avgdl=avgdl,
+    )
+
+
+def read_only_csr(m: sp.csr_array) -> sp.csr_array:
+    for a in (m.data, m.indices, m.indptr):
+        a.setflags(write=False)
+    return m
+
+
+def frozen_array(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a

@@ -1,0 +1,136 @@
+"""Searching a BM25 index: batched sparse products, threshold and top-k cuts, the two tie rules."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import chain
+
+import numpy as np
+import scipy.sparse as sp
+
+from finegrain.errors import FinegrainError
+from finegrain.ranking import string_ranks
+from finegrain.retrieve.bm25.index import BM25Index
+from finegrain.types import Run
+
+# A batch of queries is scored at once; keep its postings (and so its result) near this size.
+_BATCH_POSTINGS = 2_000_000
+_BATCH_QUERIES = 2048
+
+
+def _query_rows(idx: BM25Index, queries: list[Sequence[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CSR rows of the queries x terms matrix (one entry per known query token, in query order)
+    as ``(indptr, term columns, postings per query)``."""
+    terms = idx.terms
+    rows: list[list[int]] = []
+    for i, q in enumerate(queries):
+        if isinstance(q, str):
+            raise FinegrainError(
+                f"query {i} is the string {q[:40]!r}, not a token list",
+                "tokenize the queries first, e.g. tokenizer.queries(texts)",
+            )
+        rows.append([t for t in map(terms.get, q) if t is not None])
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, rows), dtype=np.int64, count=len(rows)), out=indptr[1:])
+    # The index's integer type, so that scipy does not widen (copy) the index's arrays per product.
+    cols = np.fromiter(chain.from_iterable(rows), dtype=idx.matrix.indices.dtype, count=int(indptr[-1]))
+    cum = np.zeros(len(cols) + 1, dtype=np.int64)
+    np.cumsum(np.diff(idx.matrix.indptr)[cols], out=cum[1:])
+    return indptr, cols, cum[indptr[1:]] - cum[indptr[:-1]]
+
+
+def search_index(
+    idx: BM25Index, queries: list[Sequence[str]], qids: list[str], k: int | None, threshold: float | None,
+    ties: str, name: str, show_progress: bool,
+) -> Run:
+    from tqdm.auto import tqdm
+
+    n_q = len(queries)
+    q_ptr, q_cols, postings = _query_rows(idx, queries)
+    dtype = idx.matrix.indices.dtype
+    # Higher wins among equal scores.
+    tie_key = string_ranks(idx.doc_ids) if ties == "doc-id" else -np.arange(idx.n_docs, dtype=np.int64)
+
+    docs_out: list[np.ndarray] = []
+    vals_out: list[np.ndarray] = []
+    counts = np.zeros(n_q, dtype=np.int64)
+    with tqdm(total=n_q, desc="BM25 search", unit="query", disable=not show_progress, leave=False) as bar:
+        for a, b in _batches(postings):
+            s, e = int(q_ptr[a]), int(q_ptr[b])
+            qm = sp.csr_array(
+                (np.ones(e - s), q_cols[s:e], (q_ptr[a : b + 1] - s).astype(dtype)), shape=(b - a, len(idx.terms))
+            )
+            prod = qm @ idx.matrix
+            ptr, cols, vals = prod.indptr, prod.indices, prod.data
+            if threshold is not None:
+                keep = vals >= threshold
+                if not keep.all():
+                    row_of = np.repeat(np.arange(b - a), np.diff(ptr))
+                    ptr = np.zeros(b - a + 1, dtype=np.int64)
+                    np.cumsum(np.bincount(row_of[keep], minlength=b - a), out=ptr[1:])
+                    cols, vals = cols[keep], vals[keep]
+            for r in range(b - a):
+                s, e = int(ptr[r]), int(ptr[r + 1])
+                d, v = cols[s:e], vals[s:e]
+                if k is not None and e - s > k:
+                    sel = _top_k(v, d, k, tie_key)
+                    d, v = d[sel], v[sel]
+                if ties == "index-order" and len(v) > 1:
+                    d, v = _separate_ties(d, v)
+                docs_out.append(d)
+                vals_out.append(v)
+                counts[a + r] = len(d)
+            bar.update(b - a)
+
+    offsets = np.zeros(n_q + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    doc_codes = np.concatenate(docs_out).astype(np.int64) if docs_out else np.empty(0, dtype=np.int64)
+    values = np.concatenate(vals_out) if vals_out else np.empty(0, dtype=np.float64)
+    return Run(qids, offsets, doc_codes, idx.doc_ids, values, name=name, check=False)
+
+
+def _batches(postings: np.ndarray) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    a, total = 0, 0
+    for i, p in enumerate(postings.tolist()):
+        if i > a and (total + p > _BATCH_POSTINGS or i - a >= _BATCH_QUERIES):
+            out.append((a, i))
+            a, total = i, 0
+        total += p
+    if a < len(postings):
+        out.append((a, len(postings)))
+    return out
+
+
+def _top_k(v: np.ndarray, d: np.ndarray, k: int, tie_key: np.ndarray) -> np.ndarray:
+    """Positions of the k best entries: higher score first, then higher ``tie_key[doc]``."""
+    kth = v[np.argpartition(-v, k - 1)[k - 1]]
+    above = np.flatnonzero(v > kth)
+    tied = np.flatnonzero(v == kth)
+    need = k - len(above)
+    if len(tied) > need:
+        tied = tied[np.argsort(-tie_key[d[tied]], kind="stable")[:need]]
+    return np.concatenate([above, tied])
+
+
+_SIGN = np.int64(np.iinfo(np.int64).min)
+_MAGNITUDE = np.int64(np.iinfo(np.int64).max)
+
+
+def _separate_ties(d: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sort by (score desc, index asc) and lift tied scores by the fewest ulps that make them strictly decrease.
+
+    Works on the integer image of the floats (monotone in the float order):
+    going from the last entry up, each key becomes max(own key, next key + 1).
+    """
+    order = np.lexsort((d, -v))
+    d, v = d[order], v[order]
+    if not (v[1:] == v[:-1]).any():
+        return d, v
+    bits = v.view(np.int64)
+    keys = np.where(bits < 0, -(bits & _MAGNITUDE), bits)
+    rev = keys[::-1]
+    steps = np.arange(len(rev), dtype=np.int64)
+    lifted = (np.maximum.accumulate(rev - steps) + steps)[::-1]
+    out_bits = np.where(lifted < 0, (-lifted) | _SIGN, lifted)
+    return d, out_bits.view(np.float64)
