@@ -10,7 +10,8 @@ from finegrain.cli.options import metric_keys, metrics_option
 
 
 def compare_command(
-    folders: list[Path] = typer.Argument(..., metavar="DIR", help="Results folders written by 'finegrain eval --out DIR'."),
+    folders: list[Path] = typer.Argument(..., metavar="DIR", help="Results folders written by 'finegrain eval --out DIR', or MTEB result JSON files "
+                                "(aggregates only: no intervals or significance tests without per-query values)."),
     baseline: str = typer.Option("0", "--baseline", "-b",
                                  help="Baseline: an index into DIRs (0 = the first), a system name, or a folder."),
     metrics: list[str] | None = metrics_option("Metrics to compare (default: every metric the folders share)."),

@@ -1,0 +1,201 @@
+"""SavedResults: one typed, validated results.json; the aggregation rule saved; in-memory compare; MTEB JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.evaluate.compare import compare, load_comparison
+from finegrain.evaluate.evaluate import evaluate
+from finegrain.evaluate.groups import UNTYPED, order_groups
+from finegrain.evaluate.mteb_json import finegrain_key, from_mteb_json, mteb_key, to_mteb_json, write_mteb_json
+from finegrain.evaluate.saved import SavedResults, infer_aggregation
+from finegrain.evaluate.systems import resolve_baseline, unique_labels
+from finegrain.io.results import read_results, write_results
+from finegrain.types import Qrels, Run
+
+QRELS = {"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}, "q3": {"d4": 1}, "q4": {"d5": 1}}
+RUN_A = {"q1": {"d1": 0.9, "d2": 0.8}, "q2": {"d3": 0.5, "d9": 0.7}, "q3": {"d4": 0.1}, "q4": {"d5": 0.2}}
+RUN_B = {"q1": {"d2": 0.9, "d1": 0.1}, "q2": {"d9": 0.5}, "q3": {"d4": 0.3}, "q4": {"x": 0.9, "d5": 0.1}}
+TYPES = {"q1": "visual", "q2": "meta", "q3": None, "q4": "meta"}
+METRICS = ["ndcg@10", "recall@10", "median_rank", "pair_f1@10"]
+
+
+def _ev(run: dict, name: str):  # type: ignore[no-untyped-def]
+    return evaluate(Qrels.from_dict(QRELS), Run.from_dict(run, name=name), METRICS, query_types=TYPES)
+
+
+def test_evaluation_converts_in_memory_with_the_aggregation_rule_of_each_metric() -> None:
+    ev = _ev(RUN_A, "a")
+    saved = ev.to_saved()
+    assert {k: m.aggregation for k, m in saved.metrics.items()} == {
+        "ndcg@10": "mean", "recall@10": "mean", "median_rank": "median", "pair_f1@10": "ratio"}
+    assert saved.aggregate == {k: r.value for k, r in ev.items()}
+    assert dict(saved.metrics["ndcg@10"].per_query or {}) == dict(ev["ndcg@10"].per_query)
+    assert saved.retriever_name == "a" and saved.migrations == ()
+    assert list(saved.by_type) == ["meta", "visual", UNTYPED]  # the one order: by name, untyped last
+    back = SavedResults.from_json(json.loads(json.dumps(saved.to_json())))
+    assert back.to_json() == saved.to_json()
+
+
+def test_saved_results_are_frozen() -> None:
+    saved = _ev(RUN_A, "a").to_saved(provenance={"dataset": {"name": "toy", "tags": ["x"]}})
+    with pytest.raises(TypeError):
+        saved.metrics["ndcg@10"] = None  # type: ignore[index]
+    with pytest.raises(TypeError):
+        saved.provenance["dataset"]["name"] = "other"  # type: ignore[index]
+    assert saved.provenance["dataset"]["tags"] == ("x",)
+    assert saved.to_json()["provenance"]["dataset"]["tags"] == ["x"]
+
+
+def test_compare_two_in_memory_evaluations() -> None:
+    ea, eb = _ev(RUN_A, "a"), _ev(RUN_B, "b")
+    cmp = compare([ea, eb], n_resamples=500)
+    assert cmp.names == ("a", "b") and cmp.baseline == "a"
+    assert cmp.metrics == ("ndcg@10", "recall@10")  # median and ratio metrics are skipped by their saved rule
+    assert "median" in cmp.skipped["median_rank"] and "ratio" in cmp.skipped["pair_f1@10"]
+    t = cmp.tests["ndcg@10"]["b"]
+    assert t.mean_diff == pytest.approx(eb.aggregate()["ndcg@10"] - ea.aggregate()["ndcg@10"])
+    assert [s.slice for s in t.by_type] == ["meta", "visual", UNTYPED]
+    # the same numbers from a folder, a dict and a SavedResults in one call
+    mixed = compare([ea.to_saved(), eb.to_saved().to_json()], n_resamples=500)
+    assert mixed.tests["ndcg@10"]["b"].mean_diff == t.mean_diff
+
+
+def test_compare_mixes_folders_and_evaluations(tmp_path: Path) -> None:
+    write_results(tmp_path / "a", _ev(RUN_A, "a").to_saved())
+    cmp = compare([tmp_path / "a", _ev(RUN_B, "b")], baseline=str(tmp_path / "a"), n_resamples=200)
+    assert cmp.baseline == "a" and cmp.systems[0].folder == str(tmp_path / "a")
+    write_results(tmp_path / "b", _ev(RUN_B, "b").to_saved())
+    by_folder = load_comparison([tmp_path / "a"], baseline=tmp_path / "b", n_resamples=200)  # a folder not listed joins
+    assert by_folder.baseline == "b" and by_folder.tests["ndcg@10"]["a"].mean_diff == pytest.approx(
+        -cmp.tests["ndcg@10"]["b"].mean_diff)
+
+
+def test_old_files_are_migrated_once_and_say_so(tmp_path: Path) -> None:
+    body = _ev(RUN_A, "a").to_saved().to_json()
+    del body["aggregation"]
+    # a median whose value equals the mean of its per-query values: guessing with isclose would call it a mean
+    body["per_query"]["median_rank"] = {"q1": 1.0, "q2": 2.0, "q3": 3.0}
+    body["aggregate"]["median_rank"] = 2.0
+    write_results(tmp_path / "old", body)
+    saved = SavedResults.load(tmp_path / "old")
+    assert saved.metrics["median_rank"].aggregation == "median"
+    assert saved.metrics["pair_f1@10"].aggregation == "ratio"
+    assert len(saved.migrations) == 1 and "inferred" in saved.migrations[0]
+    assert saved.to_json()["aggregation"]["median_rank"] == "median"
+    assert read_results(tmp_path / "old") == json.loads((tmp_path / "old" / "results.json").read_text())
+    other = _ev(RUN_B, "b").to_saved()
+    cmp = compare([saved, other], n_resamples=100)
+    assert "median_rank" in cmp.skipped
+    assert infer_aggregation("reject_f1") == "ratio" and infer_aggregation("nDCG@10") == "mean"
+
+
+@pytest.mark.parametrize(("change", "section"), [
+    ({"aggregation": {"ndcg@10": "average"}}, "aggregation"),
+    ({"aggregation": {"map@5": "mean"}}, "aggregation rule"),
+    ({"errors": {"counts": {}}}, "errors"),
+    ({"taxonomy": {"schema": "finegrain.taxonomy/1", "counts": [1]}}, "taxonomy"),
+    ({"aggregate": {"ndcg@10": "high"}}, "aggregate"),
+])
+def test_bad_sections_name_the_file_and_the_place(tmp_path: Path, change: dict, section: str) -> None:
+    body = _ev(RUN_A, "a").to_saved().to_json()
+    body.update(change)
+    path = write_results(tmp_path / "r", body)
+    with pytest.raises(DataFormatError, match=f"results.json.*{section}"):
+        SavedResults.load(path)
+    with pytest.raises(DataFormatError, match="results.json"):
+        read_results(tmp_path / "r")
+
+
+def test_one_group_order_and_labels_and_baseline() -> None:
+    assert order_groups(["untyped", "b", "a", "b"]) == ["a", "b", "untyped"]
+    assert unique_labels(["e5", "e5", "bm25"], ["x/dense_a", "y/dense_b", "z/bm"]) == \
+        ["e5 (dense_a)", "e5 (dense_b)", "bm25"]
+    assert unique_labels([None, None], ["x/run", "y/run"]) == ["run (x/run)", "run (y/run)"]
+    labels, paths = ["a", "b", "c"], ["d/1", "d/2", "d/3"]
+    assert resolve_baseline(None, labels, paths) == 0
+    assert resolve_baseline("2", labels, paths) == 2 and resolve_baseline(1, labels, paths) == 1
+    assert resolve_baseline("b", labels, paths) == 1 and resolve_baseline("d/3", labels, paths) == 2
+    with pytest.raises(FinegrainError, match="out of range for 3 results"):
+        resolve_baseline(3, labels, paths)
+    with pytest.raises(FinegrainError, match="unknown baseline 'z'"):
+        resolve_baseline("z", labels, paths)
+
+
+# --------------------------------------------------------------------------- MTEB result JSON
+
+
+def test_mteb_keys_round_trip() -> None:
+    assert mteb_key("ndcg@10") == "ndcg_at_10" and mteb_key("median_rank") == "median_rank"
+    assert finegrain_key("ndcg_at_10") == "ndcg@10" and finegrain_key("map_at_100") == "map@100"
+    assert finegrain_key("nauc_ndcg_at_10_max") is None
+
+
+def test_mteb_json_written_and_read_back(tmp_path: Path) -> None:
+    saved = _ev(RUN_A, "a").to_saved(provenance={"dataset": {"name": "toy/zh", "lang": "zh"},
+                                                 "retriever": {"name": "bm25"}, "retrieve_seconds": 0.5})
+    body = to_mteb_json(saved)
+    entry = body["scores"]["test"][0]
+    assert body["task_name"] == "toy/zh" and body["evaluation_time"] == 0.5 and "mteb_version" in body
+    assert "dataset_revision" in body
+    assert entry["hf_subset"] == "default" and entry["languages"] == ["cmn-Hans"]
+    assert entry["ndcg_at_10"] == saved.aggregate["ndcg@10"] == entry["main_score"]
+    path = write_mteb_json(saved, tmp_path / "m" / "mteb.json")
+    back = SavedResults.load(path)
+    assert back.origin == "mteb" and not back.has_per_query
+    assert back.aggregate["ndcg@10"] == pytest.approx(saved.aggregate["ndcg@10"])
+    assert back.aggregate["recall@10"] == pytest.approx(saved.aggregate["recall@10"])
+    assert back.dataset_name == "toy/zh" and back.retriever_name == "bm25"
+    assert "per_query" not in back.to_json()
+
+
+def test_compare_with_mteb_input_gives_aggregates_without_significance(tmp_path: Path) -> None:
+    prov = {"dataset": {"name": "toy/zh", "lang": "zh"}}
+    a = _ev(RUN_A, "a").to_saved(provenance={**prov, "retriever": {"name": "a"}})
+    b = _ev(RUN_B, "b").to_saved(provenance={**prov, "retriever": {"name": "b"}})
+    path = write_mteb_json(b, tmp_path / "b" / "mteb.json")
+    cmp = compare([a, path])
+    assert cmp.metrics == ("ndcg@10", "recall@10") and not cmp.tests["ndcg@10"]
+    assert cmp.summaries["ndcg@10"]["b"].mean == pytest.approx(b.aggregate["ndcg@10"])
+    assert cmp.summaries["ndcg@10"]["a"].mean == pytest.approx(a.aggregate["ndcg@10"])
+    assert any("per-query values" in n for n in cmp.notes)
+    assert cmp.to_json_dict()["notes"] == list(cmp.notes)
+
+
+def test_an_mteb_file_as_mteb_writes_it(tmp_path: Path) -> None:
+    model = tmp_path / "results" / "intfloat__e5-small" / ("0" * 40)
+    model.mkdir(parents=True)
+    path = model / "SciFact.json"
+    path.write_text(json.dumps({
+        "dataset_revision": "abc", "task_name": "SciFact", "mteb_version": "1.12.0", "evaluation_time": 3.0,
+        "kg_co2_emissions": None,
+        "scores": {"test": [{"ndcg_at_10": 0.7, "recall_at_100": 0.9, "nauc_ndcg_at_10_max": 0.1,
+                             "main_score": 0.7, "hf_subset": "default", "languages": ["eng-Latn"]}]},
+    }))
+    saved = SavedResults.load(path)
+    assert saved.aggregate == {"ndcg@10": 0.7, "recall@100": 0.9}
+    assert saved.retriever_name == "intfloat/e5-small" and saved.dataset_name == "SciFact"
+    two = {"task_name": "T", "scores": {"dev": [{"ndcg_at_10": 1.0}], "train": [{"ndcg_at_10": 0.5}]}}
+    with pytest.raises(DataFormatError, match="split"):
+        from_mteb_json(two, source=path)
+
+
+def test_eval_format_mteb_and_compare_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from finegrain.cli.main import main
+
+    for r in ("bm25-okapi", "bm25"):
+        args = ["eval", "-d", "embedded/captions-zh", "-r", r, "-m", "ndcg@10,recall@10", "-o", str(tmp_path / r), "-q"]
+        assert main([*args, "--format", "mteb"] if r == "bm25" else args) == 0
+    assert not (tmp_path / "bm25-okapi" / "mteb.json").exists()
+    mteb = json.loads((tmp_path / "bm25" / "mteb.json").read_text())
+    saved = SavedResults.load(tmp_path / "bm25")
+    assert mteb["scores"]["test"][0]["ndcg_at_10"] == saved.aggregate["ndcg@10"]
+    assert saved.metrics["ndcg@10"].aggregation == "mean" and saved.migrations == ()
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "bm25-okapi"), str(tmp_path / "bm25" / "mteb.json")]) == 0
+    out = capsys.readouterr().out
+    assert "per-query values" in out and "aggregates" in out
