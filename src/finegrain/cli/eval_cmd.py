@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 
 import typer
@@ -9,6 +10,14 @@ import typer
 from finegrain.cli.options import metric_keys, metrics_option
 
 DEFAULT_METRICS = ("ndcg@1", "ndcg@5", "ndcg@10")
+MTEB_FILE = "mteb.json"
+
+
+class ResultFormat(str, Enum):
+    """What ``finegrain eval`` writes besides the run: results.json, and with ``mteb`` an MTEB result JSON too."""
+
+    FINEGRAIN = "finegrain"
+    MTEB = "mteb"
 
 
 def eval_command(
@@ -19,6 +28,9 @@ def eval_command(
     top_k: int | None = typer.Option(None, "--top-k", "-k", min=1, help="Keep the top N results per query (default: the retriever's own cut)."),
     options: list[str] = typer.Option([], "--set", "-s", help="Retriever option KEY=VALUE (repeatable), e.g. --set k1=1.2."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    out_format: ResultFormat = typer.Option(
+        ResultFormat.FINEGRAIN, "--format",
+        help="finegrain: DIR/results.json; mteb: also DIR/mteb.json, an MTEB result JSON (aggregates only)."),
 ) -> None:
     """Retrieve, evaluate and write DIR/results.json and the run.
 
@@ -43,6 +55,11 @@ def eval_command(
     run_path = save_run(out, outcome.run)
     print_evaluation(outcome.results, title=f"{dataset} · {retriever}")
     typer.echo(f"wrote {path} and {run_path}")
+    if out_format is ResultFormat.MTEB:
+        from finegrain.evaluate.mteb_json import write_mteb_json
+        from finegrain.evaluate.saved import SavedResults
+
+        typer.echo(f"wrote {write_mteb_json(SavedResults.from_json(outcome.results), out / MTEB_FILE)} (MTEB result JSON)")
     if run_path.name == RUN_JSONL:
         typer.echo("the run is JSON lines, not TREC: some ids have spaces or other characters a TREC line cannot hold")
     for warning in outcome.results["provenance"].get("warnings", ()):
