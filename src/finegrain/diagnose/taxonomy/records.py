@@ -12,8 +12,12 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
+from finegrain.evaluate.groups import (
+    UNTYPED as UNTYPED,  # re-exported: the one group rule
+)
+from finegrain.evaluate.groups import group_of, order_groups
+
 SCHEMA = "finegrain.taxonomy/1"
-UNTYPED = "untyped"
 _EXAMPLE_CHARS = 300
 
 # tag -> (description, share in DuReader-retrieval's manual analysis of 500 pairs, Table 9)
@@ -85,11 +89,11 @@ class Taxonomy:
 
     def by_type(self) -> dict[str, dict[str, Any]]:
         """``{type: {n_queries, n_failures, counts, proportions}}``, types sorted, ``"untyped"`` last."""
-        n_q = Counter(UNTYPED if t is None else t for t in self.types.values())
+        n_q = Counter(group_of(t) for t in self.types.values())
         groups: dict[str, list[Failure]] = {}
         for f in self.failures:
-            groups.setdefault(UNTYPED if f.type is None else f.type, []).append(f)
-        names = sorted(set(n_q) | set(groups), key=lambda g: (g == UNTYPED, g))
+            groups.setdefault(group_of(f.type), []).append(f)
+        names = order_groups(set(n_q) | set(groups))
         return {g: {"n_queries": n_q.get(g, 0), "n_failures": len(groups.get(g, ())),
                     "counts": self.counts(tuple(groups.get(g, ()))),
                     "proportions": self.proportions(tuple(groups.get(g, ())))} for g in names}
