@@ -3,7 +3,7 @@
 ``bm25-okapi`` reproduces the CapRetrieval paper's BM25 baseline (Xu et al.,
 2025, Appx. C; reference code github.com/lxucs/CapRetrieval ``run.py``):
 rank_bm25's BM25Okapi (k1=1.5, b=0.75, epsilon=0.25) over jieba tokens
-(:meth:`~finegrain.retrieve.tokenize.JiebaTokenizer.capretrieval`), every
+(:meth:`~finegrain.text.JiebaTokenizer.capretrieval`), every
 document scoring >= 1e-3, sorted by score with a stable sort, so that equal
 scores keep corpus order (``ties="index-order"``, see
 :meth:`finegrain.retrieve.bm25.BM25.search`). With finegrain's own tie rule
@@ -20,9 +20,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.retrieve.bm25 import BM25, TIES, BM25Params, Ties, Variant
-from finegrain.retrieve.bm25.scoring import finite as _finite
-from finegrain.retrieve.tokenize import PRESETS, get_tokenizer
+from finegrain.retrieve.bm25 import BM25, TIES, BM25Params, Ties, Variant, finite
+from finegrain.text.tokenizer import PRESETS, get_tokenizer
 from finegrain.types import Corpus, Queries, Run
 
 _TOKENIZE_CHUNK = 4096
@@ -34,7 +33,7 @@ class BM25Retriever:
 
     ``threshold`` keeps documents scoring >= it (None: no threshold);
     ``default_k`` is the cut used when ``retrieve`` is given ``top_k=None``.
-    ``tokenizer`` names a preset of :func:`~finegrain.retrieve.tokenize.get_tokenizer`.
+    ``tokenizer`` names a preset of :func:`~finegrain.text.get_tokenizer`.
     A document's text is its ``text``, or ``title + " " + text`` when it has a title.
     """
 
@@ -50,7 +49,7 @@ class BM25Retriever:
 
     def __post_init__(self) -> None:
         BM25Params(self.variant, self.k1, self.b, self.epsilon)  # validates
-        if self.threshold is not None and not _finite(self.threshold):
+        if self.threshold is not None and not finite(self.threshold):
             raise FinegrainError(f"threshold={self.threshold!r} is not a finite number", "pass threshold=1e-3 or None")
         if self.default_k is not None and (
             isinstance(self.default_k, bool) or not isinstance(self.default_k, int) or self.default_k < 1
@@ -85,7 +84,7 @@ class BM25Retriever:
                 chunk = texts[i : i + _TOKENIZE_CHUNK]
                 doc_tokens.extend(tok.documents(chunk))
                 bar.update(len(chunk))
-        bm = BM25(self.variant, k1=self.k1, b=self.b, epsilon=self.epsilon).index(doc_tokens, corpus.ids)
+        bm = BM25(self.variant, k1=self.k1, b=self.b, epsilon=self.epsilon, tokenizer=tok).index(doc_tokens, corpus.ids)
         del doc_tokens
         return bm.search(
             tok.queries(queries.texts),

@@ -9,7 +9,7 @@ from types import MappingProxyType
 from finegrain.errors import UnknownNameError
 
 ZH_STOPWORDS = frozenset(
-    "的 地 得 了 着 过 在 是 有 被 把 和 与 及 以及 跟 同 或 或者 还有 并且 而且 一 一个 一只 一些 一张 一种 个 只 张 "
+    "的 地 得 了 着 过 在 是 有 被 把 和 与 及 以及 跟 同 或 或者 还有 并且 而且 一 一个 一只 一些 一张 一种 个 只 张 "  # noqa: SIM905
     "上 里 中 这 那 这个 那个 这些 那些 我 你 他 她 它 我们 你们 他们 们 吗 呢 吧 啊 关于 对于 有关 正在 进行".split()
 )
 

@@ -44,7 +44,8 @@ from typing import Any, ClassVar
 
 from finegrain.errors import FinegrainError, MissingDependencyError, UnknownNameError
 from finegrain.text.lang import Lang, parse_lang
-from finegrain.text.stopwords import STOPWORD_LISTS, stopwords as stopword_list
+from finegrain.text.stopwords import STOPWORD_LISTS
+from finegrain.text.stopwords import stopwords as stopword_list
 from finegrain.text.words import (
     JIEBA_MODES,
     JiebaMode,

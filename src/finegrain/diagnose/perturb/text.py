@@ -20,7 +20,6 @@ import numpy as np
 from finegrain.text.words import EN_LETTER_WORD
 
 
-
 @dataclass(frozen=True)
 class Span:
     """``text[start:end]`` is ``word``."""

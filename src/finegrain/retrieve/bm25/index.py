@@ -18,7 +18,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from finegrain.errors import DuplicateIdError, FinegrainError
-from finegrain.retrieve.bm25.scoring import BM25Params, idf as _idf, tfc as _tfc
+from finegrain.retrieve.bm25.scoring import BM25Params
+from finegrain.retrieve.bm25.scoring import idf as _idf
+from finegrain.retrieve.bm25.scoring import tfc as _tfc
 
 
 @dataclass(frozen=True, eq=False)

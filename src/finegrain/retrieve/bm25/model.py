@@ -38,7 +38,7 @@ class BM25:
     the tokenizer so that :meth:`load` restores it.
     """
 
-    __slots__ = ("_params", "_index", "_tokenizer")
+    __slots__ = ("_index", "_params", "_tokenizer")
 
     def __init__(
         self,
