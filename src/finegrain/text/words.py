@@ -141,9 +141,9 @@ def as_splitter(value: Splitter | Callable[[str], list[str]]) -> Splitter:
 
 def splitter_from_config(config: Mapping[str, Any]) -> Splitter:
     """The splitter a ``config()`` describes; an error for a type that cannot be rebuilt (a function)."""
-    kind = config.get("type")
+    kind = str(config.get("type"))
     if kind not in SPLITTERS:
-        raise UnknownNameError("splitter type", str(kind), tuple(SPLITTERS))
+        raise UnknownNameError("splitter type", kind, tuple(SPLITTERS))
     params = {k: v for k, v in config.items() if k != "type"}
     try:
         return SPLITTERS[kind](**params)  # type: ignore[no-any-return]
