@@ -275,7 +275,8 @@ def load_dataset(
     split: str | None = None,
     types_from: str | Path | None = None,
 ) -> Dataset:
-    """Load a registered dataset by name, or a folder in a known format by path.
+    """Load a registered dataset by name, a folder in a known format by path, or
+    ``irds:ID``, an ir_datasets dataset already on disk (:mod:`finegrain.datasets.irds`).
 
     ``types_from`` (a folder path) gives a CapRetrieval folder without a
     ``types.json`` the query types of another folder with the same query ids
@@ -292,6 +293,10 @@ def load_dataset(
     """
     settings = settings or Settings.from_env()
     text = str(name_or_path)
+    if not isinstance(name_or_path, Path) and text.startswith("irds:"):  # any ir_datasets dataset on disk
+        from finegrain.datasets.irds import PREFIX, load_irds
+
+        return load_irds(text[len(PREFIX):], lang=lang)
     reg = registry()
     if not isinstance(name_or_path, Path) and text in reg:
         spec = reg.get(text)

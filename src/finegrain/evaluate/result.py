@@ -211,8 +211,8 @@ class Evaluation(Mapping[str, MetricResult]):
         return {k: dict(r.per_query) for k, r in self.results.items()}
 
     def to_dataframe(self) -> Any:
-        """A pandas DataFrame with one row per query: ``q_id``, ``type`` (when query types are known)
-        and a column per metric (NaN where the metric does not score the query or is undefined)."""
+        """A pandas DataFrame with one row per query: ``q_id``, ``type`` (when query types are known;
+        ``"untyped"`` as in :meth:`by_group`) and a column per metric (NaN where the metric does not score the query or is undefined)."""
         from finegrain.interop.columns import require
 
         pd = require("pandas", "interop")
@@ -221,7 +221,7 @@ class Evaluation(Mapping[str, MetricResult]):
             qids.update(dict.fromkeys(r.universe))
         columns: dict[str, Any] = {"q_id": list(qids)}
         if self.query_types is not None:
-            columns["type"] = [self.query_types.get(q) for q in qids]
+            columns["type"] = [group_of(self.query_types.get(q)) for q in qids]
         for key, r in self.results.items():
             values = r.per_query
             columns[key] = [_nan(values.get(q)) for q in qids]
