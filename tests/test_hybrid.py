@@ -17,6 +17,7 @@ from finegrain.datasets import load_dataset
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.evaluate.evaluate import evaluate
 from finegrain.io.trec import read_run
+from finegrain.registry import Entry
 from finegrain.retrieve import registry
 from finegrain.retrieve.base import Retriever
 from finegrain.retrieve.fusion import convex, rrf
@@ -59,8 +60,9 @@ def captions():
 @pytest.fixture
 def fake_registered(monkeypatch: pytest.MonkeyPatch) -> None:
     """Register ``fake-dense`` for one test only (the registry refuses duplicates, so patch its table)."""
-    monkeypatch.setitem(registry.RETRIEVERS._entries, "fake-dense", lambda **kw: FakeDense(**kw))
-    monkeypatch.setitem(registry.RETRIEVERS._help, "fake-dense", "test double")
+    monkeypatch.setitem(
+        registry.RETRIEVERS._entries, "fake-dense", Entry("fake-dense", lambda **kw: FakeDense(**kw), help="test double")
+    )
 
 
 def _retrieve(r: Retriever, ds, top_k: int | None = None) -> Run:

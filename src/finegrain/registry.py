@@ -1,46 +1,258 @@
-"""One registry pattern for datasets, retrievers and metrics.
+"""One registry pattern for datasets, retrievers, encoders, fusion methods, rerankers and metrics.
 
-A registry maps names to factories. It refuses duplicate names, suggests near
-names for unknown ones, and imports nothing until an entry is asked for
-(entries may be given as ``"module:attribute"`` strings).
+A :class:`Registry` maps names to factories. It refuses duplicate names,
+suggests near names for unknown ones, and imports nothing until an entry is
+asked for (a factory may be given as a ``"module:attribute"`` string).
+
+An entry may declare its parameters, in the spirit of ir_measures'
+``SUPPORTED_PARAMS``::
+
+    RETRIEVERS.register("bm25", "finegrain.retrieve.lexical:lucene_retriever",
+                        params={"k1": Param(float, 1.5, help="term saturation")})
+
+and :meth:`Registry.check` (or :func:`check_options`) is then the one place
+where options (``--set k1=1.2`` on the command line, keywords in Python) are
+checked and converted: an unknown key is refused with "did you mean", a value
+of the wrong type or outside the choices with the allowed values. Strings are
+converted (``"1.2"`` -> 1.2, ``"true"`` -> True, ``"none"`` -> None,
+``"a,b"`` -> ``("a", "b")``), so the CLI passes ``--set`` values through as
+written.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
-from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Generic, TypeVar
 
 from finegrain.errors import FinegrainError, UnknownNameError
 
 T = TypeVar("T")
 
+_TRUE = frozenset({"true"})
+_FALSE = frozenset({"false"})
+_NONE = frozenset({"none", "null"})
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter: its type, default, allowed values and a line of help.
+
+    ``type`` is ``int``, ``float``, ``bool``, ``str``, ``list`` (a comma list;
+    ``item`` is the type of its elements, ``str`` or ``float``) or ``object``
+    (a name, or an object passed from Python, e.g. an Encoder). ``nullable``
+    allows ``None`` (written ``none``); ``min`` is the smallest allowed number;
+    ``required`` means the entry cannot be built without it.
+    """
+
+    type: type = str
+    default: Any = None
+    choices: tuple[Any, ...] | str | None = None
+    help: str = ""
+    nullable: bool = False
+    min: float | None = None
+    required: bool = False
+    item: type = str
+    label: str | None = None
+
+    def allowed(self) -> tuple[Any, ...] | None:
+        """The choices; a ``"module:NAME"`` string is imported on first use (keeps listing and checking lazy)."""
+        if isinstance(self.choices, str):
+            module, _, attr = self.choices.partition(":")
+            return tuple(getattr(importlib.import_module(module), attr))
+        return self.choices
+
+    @property
+    def type_name(self) -> str:
+        if self.type is list:
+            return f"list[{self.item.__name__}]"
+        return "name" if self.type is object else self.type.__name__
+
+    def describe(self) -> str:
+        """``float >= 0, default 1.5`` or ``one of rrf|convex, default rrf``."""
+        choices = self.allowed()
+        if choices is not None:
+            what = "|".join(str(c) for c in choices)
+        else:
+            what = self.type_name + (f" >= {_num(self.min)}" if self.min is not None else "")
+        if self.required:
+            return f"{what}, required"
+        shown = "none" if self.default is None else _show(self.default)
+        return f"{what}, default {shown}"
+
+    def convert(self, key: str, value: Any, owner: str = "") -> Any:
+        """``value`` (a string as written, or a Python value) as this parameter's type; errors name the allowed values."""
+        where = f"{owner}: " if owner else ""
+        if value is None or (isinstance(value, str) and value.strip().lower() in _NONE and self.type is not str):
+            if self.nullable or (value is None and not self.required and self.default is None):
+                return None
+            raise FinegrainError(f"{where}{key}={value!r} is not allowed", f"give {key} a value: {self.describe()}")
+        out = self._cast(key, value, where)
+        choices = self.allowed()
+        if choices is not None and out not in choices:
+            close = difflib.get_close_matches(str(out), [str(c) for c in choices], n=1, cutoff=0.5)
+            hint = (f"did you mean {close[0]!r}? " if close else "") + f"use one of {', '.join(map(repr, choices))}"
+            raise FinegrainError(f"{where}unknown {self.label or key} {out!r}", hint)
+        if self.min is not None and isinstance(out, (int, float)) and out < self.min:
+            kind = "a whole number" if self.type is int else "a number"
+            raise FinegrainError(f"{where}{key}={out!r} is not {kind} >= {_num(self.min)}", f"e.g. {key}={_show(self.default) if self.default is not None else _num(self.min)}")
+        return out
+
+    def _cast(self, key: str, value: Any, where: str) -> Any:
+        t = self.type
+        if t is object:
+            return value.strip() if isinstance(value, str) else value
+        if t is bool:
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+                return value.strip().lower() in _TRUE
+            raise FinegrainError(f"{where}{key}={value!r} is not true or false", f"pass {key}=true or {key}=false")
+        if t is int:
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+            if isinstance(value, str):
+                try:
+                    return int(value.strip())
+                except ValueError:
+                    pass
+            raise FinegrainError(f"{where}{key}={value!r} is not a whole number", f"write it like {key}={_show(self.default) if self.default is not None else 10}")
+        if t is float:
+            number: float | None = None
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value  # a Python int is a number; kept as given
+            if isinstance(value, float):
+                number = value
+            elif isinstance(value, str):
+                try:
+                    number = float(value.strip())
+                except ValueError:
+                    number = None
+            if number is None or not math.isfinite(number):
+                raise FinegrainError(f"{where}{key}={value!r} is not a finite number", f"write it like {key}={_show(self.default) if self.default is not None else 0.5}")
+            return number
+        if t is list:
+            return self._list(key, value, where)
+        if isinstance(value, str):
+            return value.strip()
+        raise FinegrainError(f"{where}{key}={value!r} is not a string", f"{key}: {self.describe()}")
+
+    def _list(self, key: str, value: Any, where: str) -> tuple[Any, ...]:
+        example = "1,1" if self.item is float else "a,b"
+        if isinstance(value, str):
+            items: list[Any] = value.split(",")
+        elif self.item is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            items = [value]
+        elif isinstance(value, (list, tuple)):
+            items = list(value)
+        else:
+            raise FinegrainError(f"{where}{key}={value!r} is not a comma list", f"write it like {key}={example}")
+        if self.item is float:
+            out: list[Any] = []
+            for x in items:
+                try:
+                    out.append(float(x))
+                except (TypeError, ValueError):
+                    raise FinegrainError(f"{where}{key}={value!r}: {x!r} is not a number", f"write it like {key}={example}") from None
+            return tuple(out)
+        names = tuple(str(x).strip() for x in items)
+        if not names or any(not n for n in names):
+            raise FinegrainError(f"{where}{key}={value!r} has an empty name", f"write it like {key}={example}")
+        return names
+
+
+@dataclass(frozen=True)
+class Entry(Generic[T]):
+    """A registered name: its factory (or ``module:attribute``), declared parameters and help.
+
+    ``params=None`` means the entry declares nothing and options are passed on
+    unchecked. ``nested`` entries also take ``NAME.KEY`` options meant for a
+    part ``NAME`` (hybrid parts, a reranker's first stage); ``hints`` give a
+    specific hint for a key the entry refuses on purpose.
+    """
+
+    name: str
+    factory: T | str
+    params: Mapping[str, Param] | None = None
+    help: str = ""
+    nested: bool = False
+    hints: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+
 
 class Registry(Generic[T]):
+    """Names -> :class:`Entry`; refuses duplicates, suggests near names, imports lazily."""
+
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self._entries: dict[str, T | str] = {}
-        self._help: dict[str, str] = {}
+        self._entries: dict[str, Entry[T] | Any] = {}
+        self._loaded: dict[str, T] = {}
 
-    def register(self, name: str, entry: T | str, help: str = "") -> None:
+    def register(
+        self,
+        name: str,
+        factory: T | str,
+        help: str = "",
+        *,
+        params: Mapping[str, Param] | None = None,
+        nested: bool = False,
+        hints: Mapping[str, str] | None = None,
+    ) -> None:
         if name in self._entries:
-            raise FinegrainError(f"{self.kind} {name!r} is registered twice")
-        self._entries[name] = entry
-        self._help[name] = help
+            raise FinegrainError(f"{self.kind} {name!r} is registered twice", "pick another name")
+        self._entries[name] = Entry(
+            name, factory, MappingProxyType(dict(params)) if params is not None else None, help, nested,
+            MappingProxyType(dict(hints or {})),
+        )
 
-    def get(self, name: str) -> T:
+    def entry(self, name: str) -> Entry[T]:
         try:
             entry = self._entries[name]
         except KeyError:
             raise UnknownNameError(self.kind, name, self._entries) from None
-        if isinstance(entry, str) and ":" in entry:
-            module, _, attr = entry.partition(":")
-            entry = getattr(importlib.import_module(module), attr)
-            self._entries[name] = entry
-        return entry  # type: ignore[return-value]
+        if not isinstance(entry, Entry):  # a bare factory put in by hand (test doubles): declares nothing
+            entry = Entry(name, entry)
+        return entry
+
+    def get(self, name: str) -> T:
+        """The factory of ``name``, imported on first use."""
+        factory = self.entry(name).factory
+        if not (isinstance(factory, str) and ":" in factory):
+            return factory  # type: ignore[return-value]
+        if factory not in self._loaded:
+            module, _, attr = factory.partition(":")
+            self._loaded[factory] = getattr(importlib.import_module(module), attr)
+        return self._loaded[factory]
+
+    def params(self, name: str) -> Mapping[str, Param] | None:
+        return self.entry(name).params
+
+    def check(self, name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+        """``options`` checked against ``name``'s declared parameters and converted (see :func:`check_options`).
+
+        A ``NAME.KEY`` option of a nested entry whose ``NAME`` is in this
+        registry is checked against that entry; other ``NAME.KEY`` options are
+        passed on for the factory to place.
+        """
+        entry = self.entry(name)
+        out = check_options(f"{self.kind} {name!r}", entry.params, options, nested=entry.nested, hints=entry.hints)
+        if entry.nested:
+            for key, value in list(out.items()):
+                head, dot, rest = key.partition(".")
+                if dot and head in self._entries and head != name:
+                    out[key] = self.check(head, {rest: value})[rest]
+        return out
+
+    def build(self, name: str, **options: Any) -> T:
+        """``get(name)(**check(name, options))``: the factory's product with checked options."""
+        return self.get(name)(**self.check(name, options))  # type: ignore[operator,no-any-return]
 
     def help(self, name: str) -> str:
-        return self._help.get(name, "")
+        return self.entry(name).help
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
@@ -48,8 +260,58 @@ class Registry(Generic[T]):
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
 
+    def __len__(self) -> int:
+        return len(self._entries)
+
     def names(self) -> list[str]:
         return list(self._entries)
+
+    def entries(self) -> list[Entry[T]]:
+        return [self.entry(n) for n in self._entries]
+
+
+def check_options(
+    owner: str,
+    params: Mapping[str, Param] | None,
+    options: Mapping[str, Any],
+    *,
+    nested: bool = False,
+    hints: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The one checker: each option's key must be declared in ``params`` and its value converts to the type.
+
+    ``owner`` names what takes them (``retriever 'bm25'``). An unknown key is a
+    :class:`~finegrain.errors.FinegrainError` naming it, the nearest declared
+    key and all of them; ``NAME.KEY`` keys pass through when ``nested``.
+    ``params=None`` (nothing declared) returns the options unchanged.
+    """
+    if params is None:
+        return dict(options)
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        head, dot, rest = key.partition(".")
+        if nested and dot and head and rest:
+            out[key] = value
+            continue
+        param = params.get(key)
+        if param is None:
+            raise unknown_option(owner, key, params, nested=nested, hint=(hints or {}).get(key))
+        out[key] = param.convert(key, value, owner)
+    return out
+
+
+def unknown_option(
+    owner: str, key: str, params: Mapping[str, Param], *, nested: bool = False, hint: str | None = None
+) -> FinegrainError:
+    """``<owner> has no option 'k3'`` with did-you-mean and the declared options."""
+    known = list(params)
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    listing = ", ".join(known) or "(none)"
+    parts = [hint] if hint else []
+    if close:
+        parts.append(f"did you mean {close[0]!r}?")
+    parts.append(f"its options are: {listing}" + (", and NAME.KEY for an option of the part NAME" if nested else ""))
+    return FinegrainError(f"{owner} has no option {key!r}", "; ".join(parts))
 
 
 def lazy(target: str) -> Callable[..., object]:
@@ -60,3 +322,17 @@ def lazy(target: str) -> Callable[..., object]:
         return getattr(importlib.import_module(module), attr)(*args, **kw)
 
     return call
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(x)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (tuple, list)):
+        return ",".join(_show(v) for v in value)
+    if isinstance(value, float):
+        return _num(value)
+    return str(value)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import typer
 
+from finegrain.cli.options import lang_option
+
 CATALOG_DIR = ".finegrain"
 CATALOG_FILE = "catalog.sqlite"
 
@@ -50,7 +52,7 @@ def index_command(
 def import_photobench_command(
     album_dir: Path = typer.Argument(..., help="A PhotoBench album folder (metadata.json, face_info_*.json)."),
     catalog: Path = typer.Option(..., "--catalog", "-c", help="Catalog file to create or update."),
-    lang: str = typer.Option("en", "--lang", "-l", help="Language of the people's nicknames: en or cn."),
+    lang: str = lang_option("Language of the people's nicknames:"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Build a catalog from a PhotoBench album folder (no images needed)."""

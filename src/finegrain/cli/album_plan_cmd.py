@@ -15,6 +15,7 @@ from pathlib import Path
 
 import typer
 
+from finegrain.cli.options import lang_option
 from finegrain.errors import FinegrainError
 
 LLM_URL_ENV = "FINEGRAIN_LLM_URL"
@@ -43,7 +44,7 @@ def plan_command(
     photobench: Path | None = typer.Option(
         None, "--photobench", "-p", help="A PhotoBench album folder whose people, places and dates the plan uses."
     ),
-    lang: str | None = typer.Option(None, "--lang", "-l", help="Query language: en or zh (default: detected)."),
+    lang: str | None = lang_option("Query language (default: detected):", None),
     now: str | None = typer.Option(None, "--now", help="Without an album: the date relative words count from (YYYY-MM-DD, default today)."),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
     llm_url: str | None = typer.Option(
@@ -100,7 +101,7 @@ def _print_plan(plan) -> None:  # noqa: ANN001
 
 def eval_routing_command(
     photobench: Path = typer.Option(..., "--photobench", "-p", help="A PhotoBench album folder (its *_query.json have Source labels)."),
-    lang: str = typer.Option("en", "--lang", "-l", help="Query language: en or cn (zh)."),
+    lang: str = lang_option("Query language:"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON (with every query)."),
     errors: int = typer.Option(0, "--errors", help="Also list up to this many misrouted queries."),
 ) -> None:

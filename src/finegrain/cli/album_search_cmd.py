@@ -14,6 +14,7 @@ from pathlib import Path
 
 import typer
 
+from finegrain.cli.options import lang_option
 from finegrain.errors import FinegrainError
 
 _POLICY_HELP = (
@@ -34,9 +35,9 @@ def _encoder(name: str | None):  # noqa: ANN202
 def search_command(
     catalog: Path = typer.Argument(..., help="A catalog file (from 'album index' or 'album import-photobench')."),
     query: str = typer.Argument(..., help="The search query, in Chinese or English."),
-    lang: str | None = typer.Option(None, "--lang", "-l", help="Query language: en or zh (default: detected)."),
+    lang: str | None = lang_option("Query language (default: detected):", None),
     as_json: bool = typer.Option(False, "--json", help="Print the result (plan, set, ranked list, reason) as JSON."),
-    top: int = typer.Option(10, "--top", "-k", help="How many ranked results to print."),
+    top: int = typer.Option(10, "--top", "--top-k", "-k", min=1, help="How many ranked results to print."),
     encoder: str | None = typer.Option(None, "--encoder", "-e", help="Encoder of the catalog's caption embeddings (e.g. e5) or image embeddings (clip:PATH)."),
     threshold: float | None = typer.Option(None, "--threshold", help="Visual score threshold (default: calibrated on the catalog)."),
     unverified_visual: str = typer.Option("abstain", "--unverified-visual", help=_POLICY_HELP),
@@ -51,9 +52,7 @@ def search_command(
 
     if not catalog.is_file():
         raise FinegrainError(f"no catalog file {catalog}", "build one with 'finegrain album index' or 'album import-photobench'")
-    if lang is not None and lang not in ("en", "zh", "cn"):
-        raise FinegrainError(f"unknown query language {lang!r}", "use en or zh")
-    plan_lang = "zh" if lang == "cn" else lang
+    plan_lang = lang  # zh | en | None, checked by --lang
     store = SqliteCatalog(catalog, create=False)
     try:
         result = search(store, query, lang=plan_lang, encoder=_encoder(encoder), visual_threshold=threshold,
@@ -79,7 +78,7 @@ def search_command(
 
 def eval_command(
     photobench: Path = typer.Option(..., "--photobench", "-p", help="A PhotoBench album folder."),
-    lang: str = typer.Option("en", "--lang", "-l", help="Query language: en or cn."),
+    lang: str = lang_option("Query language:"),
     out: Path | None = typer.Option(None, "--out", "-o", help="Folder for results.json."),
     catalog: Path | None = typer.Option(None, "--catalog", "-c", help="Reuse (or create) this catalog file instead of a temporary one."),
     encoder: str | None = typer.Option(None, "--encoder", "-e", help="Text encoder of the catalog's caption embeddings."),

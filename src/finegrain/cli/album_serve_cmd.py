@@ -30,7 +30,7 @@ def is_loopback(host: str) -> bool:
 def serve_command(
     catalog: Path = typer.Argument(..., help="Catalog file (e.g. PHOTO_DIR/.finegrain/catalog.sqlite)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (loopback unless --allow-remote)."),
-    port: int = typer.Option(8765, "--port", "-p", min=1, max=65535, help="TCP port."),
+    port: int = typer.Option(8765, "--port", min=1, max=65535, help="TCP port."),
     allow_remote: bool = typer.Option(
         False, "--allow-remote", help="Allow a non-loopback --host (anyone who reaches it sees your photos)."
     ),

@@ -27,6 +27,7 @@ from finegrain.cli import (
     contrast_cmd,
     eval_cmd,
     evaluate_cmd,
+    list_cmd,
     perturb_cmd,
     report_cmd,
 )
@@ -42,6 +43,7 @@ VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("contrast", contrast_cmd.contrast_command),
     ("concepts", concepts_cmd.concepts_command),
     ("caption-corpus", caption_corpus_cmd.caption_corpus_command),
+    ("list", list_cmd.list_command),
 )
 
 # (name, function) for ``finegrain album ...``.

@@ -16,6 +16,8 @@ from typing import Any
 
 import typer
 
+from finegrain.cli.options import quiet_option
+
 DATASETS = {"flickr8k": "flickr8k", "vg100": "visual_genome_100"}
 
 
@@ -32,7 +34,7 @@ def caption_corpus_command(
                                         help="Score by the raw mean embedding instead of its unit-length version (the paper's cosine)."),
     run_depth: int = typer.Option(100, "--run-depth", min=1, help="Results per query kept in run.trec."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the on-disk embedding cache."),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Rank every image's corpus entry for every image's query; Recall@1/5/10, MRR@5/10/all, median rank, fails %."""
     import platform
@@ -40,7 +42,6 @@ def caption_corpus_command(
     from datetime import datetime
 
     from finegrain import __version__
-    from finegrain.machine import describe_machine
     from finegrain.errors import FinegrainError
     from finegrain.evaluate.caption_corpus import (
         build_caption_corpus,
@@ -48,6 +49,7 @@ def caption_corpus_command(
         run_caption_corpus,
     )
     from finegrain.io.results import write_results
+    from finegrain.machine import describe_machine
     from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
     from finegrain.retrieve.encoders.registry import get_encoder
     from finegrain.settings import Settings

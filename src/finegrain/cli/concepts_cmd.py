@@ -10,8 +10,8 @@ import typer
 def concepts_command(
     ground_truth: Path = typer.Option(..., "--ground-truth", "-g",
                                       help='Objects of the ground-truth image: {"objects": [{"synset", "bbox"}]}.'),
-    retrieved: Path = typer.Option(..., "--retrieved", "-r", help="Objects of the wrongly retrieved image, same form."),
-    query: str | None = typer.Option(None, "--query", "-q",
+    retrieved: Path = typer.Option(..., "--retrieved", help="Objects of the wrongly retrieved image, same form."),
+    query: str | None = typer.Option(None, "--query",
                                      help="Query text: score only the concepts it mentions (query-informed)."),
     td: float = typer.Option(1.0, "--td", min=0.0,
                              help="Size threshold TD on the relative area difference (1.0 = one box twice the other)."),

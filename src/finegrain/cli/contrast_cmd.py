@@ -7,28 +7,30 @@ from typing import Any
 
 import typer
 
+from finegrain.cli.options import encoder_option, out_option, quiet_option, set_option
+
 
 def contrast_command(
-    pairs: str = typer.Option(..., "--pairs", "-p",
+    pairs: str = typer.Option(..., "--pairs",
                               help="'sugarcrepe' (the 83 SugarCrepe pairs with a COCO-mini image; queries are the "
                                    "image's other COCO captions) or a JSONL file of pairs."),
-    encoder: str = typer.Option(..., "--encoder", "-e", help="e5, minilm, use-m3, st:PATH or clip:PATH."),
-    out: Path = typer.Option(..., "--out", "-o", help="Folder for results.json."),
-    directions: list[str] = typer.Option([], "--direction", "-d",
+    encoder: str = encoder_option(),
+    out: Path = out_option("Folder for results.json."),
+    directions: list[str] = typer.Option([], "--direction",
                                          help="text->text, text->image or image->text (repeatable; default: the two "
                                               "cross-modal ones with clip:PATH, else text->text)."),
-    options: list[str] = typer.Option([], "--set", "-s", help="Encoder option KEY=VALUE (repeatable)."),
+    options: list[str] = set_option("Encoder option KEY=VALUE (repeatable); see finegrain list encoders."),
     resamples: int = typer.Option(10000, "--resamples", min=1, help="Bootstrap resamples (over pairs)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the embedding cache."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON instead of tables."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Share of (pair, query) where the target outscores its contrastive candidate, per category and overall."""
     import json
 
     from finegrain import __version__
-    from finegrain.cli.eval_cmd import parse_options
+    from finegrain.cli.options import encoder_options
     from finegrain.diagnose.contrastive import (
         SUGARCREPE_MAPPING_NOTES,
         SUGARCREPE_TO_CCD,
@@ -63,7 +65,7 @@ def contrast_command(
         pair_list = read_contrast_jsonl(path)
         source, order = {"name": path.name, "path": str(path.resolve())}, ()
 
-    enc = get_encoder(encoder, **parse_options(options))
+    enc = get_encoder(encoder, **encoder_options(encoder, options))
     cache = None if no_cache or settings.cache_dir is None else EmbeddingCache(settings.cache_dir)
     texts = CachedEncoder(enc, cache, show_progress=not quiet)
     images = enc if hasattr(enc, "encode_images") else None

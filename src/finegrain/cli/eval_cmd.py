@@ -7,7 +7,19 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.options import metric_keys, metrics_option
+from finegrain.cli.options import (
+    dataset_option,
+    guess_type,
+    metric_keys,
+    metrics_option,
+    out_option,
+    parse_set,
+    quiet_option,
+    retriever_option,
+    retriever_options,
+    set_option,
+    top_k_option,
+)
 
 DEFAULT_METRICS = ("ndcg@1", "ndcg@5", "ndcg@10")
 MTEB_FILE = "mteb.json"
@@ -21,13 +33,13 @@ class ResultFormat(str, Enum):
 
 
 def eval_command(
-    dataset: str = typer.Option(..., "--dataset", "-d", help="Dataset name (e.g. capretrieval/zh) or a folder in a known format."),
-    retriever: str = typer.Option(..., "--retriever", "-r", help="Retriever name (bm25-okapi, bm25, ...)."),
+    dataset: str = dataset_option(),
+    retriever: str = retriever_option(),
     metrics: list[str] | None = metrics_option("Metric specs: ndcg@10, recall@100, ...", DEFAULT_METRICS),
-    out: Path = typer.Option(..., "--out", "-o", help="Folder for results.json and the run (run.trec; run.jsonl when ids have spaces)."),
-    top_k: int | None = typer.Option(None, "--top-k", "-k", min=1, help="Keep the top N results per query (default: the retriever's own cut)."),
-    options: list[str] = typer.Option([], "--set", "-s", help="Retriever option KEY=VALUE (repeatable), e.g. --set k1=1.2."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    out: Path = out_option("Folder for results.json and the run (run.trec; run.jsonl when ids have spaces)."),
+    top_k: int | None = top_k_option(),
+    options: list[str] = set_option(),
+    quiet: bool = quiet_option(),
     out_format: ResultFormat = typer.Option(
         ResultFormat.FINEGRAIN, "--format",
         help="finegrain: DIR/results.json; mteb: also DIR/mteb.json, an MTEB result JSON (aggregates only)."),
@@ -39,15 +51,21 @@ def eval_command(
     lines: a header, then one line per query with its [doc_id, score] pairs
     in rank order; read it with finegrain.evaluate.pipeline.read_saved_run).
     """
-    from finegrain.evaluate.pipeline import RUN_JSONL, Experiment, run_experiment, save_run
+    from finegrain.evaluate.pipeline import (
+        RUN_JSONL,
+        Experiment,
+        run_experiment,
+        save_run,
+    )
     from finegrain.io.results import write_results
     from finegrain.report.table import print_evaluation
     from finegrain.settings import Settings
 
     names = metric_keys(metrics, DEFAULT_METRICS)
+    checked = retriever_options(retriever, options)  # fails here, before the dataset is read
     outcome = run_experiment(
         Experiment(dataset=dataset, retriever=retriever, metrics=names, top_k=top_k,
-                   retriever_options=parse_options(options)),
+                   retriever_options=checked),
         Settings.from_env(),
         show_progress=not quiet,
     )
@@ -67,27 +85,5 @@ def eval_command(
 
 
 def parse_options(items: list[str]) -> dict[str, object]:
-    """``["k1=1.2", "encoder=e5", "fuse=rrf"]`` -> typed values (int, float, bool, None or str)."""
-    from finegrain.errors import FinegrainError
-
-    out: dict[str, object] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise FinegrainError(f"--set {item!r} is not KEY=VALUE", "write it like --set k1=1.2")
-        out[key.strip()] = _typed(raw.strip())
-    return out
-
-
-def _typed(raw: str) -> object:
-    low = raw.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low in ("none", "null"):
-        return None
-    for cast in (int, float):
-        try:
-            return cast(raw)
-        except ValueError:
-            pass
-    return raw
+    """``--set`` items with guessed types; kept for older callers: verbs use :func:`~finegrain.cli.options.retriever_options`."""
+    return {k: guess_type(v) for k, v in parse_set(items).items()}

@@ -38,11 +38,11 @@ def evaluate_command(
         "lines and extra fields, queries in both files, no-relevant queries and 0/0 as 0). See the README.",
     ),
     complete: bool = typer.Option(
-        False, "--complete", "-c",
+        False, "--complete",
         help="With --compat trec_eval: trec_eval's -c, average over every qrels query (missing ones score 0).",
     ),
     level_for_rel: int | None = typer.Option(
-        None, "--level-for-rel", "-l",
+        None, "--level-for-rel",
         help="With --compat trec_eval: trec_eval's -l N, the lowest relevant grade for every metric but ndcg.",
     ),
     qrels_format: str = typer.Option(

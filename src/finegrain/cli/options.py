@@ -1,19 +1,62 @@
-"""Options shared by several verbs, declared once.
+"""The CLI vocabulary: options shared by several verbs, declared once.
 
-``-m/--metric`` is the one metric option: repeatable, each value a
-comma-separated list, so ``-m ndcg@10 -m recall@100``, ``-m ndcg@10,recall@100``
-and any mix mean the same thing. (A plain ``str`` option would silently keep
-only the last ``-m``.)
+One flag means one thing on every verb (``tests/test_cli_vocabulary.py``
+walks the command tree to check it):
+
+======  =================  ==============================================
+``-d``  ``--dataset``      dataset name or folder
+``-r``  ``--retriever``    registered retriever (``finegrain list retrievers``)
+``-e``  ``--encoder``      registered encoder, ``st:PATH`` or ``clip:PATH``
+``-m``  ``--metric``       metric specs, repeatable and comma lists
+``-o``  ``--out``          output folder (or file, where the verb writes one)
+``-s``  ``--set``          ``KEY=VALUE`` option of the retriever / encoder
+``-k``  ``--top-k``        keep the top N results per query
+``-l``  ``--lang``         ``zh`` or ``en`` (``cn``: deprecated alias of zh)
+``-q``  ``--quiet``        no progress bars
+``-b``  ``--baseline``     the system the others are compared with
+``-c``  ``--catalog``      album catalog file
+``-p``  ``--photobench``   PhotoBench album folder
+======  =================  ==============================================
+
+``-m/--metric`` is repeatable, each value a comma-separated list, so
+``-m ndcg@10 -m recall@100``, ``-m ndcg@10,recall@100`` and any mix mean the
+same thing. (A plain ``str`` option would silently keep only the last ``-m``.)
+
+``--set KEY=VALUE`` values are kept as written and converted in one place,
+against the declared parameters of the named retriever or encoder
+(:meth:`finegrain.registry.Registry.check`).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import typer
 
+from finegrain.errors import FinegrainError
+
 METRIC_FLAGS = ("--metric", "--metrics", "-m")
+LANGS = ("zh", "en")
+# Short flag -> the long name it stands for, on every verb (tests/test_cli_vocabulary.py).
+SHORT_FLAGS: dict[str, str] = {
+    "-d": "--dataset",
+    "-r": "--retriever",
+    "-e": "--encoder",
+    "-m": "--metric",
+    "-o": "--out",
+    "-s": "--set",
+    "-k": "--top-k",
+    "-l": "--lang",
+    "-q": "--quiet",
+    "-b": "--baseline",
+    "-c": "--catalog",
+    "-p": "--photobench",
+    "-f": "--family",
+    "-n": "--name",
+    "-g": "--ground-truth",
+}
 
 
 def metrics_option(help: str, default: Sequence[str] = ()) -> Any:
@@ -39,3 +82,105 @@ def metric_keys(values: Sequence[str] | None, default: Sequence[str] = ()) -> tu
     if not items:
         return ()
     return tuple(s.key for s in parse_metrics(items))
+
+
+# --------------------------------------------------------------------------- the shared options
+
+
+def dataset_option(help: str = "Dataset name (e.g. capretrieval/zh) or a folder in a known format.") -> Any:
+    return typer.Option(..., "--dataset", "-d", help=help)
+
+
+def retriever_option(help: str = "Retriever name (finegrain list retrievers).") -> Any:
+    return typer.Option(..., "--retriever", "-r", help=help)
+
+
+def out_option(help: str, default: Any = ...) -> Any:
+    return typer.Option(default, "--out", "-o", help=help)
+
+
+def set_option(help: str = "Retriever option KEY=VALUE (repeatable), e.g. --set k1=1.2; see finegrain list retrievers.") -> Any:
+    return typer.Option([], "--set", "-s", help=help)
+
+
+def top_k_option(help: str = "Keep the top N results per query (default: the retriever's own cut).") -> Any:
+    return typer.Option(None, "--top-k", "-k", min=1, help=help)
+
+
+def quiet_option() -> Any:
+    return typer.Option(False, "--quiet", "-q", help="No progress bars.")
+
+
+def encoder_option(help: str = "Encoder: e5, minilm, use-m3, st:PATH or clip:PATH (finegrain list encoders).",
+                   default: Any = ...) -> Any:
+    return typer.Option(default, "--encoder", "-e", help=help)
+
+
+def lang_option(help: str, default: str | None = "en") -> Any:
+    """``--lang/-l zh|en``; ``cn`` (PhotoBench's spelling) is read as ``zh`` with a deprecation warning."""
+    return typer.Option(default, "--lang", "-l", help=f"{help} zh or en.", callback=_lang, metavar="zh|en")
+
+
+def _lang(value: str | None) -> str | None:
+    if value is None:
+        return None
+    low = value.strip().lower()
+    if low == "cn":
+        print("warning: --lang cn is deprecated; write --lang zh", file=sys.stderr)
+        return "zh"
+    if low not in LANGS:
+        raise typer.BadParameter(f"unknown language {value!r}; use zh or en")
+    return low
+
+
+# --------------------------------------------------------------------------- --set KEY=VALUE
+
+
+def parse_set(items: Sequence[str]) -> dict[str, str]:
+    """``["k1=1.2", "encoder=e5"]`` -> ``{"k1": "1.2", "encoder": "e5"}``: values as written (the registry converts)."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise FinegrainError(f"--set {item!r} is not KEY=VALUE", "write it like --set k1=1.2")
+        if key.strip() in out:
+            raise FinegrainError(f"--set {key.strip()} is given twice", "give each option once")
+        out[key.strip()] = raw.strip()
+    return out
+
+
+def retriever_options(name: str, items: Sequence[str]) -> dict[str, Any]:
+    """``--set`` items for the retriever ``name``, checked and converted against its declared parameters.
+
+    Fails before any data is loaded: an unknown retriever suggests near names,
+    an unknown key near keys, a bad value the allowed ones.
+    """
+    from finegrain.retrieve.registry import RETRIEVERS
+
+    raw = parse_set(items)
+    if RETRIEVERS.params(name) is None:  # an entry that declares nothing: best-effort types
+        return {k: guess_type(v) for k, v in raw.items()}
+    return RETRIEVERS.check(name, raw)
+
+
+def encoder_options(spec: str, items: Sequence[str]) -> dict[str, Any]:
+    """``--set`` items for the encoder ``spec``, checked and converted against its declared parameters."""
+    from finegrain.registry import check_options
+    from finegrain.retrieve.encoders.registry import ENCODERS, _form
+
+    return check_options(f"encoder {spec!r}", ENCODERS.params(_form(spec)[0]), parse_set(items))
+
+
+def guess_type(raw: str) -> object:
+    """``"1.2"`` -> 1.2, ``"true"`` -> True, ``"none"`` -> None, else the string (for entries that declare nothing)."""
+    low = raw.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    for cast in (int, float):
+        try:
+            return cast(raw)
+        except ValueError:
+            pass
+    return raw

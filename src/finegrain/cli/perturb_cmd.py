@@ -6,30 +6,39 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.options import metric_keys, metrics_option
+from finegrain.cli.options import (
+    dataset_option,
+    metric_keys,
+    metrics_option,
+    out_option,
+    quiet_option,
+    retriever_option,
+    set_option,
+    top_k_option,
+)
 
 DEFAULT_METRICS = ("ndcg@10", "hit_rate@1", "hit_rate@10", "mrr@10", "mrr")
 
 
 def perturb_command(
-    dataset: str = typer.Option(..., "--dataset", "-d", help="Dataset name (e.g. capretrieval/en) or folder."),
-    retriever: str = typer.Option(..., "--retriever", "-r", help="Retriever name (e5, bm25-okapi, ...)."),
+    dataset: str = dataset_option("Dataset name (e.g. capretrieval/en) or folder."),
+    retriever: str = retriever_option(),
     family: list[str] = typer.Option(
         [], "--family", "-f",
         help="antonym, color-all, color-in, size, negation, typo (repeatable or comma-separated; default: all).",
     ),
-    out: Path = typer.Option(..., "--out", "-o", help="Folder for perturbations.jsonl, results.json and tables.md."),
+    out: Path = out_option("Folder for perturbations.jsonl, results.json and tables.md."),
     metrics: list[str] | None = metrics_option("Metric specs (means over queries).", DEFAULT_METRICS),
-    options: list[str] = typer.Option([], "--set", "-s", help="Retriever option KEY=VALUE (repeatable), as in finegrain eval."),
+    options: list[str] = set_option(),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the word / replacement draws and of the bootstrap."),
     color_threshold: float = typer.Option(150.0, "--color-threshold",
                                           help="Minimum RGB distance (0-255 channels, max 441.7) of a colour replacement."),
-    top_k: int | None = typer.Option(None, "--top-k", "-k", min=1, help="Keep the top N results per query (default: the retriever's cut)."),
+    top_k: int | None = top_k_option(),
     resamples: int = typer.Option(10000, "--resamples", min=1, help="Bootstrap resamples of the delta CIs."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    quiet: bool = quiet_option(),
 ) -> None:
     """Rank of the best relevant item (lower/higher/same, Table 4) and metric deltas with 95% CIs (Table 5) per family."""
-    from finegrain.cli.eval_cmd import parse_options
+    from finegrain.cli.options import retriever_options
     from finegrain.diagnose.perturb.families import parse_families
     from finegrain.diagnose.perturb.run import (
         PerturbConfig,
@@ -41,7 +50,7 @@ def perturb_command(
 
     cfg = PerturbConfig(
         dataset=dataset, retriever=retriever, families=parse_families(family),
-        metrics=metric_keys(metrics, DEFAULT_METRICS), retriever_options=parse_options(options),
+        metrics=metric_keys(metrics, DEFAULT_METRICS), retriever_options=retriever_options(retriever, options),
         top_k=top_k, seed=seed, color_threshold=color_threshold, n_resamples=resamples,
     )
     outcome = run_perturbation(cfg, Settings.from_env(), show_progress=not quiet)

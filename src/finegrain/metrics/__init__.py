@@ -18,7 +18,13 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from finegrain.metrics.join import Joined, join
-from finegrain.metrics.spec import MetricSpec, metric_names, parse_metric, parse_metrics
+from finegrain.metrics.spec import (
+    MetricSpec,
+    metric_names,
+    metric_params,
+    parse_metric,
+    parse_metrics,
+)
 from finegrain.metrics.values import QueryValues, aggregate
 from finegrain.registry import Registry
 from finegrain.types import Qrels, Run
@@ -26,30 +32,30 @@ from finegrain.types import Qrels, Run
 MetricFn = Callable[[Joined, MetricSpec], QueryValues]
 
 METRICS: Registry[MetricFn] = Registry("metric")
-for _name, _target in {
-    "ndcg": "ranking:ndcg",
-    "precision": "ranking:precision",
-    "recall": "ranking:recall",
-    "hit_rate": "ranking:hit_rate",
-    "mrr": "ranking:mrr",
-    "map": "ranking:average_precision",
-    "r_precision": "ranking:r_precision",
-    "median_rank": "ranking:median_rank",
-    "fail_rate": "ranking:fail_rate",
-    "set_precision": "sets:set_precision",
-    "set_recall": "sets:set_recall",
-    "set_f1": "sets:set_f1",
-    "set_f2": "sets:set_f2",
-    "set_fbeta": "sets:set_fbeta",
-    "pair_precision": "sets:pair_precision",
-    "pair_recall": "sets:pair_recall",
-    "pair_f1": "sets:pair_f1",
-    "reject_precision": "rejection:reject_precision",
-    "reject_recall": "rejection:reject_recall",
-    "reject_f1": "rejection:reject_f1",
-}.items():
-    METRICS.register(_name, f"finegrain.metrics.{_target}")
-del _name, _target
+for _name, _target, _help in (
+    ("ndcg", "ranking:ndcg", "normalised discounted cumulative gain (graded, log2 discount)"),
+    ("precision", "ranking:precision", "relevant items in the top k / k"),
+    ("recall", "ranking:recall", "relevant items in the top k / all relevant"),
+    ("hit_rate", "ranking:hit_rate", "1 if any relevant item is in the top k"),
+    ("mrr", "ranking:mrr", "1 / rank of the first relevant item"),
+    ("map", "ranking:average_precision", "average precision"),
+    ("r_precision", "ranking:r_precision", "precision at R, the number of relevant items"),
+    ("median_rank", "ranking:median_rank", "rank of the first relevant item (median over queries)"),
+    ("fail_rate", "ranking:fail_rate", "1 if no relevant item is in the top k (default k=1)"),
+    ("set_precision", "sets:set_precision", "relevant returned / returned (the set, micro)"),
+    ("set_recall", "sets:set_recall", "relevant returned / relevant (the set, micro)"),
+    ("set_f1", "sets:set_f1", "F1 of set_precision and set_recall"),
+    ("set_f2", "sets:set_f2", "F2 of set_precision and set_recall"),
+    ("set_fbeta", "sets:set_fbeta", "F-beta of set precision and recall, beta required"),
+    ("pair_precision", "sets:pair_precision", "precision over (query, item) pairs, micro"),
+    ("pair_recall", "sets:pair_recall", "recall over (query, item) pairs, micro"),
+    ("pair_f1", "sets:pair_f1", "F1 over (query, item) pairs, micro"),
+    ("reject_precision", "rejection:reject_precision", "precision of answering nothing (PhotoBench B.2)"),
+    ("reject_recall", "rejection:reject_recall", "recall of answering nothing (PhotoBench B.2)"),
+    ("reject_f1", "rejection:reject_f1", "F1 of answering nothing (PhotoBench B.2)"),
+):
+    METRICS.register(_name, f"finegrain.metrics.{_target}", _help, params=metric_params(_name))
+del _name, _target, _help
 
 
 def compute(joined: Joined, spec: str | MetricSpec) -> QueryValues:

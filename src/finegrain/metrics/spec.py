@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from types import MappingProxyType
 
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.registry import Param, check_options
 
 
 class Cutoff(Enum):
@@ -47,12 +49,16 @@ class Cutoff(Enum):
 class _Rule:
     family: str  # "ranking", "set", "pair" or "reject"
     cutoff: Cutoff
-    params: frozenset[str]
+    params: Mapping[str, Param]
     default_k: int | None = None
     needs: frozenset[str] = frozenset()
 
 
-_RANK = frozenset({"rel"})
+# The declared parameters (ir_measures' SUPPORTED_PARAMS); checked by finegrain.registry.check_options.
+REL = Param(int, 1, min=1, help="lowest grade that counts as relevant")
+BETA = Param(float, None, required=True, help="weight of recall in the F measure (> 0)")
+_RANK: Mapping[str, Param] = MappingProxyType({"rel": REL})
+_RANK_BETA: Mapping[str, Param] = MappingProxyType({"rel": REL, "beta": BETA})
 _RULES: dict[str, _Rule] = {
     "ndcg": _Rule("ranking", Cutoff.OPTIONAL, _RANK),
     "precision": _Rule("ranking", Cutoff.REQUIRED, _RANK),
@@ -67,7 +73,7 @@ _RULES: dict[str, _Rule] = {
     "set_recall": _Rule("set", Cutoff.OPTIONAL, _RANK),
     "set_f1": _Rule("set", Cutoff.OPTIONAL, _RANK),
     "set_f2": _Rule("set", Cutoff.OPTIONAL, _RANK),
-    "set_fbeta": _Rule("set", Cutoff.OPTIONAL, _RANK | {"beta"}, needs=frozenset({"beta"})),
+    "set_fbeta": _Rule("set", Cutoff.OPTIONAL, _RANK_BETA, needs=frozenset({"beta"})),
     "pair_precision": _Rule("pair", Cutoff.OPTIONAL, _RANK),
     "pair_recall": _Rule("pair", Cutoff.OPTIONAL, _RANK),
     "pair_f1": _Rule("pair", Cutoff.OPTIONAL, _RANK),
@@ -186,6 +192,16 @@ class MetricSpec:
         return self.key
 
 
+def metric_params(name: str) -> Mapping[str, Param]:
+    """The declared parameters of the metric ``name`` (``rel``, and ``beta`` for set_fbeta)."""
+    return _RULES[name].params
+
+
+def metric_cutoff(name: str) -> Cutoff:
+    """Whether the metric ``name`` takes ``@k``."""
+    return _RULES[name].cutoff
+
+
 def metric_names() -> list[str]:
     """The canonical metric names (without cutoff or parameters)."""
     return list(_RULES)
@@ -222,17 +238,8 @@ def parse_metric(text: str | MetricSpec, *, trec_eval: bool = False) -> MetricSp
         raise UnknownNameError("metric", raw_name, _RULES)
     k = _parse_k(text, name, raw_k)
     params = _parse_params(text, name, m["p1"] if m["p1"] is not None else m["p2"])
-    rule = _RULES[name]
-    unknown = set(params) - rule.params
-    if unknown:
-        bad = sorted(unknown)[0]
-        raise FinegrainError(
-            f"metric {text!r}: unknown parameter {bad!r}",
-            f"{name} accepts {', '.join(sorted(rule.params))}",
-        )
-    rel = _parse_int(text, "rel", params["rel"]) if "rel" in params else 1
-    beta = _parse_float(text, "beta", params["beta"]) if "beta" in params else None
-    return MetricSpec(name, k, rel, beta)
+    values = check_options(f"metric {text!r}", _RULES[name].params, params)
+    return MetricSpec(name, k, values.get("rel", 1), values.get("beta"))
 
 
 def parse_metrics(
@@ -315,19 +322,6 @@ def _parse_params(text: str, name: str, raw: str | None) -> dict[str, str]:
             raise FinegrainError(f"metric {text!r}: parameter {key!r} is given twice", "give it once")
         params[key] = value
     return params
-
-
-def _parse_int(text: str, key: str, raw: str) -> int:
-    if not re.fullmatch(r"[+-]?\d+", raw):
-        raise FinegrainError(f"metric {text!r}: {key}={raw!r} is not an integer", f"write e.g. ({key}=2)")
-    return int(raw)
-
-
-def _parse_float(text: str, key: str, raw: str) -> float:
-    try:
-        return float(raw)
-    except ValueError:
-        raise FinegrainError(f"metric {text!r}: {key}={raw!r} is not a number", f"write e.g. ({key}=0.5)") from None
 
 
 def _number(x: float) -> str:

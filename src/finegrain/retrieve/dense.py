@@ -260,7 +260,7 @@ class DenseRetriever:
 
 def dense_retriever(**options: Any) -> DenseRetriever:
     """``dense``: any encoder (``--set encoder=e5|minilm|use-m3|st:PATH``)."""
-    return _make("dense", {}, options, fixed_encoder=False)
+    return _make("dense", {}, options)
 
 
 def e5_retriever(**options: Any) -> DenseRetriever:
@@ -278,16 +278,8 @@ def use_retriever(**options: Any) -> DenseRetriever:
     return _make("use-m3", {"encoder": "use-m3"}, options)
 
 
-def _make(
-    name: str, defaults: dict[str, Any], options: dict[str, Any], *, fixed_encoder: bool = True
-) -> DenseRetriever:
-    allowed = [f for f in DenseRetriever.__dataclass_fields__ if f != "name" and not f.startswith("_")]
-    if fixed_encoder:
-        allowed.remove("encoder")
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        hint = f"its options are: {', '.join(allowed)}"
-        if unknown[0] == "encoder":
-            hint = f"use --retriever dense --set encoder=... to choose the encoder; {hint}"
-        raise FinegrainError(f"retriever {name!r} has no option {unknown[0]!r}", hint)
-    return DenseRetriever(name=name, **{**defaults, **options})
+def _make(name: str, defaults: dict[str, Any], options: dict[str, Any]) -> DenseRetriever:
+    """Options checked against the parameters ``name`` declares (finegrain.retrieve.registry): only ``dense`` takes ``encoder``."""
+    from finegrain.retrieve.registry import RETRIEVERS
+
+    return DenseRetriever(name=name, **{**defaults, **RETRIEVERS.check(name, options)})

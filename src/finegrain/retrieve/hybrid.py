@@ -153,16 +153,9 @@ class HybridRetriever:
 
 def hybrid_retriever(**options: Any) -> HybridRetriever:
     """``hybrid``: ``bm25-okapi`` + ``e5`` by RRF (k=60, equal weights); options in the module docstring."""
-    from finegrain.retrieve.registry import get_retriever
+    from finegrain.retrieve.registry import RETRIEVERS, get_retriever
 
-    own, per_part = split_options(options)
-    allowed = ("parts", "fusion", "weights", "k", "norm", "depth")
-    unknown = sorted(set(own) - set(allowed))
-    if unknown:
-        raise FinegrainError(
-            f"retriever 'hybrid' has no option {unknown[0]!r}",
-            f"its options are: {', '.join(allowed)}, and NAME.KEY for an option of the part NAME",
-        )
+    own, per_part = split_options(RETRIEVERS.check("hybrid", options))
     names = parse_names(own.get("parts", DEFAULT_PARTS), "parts")
     stray = sorted(set(per_part) - set(names))
     if stray:

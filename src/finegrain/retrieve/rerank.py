@@ -298,17 +298,13 @@ def rerank_retriever(
     ``--set bm25-okapi.k1=1.2`` or, with ``first_stage=hybrid``, ``--set hybrid.fusion=convex``.
     """
     from finegrain.retrieve.hybrid import split_options
-    from finegrain.retrieve.registry import get_retriever
+    from finegrain.retrieve.registry import RETRIEVERS, get_retriever
 
-    own, nested = split_options(opts)
+    given = {"first_stage": first_stage, "depth": depth, **opts, **({"model": model} if model is not None else {})}
+    checked = RETRIEVERS.check("rerank", given)
+    first_stage, depth, model = checked.pop("first_stage"), checked.pop("depth"), checked.pop("model", None)
+    own, nested = split_options(checked)
     ce_keys = ("max_length", "batch_size", "device")
-    allowed = ("model", "first_stage", "depth", "rest", *ce_keys)
-    unknown = sorted(set(own) - set(allowed))
-    if unknown:
-        raise FinegrainError(
-            f"retriever 'rerank' has no option {unknown[0]!r}",
-            f"its options are: {', '.join(allowed)}, and {first_stage}.KEY for an option of the first stage",
-        )
     stray = sorted(set(nested) - {first_stage})
     if stray:
         raise FinegrainError(
