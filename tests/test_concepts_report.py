@@ -97,7 +97,7 @@ def test_cli_json_has_exactly_the_five_keys(tmp_path: Path, capsys: pytest.Captu
     assert a["ca"] == pytest.approx(2 / 3) and a["ncs"] > b["ncs"]
     g2 = write(tmp_path / "g2.json", *["dog.n.01"] * 10, "frisbee.n.01")
     r3 = write(tmp_path / "r3.json", "dog.n.01", "frisbee.n.01")
-    assert run_json(capsys, "-g", str(g2), "-r", str(r3))["ce"] == 9
+    assert run_json(capsys, "-g", str(g2), "--retrieved", str(r3))["ce"] == 9
 
 
 def test_cli_query_and_threshold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -105,16 +105,16 @@ def test_cli_query_and_threshold(tmp_path: Path, capsys: pytest.CaptureFixture[s
     r = tmp_path / "r.json"
     r.write_text(json.dumps({"objects": [{"synset": "dog.n.01", "bbox": [0, 0, 15, 10]},
                                          {"synset": "car.n.01", "bbox": [0, 0, 1, 1]}]}))
-    out = run_json(capsys, "-g", str(g), "-r", str(r), "--query", "a dog on the grass")
+    out = run_json(capsys, "-g", str(g), "--retrieved", str(r), "--query", "a dog on the grass")
     assert out["ca"] == 1.0 and out["ncs"] is None and out["sd"] == pytest.approx(0.5)
     assert out["sd_binary"] == 0.0
-    assert run_json(capsys, "-g", str(g), "-r", str(r), "--td", "0.5")["sd_binary"] == 1.0
+    assert run_json(capsys, "-g", str(g), "--retrieved", str(r), "--td", "0.5")["sd_binary"] == 1.0
 
 
 def test_cli_table_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     g = write(tmp_path / "g.json", "dog.n.01", "ball.n.01")
     r = write(tmp_path / "r.json", "dog.n.01", "frisbee.n.01")
-    assert main(["concepts", "-g", str(g), "-r", str(r)]) == 0
+    assert main(["concepts", "-g", str(g), "--retrieved", str(r)]) == 0
     out = capsys.readouterr().out
     assert "NCS matching" in out and "ball.n.01" in out and "frisbee.n.01" in out and "object hit" in out
 
@@ -122,7 +122,7 @@ def test_cli_table_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 def test_cli_bad_file_is_one_error_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     g = write(tmp_path / "g.json", "dog.n.01")
     bad = write(tmp_path / "bad.json", "dgo.n.01")
-    assert main(["concepts", "-g", str(g), "-r", str(bad), "--json"]) == 2
+    assert main(["concepts", "-g", str(g), "--retrieved", str(bad), "--json"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("error: ") and "bad.json" in captured.err and "dgo.n.01" in captured.err

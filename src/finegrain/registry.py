@@ -305,7 +305,7 @@ def unknown_option(
 ) -> FinegrainError:
     """``<owner> has no option 'k3'`` with did-you-mean and the declared options."""
     known = list(params)
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.5)
     listing = ", ".join(known) or "(none)"
     parts = [hint] if hint else []
     if close:
