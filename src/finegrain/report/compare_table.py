@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from finegrain.report.table import fmt
+from finegrain.report.table import fmt, table_console
 
 RAND_MARK = "*"
 T_MARK = "†"
@@ -124,9 +124,7 @@ def comparison_tables(cmp: Mapping[str, Any]) -> list[Table]:
 
 def print_comparison(cmp: Mapping[str, Any], console: Console | None = None) -> None:
     if console is None:
-        console = Console()
-        if not console.is_terminal:  # files and pipes: never crop a column
-            console = Console(width=max(console.width, 200))
+        console = table_console()
     for t in comparison_tables(cmp):
         console.print(t)
     skipped = cmp.get("skipped_metrics") or {}

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from finegrain.evaluate.saved import SavedResults
+from finegrain.report.table import table_console
 
 
 def error_tables(errors: Mapping[str, Any], *, max_examples: int = 2) -> list[Table]:
@@ -77,9 +78,7 @@ def error_tables(errors: Mapping[str, Any], *, max_examples: int = 2) -> list[Ta
 
 def print_errors(errors: Mapping[str, Any], console: Console | None = None, *, max_examples: int = 2) -> None:
     if console is None:
-        console = Console()
-        if not console.is_terminal:  # files and pipes: never crop a column
-            console = Console(width=max(console.width, 200))
+        console = table_console()
     if errors and "skipped" in errors:
         console.print(f"error analysis skipped: {errors['skipped']}", highlight=False)
         return

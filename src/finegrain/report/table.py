@@ -58,11 +58,23 @@ def evaluation_tables(results: SavedResults | Mapping[str, Any]) -> list[Table]:
     return tables
 
 
+def table_console() -> Console:
+    """The console tables print to: the terminal's width (rich wraps cells to fit, 80 columns included).
+
+    Files and pipes get 200 columns so that no cell is folded, unless
+    ``COLUMNS`` is set, which is always honoured (``COLUMNS=80 finegrain ... > out.txt``).
+    """
+    import os
+
+    console = Console()
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console = Console(width=max(console.width, 200))
+    return console
+
+
 def print_evaluation(results: SavedResults | Mapping[str, Any], title: str = "", console: Console | None = None) -> None:
     if console is None:
-        console = Console()
-        if not console.is_terminal:  # files and pipes: never crop a column
-            console = Console(width=max(console.width, 200))
+        console = table_console()
     if title:
         console.print(title, style="bold", highlight=False)
     for t in evaluation_tables(results):
