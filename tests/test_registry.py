@@ -165,6 +165,9 @@ def test_declared_choices_resolve() -> None:
                 assert choices is None or (len(choices) > 0 and (p.default is None or p.default in choices))
                 n += choices is not None
     assert n >= 10
+    from finegrain.retrieve.fusion import METHODS
+
+    assert set(METHODS) <= set(FUSIONS.names()), "every fusion method fuse() takes is registered"
 
 
 def test_encoder_params_match_their_constructors() -> None:
@@ -254,6 +257,8 @@ def test_list_shows_parameters_and_json_is_complete(capsys) -> None:
     for name in RETRIEVERS.names():
         assert name in out
     assert "k1: float, default 1.5" in out
+    assert main(["list", "fusion"]) == 0
+    assert "weights: list[float]" in capsys.readouterr().out
     assert main(["list", "retrievers", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     by_name = {r["name"]: r for r in rows}

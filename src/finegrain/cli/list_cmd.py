@@ -86,6 +86,7 @@ def _param(p: Any) -> dict[str, Any]:
 
 def _print(kind: str, rows: list[dict[str, Any]]) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console()
@@ -97,17 +98,17 @@ def _print(kind: str, rows: list[dict[str, Any]]) -> None:
         table.add_column("ready", no_wrap=True)
         table.add_column("description", ratio=1, overflow="fold")
         for r in rows:
-            table.add_row(r["name"], r["lang"], "yes" if r["available"] else "no", r["help"])
+            table.add_row(escape(r["name"]), r["lang"], "yes" if r["available"] else "no", escape(r["help"]))
     else:
         if kind == "metrics":
             table.add_column("@k", no_wrap=True)
         how = "name@k(param=value)" if kind == "metrics" else "--set KEY=VALUE"
         table.add_column(f"description and parameters ({how})", ratio=1, overflow="fold")
         for r in rows:
-            lines = [r["help"]] if r["help"] else []
-            lines += [f"[cyan]{k}[/cyan]: {p['summary']}" + (f" — {p['help']}" if p["help"] else "")
+            lines = [escape(r["help"])] if r["help"] else []
+            lines += [f"[cyan]{k}[/cyan]: " + escape(p["summary"] + (f" — {p['help']}" if p["help"] else ""))
                       for k, p in r["params"].items()]
-            cells = [r["name"], *([r["cutoff"]] if kind == "metrics" else []), "\n".join(lines) or "-"]
+            cells = [escape(r["name"]), *([r["cutoff"]] if kind == "metrics" else []), "\n".join(lines) or "-"]
             table.add_row(*cells)
     console.print(table)
     if kind == "metrics":

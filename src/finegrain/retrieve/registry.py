@@ -162,6 +162,7 @@ RETRIEVERS.register(
 
 _DEPTH = Param(int, None, nullable=True, min=1, help="keep each run's top depth first")
 _WEIGHTS = Param(list, None, nullable=True, item=float, help="one weight >= 0 per run (default equal)")
+_NORM = Param(str, "minmax", "finegrain.retrieve.fusion:NORMS", "per-query normalisation", label="normalisation")
 
 FUSIONS.register(
     "rrf",
@@ -173,12 +174,24 @@ FUSIONS.register(
     "convex",
     "finegrain.retrieve.fusion:convex",
     help="sum w_i * norm_i(score) of per-query normalised scores (Bruch et al., 2023)",
-    params={
-        "weights": _WEIGHTS,
-        "norm": Param(str, "minmax", "finegrain.retrieve.fusion:NORMS", "per-query normalisation",
-                      label="normalisation"),
-        "depth": _DEPTH,
-    },
+    params={"weights": _WEIGHTS, "norm": _NORM, "depth": _DEPTH},
+)
+
+FUSIONS.register(
+    "combsum", "finegrain.retrieve.fusion:combsum", help="sum_i norm_i(d) (Fox & Shaw, 1994)",
+    params={"norm": _NORM, "depth": _DEPTH},
+)
+FUSIONS.register(
+    "combmnz", "finegrain.retrieve.fusion:combmnz", help="combsum(d) x number of runs that returned d",
+    params={"norm": _NORM, "depth": _DEPTH},
+)
+FUSIONS.register(
+    "combmax", "finegrain.retrieve.fusion:combmax", help="max_i norm_i(d) over the runs that returned d",
+    params={"norm": _NORM, "depth": _DEPTH},
+)
+FUSIONS.register(
+    "wsum", "finegrain.retrieve.fusion:wsum", help="sum_i w_i * norm_i(d), weights >= 0 (ranx's wsum; = convex)",
+    params={"weights": _WEIGHTS, "norm": _NORM, "depth": _DEPTH},
 )
 
 RERANKERS.register(
