@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 
 from finegrain import Run, fuse
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.retrieve.fusion import METHODS, combmax, combmnz, combsum, convex, normalize, wsum
+from finegrain.retrieve.fusion import (
+    METHODS,
+    combmax,
+    combmnz,
+    combsum,
+    convex,
+    normalize,
+    wsum,
+)
 from finegrain.retrieve.fusion_search import _grid, cv_weights
 from finegrain.types import Qrels
 

@@ -114,7 +114,7 @@ def _offline(irds: Any, name: str) -> Iterator[None]:
 
     try:
         for c in sources:
-            c.stream = refuse
+            setattr(c, "stream", refuse)  # noqa: B010 - a class attribute mypy cannot see
         try:
             yield
         except _NotOnDisk as e:
@@ -127,7 +127,7 @@ def _offline(irds: Any, name: str) -> Iterator[None]:
             raise
     finally:
         for c, stream in saved.items():
-            c.stream = stream
+            setattr(c, "stream", stream)  # noqa: B010
 
 
 def _not_on_disk(name: str, source: str) -> FinegrainError:
@@ -141,6 +141,7 @@ def _not_on_disk(name: str, source: str) -> FinegrainError:
 
 def _subclasses(cls: type) -> list[type]:
     out: list[type] = []
+    sub: type
     for sub in cls.__subclasses__():
         out.append(sub)
         out.extend(_subclasses(sub))

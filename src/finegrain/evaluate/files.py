@@ -29,6 +29,7 @@ from finegrain.evaluate.result import Evaluation
 from finegrain.metrics.spec import MetricSpec
 from finegrain.types import Qrels, Run
 
+
 class QrelsFormat(Enum):
     """The two qrels formats ``finegrain evaluate`` reads."""
 

@@ -222,9 +222,8 @@ def _check_record_values(triples: list[tuple[str, str, Any]], kind: Kind, what: 
 
 
 def _ok_value(v: Any, kind: Kind) -> bool:
-    if isinstance(v, bool) or not (isinstance(v, int | float) or hasattr(v, "dtype")):
-        return False
-    return True
+    """A number (numpy scalars included), never a bool; finer checks are the table's (integer grades, no NaN)."""
+    return not isinstance(v, bool) and (isinstance(v, int | float) or hasattr(v, "dtype"))
 
 
 def _value_hint(kind: Kind) -> str:

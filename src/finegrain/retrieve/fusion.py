@@ -57,6 +57,7 @@ by input order.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -282,7 +283,7 @@ def fuse(
 
 
 def _fuse(
-    runs: list[Run], contributions: list[np.ndarray], floors: list[np.ndarray | None], name: str
+    runs: list[Run], contributions: Sequence[np.ndarray], floors: Sequence[np.ndarray | None], name: str
 ) -> Run:
     """Sum per-entry ``contributions`` over the union of (query, document) pairs (see :meth:`_Union.sum`)."""
     union = _Union.of(runs)
@@ -317,14 +318,14 @@ class _Union:
         keys = np.concatenate(q_of_entry) * n_v + np.concatenate(d_of_entry)
         union, where = np.unique(keys, return_inverse=True)
         bounds = np.cumsum([0] + [r.n_entries for r in runs])
-        positions = [where[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        positions = [where[a:b] for a, b in itertools.pairwise(bounds)]
         return cls(list(qindex), list(vindex), union // n_v, union % n_v, qmaps, positions)
 
     @property
     def size(self) -> int:
         return len(self.union_q)
 
-    def sum(self, contributions: list[np.ndarray], floors: list[np.ndarray | None]) -> np.ndarray:
+    def sum(self, contributions: Sequence[np.ndarray], floors: Sequence[np.ndarray | None]) -> np.ndarray:
         """Sum per-entry ``contributions`` of each run over the union.
 
         ``floors[i]`` (one value per query of run ``i``, or None for 0) is what a

@@ -124,9 +124,7 @@ def cv_weights(
         raise FinegrainError(f"folds={folds!r} for {len(qids)} queries", f"use a whole number from 2 to {len(qids)}")
     vectors = _grid(len(run_list), step) if grid is None else _check_grid(grid, len(run_list))
     score = objective or _metric_objective(qrels_t, metric)
-    params = {key: v for key, v in (("norm", norm), ("k", k)) if v is not None}
-
-    fused = [fuse(run_list, method, weights=list(w), depth=depth, **params) for w in vectors]
+    fused = [fuse(run_list, method, weights=list(w), norm=norm, k=k, depth=depth) for w in vectors]
     parts = _deal(qids, folds, seed)
     chosen: list[Fold] = []
     held_out_parts: list[Run] = []
