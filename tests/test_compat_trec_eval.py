@@ -143,7 +143,7 @@ def test_no_common_query_is_an_error_as_in_trec_eval(tmp_path: Path, capsys: pyt
     one_error_line(err)
     assert "No queries with both results and relevance info" in err
     # with -c the qrels query is scored as missing: 0
-    code, out, err = cli(capsys, q, r, "-m", "ndcg@10", "--compat", "trec_eval", "-c", "--json")
+    code, out, err = cli(capsys, q, r, "-m", "ndcg@10", "--compat", "trec_eval", "--complete", "--json")
     assert code == 0, err
     assert json.loads(out) == {"ndcg@10": 0.0}
 
@@ -180,7 +180,7 @@ def test_set_precision_of_a_query_missing_from_the_run_with_complete(
     assert json.loads(out) == {"set_precision": pytest.approx(1.5 / 4)}  # strict: q3 undefined
     code, out, _ = cli(capsys, q, r, "-m", "set_P", "--compat", "trec_eval", "--json")
     assert json.loads(out) == {"set_precision": pytest.approx(1.5 / 4)}  # q3 not in the run: not averaged
-    code, out, _ = cli(capsys, q, r, "-m", "set_P", "--compat", "trec_eval", "-c", "--json")
+    code, out, _ = cli(capsys, q, r, "-m", "set_P", "--compat", "trec_eval", "--complete", "--json")
     assert json.loads(out) == {"set_precision": pytest.approx(1.5 / 5)}  # -c: q3 averaged as 0
 
 
@@ -193,7 +193,7 @@ LVL_RUN = "q1 Q0 d1 1 2.0 s\nq1 Q0 d2 2 1.0 s\nq2 Q0 d3 1 1.0 s\n"
 
 def test_level_for_rel_applies_to_every_metric_but_ndcg(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     q, r = write(tmp_path / "q", LVL_QRELS), write(tmp_path / "r", LVL_RUN)
-    code, out, err = cli(capsys, q, r, "-m", "P@1,map,ndcg@2", "--compat", "trec_eval", "-l", "2", "--json")
+    code, out, err = cli(capsys, q, r, "-m", "P@1,map,ndcg@2", "--compat", "trec_eval", "--level-for-rel", "2", "--json")
     assert code == 0, err
     got = json.loads(out)
     # -l 2: only d2 is relevant. P@1: q1 d1 (grade 1) -> 0; q2 has nothing at level 2 -> 0: (0 + 0) / 2
@@ -213,10 +213,10 @@ def test_level_rules_refuse_ambiguous_requests(tmp_path: Path, capsys: pytest.Ca
     q, r = write(tmp_path / "q", LVL_QRELS), write(tmp_path / "r", LVL_RUN)
     for args, needle in [
         (["-m", "ndcg@2(rel=2)", "--compat", "trec_eval"], "ignores relevance levels"),
-        (["-m", "P@1(rel=3)", "--compat", "trec_eval", "-l", "2"], "-l sets 2"),
-        (["-m", "P@1", "-l", "2"], "option of --compat trec_eval"),
+        (["-m", "P@1(rel=3)", "--compat", "trec_eval", "--level-for-rel", "2"], "--level-for-rel sets 2"),
+        (["-m", "P@1", "--level-for-rel", "2"], "option of --compat trec_eval"),
         (["-m", "P@1", "--complete"], "option of --compat trec_eval"),
-        (["-m", "P@1", "--compat", "trec_eval", "-l", "0"], "not an integer >= 1"),
+        (["-m", "P@1", "--compat", "trec_eval", "--level-for-rel", "0"], "not an integer >= 1"),
         (["-m", "median_rank", "--compat", "trec_eval"], "no trec_eval measure"),
         (["-m", "P@1", "--compat", "trec-eval"], "unknown compatibility mode"),
     ]:

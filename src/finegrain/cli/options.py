@@ -168,6 +168,8 @@ def encoder_options(spec: str, items: Sequence[str]) -> dict[str, Any]:
     from finegrain.registry import check_options
     from finegrain.retrieve.encoders.registry import ENCODERS, _form
 
+    if not items:
+        return {}  # nothing to check; the name itself is checked when the encoder is built
     return check_options(f"encoder {spec!r}", ENCODERS.params(_form(spec)[0]), parse_set(items))
 
 

@@ -173,7 +173,7 @@ def prepare_specs(specs: Iterable[MetricSpec], opts: CompatOptions) -> list[Metr
         elif opts.level_for_rel is not None:
             if s.rel not in (1, opts.level_for_rel):
                 raise FinegrainError(
-                    f"metric {s.key!r} names relevance level {s.rel}, but -l sets {opts.level_for_rel} for all metrics",
+                    f"metric {s.key!r} names relevance level {s.rel}, but --level-for-rel sets {opts.level_for_rel} for all metrics",
                     "trec_eval has one level per evaluation: drop (rel=...) or change -l",
                 )
             s = replace(s, rel=opts.level_for_rel)
