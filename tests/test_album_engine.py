@@ -7,8 +7,8 @@ import random
 
 import numpy as np
 import pytest
-from album_search_fixtures import KITE
 
+from album_search_fixtures import KITE
 from finegrain.album.catalog.sqlite import SqliteCatalog
 from finegrain.album.engine import SearchContext, calibrate_visual_threshold, search
 from finegrain.album.photobench import import_photobench

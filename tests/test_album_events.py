@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -72,7 +72,7 @@ def test_same_minute_ids_are_made_unique() -> None:
 
 def test_aware_times_and_bad_input() -> None:
     cst = timezone(timedelta(hours=8))
-    aware = [("a", T0.replace(tzinfo=cst)), ("b", at(1).replace(tzinfo=timezone.utc) - timedelta(hours=8)), ("c", at(2).replace(tzinfo=cst))]
+    aware = [("a", T0.replace(tzinfo=cst)), ("b", at(1).replace(tzinfo=UTC) - timedelta(hours=8)), ("c", at(2).replace(tzinfo=cst))]
     assert len(set(cluster_events(aware).values())) == 1
     with pytest.raises(FinegrainError, match="naive"):
         cluster_events([("a", T0), ("b", T0.replace(tzinfo=cst))])

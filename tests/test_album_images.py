@@ -9,6 +9,10 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("piexif")
 
+from tests.dense_fakes import BagOfWordsEncoder  # noqa: E402
+from tests.test_album_indexer import album  # noqa: E402,F401  (the fixture: real JPEGs with EXIF)
+from tests.tiny_clip import make_tiny_clip  # noqa: E402
+
 from finegrain.album.catalog import open_catalog  # noqa: E402
 from finegrain.album.catalog.store import EMBEDDING_KINDS  # noqa: E402
 from finegrain.album.engine import IMAGE_TEXT_THRESHOLD, SearchContext, search  # noqa: E402
@@ -16,9 +20,6 @@ from finegrain.album.indexer import embed_missing_images, index_folder  # noqa: 
 from finegrain.cli.main import main  # noqa: E402
 from finegrain.errors import FinegrainError  # noqa: E402
 from finegrain.retrieve.encoders.clip import CLIPEncoder  # noqa: E402
-from tests.dense_fakes import BagOfWordsEncoder  # noqa: E402
-from tests.test_album_indexer import album  # noqa: E402,F401  (the fixture: real JPEGs with EXIF)
-from tests.tiny_clip import make_tiny_clip  # noqa: E402
 
 PHOTOS = ["IMG_0001.jpg", "IMG_0002.jpg", "IMG_0003.jpg", "scan.jpg", "screenshot.png",
           "trip/IMG_0100.jpg", "trip/IMG_0101.jpg"]

@@ -18,10 +18,11 @@ import pytest
 piexif = pytest.importorskip("piexif")
 Image = pytest.importorskip("PIL.Image")
 
+from tests.dense_fakes import BagOfWordsEncoder  # noqa: E402
+
 from finegrain.album.catalog import open_catalog  # noqa: E402
 from finegrain.album.indexer import Profiler, index_folder, read_sidecar  # noqa: E402
 from finegrain.cli.main import main  # noqa: E402
-from tests.dense_fakes import BagOfWordsEncoder  # noqa: E402
 
 # (file, local time, offset, (lat, lon), camera) — three photos within two hours form an event.
 SHOTS = (

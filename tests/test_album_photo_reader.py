@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from album_photo_fixtures import (
     ASCII,
     DATETIME,
@@ -28,7 +29,6 @@ from album_photo_fixtures import (
     jpeg_raw,
     jpeg_with,
 )
-
 from finegrain.album.catalog.sqlite import SqliteCatalog
 from finegrain.album.engine import search
 from finegrain.album.files import FieldProblem, ImageInfo, UnreadableImageError, read_photo

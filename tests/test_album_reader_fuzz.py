@@ -21,6 +21,7 @@ from collections import Counter
 from datetime import datetime
 
 import pytest
+
 from album_photo_fixtures import (
     ASCII,
     BYTE,
@@ -43,7 +44,6 @@ from album_photo_fixtures import (
     good_raw,
     jpeg_raw,
 )
-
 from finegrain.album.files import ImageInfo, read_photo
 from finegrain.errors import FinegrainError
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+
 from album_search_fixtures import KITE
 from dense_fakes import BagOfWordsEncoder
-
 from finegrain.album.catalog.sqlite import SqliteCatalog
 from finegrain.album.photobench import import_photobench
 from finegrain.album.plan import PlaceKey, PlaceMatch, Plan, TimeRange

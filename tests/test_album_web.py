@@ -24,7 +24,7 @@ from PIL import Image  # noqa: E402
 
 from finegrain.album.catalog import open_catalog  # noqa: E402
 from finegrain.album.indexer import index_folder  # noqa: E402
-from finegrain.album.plan import Plan, PlaceKey, PlaceMatch, TimeRange  # noqa: E402
+from finegrain.album.plan import PlaceKey, PlaceMatch, Plan, TimeRange  # noqa: E402
 from finegrain.album.web.app import PhotoRefused, create_app, resolve_photo_file  # noqa: E402
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dense_fakes import BagOfWordsEncoder
 
+from dense_fakes import BagOfWordsEncoder
 from finegrain.errors import DataFormatError, DuplicateIdError, FinegrainError
 from finegrain.evaluate.caption_corpus import (
     average_groups,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dense_fakes import BagOfWordsEncoder
 
+from dense_fakes import BagOfWordsEncoder
 from finegrain.cli.main import main
 from finegrain.io.trec import read_run
 

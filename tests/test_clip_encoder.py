@@ -12,10 +12,11 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("PIL")
 
+from tests.tiny_clip import make_tiny_clip
+
 from finegrain.diagnose.contrastive import make_pair, run_contrast
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.encoders.registry import get_encoder
-from tests.tiny_clip import make_tiny_clip
 
 N_IMAGES = 8
 DIM = 16

@@ -20,8 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from e5_figures import assert_e5_figure
 
+from e5_figures import assert_e5_figure
 from finegrain.settings import Settings
 
 pytestmark = pytest.mark.slow

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from dense_fakes import BagOfWordsEncoder
 
+from dense_fakes import BagOfWordsEncoder
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.evaluate.evaluate import evaluate
 from finegrain.retrieve.base import Retriever

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dense_fakes import BagOfWordsEncoder
 
+from dense_fakes import BagOfWordsEncoder
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.dense import DenseRetriever
 from finegrain.retrieve.encoders import cache as cache_mod

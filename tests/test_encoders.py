@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dense_fakes import BagOfWordsEncoder
 
+from dense_fakes import BagOfWordsEncoder
 from finegrain.errors import FinegrainError, MissingDependencyError, UnknownNameError
 from finegrain.retrieve.encoders import get_encoder
 from finegrain.retrieve.encoders.base import Encoder, as_unit_rows

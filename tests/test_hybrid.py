@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from e5_figures import assert_e5_figure
 
+from e5_figures import assert_e5_figure
 from finegrain.cli.main import main
 from finegrain.datasets import load_dataset
 from finegrain.errors import FinegrainError, UnknownNameError

@@ -79,7 +79,8 @@ def test_grades_that_would_wrap_are_refused_everywhere(tmp_path: Path, grade: st
         read_qrels_tsv(_w(tmp_path / "q.tsv", f"q1\td1\t{grade}\n"))
     cap = tmp_path / "cap"
     _w(cap / "candidates.jsonl", '{"id": "d1", "text": "x"}\n')
-    _w(cap / "queries.jsonl", '{"id": "q1", "query": "x", "positives": [{"id": "d1", "score": %s}]}\n' % grade)
+    positives = json.dumps([{"id": "d1", "score": "GRADE"}]).replace('"GRADE"', grade)
+    _w(cap / "queries.jsonl", f'{{"id": "q1", "query": "x", "positives": {positives}}}\n')
     with pytest.raises(DataFormatError, match="queries.jsonl:1"):
         read_capretrieval(cap)
 
@@ -92,7 +93,8 @@ def test_largest_int64_grade_is_read(tmp_path: Path) -> None:
 def test_capretrieval_scores_out_of_range(tmp_path: Path, score: str) -> None:
     cap = tmp_path / "cap"
     _w(cap / "candidates.jsonl", '{"id": "d1", "text": "x"}\n')
-    _w(cap / "queries.jsonl", '{"id": "q1", "query": "x", "positives": [{"id": "d1", "score": %s}]}\n' % score)
+    positives = json.dumps([{"id": "d1", "score": "SCORE"}]).replace('"SCORE"', score)
+    _w(cap / "queries.jsonl", f'{{"id": "q1", "query": "x", "positives": {positives}}}\n')
     with pytest.raises(DataFormatError, match="queries.jsonl:1"):
         read_capretrieval(cap)
 

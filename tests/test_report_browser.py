@@ -21,8 +21,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from chromium import find_chromium, missing
 
+from chromium import find_chromium, missing
 from finegrain.cli.main import main
 
 WIDTH, HEIGHT = 1280, 2000

@@ -17,9 +17,9 @@ import pytest
 
 from finegrain.cli.main import main
 from finegrain.evaluate.compare import compare
+from finegrain.evaluate.systems import LabelledResults
 from finegrain.io.results import read_results
 from finegrain.report import charts
-from finegrain.evaluate.systems import LabelledResults
 from finegrain.report.html import fmt, load_systems, readable, render_report
 
 pytest.importorskip("jinja2")

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dense_fakes import BagOfWordsEncoder
 
+from dense_fakes import BagOfWordsEncoder
 from finegrain.cli.main import main
 from finegrain.report.probe_charts import interval_chart, share_chart
 

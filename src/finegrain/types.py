@@ -53,6 +53,7 @@ class _Records(Mapping[str, T], Generic[T]):
 
     __slots__ = ("_items",)
     _kind = "record"
+    _items: dict[str, T]
 
     def __init__(self, records: Iterable[T]) -> None:
         items: dict[str, T] = {}
@@ -241,7 +242,7 @@ class _Table(Mapping[str, Mapping[str, Any]]):
         return self._vocab
 
     @property
-    def values(self) -> np.ndarray:
+    def values(self) -> np.ndarray:  # type: ignore[override]  # the value column; Mapping.values() is shadowed
         return self._values
 
     @property

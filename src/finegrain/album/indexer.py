@@ -41,7 +41,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -318,7 +318,7 @@ def index_folder(
         embed_missing_images(store, image_encoder, warnings, show_progress=show_progress)
     n_people = _cluster_people(store, prof) if faces else len(store.people())
     n_events = recompute_events(store, prof)
-    store.set_meta("last_indexed_at", datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    store.set_meta("last_indexed_at", datetime.now(UTC).isoformat(timespec="seconds"))
     return IndexReport(
         root=str(base), added=counts["added"], updated=counts["updated"], unchanged=counts["unchanged"],
         removed=removed, skipped=tuple(skipped), no_exif=tuple(no_exif), warnings=tuple(warnings),

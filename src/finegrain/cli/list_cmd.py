@@ -11,7 +11,6 @@ from typing import Any
 
 import typer
 
-
 KINDS = ("retrievers", "metrics", "datasets", "encoders", "fusion", "rerankers")
 
 

@@ -465,7 +465,7 @@ def _aligned(results: Sequence[SavedResults], labels: list[str], key: str,
             continue
         only_here = len(d.keys() - ref.keys())
         only_base = len(ref.keys() - d.keys())
-        example = next(iter(sorted((d.keys() ^ ref.keys()))))
+        example = next(iter(sorted(d.keys() ^ ref.keys())))
         raise FinegrainError(
             f"{labels[i]} and {labels[base]} differ in their queries for {key}: {only_base + only_here} queries "
             f"differ ({only_base} with a value only in {labels[base]}, {only_here} only in {labels[i]}; "

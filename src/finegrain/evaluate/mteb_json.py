@@ -117,9 +117,10 @@ def from_mteb_json(data: Mapping[str, Any], *, source: str | Path, split: str | 
         if key is not None and key not in aggregate:
             aggregate[key] = float(v)
     if not aggregate:
-        raise DataFormatError(where, f"{chosen}/{want}", "retrieval scores such as ndcg_at_10",
+        raise DataFormatError(where, None, f"retrieval scores such as ndcg_at_10 in {chosen}/{want}",
                               ", ".join(map(str, entry)) or "none")
-    extra = data.get("finegrain") if isinstance(data.get("finegrain"), Mapping) else {}
+    found = data.get("finegrain")
+    extra: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     retriever = extra.get("retriever") or _model_from_path(where)
     body = {
         "aggregate": aggregate,

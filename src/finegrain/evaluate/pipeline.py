@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +38,9 @@ class Outcome:
 
 def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool = True) -> Outcome:
     from finegrain import __version__
-    from finegrain.machine import describe_machine
     from finegrain.datasets import load_dataset
     from finegrain.evaluate.evaluate import evaluate
+    from finegrain.machine import describe_machine
     from finegrain.metrics.spec import parse_metric
     from finegrain.retrieve.registry import get_retriever
 
@@ -70,7 +70,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
             "python": platform.python_version(),
             "machine": describe_machine().to_dict(),  # CPU, architecture, SIMD flags
             "command": " ".join(["finegrain", *sys.argv[1:]]) if sys.argv else None,
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "retrieve_seconds": round(retrieve_s, 3),
         },
     }

@@ -11,7 +11,7 @@ for every verb.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,9 +42,12 @@ def unique_labels(names: Sequence[str | None], sources: Sequence[str]) -> list[s
     """
     base = [str(n) if n else (Path(src).name or src) for n, src in zip(names, sources)]
     out = list(base)
-    for attempt in (lambda i: f"{base[i]} ({Path(sources[i]).name or sources[i]})",
-                    lambda i: f"{base[i]} ({sources[i]})",
-                    lambda i: f"{base[i]} #{i}"):
+    attempts: tuple[Callable[[int], str], ...] = (
+        lambda i: f"{base[i]} ({Path(sources[i]).name or sources[i]})",
+        lambda i: f"{base[i]} ({sources[i]})",
+        lambda i: f"{base[i]} #{i}",
+    )
+    for attempt in attempts:
         dup = {n for n in out if out.count(n) > 1}
         if not dup:
             break

@@ -279,7 +279,9 @@ def _set_f_x(text: str, raw: str, trec_eval: bool) -> MetricSpec:
 
 def _split_commas(text: str) -> list[str]:
     """Split on commas outside parentheses: ``"ndcg@10,set_fbeta(beta=2,rel=2)"``."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         depth += ch == "("
         depth -= ch == ")"
