@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
+import finegrain.evaluate.compat as _compat
 from finegrain.errors import FinegrainError
-from finegrain.evaluate import compat as _compat
 from finegrain.evaluate.compat import Compat
 from finegrain.evaluate.result import Evaluation, MetricResult
 from finegrain.interop.coerce import QrelsLike, RunLike, as_qrels, as_run

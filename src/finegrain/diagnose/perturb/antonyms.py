@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from finegrain.diagnose.perturb import zh_lexicon
+import finegrain.diagnose.perturb.zh_lexicon as zh_lexicon
 from finegrain.diagnose.perturb.text import (
     Span,
     en_words,

@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from finegrain.diagnose.perturb import colors, zh_lexicon
+import finegrain.diagnose.perturb.colors as colors
+import finegrain.diagnose.perturb.zh_lexicon as zh_lexicon
 from finegrain.diagnose.perturb.antonyms import en_antonym_spans, zh_antonym_spans
 from finegrain.diagnose.perturb.sizes import en_size_spans, zh_size_spans
 from finegrain.diagnose.perturb.text import (

@@ -10,7 +10,7 @@ well-formed (``小房子`` -> ``大房子``, ``巨大`` -> ``微小``).
 
 from __future__ import annotations
 
-from finegrain.diagnose.perturb import zh_lexicon
+import finegrain.diagnose.perturb.zh_lexicon as zh_lexicon
 from finegrain.diagnose.perturb.text import Span, en_words, longest_matches
 
 EN_BIG: tuple[str, ...] = ("large", "big", "enormous", "huge")
