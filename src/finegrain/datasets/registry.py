@@ -150,42 +150,31 @@ class _Spec:
 
 _THIS = "finegrain.datasets.registry"
 
-_SPECS: tuple[_Spec, ...] = (
-    _Spec(
-        "embedded/captions-en", f"{_THIS}:_load_capretrieval_spec", "embedded:captions/en", "en",
-        "80 image captions, 37 graded queries (English); ships with finegrain",
-        MappingProxyType({"source": "embedded"}),
-    ),
-    _Spec(
-        "embedded/captions-zh", f"{_THIS}:_load_capretrieval_spec", "embedded:captions/zh", "zh",
-        "the same captions and queries in Chinese; ships with finegrain",
-        MappingProxyType({"source": "embedded"}),
-    ),
-    _Spec(
-        "capretrieval/zh", f"{_THIS}:_load_capretrieval_spec", "capretrieval/zh", "zh",
-        "CapRetrieval: 3,024 Chinese image captions, 404 queries, graded 0/1/2, fully judged",
-        MappingProxyType({"source": "capretrieval"}),
-    ),
-    _Spec(
-        "capretrieval/en", f"{_THIS}:_load_capretrieval_spec", "capretrieval/en", "en",
-        "CapRetrievalEn: the English version (same ids; types from capretrieval/zh)",
-        MappingProxyType({"source": "capretrieval", "types_from": "capretrieval/zh"}),
-    ),
-    _Spec(
-        "dureader/mini", f"{_THIS}:_load_beir_spec", "dureader_mini", "zh",
-        "DuReader-retrieval training rows (RocketQA examples): 8 queries, 133 passages; negatives sampled",
-        MappingProxyType({"source": "dureader"}),
-    ),
-    _Spec(
-        "photobench/album1", f"{_THIS}:_load_photobench_spec", "photobench/album1", "en",
-        "PhotoBench album 1: 1,069 photos (metadata + faces, no images); 20 queries with public ground truth",
-        MappingProxyType({"source": "photobench"}),
-    ),
-    _Spec(
-        "photobench/album1/zh", f"{_THIS}:_load_photobench_spec", "photobench/album1", "zh",
-        "PhotoBench album 1 with the Chinese query texts",
-        MappingProxyType({"source": "photobench"}),
-    ),
+# name, loader (_load_<loader>_spec below), location, lang, help, options (``source`` keys _PROVENANCE)
+_TABLE: tuple[tuple[str, str, str, str, str, dict[str, str]], ...] = (
+    ("embedded/captions-en", "capretrieval", "embedded:captions/en", "en",
+     "80 image captions, 37 graded queries (English); ships with finegrain", {"source": "embedded"}),
+    ("embedded/captions-zh", "capretrieval", "embedded:captions/zh", "zh",
+     "the same captions and queries in Chinese; ships with finegrain", {"source": "embedded"}),
+    ("capretrieval/zh", "capretrieval", "capretrieval/zh", "zh",
+     "CapRetrieval: 3,024 Chinese image captions, 404 queries, graded 0/1/2, fully judged",
+     {"source": "capretrieval"}),
+    ("capretrieval/en", "capretrieval", "capretrieval/en", "en",
+     "CapRetrievalEn: the English version (same ids; types from capretrieval/zh)",
+     {"source": "capretrieval", "types_from": "capretrieval/zh"}),
+    ("dureader/mini", "beir", "dureader_mini", "zh",
+     "DuReader-retrieval training rows (RocketQA examples): 8 queries, 133 passages; negatives sampled",
+     {"source": "dureader"}),
+    ("photobench/album1", "photobench", "photobench/album1", "en",
+     "PhotoBench album 1: 1,069 photos (metadata + faces, no images); 20 queries with public ground truth",
+     {"source": "photobench"}),
+    ("photobench/album1/zh", "photobench", "photobench/album1", "zh",
+     "PhotoBench album 1 with the Chinese query texts", {"source": "photobench"}),
+)
+
+_SPECS: tuple[_Spec, ...] = tuple(
+    _Spec(name, f"{_THIS}:_load_{loader}_spec", location, lang, help_, MappingProxyType(options))
+    for name, loader, location, lang, help_, options in _TABLE
 )
 
 _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
