@@ -13,25 +13,16 @@ and ``load_dataset`` load their modules on first use (no import-time side effect
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from finegrain._lazy import lazy_exports
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Corpus",
-    "Document",
-    "Evaluation",
-    "Qrels",
-    "Queries",
-    "Query",
-    "Run",
-    "__version__",
-    "compare",
-    "evaluate",
-    "fuse",
-    "load_dataset",
+    "Corpus", "Document", "Evaluation", "Qrels", "Queries", "Query", "Run", "__version__", "compare", "evaluate",
+    "fuse", "load_dataset",
 ]
 
 if TYPE_CHECKING:
@@ -41,25 +32,8 @@ if TYPE_CHECKING:
     from finegrain.evaluate.result import Evaluation
     from finegrain.retrieve.fusion import fuse
 
-# name -> (module, attribute); attribute None: the module itself (``finegrain.evaluate`` is callable)
-_LAZY: dict[str, tuple[str, str | None]] = {
-    "evaluate": ("finegrain.evaluate", None),
-    "Evaluation": ("finegrain.evaluate.result", "Evaluation"),
-    "compare": ("finegrain.evaluate.compare", "compare"),
-    "fuse": ("finegrain.retrieve.fusion", "fuse"),
-    "load_dataset": ("finegrain.datasets.registry", "load_dataset"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        module, attr = _LAZY[name]
-        loaded = importlib.import_module(module)
-        return loaded if attr is None else getattr(loaded, attr)
-    raise AttributeError(f"module 'finegrain' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+# ``evaluate`` is the module itself (``finegrain.evaluate`` is callable); see finegrain._lazy
+__getattr__, __dir__ = lazy_exports(__name__, {
+    ".evaluate": "evaluate", ".evaluate.result": "Evaluation", ".evaluate.compare": "compare",
+    ".retrieve.fusion": "fuse", ".datasets.registry": "load_dataset",
+})

@@ -8,33 +8,15 @@ suffix. The names below are imported on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from finegrain._lazy import lazy_exports
 
-_EXPORTS = {
-    "read_qrels": "trec",
-    "write_qrels": "trec",
-    "read_run": "trec",
-    "write_run": "trec",
-    "read_ids": "idlist",
-    "read_beir": "beir",
-    "write_beir": "beir",
-    "read_capretrieval": "capretrieval",
-    "write_capretrieval": "capretrieval",
-    "read_album": "photobench",
-    "Album": "photobench",
-    "DuplicateRecordError": "_lines",
-}
+__all__ = [
+    "Album", "DuplicateRecordError", "read_album", "read_beir", "read_capretrieval", "read_ids", "read_qrels",
+    "read_run", "write_beir", "write_capretrieval", "write_qrels", "write_run",
+]
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'finegrain.io' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"finegrain.io.{module}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, {
+    ".trec": "read_qrels write_qrels read_run write_run", ".idlist": "read_ids", ".beir": "read_beir write_beir",
+    ".capretrieval": "read_capretrieval write_capretrieval", ".photobench": "read_album Album",
+    "._lines": "DuplicateRecordError",
+})

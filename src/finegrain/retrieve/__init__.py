@@ -5,7 +5,9 @@ Import what you need from the submodules; this package imports nothing heavy.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from finegrain._lazy import lazy_exports
 
 __all__ = ["BM25", "Retriever", "get_retriever", "get_tokenizer"]
 
@@ -15,17 +17,6 @@ if TYPE_CHECKING:
     from finegrain.retrieve.registry import get_retriever
     from finegrain.retrieve.tokenize import get_tokenizer
 
-_LAZY = {
-    "BM25": "finegrain.retrieve.bm25",
-    "Retriever": "finegrain.retrieve.base",
-    "get_retriever": "finegrain.retrieve.registry",
-    "get_tokenizer": "finegrain.retrieve.tokenize",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'finegrain.retrieve' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(
+    __name__, {".bm25": "BM25", ".base": "Retriever", ".registry": "get_retriever", ".tokenize": "get_tokenizer"}
+)

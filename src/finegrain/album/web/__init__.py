@@ -8,17 +8,13 @@ extra (FastAPI, uvicorn).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from finegrain._lazy import lazy_exports
 
 if TYPE_CHECKING:  # no import-time dependency on FastAPI
     from finegrain.album.web.app import create_app, resolve_photo_file
 
 __all__ = ["create_app", "resolve_photo_file"]
 
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from finegrain.album.web import app
-
-        return getattr(app, name)
-    raise AttributeError(name)
+__getattr__, __dir__ = lazy_exports(__name__, {".app": " ".join(__all__)})

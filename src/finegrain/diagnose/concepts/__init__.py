@@ -7,24 +7,7 @@ Objects (:class:`ConceptObject`, :class:`ObjectSet`), the metrics CA / NCS / CE 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
-_EXPORTS = {
-    "ConceptObject": "objects",
-    "ObjectSet": "objects",
-    "read_object_set": "objects",
-    "write_object_set": "objects",
-    "ConceptScores": "metrics",
-    "ConceptComparison": "metrics",
-    "concept_scores": "metrics",
-    "compare_concepts": "metrics",
-    "DEFAULT_TD": "metrics",
-    "LocalReport": "report",
-    "GlobalReport": "report",
-    "local_report": "report",
-    "global_report": "report",
-}
+from finegrain._lazy import lazy_exports
 
 __all__ = [
     "DEFAULT_TD", "ConceptComparison", "ConceptObject", "ConceptScores", "GlobalReport", "LocalReport",
@@ -32,9 +15,8 @@ __all__ = [
     "write_object_set",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'finegrain.diagnose.concepts' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"finegrain.diagnose.concepts.{module}"), name)
+__getattr__, __dir__ = lazy_exports(__name__, {
+    ".objects": "ConceptObject ObjectSet read_object_set write_object_set",
+    ".metrics": "ConceptScores ConceptComparison concept_scores compare_concepts DEFAULT_TD",
+    ".report": "LocalReport GlobalReport local_report global_report",
+})

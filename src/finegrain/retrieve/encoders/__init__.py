@@ -10,16 +10,12 @@ Nothing heavy is imported until an encoder is built and used.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from finegrain._lazy import lazy_exports
 
 __all__ = [
-    "CachedEncoder",
-    "EmbeddingCache",
-    "Encoder",
-    "Templates",
-    "encoder_names",
-    "get_encoder",
-    "resolve_prompting",
+    "CachedEncoder", "EmbeddingCache", "Encoder", "Templates", "encoder_names", "get_encoder", "resolve_prompting",
 ]
 
 if TYPE_CHECKING:
@@ -28,20 +24,7 @@ if TYPE_CHECKING:
     from finegrain.retrieve.encoders.registry import encoder_names, get_encoder
     from finegrain.retrieve.encoders.templates import Templates, resolve_prompting
 
-_LAZY = {
-    "CachedEncoder": "finegrain.retrieve.encoders.cache",
-    "EmbeddingCache": "finegrain.retrieve.encoders.cache",
-    "Encoder": "finegrain.retrieve.encoders.base",
-    "Templates": "finegrain.retrieve.encoders.templates",
-    "encoder_names": "finegrain.retrieve.encoders.registry",
-    "get_encoder": "finegrain.retrieve.encoders.registry",
-    "resolve_prompting": "finegrain.retrieve.encoders.templates",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'finegrain.retrieve.encoders' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, {
+    ".base": "Encoder", ".cache": "CachedEncoder EmbeddingCache", ".registry": "encoder_names get_encoder",
+    ".templates": "Templates resolve_prompting",
+})

@@ -1,0 +1,43 @@
+"""The one lazy-import mechanism: packages that export names of their submodules, imported on first use.
+
+A package writes, module by module, the names it exports (space-separated, as the
+``from ... import`` lines a type checker reads under ``TYPE_CHECKING``)::
+
+    __getattr__, __dir__ = lazy_exports(__name__, {".trec": "read_qrels write_qrels", ".idlist": "read_ids"})
+
+and ``package.read_qrels`` imports ``.trec`` on first access and returns its
+``read_qrels``. A relative module (``.trec``) is resolved against the package.
+An export named after the submodule it comes from (``".evaluate": "evaluate"``
+in ``finegrain``) is that module itself. An unknown name raises the usual
+``AttributeError``; ``dir(package)`` lists the exports too. Nothing is imported
+before a name is used, and no state is kept here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def lazy_exports(
+    package: str, exports: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A module ``__getattr__`` and ``__dir__`` for ``package`` serving ``exports`` (module -> names)."""
+    table = {
+        name: importlib.util.resolve_name(module, package) for module, names in exports.items() for name in names.split()
+    }
+
+    def __getattr__(name: str) -> Any:
+        module = table.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        loaded = importlib.import_module(module)
+        return loaded if module == f"{package}.{name}" else getattr(loaded, name)
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[package])) | set(table))
+
+    return __getattr__, __dir__
