@@ -76,6 +76,8 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
     }
     results["errors"] = error_section(ds, run)  # error analysis: see error_section below
     results["taxonomy"] = taxonomy_section(ds, run)  # DuReader Table 9 error types: see taxonomy_section
+    results["judged"] = judged_section(ds.qrels, run, list(ds.queries),  # grades of the top k: the report's drill-down
+                                       fully_judged=bool(ds.meta.get("fully_judged", False)))
     results["run_file"] = run_file_name(run)  # run.trec, or run.jsonl for ids TREC cannot hold: see save_run
     results["provenance"]["warnings"] = _warnings(ds, run)
     return Outcome(run=run, evaluation=evaluation, results=results)
@@ -143,6 +145,20 @@ def error_section(ds: Any, run: Any, k: int = ERRORS_K) -> dict[str, Any]:
         return analysis.to_json_dict()
     except Exception as e:  # noqa: BLE001 - a diagnosis must never break an evaluation
         return {"schema": schema, "skipped": f"error analysis failed: {type(e).__name__}: {e}"}
+
+
+def judged_section(qrels: Any, run: Any, queries: Sequence[str], *, k: int = ERRORS_K, rel: int = 1,
+                   fully_judged: bool = False) -> dict[str, Any]:
+    """``results["judged"]`` (:class:`~finegrain.evaluate.saved.Judged`): the qrels grades of the run's top ``k``
+    per query, and each query's number of relevant documents, so a report can show graded ranked lists."""
+    grades: dict[str, dict[str, int]] = {}
+    n_relevant: dict[str, int] = {}
+    for qid in queries:
+        judged = qrels[qid] if qid in qrels else {}
+        n_relevant[qid] = sum(1 for g in judged.values() if g >= rel)
+        top = run.ranked(qid, k) if qid in run else []
+        grades[qid] = {d: int(judged[d]) for d in top if d in judged}
+    return {"k": k, "rel": rel, "fully_judged": fully_judged, "grades": grades, "n_relevant": n_relevant}
 
 
 # --------------------------------------------------------------------------- error taxonomy

@@ -20,6 +20,11 @@ Migration: files written before the rule was saved lack ``"aggregation"``;
 rule each metric function returns), and the object records that in
 :attr:`SavedResults.migrations`.
 
+The optional ``"judged"`` section (:class:`Judged`) holds the qrels grades of
+the documents in the run's top ``k`` per query, so a report can show ranked
+lists with grades without loading the dataset; files written before it lack
+it (``judged`` None) and a report says their grades are not saved.
+
 A result read from an MTEB result JSON (:mod:`finegrain.evaluate.mteb_json`)
 has aggregates only (``per_query`` None): it can be shown next to others, but
 no interval or paired test can be computed from it.
@@ -82,6 +87,34 @@ class Slice:
 
 
 @dataclass(frozen=True)
+class Judged:
+    """The grades of the run's top ``k`` per query (``results.json`` ``"judged"``).
+
+    ``grades[qid][doc_id]`` is the qrels grade of a judged document among the
+    top ``k``; a document absent from ``grades[qid]`` is unjudged, or a judged
+    0 when ``fully_judged`` (the dataset lists only its relevant items).
+    ``n_relevant[qid]`` counts the query's documents of grade >= ``rel`` in the qrels.
+    """
+
+    k: int
+    rel: int
+    fully_judged: bool
+    grades: Mapping[str, Mapping[str, int]]
+    n_relevant: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+
+    def grade(self, qid: str, doc_id: str) -> int | None:
+        """The grade of ``doc_id`` for ``qid``: judged, 0 when fully judged, else None (unjudged)."""
+        g = (self.grades.get(qid) or {}).get(doc_id)
+        if g is None and self.fully_judged:
+            return 0
+        return g
+
+    def to_json(self) -> dict[str, Any]:
+        return {"k": self.k, "rel": self.rel, "fully_judged": self.fully_judged,
+                "grades": {q: dict(g) for q, g in self.grades.items()}, "n_relevant": dict(self.n_relevant)}
+
+
+@dataclass(frozen=True)
 class QueryRecord:
     text: str
     type: str | None
@@ -109,6 +142,7 @@ class SavedResults:
     provenance: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     errors: Mapping[str, Any] | None = None
     taxonomy: Mapping[str, Any] | None = None
+    judged: Judged | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     migrations: tuple[str, ...] = ()
     source: str | None = None
@@ -268,6 +302,8 @@ class SavedResults:
             out["errors"] = thaw(self.errors)
         if self.taxonomy is not None:
             out["taxonomy"] = thaw(self.taxonomy)
+        if self.judged is not None:
+            out["judged"] = self.judged.to_json()
         out.update(thaw(self.extra))
         return out
 
@@ -354,6 +390,13 @@ def _slice(v: Any) -> bool:
     return isinstance(v, Mapping) and _number(v.get("value")) and _count(v.get("n", 0))
 
 
+def _judged(v: Any) -> bool:
+    return (isinstance(v, Mapping) and _count(v.get("k")) and _count(v.get("rel", 1))
+            and isinstance(v.get("fully_judged", False), bool)
+            and _mapping_of(_mapping_of(lambda g: isinstance(g, int) and not isinstance(g, bool)))(v.get("grades"))
+            and _mapping_of(_count)(v.get("n_relevant", {})))
+
+
 def _diagnosis(v: Any) -> bool:
     return (isinstance(v, Mapping) and isinstance(v.get("schema"), str)
             and isinstance(v.get("counts", {}), Mapping) and isinstance(v.get("examples", {}), Mapping)
@@ -372,6 +415,7 @@ _SECTIONS: dict[str, tuple[bool, _Check, str]] = {
     "provenance": (False, lambda v: isinstance(v, Mapping), "an object"),
     "errors": (False, _diagnosis, "an object with a schema (counts, examples, by_type objects)"),
     "taxonomy": (False, _diagnosis, "an object with a schema (counts, examples, by_type objects)"),
+    "judged": (False, _judged, "{k, rel, fully_judged, grades: {query id: {doc id: grade}}, n_relevant}"),
 }
 
 
@@ -444,6 +488,7 @@ def _parse(data: Mapping[str, Any], where: str | Path, source: str | None, *,
         provenance=freeze(data.get("provenance") or {}),
         errors=freeze(data["errors"]) if "errors" in data else None,
         taxonomy=freeze(data["taxonomy"]) if "taxonomy" in data else None,
+        judged=_parse_judged(data["judged"]) if "judged" in data else None,
         extra=extra,
         migrations=tuple(migrations),
         source=source,
@@ -452,7 +497,14 @@ def _parse(data: Mapping[str, Any], where: str | Path, source: str | None, *,
     )
 
 
+def _parse_judged(v: Mapping[str, Any]) -> Judged:
+    return Judged(k=int(v["k"]), rel=int(v.get("rel", 1)), fully_judged=bool(v.get("fully_judged", False)),
+                  grades=MappingProxyType({q: MappingProxyType({d: int(g) for d, g in gs.items()})
+                                           for q, gs in v["grades"].items()}),
+                  n_relevant=MappingProxyType({q: int(n) for q, n in (v.get("n_relevant") or {}).items()}))
+
+
 __all__ = [
-    "AGGREGATIONS", "Aggregation", "MetricRecord", "QueryRecord", "RESULTS_FILE", "SCHEMA", "SavedResults", "Slice",
+    "AGGREGATIONS", "Aggregation", "Judged", "MetricRecord", "QueryRecord", "RESULTS_FILE", "SCHEMA", "SavedResults", "Slice",
     "UNTYPED", "freeze", "infer_aggregation", "thaw",
 ]
