@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +105,17 @@ def describe_machine(cpuinfo: str | os.PathLike[str] | None = CPUINFO) -> Machin
         logical_cpus=os.cpu_count(),
         simd=tuple(f for f in SIMD_FLAGS if f in flags) if flags is not None else None,
     )
+
+
+def run_environment() -> dict[str, Any]:
+    """Where and when a result is made, for its provenance: the finegrain version, Python, the machine
+    (CPU, architecture, SIMD flags), the command line and the UTC time."""
+    from finegrain import __version__
+
+    return {
+        "finegrain_version": __version__,
+        "python": platform.python_version(),
+        "machine": describe_machine().to_dict(),
+        "command": " ".join(["finegrain", *sys.argv[1:]]) if sys.argv else None,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+    }

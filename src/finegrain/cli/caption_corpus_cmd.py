@@ -10,7 +10,6 @@ run.jsonl when an id or the encoder name has a space).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +36,7 @@ def caption_corpus_command(
     quiet: bool = quiet_option(),
 ) -> None:
     """Rank every image's corpus entry for every image's query; Recall@1/5/10, MRR@5/10/all, median rank, fails %."""
-    import platform
-    import sys
-    from datetime import datetime
 
-    from finegrain import __version__
     from finegrain.errors import FinegrainError
     from finegrain.evaluate.caption_corpus import (
         build_caption_corpus,
@@ -49,7 +44,7 @@ def caption_corpus_command(
         run_caption_corpus,
     )
     from finegrain.io.results import write_results
-    from finegrain.machine import describe_machine
+    from finegrain.machine import run_environment
     from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
     from finegrain.retrieve.encoders.registry import get_encoder
     from finegrain.settings import Settings
@@ -99,11 +94,7 @@ def caption_corpus_command(
             "retriever": {"name": encoder, **dict(result.encoder)},
             "metrics": list(result.metrics),
             "run_depth": run_depth,
-            "finegrain_version": __version__,
-            "python": platform.python_version(),
-            "machine": describe_machine().to_dict(),  # CPU, architecture, SIMD flags
-            "command": " ".join(["finegrain", *sys.argv[1:]]) if sys.argv else None,
-            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            **run_environment(),  # version, Python, machine, command, time: finegrain.machine
             **dict(result.timings),
         },
     }

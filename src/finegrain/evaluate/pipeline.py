@@ -7,12 +7,9 @@ retriever, scores the run and returns everything a results folder holds.
 from __future__ import annotations
 
 import os
-import platform
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +34,9 @@ class Outcome:
 
 
 def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool = True) -> Outcome:
-    from finegrain import __version__
     from finegrain.datasets import load_dataset
     from finegrain.evaluate.evaluate import evaluate
-    from finegrain.machine import describe_machine
+    from finegrain.machine import run_environment
     from finegrain.metrics.spec import parse_metric
     from finegrain.retrieve.registry import get_retriever
 
@@ -66,11 +62,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
             "retriever": {"name": exp.retriever, **retriever.config()},
             "metrics": [s.key for s in specs],
             "top_k": exp.top_k,
-            "finegrain_version": __version__,
-            "python": platform.python_version(),
-            "machine": describe_machine().to_dict(),  # CPU, architecture, SIMD flags
-            "command": " ".join(["finegrain", *sys.argv[1:]]) if sys.argv else None,
-            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            **run_environment(),  # version, Python, machine, command, time: finegrain.machine
             "retrieve_seconds": round(retrieve_s, 3),
         },
     }

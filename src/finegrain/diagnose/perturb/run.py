@@ -15,12 +15,9 @@
 
 from __future__ import annotations
 
-import platform
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -189,8 +186,7 @@ def _check_mean_metrics(specs: Sequence[Any]) -> None:
 
 def _provenance(cfg: PerturbConfig, ds: Any, retriever: Any, ctx: Any, retrieve_s: float, total_s: float,
                 n_texts: int) -> dict[str, Any]:
-    from finegrain import __version__
-    from finegrain.machine import describe_machine
+    from finegrain.machine import run_environment
 
     return {
         "dataset": {"name": ds.name, "lang": ds.lang, "n_queries": len(ds.queries), "n_documents": len(ds.corpus)},
@@ -204,11 +200,7 @@ def _provenance(cfg: PerturbConfig, ds: Any, retriever: Any, ctx: Any, retrieve_
         "bootstrap": {"n_resamples": cfg.n_resamples, "confidence": cfg.confidence, "method": "percentile",
                       "seed": cfg.seed},
         "n_retrieved_queries": n_texts,
-        "finegrain_version": __version__,
-        "python": platform.python_version(),
-        "machine": describe_machine().to_dict(),  # CPU, architecture, SIMD flags
-        "command": " ".join(["finegrain", *sys.argv[1:]]) if sys.argv else None,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        **run_environment(),  # version, Python, machine, command, time: finegrain.machine
         "retrieve_seconds": round(retrieve_s, 3),
         "total_seconds": round(total_s, 3),
     }
