@@ -49,3 +49,81 @@ def test_older_files_without_judged_still_read_and_a_bad_section_is_refused() ->
     assert SavedResults.from_json(_minimal()).judged is None
     with pytest.raises(DataFormatError, match="judged"):
         SavedResults.from_json(_minimal(judged={"k": 10, "grades": {"q1": {"a": "two"}}}))
+
+
+# --------------------------------------------------------------------------- charts of differences
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _svg(markup: str) -> object:
+    import xml.etree.ElementTree as ET
+
+    return ET.fromstring(markup)
+
+
+def _axis_map(root: object, cls: str, coord: str) -> tuple[float, float]:
+    """(scale, offset) of the linear map value -> pixel, fitted on two tick marks (their number and position)."""
+    ticks = [(float(t.get("data-tick")), float(t.get(coord))) for t in root.iter(f"{SVG}text")  # type: ignore[attr-defined]
+             if t.get("class") == cls]
+    assert len(ticks) >= 2, "fewer than two ticks"
+    (v0, p0), (v1, p1) = ticks[0], ticks[-1]
+    scale = (p1 - p0) / (v1 - v0)
+    for v, p in ticks:  # every tick on the same line
+        assert p == pytest.approx(p0 + scale * (v - v0), abs=0.02)
+    return scale, p0 - scale * v0
+
+
+def test_forest_plot_draws_each_interval_and_point_at_its_values() -> None:
+    from finegrain.report.diff_charts import ForestRow, forest_plot
+
+    rows = [ForestRow("e5", 0.0312, -0.0105, 0.0731, "p = 0.041 *", "#E69F00"),
+            ForestRow("bm25 <b>", -0.052, -0.121, -0.004, "p = 0.200", "#009E73"),
+            ForestRow("mteb only", None, None, None)]
+    root = _svg(forest_plot(rows, title="Δ ndcg@10 vs bm25-okapi", axis_label="Δ ndcg@10 (x100)"))
+    scale, offset = _axis_map(root, "tick", "x")
+    whiskers = [e for e in root.iter(f"{SVG}line") if e.get("class") == "whisker"]  # type: ignore[attr-defined]
+    points = [e for e in root.iter(f"{SVG}circle") if e.get("class") == "point"]  # type: ignore[attr-defined]
+    assert len(whiskers) == len(points) == 2  # the row without numbers draws none
+    for row, w, pt in zip(rows, whiskers, points):
+        assert float(w.get("x1")) == pytest.approx(scale * row.low + offset, abs=0.02)
+        assert float(w.get("x2")) == pytest.approx(scale * row.high + offset, abs=0.02)
+        assert float(pt.get("cx")) == pytest.approx(scale * row.value + offset, abs=0.02)
+    zero = next(e for e in root.iter(f"{SVG}line") if e.get("class") == "zero")  # type: ignore[attr-defined]
+    assert float(zero.get("x1")) == pytest.approx(offset, abs=0.02)
+    texts = "".join(root.itertext())  # type: ignore[attr-defined]
+    assert "+3.12 [-1.05, +7.31]  p = 0.041 *" in texts and "n/a" in texts and "bm25 <b>" in texts
+    assert "Δ ndcg@10 (x100)" in texts
+
+
+def test_histogram_bins_hold_every_value_once_with_ties_in_the_middle() -> None:
+    from finegrain.report.diff_charts import histogram_bins
+
+    values = [0.0, 0.0, 0.0, 0.25, -0.25, 1.0, -0.6309, 0.04]
+    edges, counts = histogram_bins(values)
+    assert len(counts) == 21 and len(edges) == 22 and sum(counts) == len(values)
+    assert counts[10] == 4  # 0, 0, 0 and 0.04 (within half a bin of 0)
+    for v in values:
+        i = next(i for i in range(len(counts)) if edges[i] <= v < edges[i + 1] or (i == 20 and v == edges[-1]))
+        assert counts[i] > 0, v
+    assert edges[0] <= -1.0 and edges[-1] >= 1.0 and edges[10] < 0 < edges[11]
+    assert histogram_bins([])[1] == [0] * 21
+
+
+def test_histogram_bar_heights_are_the_counts() -> None:
+    from finegrain.report.diff_charts import difference_histogram, histogram_bins
+
+    values = [0.0] * 7 + [0.1] * 3 + [-0.3, 0.5, 0.5]
+    root = _svg(difference_histogram(values, title="e5 - bm25", x_label="Δ ndcg@10 per query (x100)"))
+    yscale, yoff = _axis_map(root, "ytick", "y")
+    xscale, xoff = _axis_map(root, "xtick", "x")
+    bars = [e for e in root.iter(f"{SVG}rect") if e.get("class") == "bar"]  # type: ignore[attr-defined]
+    edges, counts = histogram_bins(values)
+    assert [int(b.get("data-count")) for b in bars] == [c for c in counts if c]
+    for b in bars:
+        c = int(b.get("data-count"))
+        assert float(b.get("y")) == pytest.approx(yscale * c + yoff, abs=0.02)  # the top at its count
+        assert float(b.get("y")) + float(b.get("height")) == pytest.approx(yoff, abs=0.02)  # from 0
+        lo, hi = float(b.get("data-low")), float(b.get("data-high"))
+        assert sum(lo <= v < hi for v in values) == c
+        assert float(b.get("x")) == pytest.approx(xscale * lo + xoff + 0.5, abs=0.02)
