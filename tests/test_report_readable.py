@@ -127,3 +127,41 @@ def test_histogram_bar_heights_are_the_counts() -> None:
         lo, hi = float(b.get("data-low")), float(b.get("data-high"))
         assert sum(lo <= v < hi for v in values) == c
         assert float(b.get("x")) == pytest.approx(xscale * lo + xoff + 0.5, abs=0.02)
+
+
+# --------------------------------------------------------------------------- headline metric
+
+
+def _results(keys: list[str], aggregation: dict[str, str] | None = None) -> SavedResults:
+    body: dict[str, object] = {"aggregate": {k: 0.5 for k in keys}, "per_query": {k: {"q1": 0.5} for k in keys}}
+    if aggregation:
+        body["aggregation"] = {k: aggregation.get(k, "mean") for k in keys}
+    return SavedResults.from_json(body)
+
+
+@pytest.mark.parametrize(("keys", "expected"), [
+    (["ndcg@1", "ndcg@10", "recall@10"], "ndcg@10"),  # the largest cutoff, first at it (not ndcg@1)
+    (["recall@100", "ndcg@10"], "recall@100"),
+    (["set_f1", "reject_f1", "mrr@10", "ndcg@5"], "mrr@10"),  # set and rejection metrics are not ranking metrics
+    (["median_rank@100", "ndcg@10"], "ndcg@10"),  # a median is not testable: a mean first
+    (["median_rank@100"], "median_rank@100"),
+    (["set_f1", "set_precision"], "set_f1"),  # no ranking metric: the first shared one
+    (["map", "mrr"], "map"),  # no cutoff at all: the first ranking metric
+])
+def test_headline_is_the_first_ranking_metric_at_the_largest_shared_cutoff(keys: list[str], expected: str) -> None:
+    from finegrain.report.headline import headline_metric
+
+    assert headline_metric([_results(keys)]) == expected
+
+
+def test_headline_uses_only_shared_metrics_and_the_one_asked_for() -> None:
+    from finegrain.errors import FinegrainError
+    from finegrain.report.headline import headline_metric
+
+    a, b = _results(["ndcg@10", "recall@100"]), _results(["ndcg@10", "recall@10"])
+    assert headline_metric([a, b]) == "ndcg@10"  # recall@100 is not in b
+    assert headline_metric([a, b], "nDCG@10") == "ndcg@10"  # --metric, canonical key
+    with pytest.raises(FinegrainError, match="not in every results folder"):
+        headline_metric([a, b], "recall@100")
+    with pytest.raises(FinegrainError, match="share no metric"):
+        headline_metric([_results(["ndcg@10"]), _results(["recall@10"])])

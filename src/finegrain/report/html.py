@@ -45,20 +45,10 @@ def resolve_baseline(systems: Sequence[LabelledResults], baseline: str | int | N
 
 
 def resolve_metric(systems: Sequence[LabelledResults], metric: str | None) -> str:
-    """The metric the charts and win/tie/loss use: given, or the first one every system has."""
-    keys = [k for k in systems[0].results.metrics if all(k in s.results.metrics for s in systems)]
-    if not keys:
-        raise FinegrainError("the results folders share no metric",
-                             "evaluate them with a common metric, e.g. 'finegrain eval -m ndcg@10'")
-    if metric is None:
-        return keys[0]
-    from finegrain.metrics.spec import parse_metric
+    """The headline metric (charts, forest plot, win/tie/loss, drill-down): :func:`finegrain.report.headline.headline_metric`."""
+    from finegrain.report.headline import headline_metric
 
-    key = parse_metric(metric).key
-    if key not in keys:
-        raise FinegrainError(f"--metric {metric!r} is not in every results folder; shared metrics: {', '.join(keys)}",
-                             "pick one of those, or re-run 'finegrain eval' with it")
-    return key
+    return headline_metric([s.results for s in systems], metric)
 
 
 # --------------------------------------------------------------------------- context
@@ -295,8 +285,7 @@ def render_report(
 def _eval_context(systems: Sequence[LabelledResults], baseline: str | int | None, metric: str | None,
                   metrics: Sequence[str] | None = None) -> dict[str, Any]:
     b = resolve_baseline(systems, baseline)
-    if metric is not None:
-        metric = resolve_metric(systems, metric)  # fail on a bad --metric before any resampling
+    metric = resolve_metric(systems, metric)  # the headline; fails on a bad --metric before any resampling
     comparison = None
     intervals = None
     if len(systems) > 1:
@@ -308,8 +297,6 @@ def _eval_context(systems: Sequence[LabelledResults], baseline: str | int | None
                       metrics=list(metrics) if metrics else None)
         comparison = cmp.to_json_dict()
         systems = [replace(s, label=c.name) for s, c in zip(systems, cmp.systems)]  # the comparison's names
-        if metric is None and cmp.metrics:
-            metric = cmp.metrics[0]  # charts and win/tie/loss on a metric the comparison tested
     else:
         intervals = _single_intervals(systems[0])
     return build_context(systems, baseline=b, metric=metric, comparison=comparison, intervals=intervals)
