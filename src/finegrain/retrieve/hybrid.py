@@ -53,7 +53,7 @@ Options (``finegrain eval --retriever hybrid --set KEY=VALUE``):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,8 +155,9 @@ def hybrid_retriever(**options: Any) -> HybridRetriever:
     """``hybrid``: ``bm25-okapi`` + ``e5`` by RRF (k=60, equal weights); options in the module docstring."""
     from finegrain.retrieve.registry import RETRIEVERS, get_retriever
 
+    # check() has turned ``parts`` into a tuple of names and ``weights`` into a tuple of floats
     own, per_part = split_options(RETRIEVERS.check("hybrid", options))
-    names = parse_names(own.get("parts", DEFAULT_PARTS), "parts")
+    names: tuple[str, ...] = own.get("parts", DEFAULT_PARTS)
     stray = sorted(set(per_part) - set(names))
     if stray:
         raise FinegrainError(
@@ -169,11 +170,10 @@ def hybrid_retriever(**options: Any) -> HybridRetriever:
     if fusion == "rrf" and "norm" in own:
         raise FinegrainError("option norm applies to fusion=convex only", "drop norm, or set fusion=convex")
     parts = tuple(get_retriever(n, **per_part.get(n, {})) for n in names)
-    weights = own.get("weights")
     return HybridRetriever(
         parts=parts,
         fusion=fusion,
-        weights=parse_numbers(weights, "weights") if weights is not None else None,
+        weights=own.get("weights"),
         k=own.get("k", DEFAULT_K),
         norm=own.get("norm", DEFAULT_NORM),
         depth=own.get("depth", DEFAULT_DEPTH),
@@ -197,33 +197,3 @@ def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str,
         else:
             own[key] = value
     return own, nested
-
-
-def parse_names(value: Any, what: str) -> tuple[str, ...]:
-    """``"a,b"`` or ``["a", "b"]`` -> ``("a", "b")``."""
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, Sequence) or isinstance(items, bytes):
-        raise FinegrainError(f"{what}={value!r} is not a list of names", f"write it like {what}=bm25-okapi,e5")
-    names = tuple(str(x).strip() for x in items)
-    if not names or any(not n for n in names):
-        raise FinegrainError(f"{what}={value!r} has an empty name", f"write it like {what}=bm25-okapi,e5")
-    return names
-
-
-def parse_numbers(value: Any, what: str) -> tuple[float, ...]:
-    """``"0.3,0.7"``, ``1`` or ``[0.3, 0.7]`` -> ``(0.3, 0.7)``."""
-    if isinstance(value, str):
-        items: Sequence[Any] = value.split(",")
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        items = [value]
-    elif isinstance(value, Sequence):
-        items = value
-    else:
-        raise FinegrainError(f"{what}={value!r} is not a list of numbers", f"write it like {what}=1,1")
-    out = []
-    for x in items:
-        try:
-            out.append(float(x))
-        except (TypeError, ValueError):
-            raise FinegrainError(f"{what}={value!r}: {x!r} is not a number", f"write it like {what}=1,1") from None
-    return tuple(out)
