@@ -15,9 +15,10 @@ the text an encoder receives is exactly the text the cache is keyed by.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from finegrain.errors import FinegrainError
 
 Kind = Literal["query", "passage"]
 KINDS: tuple[Kind, ...] = ("query", "passage")
+_WHOLE = 1 << 20  # folder_fingerprint: files up to 1 MiB are hashed whole; larger ones by size, head and tail
 
 
 @runtime_checkable
@@ -106,3 +108,67 @@ def local_model_folder(path: str | Path, *, what: str, markers: tuple[str, ...],
         raise FinegrainError(f"{str(folder)!r} is not a model folder: it has no {' or '.join(markers)}",
                              f"point at the {what} folder that {saved_by} wrote")
     return folder
+
+
+def folder_fingerprint(folder: Path) -> str:
+    """16 hex digits identifying a model folder's content: the file names and sizes, small files whole and
+    the first and last MiB of large ones (a changed model gets a new id without reading gigabytes)."""
+    h = hashlib.sha256()
+    files = sorted(
+        p for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+    for p in files:
+        size = p.stat().st_size
+        h.update(f"{p.relative_to(folder).as_posix()}\0{size}\0".encode())
+        with p.open("rb") as f:
+            if size <= _WHOLE:
+                h.update(f.read())
+            else:
+                h.update(f.read(_WHOLE))
+                f.seek(size - _WHOLE)
+                h.update(f.read(_WHOLE))
+    return h.hexdigest()[:16]
+
+
+def load_error(what: str, path: Path, error: Exception, hint: str) -> FinegrainError:
+    """The error for a model folder the library cannot load: the folder, the library's error and the fix."""
+    first = str(error).splitlines()[0] if str(error) else ""
+    return FinegrainError(f"cannot load a {what} from {str(path)!r}: {type(error).__name__}: {first}", hint)
+
+
+class LocalFolderEncoder:
+    """What the encoders over a local model folder (``st:PATH``, ``clip:PATH``) share: the folder checked
+    by :func:`local_model_folder`, a name, a batch size, a device, and ``model_id`` =
+    ``<scheme>:<name>@<fingerprint>`` (:func:`folder_fingerprint`). The model loads on first use."""
+
+    builtin_prefixes = False
+    scheme: ClassVar[str]  # the model_id prefix
+    adapter: ClassVar[str]  # config()["adapter"]
+    folder: ClassVar[dict[str, Any]]  # local_model_folder's what, markers, saved_by, example
+
+    def __init__(self, path: str | Path, *, name: str | None = None, batch_size: int = 32, device: str = "cpu") -> None:
+        folder = local_model_folder(path, **self.folder)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise FinegrainError(f"batch_size={batch_size!r} is not a whole number >= 1", "pass batch_size=32, say")
+        self.path = folder.resolve()
+        self.name = name or self.path.name
+        self.batch_size = batch_size
+        self.device = device
+        self.fingerprint = folder_fingerprint(self.path)
+        self.model_id = f"{self.scheme}:{self.name}@{self.fingerprint}"
+        self._model: Any = None
+        self._dim: int | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model_id={self.model_id!r}, path={str(self.path)!r})"
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "adapter": self.adapter,
+            "model": self.name,
+            "model_id": self.model_id,
+            "path": str(self.path),
+            "fingerprint": self.fingerprint,
+            "device": self.device,
+        }

@@ -17,7 +17,7 @@ similarity CLIP is trained for (the logit scale is a constant factor and does
 not change any comparison).
 
 The ``model_id`` is ``clip:<name>@<fingerprint>`` (the folder fingerprint of
-:mod:`~finegrain.retrieve.encoders.sentence_transformers`), so the embedding
+:class:`~finegrain.retrieve.encoders.base.LocalFolderEncoder`), so the embedding
 cache can key CLIP text vectors too.
 """
 
@@ -30,46 +30,21 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import FinegrainError, MissingDependencyError
-from finegrain.retrieve.encoders.base import (
-    Kind,
-    as_unit_rows,
-    check_kind,
-    check_texts,
-    local_model_folder,
-)
-from finegrain.retrieve.encoders.sentence_transformers import folder_fingerprint
+from finegrain.retrieve.encoders.base import Kind, LocalFolderEncoder, as_unit_rows, check_kind, check_texts, load_error
 
 
-class CLIPEncoder:
+class CLIPEncoder(LocalFolderEncoder):
     """Text and image encoder over a local transformers CLIP folder."""
 
-    builtin_prefixes = False
+    scheme = "clip"
+    adapter = "transformers-clip"
+    folder = {"what": "CLIP", "markers": ("config.json",),
+              "saved_by": "CLIPModel.save_pretrained and CLIPProcessor.save_pretrained",
+              "example": "--encoder clip:/models/clip-vit-base-patch32"}
 
-    def __init__(
-        self,
-        path: str | Path,
-        *,
-        name: str | None = None,
-        batch_size: int = 32,
-        device: str = "cpu",
-    ) -> None:
-        folder = local_model_folder(path, what="CLIP", markers=("config.json",),
-                                    saved_by="CLIPModel.save_pretrained and CLIPProcessor.save_pretrained",
-                                    example="--encoder clip:/models/clip-vit-base-patch32")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise FinegrainError(f"batch_size={batch_size!r} is not a whole number >= 1", "pass batch_size=32, say")
-        self.path = folder.resolve()
-        self.name = name or self.path.name
-        self.batch_size = batch_size
-        self.device = device
-        self.fingerprint = folder_fingerprint(self.path)
-        self.model_id = f"clip:{self.name}@{self.fingerprint}"
-        self._model: Any = None
+    def __init__(self, path: str | Path, *, name: str | None = None, batch_size: int = 32, device: str = "cpu") -> None:
+        super().__init__(path, name=name, batch_size=batch_size, device=device)
         self._processor: Any = None
-        self._dim: int | None = None
-
-    def __repr__(self) -> str:
-        return f"CLIPEncoder(model_id={self.model_id!r}, path={str(self.path)!r})"
 
     @property
     def dim(self) -> int:
@@ -77,16 +52,6 @@ class CLIPEncoder:
         if self._dim is None:
             self._dim = int(self._load()[0].config.projection_dim)
         return self._dim
-
-    def config(self) -> dict[str, Any]:
-        return {
-            "adapter": "transformers-clip",
-            "model": self.name,
-            "model_id": self.model_id,
-            "path": str(self.path),
-            "fingerprint": self.fingerprint,
-            "device": self.device,
-        }
 
     def encode(self, texts: Sequence[str], *, kind: Kind) -> np.ndarray:
         """Unit rows for ``texts`` (``kind`` is checked but does not change the vectors)."""
@@ -137,12 +102,9 @@ class CLIPEncoder:
                 model = CLIPModel.from_pretrained(str(self.path), local_files_only=True)
                 processor = CLIPProcessor.from_pretrained(str(self.path), local_files_only=True)
             except Exception as e:
-                raise FinegrainError(
-                    f"cannot load a CLIP model from {str(self.path)!r}: "
-                    f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
-                    "the folder needs config.json, the weights, the tokenizer files and preprocessor_config.json "
-                    "(save both CLIPModel and CLIPProcessor into it)",
-                ) from e
+                raise load_error("CLIP model", self.path, e,
+                                 "the folder needs config.json, the weights, the tokenizer files and "
+                                 "preprocessor_config.json (save both CLIPModel and CLIPProcessor into it)") from e
             model.eval()
             model.to(self.device)
             self._model, self._processor = model, processor

