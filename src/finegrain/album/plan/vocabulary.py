@@ -8,7 +8,7 @@ An :class:`AlbumVocabulary` says which words of a query name the album's people
 
 ``from_photobench`` builds it from a PhotoBench album. Place names come from the
 profile's reverse geocoder (``finegrain.album.profile.places.reverse_geocode_many``
-and ``place_vocabulary``) when that module and its data are installed; otherwise from the small built-in gazetteer below (Chinese
+and ``place_vocabulary``) when that module and its data are installed; otherwise from the small built-in gazetteer ``gazetteer.txt`` (Chinese
 provinces and cities near the PhotoBench albums, with English and Chinese
 names): each photo is assigned the nearest gazetteer city within 80 km. The
 gazetteer also serves as a general place lexicon: a known place that has no
@@ -23,6 +23,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -33,92 +34,7 @@ from finegrain.io.photobench import photobench_lang
 OWNER_ID = "1"
 OWNER_WORDS = {"en": ("me", "myself"), "zh": ("我", "自己")}
 
-# level|English|Chinese|lat|lon  (provinces carry no coordinates that matter; cities and districts do)
-_GAZETTEER = """\
-country|China|中国|35.0|103.0
-province|Zhejiang|浙江省|29.2|120.2
-province|Jiangsu|江苏省|32.9|119.4
-province|Shandong|山东省|36.3|118.2
-province|Guangdong|广东省|23.4|113.4
-province|Guizhou|贵州省|26.8|106.8
-province|Hunan|湖南省|27.6|111.7
-province|Hubei|湖北省|30.9|112.3
-province|Fujian|福建省|26.1|118.1
-province|Sichuan|四川省|30.6|102.7
-province|Yunnan|云南省|25.0|101.5
-province|Hebei|河北省|38.0|114.5
-province|Henan|河南省|33.9|113.5
-province|Anhui|安徽省|31.8|117.2
-province|Jiangxi|江西省|27.6|115.7
-province|Shaanxi|陕西省|35.2|108.9
-province|Hainan|海南省|19.2|109.7
-province|Guangxi|广西|23.8|108.8
-province|Beijing|北京市|39.9|116.4
-province|Shanghai|上海市|31.2|121.5
-province|Tianjin|天津市|39.1|117.2
-province|Chongqing|重庆市|29.6|106.5
-city|Hangzhou|杭州市|30.27|120.16
-city|Shaoxing|绍兴市|30.00|120.58
-city|Ningbo|宁波市|29.87|121.54
-city|Jiaxing|嘉兴市|30.75|120.76
-city|Huzhou|湖州市|30.87|120.09
-city|Wenzhou|温州市|28.00|120.67
-city|Jinhua|金华市|29.08|119.65
-city|Yiwu|义乌市|29.31|120.08
-city|Zhuji|诸暨市|29.71|120.24
-city|Haining|海宁市|30.51|120.68
-city|Shanghai|上海市|31.23|121.47
-city|Beijing|北京市|39.90|116.41
-city|Tianjin|天津市|39.08|117.20
-city|Nanjing|南京市|32.06|118.80
-city|Suzhou|苏州市|31.30|120.59
-city|Wuxi|无锡市|31.49|120.31
-city|Jinan|济南市|36.65|117.12
-city|Qingdao|青岛市|36.07|120.38
-city|Weihai|威海市|37.51|122.12
-city|Yantai|烟台市|37.46|121.45
-city|Dezhou|德州市|37.44|116.36
-city|Yucheng|禹城市|36.93|116.64
-city|Guangzhou|广州市|23.13|113.26
-city|Shenzhen|深圳市|22.54|114.06
-city|Guiyang|贵阳市|26.65|106.63
-city|Zunyi|遵义市|27.73|106.93
-city|Yueyang|岳阳市|29.36|113.13
-city|Changsha|长沙市|28.23|112.94
-city|Wuhan|武汉市|30.59|114.31
-city|Chengdu|成都市|30.57|104.07
-city|Chongqing|重庆市|29.56|106.55
-city|Xi'an|西安市|34.34|108.94
-city|Xiamen|厦门市|24.48|118.09
-city|Kunming|昆明市|25.04|102.71
-city|Sanya|三亚市|18.25|109.51
-city|Hong Kong|香港|22.32|114.17
-city|Macau|澳门|22.20|113.55
-city|Taipei|台北|25.03|121.56
-city|Tokyo|东京|35.68|139.69
-city|Osaka|大阪|34.69|135.50
-city|Kyoto|京都|35.01|135.77
-city|Seoul|首尔|37.57|126.98
-city|Singapore|新加坡|1.35|103.82
-city|Bangkok|曼谷|13.76|100.50
-district|Xihu District|西湖区|30.26|120.13
-district|Keqiao District|柯桥区|30.08|120.49
-district|Yuecheng District|越城区|30.00|120.58
-district|Songjiang District|松江区|31.03|121.23
-district|Xuhui District|徐汇区|31.19|121.44
-district|Changning District|长宁区|31.22|121.42
-district|Pudong New Area|浦东新区|31.22|121.54
-district|Chuansha|川沙|31.19|121.70
-district|Huangpu District|黄浦区|31.23|121.48
-district|Minhang District|闵行区|31.11|121.38
-district|Jianye District|建邺区|32.00|118.73
-district|Nanshan District|南山区|22.53|113.93
-district|Futian District|福田区|22.52|114.05
-district|Yantian District|盐田区|22.56|114.24
-district|Nanming District|南明区|26.57|106.71
-district|Dongcheng District|东城区|39.93|116.42
-district|Haidian District|海淀区|39.96|116.30
-"""
+_GAZETTEER = Path(__file__).with_name("gazetteer.txt")  # level|English|Chinese|lat|lon, one place a line
 
 _COUNTRY_FOR_ZH = {"China": "中国"}
 _NEAREST_KM = 80.0
@@ -156,7 +72,9 @@ def _aliases_zh(name: str) -> list[str]:
 def builtin_gazetteer() -> tuple[GazetteerPlace, ...]:
     """The built-in places (parsed on each call; small)."""
     rows = []
-    for line in _GAZETTEER.splitlines():
+    for line in _GAZETTEER.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
         level, en, zh, lat, lon = line.split("|")
         rows.append(GazetteerPlace(level, en, zh, float(lat), float(lon)))
     return tuple(rows)
