@@ -125,4 +125,90 @@ def test_page_loads_nothing_from_the_network(rendered: tuple[Path, Path, str, st
     for html in (source, dom):
         low = html.lower()
         assert not re.search(r"""\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", low)
-        assert "<script" not in low and "<link" not in low and "url(" not in low
+        assert "<link" not in low and "url(" not in low
+        # the only scripts: the drill-down's data block and its inline code, nothing loaded
+        assert re.findall(r"<script[^>]*>", low) == ['<script type="application/json" id="drill-data">', "<script>"]
+        for call in ("fetch(", "xmlhttprequest", "import(", "websocket", "eventsource", "sendbeacon"):
+            assert call not in low, call
+
+
+# --------------------------------------------------------------------------- the drill-down, clicked
+
+
+def _expected_lists(folder: Path, qid: str) -> list[tuple[str, str]]:
+    """(doc id, grade text) of the top 10 of ``qid`` in a results folder, from its run file and saved grades."""
+    from finegrain.evaluate.pipeline import read_saved_run
+    from finegrain.evaluate.saved import SavedResults
+
+    judged = SavedResults.load(folder).judged
+    assert judged is not None, "finegrain eval saved no grades"
+    run = read_saved_run(folder)
+    out = []
+    for d in run.ranked(qid, 10):
+        g = judged.grade(qid, d)
+        out.append((d, "unjudged" if g is None else f"grade {g}"))
+    return out
+
+
+def test_clicking_a_query_shows_each_systems_ranked_list_with_grades(rendered: tuple[Path, Path, str, str]) -> None:
+    from chromium import DevToolsPage
+
+    page, _, _, _ = rendered
+    folders = [page.parent / "bm25-okapi", page.parent / "bm25"]
+    shot = page.parent / "drilldown.png"
+    with DevToolsPage(_chromium(), page.parent / "profile-cdp", width=WIDTH, height=1100) as b:
+        b.goto(page.resolve().as_uri())
+        assert b.eval("document.querySelectorAll('tr.drill-row').length") == 0
+        # a query where the two systems differ, clicked with the mouse
+        qid = b.eval("document.querySelector('tr.q-row td.up, tr.q-row td.down').parentElement.dataset.qid")
+        assert isinstance(qid, str) and qid
+        b.click(f'tr.q-row[data-qid="{qid}"]')
+        assert b.eval(f"document.querySelector('tr.q-row[data-qid=\"{qid}\"]').getAttribute('aria-expanded')") == "true"
+        shown = b.eval("""(() => Array.from(document.querySelectorAll('tr.drill-row .drill-sys')).map(col => ({
+            system: col.dataset.system,
+            items: Array.from(col.querySelectorAll('ol.ranked li')).map(li =>
+                [li.querySelector('.doc').textContent, li.querySelector('.grade').textContent]),
+            text: col.textContent})))()""")
+        assert isinstance(shown, list) and [c["system"] for c in shown] == ["bm25-okapi", "bm25"]
+        for col, folder in zip(shown, folders):
+            expected = _expected_lists(folder, qid)
+            assert expected, "the run retrieved nothing for the clicked query"
+            assert [tuple(x) for x in col["items"]] == expected, col["system"]
+            assert any(g.startswith("grade ") for _, g in expected)  # grades, not only "unjudged"
+        b.screenshot(shot)
+        # a second click on the row closes the drill-down
+        b.click(f'tr.q-row[data-qid="{qid}"]')
+        assert b.eval("document.querySelectorAll('tr.drill-row').length") == 0
+    assert shot.is_file() and _png_size(shot) == (WIDTH, 1100)
+    if os.environ.get("FINEGRAIN_SCREENSHOT_DIR"):  # keep a copy for a person to look at
+        import shutil
+
+        shutil.copy(shot, Path(os.environ["FINEGRAIN_SCREENSHOT_DIR"]) / "report-drilldown.png")
+
+
+def test_a_query_text_with_a_closing_script_tag_neither_breaks_nor_injects(
+        rendered: tuple[Path, Path, str, str], tmp_path: Path) -> None:
+    from chromium import DevToolsPage
+    from finegrain.evaluate.systems import LabelledResults, load_labelled
+    from finegrain.report.html import render_report
+
+    page, _, _, _ = rendered
+    evil = "</script><script>window.pwned = 1</script><!-- 猫"
+    systems = []
+    for s in load_labelled([page.parent / "bm25-okapi", page.parent / "bm25"]):
+        r = s.results.to_json()
+        for q in r["queries"].values():
+            q["text"] = evil + q["text"]
+        systems.append(LabelledResults(s.label, r, s.path))
+    html = render_report(systems)
+    assert "</script><script>window.pwned" not in html
+    out = tmp_path / "evil.html"
+    out.write_text(html, encoding="utf-8")
+    with DevToolsPage(_chromium(), tmp_path / "profile", width=WIDTH, height=900) as b:
+        b.goto(out.resolve().as_uri())
+        assert b.eval("typeof window.pwned") == "undefined"
+        b.click("tr.q-row")
+        assert b.eval("document.querySelectorAll('tr.drill-row .drill-sys').length") == 2  # the script ran
+        text = b.eval("document.querySelector('tr.q-row td.qtext').textContent")
+        assert isinstance(text, str) and text.startswith(evil)  # shown as written
+        assert b.eval("typeof window.pwned") == "undefined"

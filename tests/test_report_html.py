@@ -48,7 +48,10 @@ def page(folders: tuple[Path, Path]) -> str:
 def _no_network(html: str) -> None:
     assert not NETWORK_ATTR.search(html), NETWORK_ATTR.search(html)
     low = html.lower()
-    assert "<script" not in low and "<link" not in low and "@import" not in low and "url(" not in low
+    assert "<link" not in low and "@import" not in low and "url(" not in low
+    # scripts: only the drill-down's inline data block and code (no src), which load nothing
+    assert set(re.findall(r"<script[^>]*>", low)) <= {'<script type="application/json" id="drill-data">', "<script>"}
+    assert not any(call in low for call in ("fetch(", "xmlhttprequest", "import(", "websocket", "sendbeacon"))
     assert 'src="http' not in low and 'href="http' not in low
 
 

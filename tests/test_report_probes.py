@@ -98,7 +98,10 @@ def _cells(row_html: str) -> list[str]:
 def _no_network(page: str) -> None:
     assert not NETWORK_ATTR.search(page), NETWORK_ATTR.search(page)
     low = page.lower()
-    assert "<script" not in low and "<link" not in low and "@import" not in low and "url(" not in low
+    assert "<link" not in low and "@import" not in low and "url(" not in low
+    # scripts: only the drill-down's inline data block and code (no src), which load nothing
+    assert set(re.findall(r"<script[^>]*>", low)) <= {'<script type="application/json" id="drill-data">', "<script>"}
+    assert not any(call in low for call in ("fetch(", "xmlhttprequest", "import(", "websocket", "sendbeacon"))
 
 
 def test_mixed_page_has_every_section_and_no_network(page: str) -> None:

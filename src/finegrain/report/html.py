@@ -74,6 +74,7 @@ def build_context(
     from finegrain.report import charts
     from finegrain.report.comparison_section import ci_note, comparison_view
     from finegrain.report.diagnosis_sections import errors_view, taxonomy_view
+    from finegrain.report.drilldown import difference_charts, per_query_view
 
     if not systems:
         raise FinegrainError("no results to report", "pass one or more folders written by 'finegrain eval --out DIR'")
@@ -143,6 +144,8 @@ def build_context(
         "curve_charts": curve_charts,
         "comparison": comparison_view(comparison, systems, baseline, key, types) if comparison else None,
         "differences": _differences(systems, baseline, key) if len(systems) > 1 else [],
+        "diff_charts": difference_charts(comparison, systems, baseline, key) if comparison else None,
+        "per_query": per_query_view(systems, baseline, key),
         "errors": errors_view(systems),
         "taxonomy": taxonomy_view(systems),
         "denominators": _denominators(systems),
