@@ -20,7 +20,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
@@ -109,52 +109,38 @@ class SqliteCatalog:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self) -> AbstractContextManager[None]:
         """Group writes into one commit; nested uses join the outer transaction (or snapshot)."""
-        with self._lock:
-            if self._depth or self._reading:
-                self._depth += 1
-                try:
-                    yield
-                finally:
-                    self._depth -= 1
-                return
-            self._db.execute("BEGIN IMMEDIATE")
-            self._depth = 1
-            try:
-                yield
-            except BaseException:
-                self._depth = 0
-                self._place_cache.clear()  # place rows created in this transaction are gone
-                self._db.execute("ROLLBACK")
-                raise
-            self._depth = 0
-            self._db.execute("COMMIT")
+        return self._outermost("_depth", "BEGIN IMMEDIATE")
 
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
+    def snapshot(self) -> AbstractContextManager[None]:
         """Run several reads against one consistent state of the catalog (one read transaction:
         writes other connections commit meanwhile stay invisible until it ends). Nested uses,
         and uses inside :meth:`transaction`, join the outer one."""
+        return self._outermost("_reading", "BEGIN")
+
+    @contextmanager
+    def _outermost(self, counter: str, begin: str) -> Iterator[None]:
+        """Join the open transaction or snapshot (counting the nesting in ``counter``: ``_depth`` for
+        writes, ``_reading`` for snapshots), else ``begin`` one, COMMIT it at the end and ROLLBACK on error."""
         with self._lock:
             if self._depth or self._reading:
-                self._reading += 1
+                setattr(self, counter, getattr(self, counter) + 1)
                 try:
                     yield
                 finally:
-                    self._reading -= 1
+                    setattr(self, counter, getattr(self, counter) - 1)
                 return
-            self._db.execute("BEGIN")
-            self._reading = 1
+            self._db.execute(begin)
+            setattr(self, counter, 1)
             try:
                 yield
             except BaseException:
-                self._reading = 0
-                self._place_cache.clear()
+                setattr(self, counter, 0)
+                self._place_cache.clear()  # place rows created in this transaction are gone
                 self._db.execute("ROLLBACK")
                 raise
-            self._reading = 0
+            setattr(self, counter, 0)
             self._db.execute("COMMIT")
 
     # ------------------------------------------------------------------ photos
