@@ -77,3 +77,15 @@ class MissingDependencyError(FinegrainError):
 def _clip(text: str, width: int = 120) -> str:
     text = repr(text)
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def check_unique_ids(ids: Iterable[object], what: str, where: str = "") -> None:
+    """Each of ``ids`` a string, and none twice: else the error names the id (``what`` is "query id",
+    "document id", ...; ``where`` ends the duplicate message, e.g. " in the query list")."""
+    seen: set[str] = set()
+    for x in ids:
+        if not isinstance(x, str):
+            raise FinegrainError(f"{what} {x!r} is a {type(x).__name__}, not a string", f"give {what}s as strings")
+        if x in seen:
+            raise DuplicateIdError(f"{what} {x!r} appears twice{where}", f"list every {what} once")
+        seen.add(x)

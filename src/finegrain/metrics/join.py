@@ -19,7 +19,7 @@ from itertools import repeat
 
 import numpy as np
 
-from finegrain.errors import DuplicateIdError, FinegrainError
+from finegrain.errors import check_unique_ids
 from finegrain.types import Qrels, Run
 
 
@@ -80,13 +80,7 @@ def universe_of(qrels: Qrels, queries: Iterable[str] | None) -> tuple[str, ...]:
     if queries is None:
         return qrels.qids
     ids = tuple(queries)
-    seen: set[str] = set()
-    for q in ids:
-        if not isinstance(q, str):
-            raise FinegrainError(f"query id {q!r} is not a string", "give query ids as strings")
-        if q in seen:
-            raise DuplicateIdError(f"query id {q!r} appears twice in the query list", "list every query once")
-        seen.add(q)
+    check_unique_ids(ids, "query id", " in the query list")
     return ids
 
 

@@ -17,7 +17,7 @@ from itertools import chain
 import numpy as np
 import scipy.sparse as sp
 
-from finegrain.errors import DuplicateIdError, FinegrainError
+from finegrain.errors import FinegrainError, check_unique_ids
 from finegrain.retrieve.bm25.scoring import BM25Params
 from finegrain.retrieve.bm25.scoring import idf as _idf
 from finegrain.retrieve.bm25.scoring import tfc as _tfc
@@ -47,13 +47,7 @@ def build_index(p: BM25Params, docs: Sequence[Sequence[str]], doc_ids: Sequence[
         raise FinegrainError(f"got {n} token lists for {len(doc_ids)} document ids", "pass one token list per id")
     if n == 0:
         raise FinegrainError("cannot index an empty corpus", "pass at least one document")
-    seen: set[str] = set()
-    for d in doc_ids:
-        if not isinstance(d, str):
-            raise FinegrainError(f"document id {d!r} is a {type(d).__name__}, not a string", "use string ids")
-        if d in seen:
-            raise DuplicateIdError(f"document id {d!r} appears twice", "every document id must appear once")
-        seen.add(d)
+    check_unique_ids(doc_ids, "document id")
     for i, toks in enumerate(docs):
         if isinstance(toks, str):
             raise FinegrainError(
