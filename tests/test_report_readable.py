@@ -165,3 +165,152 @@ def test_headline_uses_only_shared_metrics_and_the_one_asked_for() -> None:
         headline_metric([a, b], "recall@100")
     with pytest.raises(FinegrainError, match="share no metric"):
         headline_metric([_results(["ndcg@10"]), _results(["recall@10"])])
+
+
+# --------------------------------------------------------------------------- words as written
+
+
+def test_error_analysis_shows_the_query_words_as_written_and_keeps_the_stems() -> None:
+    from finegrain.diagnose.errors import analyse_errors
+    from finegrain.types import Corpus, Document, Queries, Query
+
+    corpus = Corpus([Document("a", "Kitchen ranges and tables for sale"), Document("b", "a table in the garden"),
+                     Document("g", "gas range")])
+    queries = Queries([Query("q", "Gas Ranges on the Tables", "condition")])
+    an = analyse_errors(corpus, queries, Qrels.from_dict({"q": {"g": 1}}), _run({"q": ["a", "b"]}), lang="en")
+    q = an["q"]
+    assert q.terms == ("ga", "rang", "tabl") and q.words == ("Gas", "Ranges", "Tables")  # match by stem, show words
+    fn = q.false_negatives[0]
+    assert fn.matched == ("Gas", "Ranges") and fn.stems == ("ga", "rang")
+    assert fn.rule == "only 2 of 3 query terms present: Gas | Ranges"
+    body = an.to_json_dict()
+    items = [*body["per_query"]["q"]["false_negatives"], *body["per_query"]["q"]["false_positives"],
+             *(x for xs in body["examples"].values() for x in xs)]
+    assert items
+    shown = [w for it in items for w in (*re.findall(r"\w+", it["rule"]), *it["matched"])]
+    shown += body["per_query"]["q"]["terms"] + body["per_query"]["q"]["parts"]
+    assert not {"ga", "rang", "tabl"} & set(shown), shown  # stems only under 'stems'
+    assert body["per_query"]["q"]["terms"] == ["Gas", "Ranges", "Tables"]
+    assert body["per_query"]["q"]["stems"] == ["ga", "rang", "tabl"]
+
+
+def test_shared_terms_rule_names_words_not_stems() -> None:
+    from finegrain.diagnose.errors import analyse_errors
+    from finegrain.types import Corpus, Document, Queries, Query
+
+    corpus = Corpus([Document("x", "the ranges were quiet"), Document("y", "a dog")])
+    queries = Queries([Query("q", "Ranges", None)])
+    an = analyse_errors(corpus, queries, Qrels.from_dict({"q": {"y": 1}}), _run({"q": ["x"]}), lang="en")
+    fp = an["q"].false_positives[0]
+    assert fp.tag == "over_generalization"
+    assert "rang" not in fp.rule.replace("Ranges", "") and fp.matched in (("Ranges",), ("ranges",))
+
+
+# --------------------------------------------------------------------------- the page
+
+
+@pytest.fixture(scope="module")
+def two_folders(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    from finegrain.cli.main import main
+
+    base = tmp_path_factory.mktemp("readable")
+    out = []
+    for retriever in ("bm25-okapi", "bm25"):
+        d = base / retriever
+        assert main(["eval", "-d", "embedded/captions-zh", "-r", retriever, "-m", "ndcg@1,ndcg@10,recall@10",
+                     "-o", str(d), "--quiet"]) == 0
+        out.append(d)
+    return out
+
+
+def _section(html: str, sid: str) -> str:
+    m = re.search(rf'<section id="{sid}">(.*?)</section>', html, re.S)
+    assert m, f"section {sid!r} missing"
+    return m.group(1)
+
+
+def test_page_headline_is_ndcg10_and_the_forest_plot_holds_the_comparisons_interval(two_folders: list[Path]) -> None:
+    from finegrain.evaluate.compare import compare
+    from finegrain.report.html import load_systems, render_report
+
+    html = render_report(load_systems(two_folders))
+    assert "headline metric of the charts" in html and "<strong>ndcg@10</strong>" in html  # not ndcg@1
+    sec = _section(html, "vs-baseline")
+    t = compare([SavedResults.load(d) for d in two_folders]).tests["ndcg@10"]["bm25"]
+    whisker = re.search(r'class="whisker" data-low="([^"]+)" data-high="([^"]+)"', sec)
+    point = re.search(r'class="point" data-value="([^"]+)"', sec)
+    assert whisker and point
+    assert float(whisker.group(1)) == pytest.approx(t.diff_ci.low) and float(whisker.group(2)) == pytest.approx(t.diff_ci.high)
+    assert float(point.group(1)) == pytest.approx(t.mean_diff)
+    counts = [int(c) for c in re.findall(r'class="bar"[^>]*data-count="(\d+)"', sec)]
+    assert sum(counts) == t.n  # every paired query in the histogram once
+    assert 'data-system="bm25"' in sec
+
+
+def _header_labels(html: str, table_class: str) -> str:
+    m = re.search(rf'<table class="{table_class}">(.*?)</thead>', html, re.S)
+    assert m, table_class
+    return re.sub(r"<[^>]+>", " ", m.group(1))
+
+
+def test_every_table_with_a_value_per_system_names_the_systems(two_folders: list[Path]) -> None:
+    from finegrain.report.html import load_systems, render_report
+
+    html = render_report(load_systems(two_folders))
+    # tables whose columns are per system: each system's label is in the header
+    for table in ("by-type", "error-tags", "error-types", "taxonomy", "taxonomy-types", "per-query"):
+        head = _header_labels(html, table)
+        assert "bm25-okapi" in head and re.search(r"\bbm25\b(?!-)", head), table
+    # the two tables the issue named: one header cell per system under each tag, with its label
+    for table in ("error-types", "taxonomy-types"):
+        m = re.search(rf'<table class="{table}">.*?<tr class="system-labels">(.*?)</tr>', html, re.S)
+        assert m, table
+        labels = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<th[^>]*>(.*?)</th>", m.group(1))]
+        assert labels[:2] == ["bm25-okapi", "bm25"] and len(labels) % 2 == 0, (table, labels)
+    # tables with a row per system carry the label in the row's first cell
+    for table in ("headline", "versus", "denominators"):
+        body = re.search(rf'<table class="{table}">.*?<tbody>(.*?)</tbody>', html, re.S)
+        assert body, table
+        firsts = [re.sub(r"<[^>]+>", "", c).replace("baseline", "").strip()
+                  for c in re.findall(r"<tr[^>]*>\s*<td[^>]*>(.*?)</td>", body.group(1), re.S)]
+        assert firsts and set(firsts) <= {"bm25-okapi", "bm25"}, (table, firsts)
+
+
+def test_drilldown_data_is_escaped_json_with_lists_and_grades(two_folders: list[Path]) -> None:
+    import json
+
+    from finegrain.evaluate.systems import LabelledResults
+    from finegrain.report.drilldown import json_script
+    from finegrain.report.html import load_systems, render_report
+
+    evil = "</script><!--<script>x()</script>&amp;\u2028"
+    text = json_script({"q": evil})
+    assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
+    assert json.loads(text) == {"q": evil}
+
+    html = render_report(load_systems(two_folders))
+    block = re.search(r'<script type="application/json" id="drill-data">(.*?)</script>', html, re.S)
+    assert block
+    data = json.loads(block.group(1))
+    assert data["metric"] == "ndcg@10" and [s["label"] for s in data["systems"]] == ["bm25-okapi", "bm25"]
+    assert all(s["hasGrades"] and s["hasRun"] for s in data["systems"])
+    from finegrain.evaluate.pipeline import read_saved_run
+
+    run = read_saved_run(two_folders[1])
+    judged = SavedResults.load(two_folders[1]).judged
+    assert judged is not None
+    q = data["queries"][0]
+    assert [it[0] for it in q["lists"][1]["items"]] == run.ranked(q["qid"], 10)
+    assert [it[1] for it in q["lists"][1]["items"]] == [judged.grade(q["qid"], d) for d in run.ranked(q["qid"], 10)]
+
+    # an older results.json without 'judged': lists without grades, and the page says so
+    older = []
+    for s in load_systems(two_folders):
+        body = s.results.to_json()
+        body.pop("judged")
+        older.append(LabelledResults(s.label, SavedResults.from_json(body), s.path))
+    html = render_report(older)
+    data = json.loads(re.search(r'id="drill-data">(.*?)</script>', html, re.S).group(1))  # type: ignore[union-attr]
+    assert not any(s["hasGrades"] for s in data["systems"]) and all(s["hasRun"] for s in data["systems"])
+    assert all("grades not saved" in s["note"] for s in data["systems"])
+    assert all(it[1] is None for q in data["queries"] for lst in q["lists"] for it in lst["items"])

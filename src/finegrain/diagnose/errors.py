@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Literal
@@ -92,7 +92,9 @@ class ErrorItem:
 
     ``rank``: 1-based rank in the run (None: not retrieved at all); ``grade``:
     the qrels grade (None: unjudged); ``matched``: the query terms or parts found
-    in the passage that the rule refers to.
+    in the passage that the rule refers to, as the query writes them (``Ranges``,
+    not the stem ``rang``); ``stems``: the keys they were matched by (``en``
+    Porter stems), when those differ from ``matched``.
     """
 
     doc_id: str
@@ -102,10 +104,14 @@ class ErrorItem:
     matched: tuple[str, ...]
     rank: int | None
     grade: int | None
+    stems: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"doc_id": self.doc_id, "tag": self.tag, "rule": self.rule, "matched": list(self.matched),
-                "rank": self.rank, "grade": self.grade}
+        out = {"doc_id": self.doc_id, "tag": self.tag, "rule": self.rule, "matched": list(self.matched),
+               "rank": self.rank, "grade": self.grade}
+        if self.stems:
+            out["stems"] = list(self.stems)
+        return out
 
 
 @dataclass(frozen=True)
@@ -120,6 +126,7 @@ class QueryErrors:
     n_relevant: int
     false_negatives: tuple[ErrorItem, ...]
     false_positives: tuple[ErrorItem, ...]
+    words: tuple[str, ...] = ()  # ``terms`` as the query writes them (en: the first word of each stem)
 
     @property
     def items(self) -> tuple[ErrorItem, ...]:
@@ -214,7 +221,9 @@ class ErrorAnalysis:
         }
         if per_query:
             body["per_query"] = {
-                q.qid: {"type": q.type, "terms": list(q.terms), "parts": list(q.parts), "n_relevant": q.n_relevant,
+                q.qid: {"type": q.type, "terms": list(q.words or q.terms),
+                        **({"stems": list(q.terms)} if q.words and q.words != q.terms else {}),
+                        "parts": list(q.parts), "n_relevant": q.n_relevant,
                         "false_negatives": [i.to_dict() for i in q.false_negatives],
                         "false_positives": [i.to_dict() for i in q.false_positives]}
                 for q in self.queries
@@ -246,6 +255,11 @@ class _QueryView:
     terms: tuple[str, ...]  # content terms (zh tokens / en stems)
     share_terms: tuple[str, ...]  # terms + (zh) search-mode sub-words
     parts: tuple[tuple[str, tuple[str, ...]], ...]  # (display text, terms)
+    surface: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # term -> the query's word as written (en: stem -> word)
+
+    def show(self, terms: Iterable[str]) -> tuple[str, ...]:
+        """Terms as the query writes them (a term without a written form as is)."""
+        return tuple(self.surface.get(t, t) for t in terms)
 
 
 class _Matcher:
@@ -266,7 +280,7 @@ class _Matcher:
         norm = self._normalize(text)
         if self.lang == "zh":
             return self._zh_query(norm)
-        return self._en_query(norm)
+        return self._en_query(norm, text)
 
     def _zh_content(self, tokens: Iterable[str]) -> list[str]:
         return [t for t in tokens if _WORDLIKE.search(t) and t not in ZH_STOPWORDS]
@@ -301,7 +315,7 @@ class _Matcher:
                 out.append((w, stems[0]))
         return out
 
-    def _en_query(self, norm: str) -> _QueryView:
+    def _en_query(self, norm: str, written: str) -> _QueryView:
         parts = []
         for chunk in _EN_SPLIT.split(norm):
             words = self._en_words(chunk)
@@ -309,12 +323,14 @@ class _Matcher:
                 parts.append((chunk.strip(), tuple(_unique(s for _, s in words))))
         words = self._en_words(norm)
         terms = tuple(_unique(s for _, s in words))
+        surface: dict[str, str] = {}
+        for w, s in self._en_words(written):  # the words as written (case kept), by stem
+            surface.setdefault(s, w)
+        for w, s in words:
+            surface.setdefault(s, w)
         if len(parts) < 2 and len(terms) >= 2:
-            first_word = {}
-            for w, s in words:
-                first_word.setdefault(s, w)
-            parts = [(first_word[s], (s,)) for s in terms]
-        return _QueryView(norm, terms, terms, tuple(parts))
+            parts = [(surface[s], (s,)) for s in terms]
+        return _QueryView(norm, terms, terms, tuple(parts), MappingProxyType(surface))
 
     # -- passage side ------------------------------------------------------------
 
@@ -349,18 +365,19 @@ class _Matcher:
 
 
 def _tag_fn(m: _Matcher, q: _QueryView, passage: Any) -> tuple[str, str, tuple[str, ...]]:
+    """``(tag, rule, matched keys)``; the rule names terms as the query writes them."""
     if m.verbatim(passage, q.text):
         return "literal_miss", "query text found verbatim", (q.text,)
     present = tuple(t for t in q.terms if m.has_term(passage, t))
     n = len(q.terms)
     if n and len(present) == n:
-        rule = f"the query term {present[0]} present" if n == 1 else f"all {n} query terms present"
+        rule = f"the query term {q.show(present)[0]} present" if n == 1 else f"all {n} query terms present"
         return "literal_miss", rule, present
     if not n:
         return "semantic_miss", "the query has no content term", ()
     if not present:
         return "semantic_miss", f"none of the {n} query terms present", ()
-    return "semantic_miss", f"only {len(present)} of {n} query terms present: {' | '.join(present)}", present
+    return "semantic_miss", f"only {len(present)} of {n} query terms present: {' | '.join(q.show(present))}", present
 
 
 def _tag_fp(m: _Matcher, q: _QueryView, passage: Any) -> tuple[str, str, tuple[str, ...]]:
@@ -380,7 +397,7 @@ def _tag_fp(m: _Matcher, q: _QueryView, passage: Any) -> tuple[str, str, tuple[s
         return "over_generalization", "contains the query text verbatim but is not relevant", (q.text,)
     shared = tuple(t for t in q.share_terms if m.has_term(passage, t))
     if shared:
-        return "over_generalization", "shares terms {" + ", ".join(shared) + "}", shared
+        return "over_generalization", "shares terms {" + ", ".join(q.show(shared)) + "}", shared
     return "no_overlap", "shares no query term", ()
 
 
@@ -447,16 +464,18 @@ def analyse_errors(
         fns = []
         for d in sorted(relevant - set(top), key=lambda d: (-int(judged[d]), d)):
             tag, rule, matched = _tag_fn(m, view, passage(d))
-            fns.append(ErrorItem(d, "fn", tag, rule, matched, rank_of.get(d), int(judged[d])))
+            shown, stems = _shown(view, matched)
+            fns.append(ErrorItem(d, "fn", tag, rule, shown, rank_of.get(d), int(judged[d]), stems))
         fps = []
         for d in top:
             if d in relevant:
                 continue
             tag, rule, matched = _tag_fp(m, view, passage(d))
+            shown, stems = _shown(view, matched)
             grade = judged.get(d, 0 if fully_judged else None)
-            fps.append(ErrorItem(d, "fp", tag, rule, matched, rank_of[d], None if grade is None else int(grade)))
+            fps.append(ErrorItem(d, "fp", tag, rule, shown, rank_of[d], None if grade is None else int(grade), stems))
         analysed.append(QueryErrors(qid, query.text, query.type, view.terms, tuple(p[0] for p in view.parts),
-                                    len(relevant), tuple(fns), tuple(fps)))
+                                    len(relevant), tuple(fns), tuple(fps), view.show(view.terms)))
     examples = _examples(analysed, corpus, queries, max_examples)
     return ErrorAnalysis(lang, k, rel, tuple(analysed), examples, tuple(skipped))
 
@@ -487,6 +506,12 @@ def _examples(analysed: list[QueryErrors], corpus: Corpus, queries: Queries,
                                           it.rank, it.grade))
             depth += 1
     return MappingProxyType({t: tuple(v) for t, v in out.items()})
+
+
+def _shown(view: _QueryView, matched: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(matched as the query writes it, the matching keys when they differ, else ())``."""
+    shown = view.show(matched)
+    return shown, (matched if shown != matched else ())
 
 
 def _unique(items: Iterable[str]) -> list[str]:

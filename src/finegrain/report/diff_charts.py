@@ -47,6 +47,12 @@ def _finite(*xs: float | None) -> bool:
     return all(x is not None and math.isfinite(x) for x in xs)
 
 
+def _row_note(r: ForestRow, fmt: Formatter) -> str:
+    if r.value is None or r.low is None or r.high is None or not _finite(r.value, r.low, r.high):
+        return "n/a"
+    return f"{fmt(r.value)} [{fmt(r.low)}, {fmt(r.high)}]  {r.note}".rstrip()
+
+
 def _nice_step(span: float, n: int = 6) -> float:
     """A tidy tick step (1, 2, 2.5, 5 x 10^k) giving about ``n`` intervals over ``span``."""
     if span <= 0 or not math.isfinite(span):
@@ -87,8 +93,7 @@ def forest_plot(
     lo, hi, step = _axis(drawn)
     row_h = 30.0
     label_w = min(max((_text_width(r.label, 12) for r in rows), default=40) + 16, width * 0.3)
-    notes = [f"{fmt(r.value)} [{fmt(r.low)}, {fmt(r.high)}]  {r.note}".rstrip() if _finite(r.value, r.low, r.high)
-             else "n/a" for r in rows]
+    notes = [_row_note(r, fmt) for r in rows]
     note_w = min(max((_text_width(n, 12) for n in notes), default=40) + 16, width * 0.35)
     left, right = label_w, note_w
     plot_w = width - left - right
