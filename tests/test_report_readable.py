@@ -314,3 +314,21 @@ def test_drilldown_data_is_escaped_json_with_lists_and_grades(two_folders: list[
     assert not any(s["hasGrades"] for s in data["systems"]) and all(s["hasRun"] for s in data["systems"])
     assert all("grades not saved" in s["note"] for s in data["systems"])
     assert all(it[1] is None for q in data["queries"] for lst in q["lists"] for it in lst["items"])
+
+
+def test_per_query_rows_show_each_query_text_values_and_difference(two_folders: list[Path]) -> None:
+    from finegrain.report.format import fmt
+    from finegrain.report.html import load_systems, render_report
+
+    html = render_report(load_systems(two_folders))
+    table = re.search(r'<table class="per-query">.*?<tbody>(.*?)</tbody>', html, re.S)
+    assert table
+    rows = re.findall(r'<tr class="q-row"[^>]*data-qid="([^"]+)"[^>]*>(.*?)</tr>', table.group(1), re.S)
+    a, b = (SavedResults.load(d) for d in two_folders)
+    pa, pb = a.metrics["ndcg@10"].per_query or {}, b.metrics["ndcg@10"].per_query or {}
+    assert [q for q, _ in rows] == [q for q in pa if q in pb]
+    for qid, cells_html in rows:
+        cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", cells_html, re.S)]
+        d = (pb[qid] or 0) - (pa[qid] or 0)
+        assert cells == [a.queries[qid].text, a.queries[qid].type, fmt(pa[qid]), fmt(pb[qid]),
+                         "0.00" if d == 0 else f"{d * 100:+.2f}"], qid

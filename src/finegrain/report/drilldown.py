@@ -111,9 +111,9 @@ def per_query_view(systems: Sequence[LabelledResults], baseline: int, key: str) 
         for i in others:
             b, v = vals[baseline], vals[i]
             d = None if b is None or v is None else v - b
-            text = "—" if d is None else ("0" if d == 0 else f"{d:+g}") if is_rank(key) else (
+            shown = "—" if d is None else ("0" if d == 0 else f"{d:+g}") if is_rank(key) else (
                 "0.00" if d == 0 else f"{d * 100:+.2f}")
-            deltas.append({"text": text,
+            deltas.append({"text": shown,
                            "cls": "" if not d else ("up" if sign * d > 0 else "down"), "value": d})
         rows.append({"qid": q, "text": text or q, "type": readable(qtype), "values": [fmt(v, key) for v in vals],
                      "deltas": deltas})
