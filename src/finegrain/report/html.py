@@ -25,7 +25,8 @@ from typing import Any
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.groups import order_groups
 from finegrain.evaluate.saved import thaw
-from finegrain.evaluate.systems import LabelledResults, load_labelled, resolve_baseline as _resolve_baseline
+from finegrain.evaluate.systems import LabelledResults, load_labelled
+from finegrain.evaluate.systems import resolve_baseline as _resolve_baseline
 from finegrain.report.format import RANK_METRICS, fmt, fmt_delta, fmt_p, is_rank, readable
 
 __all__ = ["RANK_METRICS", "LabelledResults", "build_context", "fmt", "fmt_delta", "fmt_p", "is_rank", "load_systems",
@@ -177,7 +178,9 @@ def _differences(systems: Sequence[LabelledResults], baseline: int, key: str) ->
         diffs = [(sign * (pq[q] - base_pq[q]), q) for q in base_pq
                  if q in pq and pq[q] is not None and base_pq[q] is not None]
 
-        def rows(items: list[tuple[float, str]], pq: Mapping[str, Any] = pq) -> list[dict[str, Any]]:
+        def rows(
+            items: list[tuple[float, str]], pq: Mapping[str, Any] = pq, sign: float = sign
+        ) -> list[dict[str, Any]]:
             return [{"qid": q, "text": queries[q].text if q in queries else "",
                      "type": readable(queries[q].type if q in queries else None),
                      "base": fmt(base_pq[q], key), "other": fmt(pq[q], key),

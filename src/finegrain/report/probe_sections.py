@@ -81,7 +81,7 @@ def perturb_view(probes: Sequence[Probe]) -> dict[str, Any] | None:
     from finegrain.report.probe_charts import interval_chart, share_chart
 
     blocks = []
-    for i, p in enumerate(probes):
+    for p in probes:
         r = p.results
         fams: Mapping[str, Mapping[str, Any]] = r.get("families") or {}
         metrics = list(r.get("metrics") or [])
