@@ -11,7 +11,6 @@ naming the file and the accepted kinds.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.evaluate.systems import LabelledResults, load_labelled, unique_labels
+from finegrain.io._lines import decode, iter_jsonl, parse_json, read_bytes
 
 EVAL, PERTURB, CONTRAST = "finegrain.results/1", "finegrain.perturb/1", "finegrain.contrast/1"
 KINDS = {EVAL: "finegrain eval", PERTURB: "finegrain perturb", CONTRAST: "finegrain contrast"}
@@ -74,11 +74,8 @@ def load_folders(dirs: Sequence[str | Path]) -> Folders:
     probes: list[tuple[str, Path, dict[str, Any], bytes]] = []
     for d in dirs:
         f = results_file(d)
-        raw = f.read_bytes()
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise DataFormatError(f, getattr(e, "lineno", None), "a JSON object", str(e)) from None
+        raw = read_bytes(f)
+        data = parse_json(f, None, decode(f, None, raw).removeprefix("\ufeff"))
         kind = schema_of(f, data)
         if kind == EVAL:
             eval_dirs.append(d)
@@ -108,17 +105,10 @@ def read_examples(path: Path, n: int = N_EXAMPLES) -> dict[str, list[dict[str, A
     out: dict[str, list[dict[str, Any]]] = {}
     if not path.is_file():
         return out
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DataFormatError(path, lineno, "one JSON object per line", e.msg) from None
-            if not isinstance(rec, dict) or not isinstance(rec.get("family"), str):
-                raise DataFormatError(path, lineno, "an object with a 'family'", type(rec).__name__)
-            fam = out.setdefault(rec["family"], [])
-            if len(fam) < n:
-                fam.append(rec)
+    for lineno, rec in iter_jsonl(path):
+        if not isinstance(rec.get("family"), str):
+            raise DataFormatError(path, lineno, "an object with a 'family'", type(rec).__name__)
+        fam = out.setdefault(rec["family"], [])
+        if len(fam) < n:
+            fam.append(rec)
     return out
