@@ -292,3 +292,21 @@ def test_capretrieval_bm25_vs_e5_matches_scipy(tmp_path: Path, with_data_root: P
     by = {s.slice: s for s in t.by_type}
     # the paper's shape (Table 3): embeddings win most condition queries
     assert by["complex_condition"].wtl.win > by["complex_condition"].wtl.loss
+
+
+def test_compare_tables_fit_80_columns_without_cutting_cells(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from finegrain.cli.main import main
+
+    for r in ("bm25-okapi", "bm25"):
+        assert main(["eval", "-d", "embedded/captions-en", "-r", r, "-m", "ndcg@10,recall@10,mrr@10",
+                     "-o", str(tmp_path / r), "-q"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["compare", str(tmp_path / "bm25-okapi"), str(tmp_path / "bm25"), "--resamples", "200"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in out  # no cell was cut to fit
+    assert sum("recall@10" in line and "[" in line for line in lines) == 2  # one long-form row per system

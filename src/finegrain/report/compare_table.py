@@ -41,62 +41,76 @@ def _marks(test: Mapping[str, Any]) -> str:
 
 
 def headline_table(cmp: Mapping[str, Any]) -> Table:
-    """Systems x metrics: mean [CI] x100, and the difference to the baseline with its marks and p."""
+    """One row per system and metric: mean [CI] x100, the difference to the baseline with its marks and p.
+
+    Long form, so the table keeps five columns however many metrics are compared
+    and fits an 80-column terminal.
+    """
     conf = cmp["settings"]["confidence"]
     base = cmp["baseline"]
     t = Table(title=f"{cmp.get('dataset') or 'results'} · x100, {conf:.0%} bootstrap CI · baseline {base}",
               title_justify="left")
-    t.add_column("system", no_wrap=True)
-    for m in cmp["metrics"]:
-        t.add_column(f"{m} [CI]", justify="right", no_wrap=True)
-        t.add_column(f"Δ {m}", justify="right", no_wrap=True)
-        t.add_column("p (rand, Holm)", justify="right", no_wrap=True)
-    for sysrec in cmp["systems"]:
-        name = sysrec["name"]
-        row = [f"{name} (baseline)" if sysrec["is_baseline"] else name]
-        for m in cmp["metrics"]:
+    t.add_column("system")
+    t.add_column("metric", no_wrap=True)
+    t.add_column("mean [CI]", justify="right", no_wrap=True)
+    t.add_column("Δ", justify="right", no_wrap=True)
+    t.add_column("p (Holm)", justify="right", no_wrap=True)
+    for i, m in enumerate(cmp["metrics"]):
+        if i:
+            t.add_section()
+        for sysrec in cmp["systems"]:
+            name = sysrec["name"]
             s = cmp["summary"][m][name]
             lo, hi = s["ci"]
-            row.append(f"{_pct(s['mean'])} [{_pct(lo)}, {_pct(hi)}]" if lo is not None else _pct(s["mean"]))
+            mean = f"{_pct(s['mean'])} [{_pct(lo)}, {_pct(hi)}]" if lo is not None else _pct(s["mean"])
             test = cmp["tests"][m].get(name)
-            if test is None:
-                row += ["—", ""]
-            else:
-                row += [f"{_delta(test['mean_diff'])}{_marks(test)}", _p(test["p_rand_holm"])]
-        t.add_row(*row)
+            diff, p = ("—", "") if test is None else (f"{_delta(test['mean_diff'])}{_marks(test)}", _p(test["p_rand_holm"]))
+            t.add_row(f"{name} (baseline)" if sysrec["is_baseline"] else name, m, mean, diff, p)
     return t
 
 
-def win_tie_loss_table(cmp: Mapping[str, Any], metric: str, system: str) -> Table:
-    """Per query type: W / T / L of ``system`` against the baseline (E>B / E=B / E<B), with per-type significance."""
+def win_tie_loss_table(cmp: Mapping[str, Any], metric: str, system: str, *, wide: bool = True) -> Table:
+    """Per query type: W / T / L of ``system`` against the baseline (E>B / E=B / E<B), with per-type significance.
+
+    ``wide`` adds the W/T/L shares and the unadjusted p; without it the table fits 80 columns.
+    """
     test = cmp["tests"][metric][system]
     base = cmp["baseline"]
-    t = Table(title=f"win/tie/loss · {system} vs {base} · {metric} (W = {system} higher, L = {base} higher)",
-              title_justify="left")
-    t.add_column("type", no_wrap=True)
+    title = f"win/tie/loss · {system} vs {base} · {metric}"
+    if wide:
+        title += f" (W = {system} higher, L = {base} higher)"
+    t = Table(title=title, title_justify="left")
+    t.add_column("type")
     t.add_column("n", justify="right")
-    for c in ("W", "T", "L", "W %", "T %", "L %"):
+    shares_cols = ("W %", "T %", "L %") if wide else ()
+    for c in ("W", "T", "L", *shares_cols):
         t.add_column(c, justify="right")
-    t.add_column(f"{system} x100", justify="right")
-    t.add_column(f"{base} x100", justify="right")
+    t.add_column("system", justify="right")
+    t.add_column("baseline", justify="right")
     t.add_column("Δ", justify="right")
-    t.add_column("p (rand)", justify="right")
+    if wide:
+        t.add_column("p (rand)", justify="right")
     t.add_column("p (Holm)", justify="right")
     t.add_column("sig", justify="center")
 
     def shares(c: Mapping[str, Any]) -> list[str]:
+        if not wide:
+            return []
         n = c["win"] + c["tie"] + c["loss"]
         return [f"{100 * c[k] / n:.0f}%" if n else "—" for k in ("win", "tie", "loss")]
+
+    def p_cols(c: Mapping[str, Any]) -> list[str]:
+        return [_p(c["p_rand"]), _p(c["p_rand_holm"])] if wide else [_p(c["p_rand_holm"])]
 
     for group, c in test["by_type"].items():
         t.add_row(group, str(c["n"]), str(c["win"]), str(c["tie"]), str(c["loss"]), *shares(c),
                   _pct(c["mean"]), _pct(c["baseline_mean"]), _delta(c["mean_diff"]),
-                  _p(c["p_rand"]), _p(c["p_rand_holm"]), RAND_MARK if c["significant"] else "")
+                  *p_cols(c), RAND_MARK if c["significant"] else "")
     summ = cmp["summary"][metric]
     t.add_section()
     t.add_row("all", str(test["n"]), str(test["win"]), str(test["tie"]), str(test["loss"]), *shares(test),
               _pct(summ[system]["mean"]), _pct(summ[base]["mean"]), _delta(test["mean_diff"]),
-              _p(test["p_rand"]), _p(test["p_rand_holm"]), _marks(test), style="bold")
+              *p_cols(test), _marks(test), style="bold")
     return t
 
 
@@ -114,22 +128,25 @@ def legend(cmp: Mapping[str, Any]) -> str:
     )
 
 
-def comparison_tables(cmp: Mapping[str, Any]) -> list[Table]:
+WIDE = 110  # columns from which the win/tie/loss tables add shares and unadjusted p-values
+
+
+def comparison_tables(cmp: Mapping[str, Any], width: int = 200) -> list[Table]:
     tables = [headline_table(cmp)]
     for m in cmp["metrics"]:
         for name in cmp["tests"][m]:
-            tables.append(win_tie_loss_table(cmp, m, name))
+            tables.append(win_tie_loss_table(cmp, m, name, wide=width >= WIDE))
     return tables
 
 
 def print_comparison(cmp: Mapping[str, Any], console: Console | None = None) -> None:
     if console is None:
         console = table_console()
-    for t in comparison_tables(cmp):
+    for t in comparison_tables(cmp, console.width):
         console.print(t)
     skipped = cmp.get("skipped_metrics") or {}
     for k, why in skipped.items():
         console.print(f"skipped {k}: {why}", highlight=False)
     for note in cmp.get("notes") or ():
         console.print(f"note: {note}", highlight=False)
-    console.print(legend(cmp), highlight=False, soft_wrap=True)
+    console.print(legend(cmp), highlight=False)
