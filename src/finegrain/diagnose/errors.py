@@ -58,12 +58,12 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from finegrain.errors import FinegrainError
+from finegrain.evaluate.groups import group_of, order_groups  # the one group rule
 from finegrain.text import WORD, EnglishTokenizer, get_tokenizer, normalize
 from finegrain.text.stopwords import ZH_STOPWORDS
 from finegrain.types import Corpus, Qrels, Queries, Run
 
 SCHEMA = "finegrain.errors/1"
-UNTYPED = "untyped"
 
 Kind = Literal["fn", "fp"]
 
@@ -191,8 +191,8 @@ class ErrorAnalysis:
         """``{type: {"n_queries": n, "counts": counts()}}``, types sorted, ``"untyped"`` last."""
         groups: dict[str, list[str]] = {}
         for q in self.queries:
-            groups.setdefault(UNTYPED if q.type is None else q.type, []).append(q.qid)
-        names = sorted(g for g in groups if g != UNTYPED) + ([UNTYPED] if UNTYPED in groups else [])
+            groups.setdefault(group_of(q.type), []).append(q.qid)
+        names = order_groups(groups)
         return {g: {"n_queries": len(groups[g]), "counts": self.counts(groups[g])} for g in names}
 
     def to_json_dict(self, max_examples_per_tag: int = 5, *, per_query: bool = True) -> dict[str, Any]:
