@@ -13,8 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from markupsafe import Markup
+
 from finegrain.evaluate.groups import order_groups
 from finegrain.evaluate.systems import LabelledResults
+from finegrain.report import charts
 from finegrain.report.format import readable
 
 N_ERROR_EXAMPLES = 2
@@ -33,21 +36,25 @@ def _sections(systems: Sequence[LabelledResults], key: str, what: str) -> tuple[
     return present, notes
 
 
-def errors_view(systems: Sequence[LabelledResults]) -> dict[str, Any] | None:
-    """The ``errors`` section of each results file (:mod:`finegrain.diagnose.errors`), side by side."""
-    from markupsafe import Markup
-
-    from finegrain.report import charts
-
-    found = _sections(systems, "errors", "error analysis")
+def _opened(
+    systems: Sequence[LabelledResults], key: str, what: str
+) -> tuple[list[Any], list[str], Mapping[str, Any], Mapping[str, Mapping[str, Any]], list[str]] | None:
+    """``(present, notes, first section, its tag table, tag names)`` of a diagnosis section; None when none saved it."""
+    found = _sections(systems, key, what)
     if found is None:
         return None
     present, notes = found
-    if not present:
-        return {"notes": notes, "systems": []}
-    first = present[0][2]
-    tag_info: Mapping[str, Mapping[str, str]] = first.get("tags") or {}
-    tags = list(tag_info) or list(first.get("counts") or {})
+    first: Mapping[str, Any] = present[0][2] if present else {}
+    info: Mapping[str, Mapping[str, Any]] = first.get("tags") or {}
+    return present, notes, first, info, list(info) or list(first.get("counts") or {})
+
+
+def errors_view(systems: Sequence[LabelledResults]) -> dict[str, Any] | None:
+    """The ``errors`` section of each results file (:mod:`finegrain.diagnose.errors`), side by side."""
+    opened = _opened(systems, "errors", "error analysis")
+    if opened is None or not opened[0]:
+        return None if opened is None else {"notes": opened[1], "systems": []}
+    present, notes, first, tag_info, tags = opened
     kinds = {"fn": "false negative", "fp": "false positive"}
 
     overall = []
@@ -118,19 +125,10 @@ def _share(v: Any) -> str:
 
 def taxonomy_view(systems: Sequence[LabelledResults]) -> dict[str, Any] | None:
     """The ``taxonomy`` section of each results file: shares per tag, per query type, a chart and examples."""
-    from markupsafe import Markup
-
-    from finegrain.report import charts
-
-    found = _sections(systems, "taxonomy", "error taxonomy")
-    if found is None:
-        return None
-    present, notes = found
-    if not present:
-        return {"notes": notes, "systems": []}
-    first = present[0][2]
-    info: Mapping[str, Mapping[str, Any]] = first.get("tags") or {}
-    tags = list(info) or list(first.get("counts") or {})
+    opened = _opened(systems, "taxonomy", "error taxonomy")
+    if opened is None or not opened[0]:
+        return None if opened is None else {"notes": opened[1], "systems": []}
+    present, notes, first, info, tags = opened
 
     overall = []
     for tag in tags:
