@@ -63,3 +63,22 @@ class _Desc:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Desc) and self.s == other.s
+
+
+def top_k_positions(scores: np.ndarray, docs: np.ndarray, k: int, tie_key: np.ndarray) -> np.ndarray:
+    """Positions (into ``scores``) of the ``k`` best entries: higher score first, then higher
+    ``tie_key[doc]`` (a document's rank in the id order, so ties cut as the one rule cuts them).
+
+    A partial selection, not a sort: the positions come back unordered. Used by the BM25 and
+    dense searches to cut each query's candidates before ranking them.
+    """
+    n = len(scores)
+    if n <= k:
+        return np.arange(n)
+    kth = scores[np.argpartition(scores, n - k)[n - k]]
+    above = np.flatnonzero(scores > kth)
+    tied = np.flatnonzero(scores == kth)
+    need = k - len(above)
+    if len(tied) > need:
+        tied = tied[np.argsort(-tie_key[docs[tied]], kind="stable")[:need]]
+    return np.concatenate([above, tied])

@@ -51,7 +51,7 @@ from finegrain.errors import (
     MissingDependencyError,
     UnknownNameError,
 )
-from finegrain.ranking import string_ranks
+from finegrain.ranking import string_ranks, top_k_positions
 from finegrain.types import Run
 
 Backend = Literal["auto", "numpy", "faiss"]
@@ -286,7 +286,7 @@ class DenseIndex:
         kth = np.take_along_axis(S, top, 1).min(axis=1)
         tied_rows = np.flatnonzero((S >= kth[:, None]).sum(axis=1) > k)
         for r in tied_rows.tolist():
-            top[r] = _top_k(S[r], np.arange(n), k, self._tie_key)
+            top[r] = top_k_positions(S[r], np.arange(n), k, self._tie_key)
         return top
 
     def _tiled_block(self, qb: np.ndarray, k: int | None, thr: float | None) -> tuple[np.ndarray, ...]:
@@ -301,7 +301,7 @@ class DenseIndex:
         if thr is not None or k is None or k >= n:
             rows = self._tiled_collect(qb, np.full(b, -np.inf if thr is None else thr, dtype=np.float32))
             if k is not None:
-                rows = [(d[sel], v[sel]) for d, v in rows for sel in [_top_k(v, d, k, self._tie_key)]]
+                rows = [(d[sel], v[sel]) for d, v in rows for sel in [top_k_positions(v, d, k, self._tie_key)]]
             return _pack(rows)
         best_v = np.empty((b, 0), dtype=np.float32)
         best_i = np.empty((b, 0), dtype=np.int64)
@@ -331,7 +331,7 @@ class DenseIndex:
             margin = 1e-5 * np.maximum(1.0, np.abs(kth[fix]))
             again = self._tiled_collect(qb[fix], (kth[fix] - margin).astype(np.float32))
             for r, (d, v) in zip(fix.tolist(), again):
-                sel = _top_k(v, d, k, self._tie_key)
+                sel = top_k_positions(v, d, k, self._tie_key)
                 best_i[r], best_v[r] = d[sel], v[sel]
         return np.full(b, k, dtype=np.int64), best_i.reshape(-1), best_v.reshape(-1)
 
@@ -396,7 +396,7 @@ class DenseIndex:
                 # a tie crosses the cut: fetch every document near the k-th score and apply the Run rule
                 kth = float(D[r, k - 1])
                 lims, rd, ri = index.range_search(qb[r : r + 1], kth - 1e-5 * max(1.0, abs(kth)))
-                sel = _top_k(rd, ri, k, self._tie_key)
+                sel = top_k_positions(rd, ri, k, self._tie_key)
                 d, i = rd[sel], ri[sel]
             keep = i >= 0
             counts[r] = int(keep.sum())
@@ -421,25 +421,12 @@ class DenseIndex:
             keep = d >= thr
             d, i = d[keep], i[keep]
             if k is not None and len(d) > k:
-                sel = _top_k(d, i, k, self._tie_key)
+                sel = top_k_positions(d, i, k, self._tie_key)
                 d, i = d[sel], i[sel]
             counts[r] = len(d)
             cols.append(i)
             vals.append(d)
         return counts, np.concatenate(cols), np.concatenate(vals)
-
-
-def _top_k(scores: np.ndarray, docs: np.ndarray, k: int, tie_key: np.ndarray) -> np.ndarray:
-    """Positions (into ``scores``) of the k best: higher score, then higher ``tie_key[doc]``."""
-    if len(scores) <= k:
-        return np.arange(len(scores))
-    kth = scores[np.argpartition(scores, len(scores) - k)[len(scores) - k]]
-    above = np.flatnonzero(scores > kth)
-    tied = np.flatnonzero(scores == kth)
-    need = k - len(above)
-    if len(tied) > need:
-        tied = tied[np.argsort(-tie_key[docs[tied]], kind="stable")[:need]]
-    return np.concatenate([above, tied])
 
 
 def _note_dropped_ties(cand: np.ndarray, kept: np.ndarray, k: int, tie_val: np.ndarray) -> np.ndarray:

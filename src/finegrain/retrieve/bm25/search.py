@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from finegrain.errors import FinegrainError
-from finegrain.ranking import string_ranks
+from finegrain.ranking import string_ranks, top_k_positions
 from finegrain.retrieve.bm25.index import BM25Index
 from finegrain.types import Run
 
@@ -73,7 +73,7 @@ def search_index(
                 s, e = int(ptr[r]), int(ptr[r + 1])
                 d, v = cols[s:e], vals[s:e]
                 if k is not None and e - s > k:
-                    sel = _top_k(v, d, k, tie_key)
+                    sel = top_k_positions(v, d, k, tie_key)
                     d, v = d[sel], v[sel]
                 if ties == "index-order" and len(v) > 1:
                     d, v = _separate_ties(d, v)
@@ -100,17 +100,6 @@ def _batches(postings: np.ndarray) -> list[tuple[int, int]]:
     if a < len(postings):
         out.append((a, len(postings)))
     return out
-
-
-def _top_k(v: np.ndarray, d: np.ndarray, k: int, tie_key: np.ndarray) -> np.ndarray:
-    """Positions of the k best entries: higher score first, then higher ``tie_key[doc]``."""
-    kth = v[np.argpartition(-v, k - 1)[k - 1]]
-    above = np.flatnonzero(v > kth)
-    tied = np.flatnonzero(v == kth)
-    need = k - len(above)
-    if len(tied) > need:
-        tied = tied[np.argsort(-tie_key[d[tied]], kind="stable")[:need]]
-    return np.concatenate([above, tied])
 
 
 _SIGN = np.int64(np.iinfo(np.int64).min)
