@@ -18,6 +18,7 @@ import os
 import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import IO, Any
 
 from finegrain.errors import DataFormatError, DuplicateIdError, FinegrainError
@@ -177,6 +178,27 @@ def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
         if not isinstance(obj, dict):
             raise DataFormatError(path, n, "a JSON object", line)
         yield n, obj
+
+
+def iter_id_records(path: PathLike, id_fields: tuple[str, ...], what: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """``(line_no, id, object)`` of a JSON-lines file of records with unique ids.
+
+    The id is the first of ``id_fields`` present (a string, or an integer read
+    as its decimal string); an id seen before is a DuplicateRecordError naming
+    both lines.
+    """
+    seen: dict[str, int] = {}
+    for n, obj in iter_jsonl(path):
+        rid = get_field(path, n, obj, *id_fields)
+        first = seen.setdefault(rid, n)
+        if first != n:
+            raise DuplicateRecordError(path, n, first, what, repr(rid))
+        yield n, rid, obj
+
+
+def extra_fields(obj: Mapping[str, Any], known: tuple[str, ...]) -> Mapping[str, Any]:
+    """The fields of a record other than ``known``, frozen (kept as the record's ``meta``)."""
+    return MappingProxyType({k: v for k, v in obj.items() if k not in known})
 
 
 def get_field(

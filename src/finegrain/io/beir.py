@@ -25,7 +25,6 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from finegrain.errors import DataFormatError, FinegrainError
@@ -33,9 +32,10 @@ from finegrain.io._lines import (
     DuplicateRecordError,
     PathLike,
     decode,
+    extra_fields,
     get_field,
     iter_byte_lines,
-    iter_jsonl,
+    iter_id_records,
     open_text_write,
 )
 from finegrain.io.numbers import NumberError, parse_grade
@@ -51,13 +51,10 @@ def read_corpus(path: PathLike) -> Corpus:
     """``corpus.jsonl``: one ``{"_id", "title"?, "text"}`` object per line."""
 
     def records() -> Iterator[Document]:
-        seen: dict[str, int] = {}
-        for n, obj in iter_jsonl(path):
-            doc_id = get_field(path, n, obj, "_id", "id")
-            _once(path, n, seen, doc_id, "document id")
+        for n, doc_id, obj in iter_id_records(path, ("_id", "id"), "document id"):
             text = get_field(path, n, obj, "text", kind="text")
             title = get_field(path, n, obj, "title", kind="text") if obj.get("title") is not None else ""
-            yield Document(doc_id, text, title, _meta(obj, ("_id", "id", "title", "text")))
+            yield Document(doc_id, text, title, extra_fields(obj, ("_id", "id", "title", "text")))
 
     return Corpus(records())
 
@@ -66,12 +63,9 @@ def read_queries(path: PathLike) -> Queries:
     """``queries.jsonl``: one ``{"_id", "text"}`` object per line."""
 
     def records() -> Iterator[Query]:
-        seen: dict[str, int] = {}
-        for n, obj in iter_jsonl(path):
-            qid = get_field(path, n, obj, "_id", "id")
-            _once(path, n, seen, qid, "query id")
+        for n, qid, obj in iter_id_records(path, ("_id", "id"), "query id"):
             text = get_field(path, n, obj, "text", "query", kind="text")
-            yield Query(qid, text, None, _meta(obj, ("_id", "id", "text", "query")))
+            yield Query(qid, text, None, extra_fields(obj, ("_id", "id", "text", "query")))
 
     return Queries(records())
 
@@ -212,17 +206,6 @@ def _jsonl(root: Path, stem: str) -> Path:
         if (root / name).is_file():
             return root / name
     raise FinegrainError(f"no {stem}.jsonl in {str(root)!r}", "a BEIR folder holds corpus.jsonl, queries.jsonl and qrels")
-
-
-def _once(path: PathLike, n: int, seen: dict[str, int], value: str, what: str) -> None:
-    first = seen.setdefault(value, n)
-    if first != n:
-        raise DuplicateRecordError(path, n, first, what, repr(value))
-
-
-def _meta(obj: Mapping[str, Any], known: tuple[str, ...]) -> Mapping[str, Any]:
-    extra = {k: v for k, v in obj.items() if k not in known}
-    return MappingProxyType(extra) if extra else MappingProxyType({})
 
 
 def _extra(meta: Mapping[str, Any], known: tuple[str, ...]) -> dict[str, Any]:

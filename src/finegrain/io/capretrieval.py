@@ -39,10 +39,10 @@ from typing import Any
 
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import (
-    DuplicateRecordError,
     PathLike,
+    extra_fields,
     get_field,
-    iter_jsonl,
+    iter_id_records,
     line_of,
     open_text_write,
     read_json,
@@ -76,12 +76,9 @@ def read_candidates(path: PathLike) -> Corpus:
     """``candidates.jsonl`` -> Corpus (ids must be unique)."""
 
     def records() -> Iterator[Document]:
-        seen: dict[str, int] = {}
-        for n, obj in iter_jsonl(path):
-            doc_id = get_field(path, n, obj, "id", "_id")
-            _once(path, n, seen, doc_id, "candidate id")
+        for n, doc_id, obj in iter_id_records(path, ("id", "_id"), "candidate id"):
             text = get_field(path, n, obj, "text", kind="text")
-            yield Document(doc_id, text, "", _meta(obj, ("id", "_id", "text")))
+            yield Document(doc_id, text, "", extra_fields(obj, ("id", "_id", "text")))
 
     return Corpus(records())
 
@@ -93,12 +90,9 @@ def read_queries_with_positives(
 
     With ``corpus``, every positive id must be a candidate id.
     """
-    seen: dict[str, int] = {}
     queries: list[Query] = []
     judged: dict[str, dict[str, int]] = {}
-    for n, obj in iter_jsonl(path):
-        qid = get_field(path, n, obj, "id", "_id")
-        _once(path, n, seen, qid, "query id")
+    for n, qid, obj in iter_id_records(path, ("id", "_id"), "query id"):
         text = get_field(path, n, obj, "query", "text", kind="text")
         positives = get_field(path, n, obj, "positives", kind="list") if "positives" in obj else []
         grades: dict[str, int] = {}
@@ -112,7 +106,7 @@ def read_queries_with_positives(
             if corpus is not None and doc not in corpus:
                 raise DataFormatError(path, n, f"positive ids that are candidate ids (query {qid!r})", doc)
             grades[doc] = score
-        queries.append(Query(qid, text, None, _meta(obj, ("id", "_id", "query", "text", "positives"))))
+        queries.append(Query(qid, text, None, extra_fields(obj, ("id", "_id", "query", "text", "positives"))))
         judged[qid] = grades
     return Queries(queries), Qrels.from_dict(judged)
 
@@ -258,16 +252,6 @@ def write_capretrieval(
 
 
 # --------------------------------------------------------------------------- internals
-
-
-def _once(path: PathLike, n: int, seen: dict[str, int], value: str, what: str) -> None:
-    first = seen.setdefault(value, n)
-    if first != n:
-        raise DuplicateRecordError(path, n, first, what, repr(value))
-
-
-def _meta(obj: Mapping[str, Any], known: tuple[str, ...]) -> Mapping[str, Any]:
-    return MappingProxyType({k: v for k, v in obj.items() if k not in known})
 
 
 def _short(value: Any) -> str:
