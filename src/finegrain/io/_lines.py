@@ -180,6 +180,18 @@ def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
         yield n, obj
 
 
+def iter_tokens(path: PathLike, what: str) -> Iterator[tuple[int, str]]:
+    """``(line_no, token)`` for every non-blank line of a one-token-per-line file (ids, file names);
+    a line with whitespace inside is a DataFormatError naming ``what`` a line should hold."""
+    for n, line in iter_lines(path):
+        value = line.strip()
+        if not value:
+            continue
+        if len(value.split()) != 1:
+            raise DataFormatError(path, n, what, line)
+        yield n, value
+
+
 def iter_id_records(path: PathLike, id_fields: tuple[str, ...], what: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
     """``(line_no, id, object)`` of a JSON-lines file of records with unique ids.
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.io._lines import DuplicateRecordError, PathLike, iter_lines
+from finegrain.io._lines import DuplicateRecordError, PathLike, iter_lines, iter_tokens
 
 TOKEN_FILE = "Flickr8k.token.txt"
 SPLIT_FILES = {
@@ -124,12 +124,7 @@ def read_flickr8k_split(path: PathLike, captions: Flickr8kCaptions | None = None
     """The image names of a split file, in order; with ``captions``, each must have captions."""
     seen: dict[str, int] = {}
     out: list[str] = []
-    for n, line in iter_lines(path):
-        name = line.strip()
-        if not name:
-            continue
-        if len(name.split()) != 1:
-            raise DataFormatError(path, n, "one image file name per line", line)
+    for n, name in iter_tokens(path, "one image file name per line"):
         first = seen.setdefault(name, n)
         if first != n:
             raise DuplicateRecordError(path, n, first, "image", repr(name))

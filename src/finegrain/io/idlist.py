@@ -8,8 +8,7 @@ may not contain whitespace). An id listed twice is an error naming both lines.
 
 from __future__ import annotations
 
-from finegrain.errors import DataFormatError
-from finegrain.io._lines import DuplicateRecordError, PathLike, get_field, iter_jsonl, iter_lines
+from finegrain.io._lines import DuplicateRecordError, PathLike, get_field, iter_jsonl, iter_lines, iter_tokens
 
 
 def read_ids(path: PathLike) -> list[str]:
@@ -29,13 +28,7 @@ def _iter_ids(path: PathLike):
         for n, obj in iter_jsonl(path):
             yield n, get_field(path, n, obj, "id", "_id")
         return
-    for n, line in iter_lines(path):
-        value = line.strip()
-        if not value:
-            continue
-        if len(value.split()) != 1:
-            raise DataFormatError(path, n, "one id per line (no whitespace inside an id)", line)
-        yield n, value
+    yield from iter_tokens(path, "one id per line (no whitespace inside an id)")
 
 
 def _is_jsonl(path: PathLike) -> bool:
