@@ -168,6 +168,12 @@ class SavedResults:
             raise KeyError(name)
         return self.errors if name == "errors" else self.taxonomy
 
+    def diagnosis_per_query(self, name: str) -> Mapping[str, Any]:
+        """``{qid: record}`` of a diagnosis section (``"errors"`` or ``"taxonomy"``); empty when not saved."""
+        section = self.section(name) or _EMPTY
+        per_query = section.get("per_query")
+        return per_query if isinstance(per_query, Mapping) else _EMPTY
+
     @property
     def dataset_name(self) -> str | None:
         name = _sub(self.provenance, "dataset").get("name")

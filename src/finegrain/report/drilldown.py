@@ -57,15 +57,11 @@ def _run_of(s: LabelledResults) -> tuple[Any | None, str | None]:
 
 
 def _error_items(s: LabelledResults) -> Mapping[str, Any]:
-    errors = s.results.errors or {}
-    pq = errors.get("per_query")
-    return pq if isinstance(pq, Mapping) else {}
+    return s.results.diagnosis_per_query("errors")
 
 
 def _taxonomy_items(s: LabelledResults) -> Mapping[str, Any]:
-    tax = s.results.taxonomy or {}
-    pq = tax.get("per_query")
-    return pq if isinstance(pq, Mapping) else {}
+    return s.results.diagnosis_per_query("taxonomy")
 
 
 def per_query_view(systems: Sequence[LabelledResults], baseline: int, key: str) -> dict[str, Any] | None:
