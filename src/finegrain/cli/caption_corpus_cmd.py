@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from finegrain.cli.options import quiet_option
+from finegrain.cli.options import no_cache_option, quiet_option
 
 DATASETS = {"flickr8k": "flickr8k", "vg100": "visual_genome_100"}
 
@@ -32,7 +32,7 @@ def caption_corpus_command(
     no_renormalise: bool = typer.Option(False, "--no-renormalise",
                                         help="Score by the raw mean embedding instead of its unit-length version (the paper's cosine)."),
     run_depth: int = typer.Option(100, "--run-depth", min=1, help="Results per query kept in run.trec."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the on-disk embedding cache."),
+    no_cache: bool = no_cache_option(),
     quiet: bool = quiet_option(),
 ) -> None:
     """Rank every image's corpus entry for every image's query; Recall@1/5/10, MRR@5/10/all, median rank, fails %."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from finegrain.cli.options import encoder_option, out_option, quiet_option, set_option
+from finegrain.cli.options import encoder_option, no_cache_option, out_option, quiet_option, set_option
 
 
 def contrast_command(
@@ -22,7 +22,7 @@ def contrast_command(
     options: list[str] = set_option("Encoder option KEY=VALUE (repeatable); see finegrain list encoders."),
     resamples: int = typer.Option(10000, "--resamples", min=1, help="Bootstrap resamples (over pairs)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the embedding cache."),
+    no_cache: bool = no_cache_option(),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON instead of tables."),
     quiet: bool = quiet_option(),
 ) -> None:

@@ -111,6 +111,10 @@ def quiet_option() -> Any:
     return typer.Option(False, "--quiet", "-q", help="No progress bars.")
 
 
+def no_cache_option() -> Any:
+    return typer.Option(False, "--no-cache", help="Neither read nor write the on-disk embedding cache ($FINEGRAIN_CACHE).")
+
+
 def encoder_option(help: str = "Encoder: e5, minilm, use-m3, st:PATH or clip:PATH (finegrain list encoders).",
                    default: Any = ...) -> Any:
     return typer.Option(default, "--encoder", "-e", help=help)
