@@ -42,37 +42,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from enum import Enum
 from typing import Any
 
 import numpy as np
 
 from finegrain.errors import FinegrainError
+from finegrain.io.trec import Compat as Compat  # the mode itself (re-exported); its reading rules are applied there
 from finegrain.metrics.join import Joined
 from finegrain.metrics.spec import MetricSpec
 from finegrain.metrics.values import QueryValues
-
-
-class Compat(Enum):
-    """Which rules an evaluation follows."""
-
-    STRICT = "strict"
-    TREC_EVAL = "trec_eval"
-
-    @classmethod
-    def parse(cls, value: Compat | str | None) -> Compat:
-        """``None`` or ``"strict"`` -> STRICT, ``"trec_eval"`` -> TREC_EVAL; anything else is an error."""
-        if isinstance(value, Compat):
-            return value
-        if value is None:
-            return cls.STRICT
-        for mode in cls:
-            if value == mode.value:
-                return mode
-        raise FinegrainError(
-            f"unknown compatibility mode {value!r}", f"use one of: {', '.join(m.value for m in cls)}"
-        )
-
 
 #: finegrain metric name -> the trec_eval measure it equals (``@k`` on a measure without
 #: cutoffs is trec_eval's ``-M k``).

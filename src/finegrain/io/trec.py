@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from enum import Enum
 from pathlib import Path
 
 import numpy as np
@@ -40,31 +41,41 @@ _CHUNK = 32 << 20  # bytes per block of the fast run reader
 
 # --------------------------------------------------------------------------- reading modes
 
-COMPAT_MODES = ("strict", "trec_eval")
+class Compat(Enum):
+    """Which rules a reading and an evaluation follow: finegrain's strict default or trec_eval's.
+
+    Defined here, where the first rule (how files are read) applies; the
+    evaluation rules of ``TREC_EVAL`` live in :mod:`finegrain.evaluate.compat`.
+    """
+
+    STRICT = "strict"
+    TREC_EVAL = "trec_eval"
+
+    @classmethod
+    def parse(cls, value: Compat | str | None) -> Compat:
+        """``None`` or ``"strict"`` -> STRICT, ``"trec_eval"`` -> TREC_EVAL; anything else is an error."""
+        if isinstance(value, Compat):
+            return value
+        if value is None:
+            return cls.STRICT
+        for mode in cls:
+            if value == mode.value:
+                return mode
+        raise FinegrainError(
+            f"unknown compatibility mode {value!r}", f"use one of: {', '.join(m.value for m in cls)}"
+        )
+
+
 _COMMENT_HINT = (
     "a line starting with '#' is a comment only in trec_eval's reading; "
     "read the file with --compat trec_eval (compat='trec_eval') or remove the line"
 )
 
 
-def trec_eval_reading(compat: object) -> bool:
-    """True for trec_eval's reading rules, False for the strict default; refuses other values.
-
-    ``compat`` is None or ``"strict"`` (the default), ``"trec_eval"``, or an
-    enum whose ``value`` is one of those.
-    """
-    value = getattr(compat, "value", compat)
-    if value is None or value == "strict":
-        return False
-    if value == "trec_eval":
-        return True
-    raise FinegrainError(f"unknown compatibility mode {value!r}", f"use one of: {', '.join(COMPAT_MODES)}")
-
-
 # --------------------------------------------------------------------------- qrels
 
 
-def read_qrels(path: PathLike, *, compat: object = None) -> Qrels:
+def read_qrels(path: PathLike, *, compat: Compat | str | None = None) -> Qrels:
     """Read a TREC qrels file; queries keep the order of their first line.
 
     Strict (default): every non-blank line is ``qid iter docid grade``; a line
@@ -75,7 +86,7 @@ def read_qrels(path: PathLike, *, compat: object = None) -> Qrels:
     refused (trec_eval: "File may contain no NULL characters"), and a file
     with no judgement at all is an error.
     """
-    te = trec_eval_reading(compat)
+    te = Compat.parse(compat) is Compat.TREC_EVAL
     seen: dict[tuple[str, str], int] = {}
     records: list[tuple[str, str, int]] = []
     comments = 0
@@ -124,7 +135,9 @@ def write_qrels(qrels: Qrels, path: PathLike) -> None:
 # --------------------------------------------------------------------------- runs
 
 
-def read_run(path: PathLike, name: str | None = None, *, compat: object = None, allow_empty: bool = False) -> Run:
+def read_run(
+    path: PathLike, name: str | None = None, *, compat: Compat | str | None = None, allow_empty: bool = False
+) -> Run:
     """Read a TREC run file; ``name`` defaults to the tag of the first line, else the file stem.
 
     Strict (default): every non-blank line has exactly 6 fields and a line
@@ -149,7 +162,7 @@ def read_run(path: PathLike, name: str | None = None, *, compat: object = None, 
     s_parts: list[np.ndarray] = []
     line_parts: list[np.ndarray] = []
     tag: bytes | None = None
-    te = trec_eval_reading(compat)
+    te = Compat.parse(compat) is Compat.TREC_EVAL
     for first_line, block in _blocks(path):
         fields, line_nos = _split_block(path, first_line, block, te)
         if not fields:
