@@ -50,7 +50,7 @@ def parse_grade(text: str) -> int:
     """``text`` as a grade, or NumberError."""
     if not _GRADE.match(text):
         hint = None
-        if text.replace(".", "", 1).lstrip("+-").isascii() and _is_decimal(text):
+        if _is_decimal(text):
             hint = "grades are integers; round them or write 0/1/2/..."
         elif any(c.isdigit() and not c.isascii() for c in text):
             hint = "write the grade in ASCII digits 0-9"
@@ -60,13 +60,6 @@ def parse_grade(text: str) -> int:
     value = int(text)
     if not INT64_MIN <= value <= INT64_MAX:
         raise NumberError(f"{text} is outside the grade range -2^63..2^63-1", "use small integer grades (0, 1, 2, ...)")
-    return value
-
-
-def check_grade(value: int) -> int:
-    """An integer grade already parsed (from JSON, a DataFrame, ...) checked against the range."""
-    if not INT64_MIN <= value <= INT64_MAX:
-        raise NumberError(f"{value} is outside the grade range -2^63..2^63-1", "use small integer grades (0, 1, 2, ...)")
     return value
 
 
@@ -114,14 +107,6 @@ def decimal_column(column: list[bytes]) -> np.ndarray | None:
 
 _DECIMAL_BYTES = np.zeros(256, dtype=bool)
 _DECIMAL_BYTES[list(b"0123456789+-.eE")] = True
-
-
-def is_score(raw: bytes | str) -> bool:
-    try:
-        parse_score(raw)
-    except NumberError:
-        return False
-    return True
 
 
 def _is_decimal(text: str) -> bool:
