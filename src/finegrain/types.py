@@ -342,9 +342,11 @@ def _value_column(values: Any, dtype: type, what: str) -> np.ndarray:
         if dtype is np.int64 and a.size:
             if a.dtype.kind == "u" and int(a.max()) > _INT64.max:
                 raise OverflowError(int(a.max()))
-            if a.dtype.kind == "f" and not (np.isfinite(a).all() and (a == np.round(a)).all() and np.abs(a).max() < 2.0**63):
-                bad = a[~(np.isfinite(a) & (a == np.round(a)) & (np.abs(a) < 2.0**63))][0].item()
-                raise FinegrainError(f"{what} value {bad!r} is not an integer grade", "grades are integers (0, 1, 2, ...)")
+            if a.dtype.kind == "f":
+                integral = np.isfinite(a) & (a == np.round(a)) & (np.abs(a) < 2.0**63)
+                if not integral.all():
+                    bad = a[~integral][0].item()
+                    raise FinegrainError(f"{what} value {bad!r} is not an integer grade", "grades are integers (0, 1, 2, ...)")
             if a.dtype.kind == "O":
                 for v in a.tolist():
                     if isinstance(v, bool) or not isinstance(v, int | np.integer):
