@@ -165,10 +165,9 @@ def convex(
     """
     runs = _check_runs(runs)
     w = _check_weights(weights, len(runs))
-    _check_norm(norm)
-    runs = [normalize(r, norm) for r in _cut(runs, depth)]
+    runs = _normalised(runs, norm, depth)
     contributions = [np.float64(wi) * r.values for wi, r in zip(w, runs)]
-    floors = [np.float64(wi) * (np.zeros(len(r)) if norm == "minmax" else _segment_min(r)) for wi, r in zip(w, runs)]
+    floors = [np.float64(wi) * _floor(r, norm) for wi, r in zip(w, runs)]
     return _fuse(runs, contributions, floors, name or _name(f"convex-{norm}", runs))
 
 
@@ -197,12 +196,9 @@ def combmnz(
     runs: Sequence[Run], *, norm: Norm | str = "minmax", depth: int | None = None, name: str | None = None
 ) -> Run:
     """CombMNZ: CombSUM times the number of runs that returned the document (within ``depth``)."""
-    runs = _check_runs(runs)
-    _check_norm(norm)
-    runs = [normalize(r, norm) for r in _cut(runs, depth)]
+    runs = _normalised(_check_runs(runs), norm, depth)
     union = _Union.of(runs)
-    floors = [np.zeros(len(r)) if norm == "minmax" else _segment_min(r) for r in runs]
-    scores = union.sum([r.values for r in runs], floors)
+    scores = union.sum([r.values for r in runs], [_floor(r, norm) for r in runs])
     return union.run(scores * union.hits(), name or _name(f"combmnz-{norm}", runs))
 
 
@@ -210,14 +206,23 @@ def combmax(
     runs: Sequence[Run], *, norm: Norm | str = "minmax", depth: int | None = None, name: str | None = None
 ) -> Run:
     """CombMAX: the largest normalised score a run gave the document, over the runs that returned it."""
-    runs = _check_runs(runs)
-    _check_norm(norm)
-    runs = [normalize(r, norm) for r in _cut(runs, depth)]
+    runs = _normalised(_check_runs(runs), norm, depth)
     union = _Union.of(runs)
     scores = np.full(union.size, -np.inf)
     for pos, r in zip(union.positions, runs):
         scores[pos] = np.maximum(scores[pos], r.values)
     return union.run(scores, name or _name(f"combmax-{norm}", runs))
+
+
+def _normalised(runs: list[Run], norm: Norm | str, depth: int | None) -> list[Run]:
+    """Each run cut to its top ``depth`` and normalised per query by ``norm`` (checked)."""
+    _check_norm(norm)
+    return [normalize(r, norm) for r in _cut(runs, depth)]
+
+
+def _floor(run: Run, norm: Norm | str) -> np.ndarray:
+    """The score a normalised run gives a document it did not return: 0 after min-max, else its query's minimum."""
+    return np.zeros(len(run)) if norm == "minmax" else _segment_min(run)
 
 
 @dataclass(frozen=True)
