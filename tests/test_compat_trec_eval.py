@@ -11,25 +11,15 @@ import math
 from pathlib import Path
 
 import pytest
+from tests.test_evaluate_cli import run_cli as cli  # the evaluate verb through main, with its output
+from tests.test_evaluate_cli import write
 
-from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
 from finegrain.evaluate import evaluate
 from finegrain.evaluate.compat import Compat, CompatOptions
 from finegrain.evaluate.files import QrelsFormat, detect_qrels_format, evaluate_files, read_qrels_file
 from finegrain.metrics.spec import parse_metric
 from finegrain.types import Qrels, Run
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["evaluate", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def write(path: Path, text: str) -> str:
-    path.write_text(text, encoding="utf-8")
-    return str(path)
 
 
 def one_error_line(err: str) -> None:
