@@ -232,3 +232,13 @@ def test_top_level_names_import_lazily_and_evaluate_is_callable() -> None:
     assert out.stdout.strip() == "1.0"
     with pytest.raises(AttributeError, match="no attribute 'evalaute'"):
         finegrain.evalaute  # noqa: B018
+
+
+def test_qrels_format_table_reads_a_ranx_json_qrels(tmp_path: Path) -> None:
+    from finegrain.evaluate.files import QrelsFormat, read_qrels_file
+
+    p = tmp_path / "qrels.json"
+    p.write_text('{"q1": {"d1": 2, "d2": 0}}', encoding="utf-8")
+    for fmt in ("table", "auto"):
+        qrels, found = read_qrels_file(p, qrels_format=fmt)
+        assert found is QrelsFormat.TABLE and qrels.to_dict() == {"q1": {"d1": 2, "d2": 0}}

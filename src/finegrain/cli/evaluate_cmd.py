@@ -46,7 +46,7 @@ def evaluate_command(
         help="With --compat trec_eval: trec_eval's -l N, the lowest relevant grade for every metric but ndcg.",
     ),
     qrels_format: str = typer.Option(
-        "auto", "--qrels-format", help="auto (from the first line: 4 fields TREC, 3 tab-separated BEIR), trec or beir."
+        "auto", "--qrels-format", help="auto (by suffix .json/.parquet, else the first line: 4 fields TREC, 3 tab-separated BEIR), trec, beir or table."
     ),
     allow_empty_run: bool = typer.Option(
         False, "--allow-empty-run",

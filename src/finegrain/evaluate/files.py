@@ -91,17 +91,17 @@ def read_qrels_file(
 
     A file with no judgement is an error in either format.
     """
+    from finegrain.interop.files import read_table_file, table_format
+
     fmt = _format(qrels_format)
     if fmt is None:
-        from finegrain.interop.files import read_table_file, table_format
-
-        if table_format(path) is not None:  # ranx JSON or Parquet, by suffix
-            qrels = read_table_file(path, "qrels")
-            assert isinstance(qrels, Qrels)
-            if not len(qrels):
-                raise FinegrainError(f"{str(path)!r} holds no judgement", "check that this is the qrels file")
-            return qrels, QrelsFormat.TABLE
-        fmt = detect_qrels_format(path, compat=compat)
+        fmt = QrelsFormat.TABLE if table_format(path) is not None else detect_qrels_format(path, compat=compat)
+    if fmt is QrelsFormat.TABLE:  # ranx JSON or Parquet
+        qrels = read_table_file(path, "qrels")
+        assert isinstance(qrels, Qrels)
+        if not len(qrels):
+            raise FinegrainError(f"{str(path)!r} holds no judgement", "check that this is the qrels file")
+        return qrels, fmt
     if fmt is QrelsFormat.TREC:
         from finegrain.io.trec import read_qrels
 
@@ -120,11 +120,11 @@ def read_run_file(
     from finegrain.interop.files import read_table_file, table_format
     from finegrain.io.trec import read_run
 
-    name = Path(path).name
-    if name.endswith((".jsonl", ".jsonl.gz")) or table_format(path) is not None:
+    table = table_format(path) is not None
+    if table or Path(path).name.endswith((".jsonl", ".jsonl.gz")):
         from finegrain.io.run_jsonl import read_run_jsonl
 
-        run = read_run_jsonl(path) if table_format(path) is None else read_table_file(path, "run")
+        run = read_table_file(path, "run") if table else read_run_jsonl(path)
         assert isinstance(run, Run)
         if not len(run) and not allow_empty_run:
             raise FinegrainError(f"{str(path)!r} holds no query", "pass --allow-empty-run to score an empty run on purpose")
@@ -164,4 +164,4 @@ def _format(value: QrelsFormat | str) -> QrelsFormat | None:
     for f in QrelsFormat:
         if value == f.value:
             return f
-    raise FinegrainError(f"unknown qrels format {value!r}", "use auto, trec or beir")
+    raise FinegrainError(f"unknown qrels format {value!r}", f"use auto, {', '.join(f.value for f in QrelsFormat)}")
