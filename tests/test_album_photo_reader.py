@@ -185,3 +185,39 @@ def test_a_photo_replaced_by_an_unreadable_file_leaves_the_catalog(tmp_path: Pat
     assert report.removed == 1 and [p for p, _ in report.unreadable_removed] == ["gone.jpg"]
     assert [p for p, _ in report.skipped] == ["gone.jpg"]
     assert "removed gone.jpg: its file is no longer a readable image" in report.summary()
+
+
+def test_a_photo_that_cannot_be_read_right_now_stays_in_the_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An I/O error (permissions, a placeholder being synced) says nothing about the content:
+    # the photo is skipped this time and keeps its row, faces and embeddings.
+    root = tmp_path / "photos"
+    root.mkdir()
+    (root / "a.jpg").write_bytes(jpeg_with(good_fields()))
+    with SqliteCatalog(tmp_path / "c.sqlite") as store:
+        index_folder(root, store, faces=False, show_progress=False, profiler=_profiler())
+        store.put_embedding("a.jpg", "m", np.ones(4, np.float32))
+        (root / "a.jpg").write_bytes(jpeg_with(good_fields(), color=(1, 2, 3)))  # changed: must be re-read
+        real = Path.read_bytes
+
+        def failing(self: Path) -> bytes:
+            if self.name == "a.jpg":
+                raise PermissionError(13, "Permission denied")
+            return real(self)
+
+        monkeypatch.setattr(Path, "read_bytes", failing)
+        with pytest.raises(FinegrainError, match="could not be read"):
+            read_photo(root / "a.jpg")
+        report = index_folder(root, store, faces=False, show_progress=False, profiler=_profiler())
+        assert [p for p, _ in report.skipped] == ["a.jpg"] and not report.unreadable_removed
+        assert store.photo_ids() == ["a.jpg"] and store.get_embeddings("m")[0] == ["a.jpg"]
+
+
+@pytest.mark.parametrize("unset", [b"    :  :     :  :  ", b"0000:00:00 00:00:00", b"    -  -     :  :  "])
+def test_blank_exif_dates_are_absent_not_problems(unset: bytes) -> None:
+    info = read_photo(jpeg_raw([], [(36867, 2, unset)]))
+    assert info.taken_at is None and "time" not in info.unreadable_fields
+
+
+def test_a_dashed_exif_date_is_read() -> None:
+    info = read_photo(jpeg_raw([], [(36867, 2, b"2020-05-01 10:00:00")]))
+    assert info.taken_at == datetime(2020, 5, 1, 10, 0, 0) and not info.problems

@@ -56,6 +56,11 @@ class UnreadableImageError(FinegrainError):
     """A file whose container or pixels cannot be decoded at all (not an image, truncated, corrupt)."""
 
 
+class PhotoAccessError(FinegrainError):
+    """A file that could not be read at this moment (permissions, an I/O error, a placeholder being
+    synced): nothing is known about its content, so a catalogued photo must not be dropped for it."""
+
+
 _DECODE_EDGE = 64  # pixels are checked by decoding a reduced image (JPEG decodes at 1/8 scale)
 
 
@@ -67,7 +72,8 @@ def read_photo(path: str | Path | bytes) -> ImageInfo:
     every metadata field that could not be read set to None and listed in
     ``ImageInfo.problems`` (bad EXIF never makes a photo unreadable); raises
     :class:`UnreadableImageError` (a :class:`~finegrain.errors.FinegrainError`) naming the
-    file when it cannot be opened or decoded, and
+    file when it cannot be decoded, :class:`PhotoAccessError` (also a FinegrainError) when
+    its bytes cannot be read from disk now, and
     :class:`~finegrain.errors.MissingDependencyError` without Pillow. No other exception.
     """
     with warnings.catch_warnings():
@@ -81,8 +87,17 @@ def _read_photo(path: str | Path | bytes) -> ImageInfo:
         from PIL import ExifTags, Image
     except ImportError as e:
         raise MissingDependencyError("Pillow", "album") from e
-    source: Any = io.BytesIO(path) if isinstance(path, (bytes, bytearray)) else Path(path)
-    path = "<bytes>" if isinstance(path, (bytes, bytearray)) else source
+    if isinstance(path, (bytes, bytearray)):
+        data, path = bytes(path), "<bytes>"
+    else:
+        try:  # read first, so that an OSError below is Pillow's verdict on the content, never the disk's
+            data = Path(path).read_bytes()
+        except OSError as e:
+            raise PhotoAccessError(
+                f"{path}: could not be read ({e.strerror or type(e).__name__})",
+                "check its permissions, or index again once the file is complete",
+            ) from None
+    source = io.BytesIO(data)
     problems: list[FieldProblem] = []
     try:
         with Image.open(source) as im:
@@ -153,9 +168,6 @@ def _clean(value: Any) -> str | None:
     return text or None
 
 
-_UNSET_TIMES = frozenset({"0000:00:00 00:00:00", "    :  :     :  :  ", "0000:00:00"})
-
-
 def _exif_time(original: Any, fallback: Any) -> tuple[datetime | None, None]:
     """``DateTimeOriginal``, else ``DateTime``; an unset value (zeros, blanks) is absent.
     A malformed value is a problem only when no value gives a time."""
@@ -167,11 +179,14 @@ def _exif_time(original: Any, fallback: Any) -> tuple[datetime | None, None]:
             bad.append(f"{tag} is {type(raw).__name__} {_short(repr(raw), 40)}, expected text")
             continue
         text = _clean(raw)
-        if not text or text in _UNSET_TIMES:
+        if not text or not text.strip(" :0-"):  # unset: zeros or blanks ("0000:00:00 00:00:00", "    :  :  ...")
             continue
-        try:
-            return datetime.strptime(text[:19], "%Y:%m:%d %H:%M:%S"), None
-        except ValueError:
+        for layout in ("%Y:%m:%d %H:%M:%S", "%Y-%m-%d %H:%M:%S"):  # the EXIF layout, and the dashed one some tools write
+            try:
+                return datetime.strptime(text[:19], layout), None
+            except ValueError:
+                pass
+        else:
             bad.append(f"{tag} {_short(repr(text), 40)} is not a date 'YYYY:MM:DD HH:MM:SS'")
     if bad:
         raise _BadField("; ".join(bad))

@@ -58,6 +58,7 @@ from finegrain.album.embeddings import (  # noqa: F401  (check_image_encoder, em
 from finegrain.album.files import (  # noqa: F401  (read_sidecar, ImageInfo, read_image_info: re-exported)
     IMAGE_SUFFIXES,
     ImageInfo,
+    UnreadableImageError,
     iter_images,
     read_image_info,
     read_photo,
@@ -370,7 +371,8 @@ def _index_one(
     except FinegrainError as e:  # read_photo's contract: an unreadable file is a FinegrainError
         reason = e.message.removeprefix(f"{path}: ")
         skipped.append((photo_id, reason))
-        if old is not None:  # it was a photo: drop it and all that was derived from it
+        if old is not None and isinstance(e, UnreadableImageError):  # no longer a photo: drop all derived
+            # (a PhotoAccessError says nothing about the content: the catalogued photo stays)
             store.delete_photo(photo_id)
             gone.append((photo_id, reason))
         return "skipped"

@@ -240,7 +240,10 @@ def _scan_en() -> list[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]]
         ("month", "month", re.compile(r"\b(?:(last|this|past|previous)\s+)?(january|february|march|april|june|july|august|september|october|november|december)\b", I),
          lambda m: _rel(m[1], _MONTHS_EN[m[2].lower()])),
         ("year", "relative year", re.compile(r"\b(?:the\s+)?year\s+before\s+last\b", I), lambda m: -2),
-        ("year", "year", re.compile(r"\byear\s+(-?\d+)\b", I), lambda m: _year_value(int(m[1]))),
+        # "year 2023", and years no calendar holds ("year 0", "year -44", "year 99999"); not "year 12"
+        # or "year 2 at uni", which name a school year, not a date
+        ("year", "year", re.compile(r"\byear\s+(-\d+|0+|\d{4}|\d{5,})\b", I),
+         lambda m: _year_value(int(m[1]) if len(m[1]) <= 12 else MAXYEAR + 1)),
         ("year", "relative year", re.compile(r"\b(last|this|past|previous)\s+year\b", I),
          lambda m: 0 if m[1].lower() == "this" else -1),
         ("year", "year", re.compile(r"(?<![\d-])((?:19|20)\d\d)s?(?![\d-])"), lambda m: ("abs", int(m[1]))),
