@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 
 import numpy as np
 import scipy.sparse as sp
 
 from finegrain.errors import FinegrainError, check_unique_ids
+from finegrain.ranking import string_ranks
 from finegrain.retrieve.bm25.scoring import BM25Params
 from finegrain.retrieve.bm25.scoring import idf as _idf
 from finegrain.retrieve.bm25.scoring import tfc as _tfc
@@ -37,6 +39,11 @@ class BM25Index:
     @property
     def n_docs(self) -> int:
         return len(self.doc_ids)
+
+    @cached_property
+    def id_ranks(self) -> np.ndarray:
+        """Each document's rank in id order (the tie key of the one ranking rule), sorted once per index."""
+        return string_ranks(self.doc_ids)
 
 
 def build_index(p: BM25Params, docs: Sequence[Sequence[str]], doc_ids: Sequence[str]) -> BM25Index:

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from finegrain.errors import FinegrainError
-from finegrain.ranking import string_ranks, top_k_positions
+from finegrain.ranking import top_k_positions
 from finegrain.retrieve.bm25.index import BM25Index
 from finegrain.types import Run
 
@@ -49,7 +49,7 @@ def search_index(
     q_ptr, q_cols, postings = _query_rows(idx, queries)
     dtype = idx.matrix.indices.dtype
     # Higher wins among equal scores.
-    tie_key = string_ranks(idx.doc_ids) if ties == "doc-id" else -np.arange(idx.n_docs, dtype=np.int64)
+    tie_key = idx.id_ranks if ties == "doc-id" else -np.arange(idx.n_docs, dtype=np.int64)
 
     docs_out: list[np.ndarray] = []
     vals_out: list[np.ndarray] = []
