@@ -199,3 +199,33 @@ def test_eval_format_mteb_and_compare_it(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["compare", str(tmp_path / "bm25-okapi"), str(tmp_path / "bm25" / "mteb.json")]) == 0
     out = capsys.readouterr().out
     assert "per-query values" in out and "aggregates" in out
+
+
+@pytest.mark.parametrize("damage", [
+    {"counts": {"literal_miss": "many"}},
+    {"per_query": {"q1": "broken"}},
+    {"per_query": {"q1": {"false_positives": [1, 2]}}},
+    {"tags": {"literal_miss": "a string"}},
+    {"examples": {"literal_miss": "not a list"}},
+])
+def test_a_damaged_diagnosis_section_is_refused_on_load(damage: dict) -> None:
+    body = _ev(RUN_A, "a").to_saved().to_json()
+    body["errors"] = {"schema": "finegrain.errors/1", **damage}
+    with pytest.raises(DataFormatError, match="errors"):
+        SavedResults.from_json(body, source="results.json")
+
+
+def test_numbers_past_the_double_range_are_refused() -> None:
+    body = _ev(RUN_A, "a").to_saved().to_json()
+    body["aggregate"]["ndcg@10"] = 10**400
+    with pytest.raises(DataFormatError, match="aggregate"):
+        SavedResults.from_json(body, source="results.json")
+
+
+def test_mteb_scores_past_the_double_range_and_odd_languages(tmp_path: Path) -> None:
+    body = {"task_name": "t", "mteb_version": "2.0.0",
+            "scores": {"test": [{"hf_subset": "default", "languages": 3, "ndcg_at_10": 0.5, "recall_at_10": 10**400}]}}
+    p = tmp_path / "m.json"
+    p.write_text(json.dumps(body), encoding="utf-8")
+    back = SavedResults.load(p)
+    assert back.aggregate == {"ndcg@10": 0.5}

@@ -21,6 +21,7 @@ tests (which need per-query values).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -111,7 +112,7 @@ def from_mteb_json(data: Mapping[str, Any], *, source: str | Path, split: str | 
                               ", ".join(subsets) or "none")
     aggregate: dict[str, Any] = {}
     for k, v in entry.items():
-        if k in _NOT_METRICS or isinstance(v, bool) or not isinstance(v, int | float):
+        if k in _NOT_METRICS or isinstance(v, bool) or not isinstance(v, int | float) or not _finite(v):
             continue
         key = finegrain_key(k)
         if key is not None and key not in aggregate:
@@ -127,7 +128,7 @@ def from_mteb_json(data: Mapping[str, Any], *, source: str | Path, split: str | 
         "aggregation": dict.fromkeys(aggregate, "mean"),  # MTEB reports means over queries
         "provenance": {
             "dataset": {"name": data.get("task_name"), "revision": data.get("dataset_revision"),
-                        "split": chosen, "hf_subset": want, "languages": list(entry.get("languages") or [])},
+                        "split": chosen, "hf_subset": want, "languages": _languages(entry.get("languages"))},
             "retriever": {"name": retriever},
             "mteb": {"mteb_version": data.get("mteb_version"), "evaluation_time": data.get("evaluation_time"),
                      "main_score": entry.get("main_score")},
@@ -142,3 +143,14 @@ def _model_from_path(path: Path) -> str | None:
     if re.fullmatch(r"[0-9a-f]{40}|no_revision_available|external", parent.name) and parent.parent.name:
         return parent.parent.name.replace("__", "/")
     return parent.name or None
+
+
+def _finite(v: int | float) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
+def _languages(value: Any) -> list[str]:
+    return [str(x) for x in value] if isinstance(value, list) else []

@@ -376,7 +376,15 @@ _Check = Callable[[Any], bool]
 
 
 def _number(v: Any) -> bool:
-    return v is None or (isinstance(v, int | float) and not isinstance(v, bool))
+    """None, or a JSON number that is a finite double (a 400-digit integer is not)."""
+    if v is None:
+        return True
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
 
 
 def _count(v: Any) -> bool:
@@ -403,10 +411,27 @@ def _judged(v: Any) -> bool:
             and _mapping_of(_count)(v.get("n_relevant", {})))
 
 
+_ITEM_LISTS = ("false_negatives", "false_positives")  # per-query lists of tagged items, read as records
+
+
+def _records(v: Any) -> bool:
+    """A mapping of records (mappings), whose lists of tagged items hold records: what the report's views read."""
+    return isinstance(v, Mapping) and all(
+        isinstance(r, Mapping) and all(
+            isinstance(r.get(k, []), list) and all(isinstance(i, Mapping) for i in r.get(k, [])) for k in _ITEM_LISTS
+        )
+        for r in v.values()
+    )
+
+
 def _diagnosis(v: Any) -> bool:
+    """An error-analysis or taxonomy section: counts per tag (numbers or records), tags, per-type
+    and per-query records, examples as lists of records."""
     return (isinstance(v, Mapping) and isinstance(v.get("schema"), str)
-            and isinstance(v.get("counts", {}), Mapping) and isinstance(v.get("examples", {}), Mapping)
-            and isinstance(v.get("by_type", {}), Mapping))
+            and _mapping_of(lambda c: _count(c) or _mapping_of(_number)(c))(v.get("counts", {}))
+            and _records(v.get("tags", {})) and _records(v.get("by_type", {}))
+            and _records(v.get("per_query", {}))
+            and _mapping_of(lambda x: isinstance(x, list) and all(isinstance(i, Mapping) for i in x))(v.get("examples", {})))
 
 
 # section -> (required, check of the whole section, what it should be)
