@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import finegrain
@@ -242,3 +243,21 @@ def test_qrels_format_table_reads_a_ranx_json_qrels(tmp_path: Path) -> None:
     for fmt in ("table", "auto"):
         qrels, found = read_qrels_file(p, qrels_format=fmt)
         assert found is QrelsFormat.TABLE and qrels.to_dict() == {"q1": {"d1": 2, "d2": 0}}
+
+
+@pytest.mark.parametrize("run", [
+    {"q1": {"d1": np.array([1.0, 2.0])}},
+    {"q1": {"d1": np.datetime64("2020-01-01")}},
+    {"q1": {"d1": np.bool_(True)}},
+])
+def test_values_that_are_not_real_numbers_are_refused(run: dict) -> None:
+    with pytest.raises(FinegrainError, match="scores are numbers"):
+        finegrain.evaluate({"q1": {"d1": 1}}, run, ["ndcg@10"])
+    assert finegrain.evaluate({"q1": {"d1": np.int64(1)}}, {"q1": {"d1": np.float32(1)}}, ["ndcg@10"]).to_dict() == {"ndcg@10": 1.0}
+
+
+def test_a_dataframe_with_a_repeated_column_name_is_refused() -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame([["q1", "d1", 1.0, 2.0]], columns=["q_id", "doc_id", "score", "score"])
+    with pytest.raises(FinegrainError, match="more than once"):
+        finegrain.evaluate({"q1": {"d1": 1}}, frame, ["ndcg@10"])

@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+import numpy as np
+
 from finegrain.errors import FinegrainError
 from finegrain.interop.columns import Kind, frame_columns, table_from_columns
 from finegrain.types import Qrels, Run
@@ -222,8 +224,8 @@ def _check_record_values(triples: list[tuple[str, str, Any]], kind: Kind, what: 
 
 
 def _ok_value(v: Any, kind: Kind) -> bool:
-    """A number (numpy scalars included), never a bool; finer checks are the table's (integer grades, no NaN)."""
-    return not isinstance(v, bool) and (isinstance(v, int | float) or hasattr(v, "dtype"))
+    """A real number (numpy's included), never a bool; finer checks are the table's (integer grades, no NaN)."""
+    return isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_)
 
 
 def _value_hint(kind: Kind) -> str:

@@ -66,7 +66,12 @@ def table_from_columns(
 
 def frame_columns(frame: Any) -> dict[str, Any]:
     """``{column name: numpy array}`` of a pandas DataFrame (its index is ignored)."""
-    return {str(c): frame[c].to_numpy() for c in frame.columns}
+    names = [str(c) for c in frame.columns]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise FinegrainError(f"the DataFrame has the column name(s) {', '.join(map(repr, twice))} more than once",
+                             "give each column one name (frame.loc[:, ~frame.columns.duplicated()])")
+    return {name: frame.iloc[:, i].to_numpy() for i, name in enumerate(names)}
 
 
 def read_parquet_columns(path: str) -> dict[str, Any]:
