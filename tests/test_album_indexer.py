@@ -294,3 +294,11 @@ def test_one_catalog_holds_one_folder_and_follows_a_move(album, tmp_path):
     assert report.unchanged == 7 and report.removed == 0 and after["meta"]["roots"] == [str(moved.resolve())]
     assert all(p["path"].startswith(str(moved.resolve())) for p in after["photos"])
     assert [p["sha256"] for p in after["photos"]] == [p["sha256"] for p in before["photos"]]
+
+
+def test_indexing_a_missing_folder_is_an_error_and_creates_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from finegrain.cli.main import main
+
+    missing = tmp_path / "no-such-folder"
+    assert main(["album", "index", str(missing), "--no-faces", "-q"]) == 2
+    assert "does not exist" in capsys.readouterr().err and not missing.exists()

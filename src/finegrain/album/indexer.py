@@ -255,6 +255,15 @@ ProgressCallback = Callable[[str, str], None]
 """Called after each file with its photo id and status (added, updated, unchanged, skipped)."""
 
 
+def photo_folder(root: str | Path) -> Path:
+    """``root`` resolved, or an error when it is not an existing folder (checked before any catalog is opened,
+    since the default catalog lives inside it and opening it would create the folder)."""
+    base = Path(root).expanduser().resolve()
+    if not base.is_dir():
+        raise FinegrainError(f"photo folder {str(root)!r} does not exist or is not a folder", "pass a folder of photos")
+    return base
+
+
 def index_folder(
     root: str | Path,
     store: CatalogStore,
@@ -278,9 +287,7 @@ def index_folder(
     """
     started = time.perf_counter()
     check_image_encoder(image_encoder, encoder)
-    base = Path(root).expanduser().resolve()
-    if not base.is_dir():
-        raise FinegrainError(f"photo folder {str(root)!r} does not exist or is not a folder", "pass a folder of photos")
+    base = photo_folder(root)
     register_heif()
     prof = profiler if profiler is not None else Profiler.load(faces=faces)
     if faces and prof.detect_faces is None:

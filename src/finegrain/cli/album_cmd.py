@@ -35,9 +35,10 @@ def index_command(
 ) -> None:
     """Index (or re-index, incrementally) the photos under PHOTO_DIR."""
     from finegrain.album.catalog import open_catalog
-    from finegrain.album.indexer import check_image_encoder, index_folder
+    from finegrain.album.indexer import check_image_encoder, index_folder, photo_folder
     from finegrain.retrieve.encoders import get_encoder
 
+    photo_folder(photo_dir)  # before the catalog (inside it by default) is created
     text_enc = get_encoder(encoder) if encoder else None
     image_enc = get_encoder(image_encoder) if image_encoder else None
     check_image_encoder(image_enc, text_enc)  # before the catalog is touched
