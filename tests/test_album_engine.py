@@ -159,7 +159,7 @@ def test_calibration_is_deterministic_and_held_out():
 
 # --------------------------------------------------------------------------- CLI
 def test_cli_search(catalogs, capsys):
-    import finegrain.cli.album_search_cmd  # noqa: F401  (until cli.main._register imports it)
+
 
     path = str(catalogs["en"].path)
     assert main(["album", "search", path, "photos in Yantian District"]) == 0

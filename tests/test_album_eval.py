@@ -104,7 +104,7 @@ def test_candidates_policy_rejects_zero_ground_truth(loose):
 
 
 def test_cli_eval(album_dir, tmp_path, capsys):
-    import finegrain.cli.album_search_cmd  # noqa: F401  (until cli.main._register imports it)
+
 
     assert main(["album", "eval", "--photobench", str(album_dir), "--lang", "cn", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out

@@ -24,7 +24,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
@@ -312,16 +312,6 @@ def unknown_option(
         parts.append(f"did you mean {close[0]!r}?")
     parts.append(f"its options are: {listing}" + (", and NAME.KEY for an option of the part NAME" if nested else ""))
     return FinegrainError(f"{owner} has no option {key!r}", "; ".join(parts))
-
-
-def lazy(target: str) -> Callable[..., object]:
-    """A factory that imports ``module:attribute`` on first call."""
-
-    def call(*args: object, **kw: object) -> object:
-        module, _, attr = target.partition(":")
-        return getattr(importlib.import_module(module), attr)(*args, **kw)
-
-    return call
 
 
 def _num(x: float) -> str:

@@ -124,11 +124,6 @@ def _read_photo(path: str | Path | bytes) -> ImageInfo:
     return ImageInfo(width, height, True, taken, tz, lat, lon, camera, orientation, tuple(problems))
 
 
-def read_image_info(path: Path) -> ImageInfo:
-    """The same as :func:`read_photo` (the older name)."""
-    return read_photo(path)
-
-
 class _BadField(ValueError):
     """A field whose stored value is malformed; the message says what was found."""
 

@@ -55,12 +55,11 @@ from finegrain.album.embeddings import (  # noqa: F401  (check_image_encoder, em
     embed_missing_captions,
     embed_missing_images,
 )
-from finegrain.album.files import (  # noqa: F401  (read_sidecar, ImageInfo, read_image_info: re-exported)
+from finegrain.album.files import (  # noqa: F401  (read_sidecar, ImageInfo: re-exported)
     IMAGE_SUFFIXES,
     ImageInfo,
     UnreadableImageError,
     iter_images,
-    read_image_info,
     read_photo,
     read_sidecar,
     register_heif,

@@ -9,11 +9,9 @@ import typer
 
 from finegrain.cli.options import (
     dataset_option,
-    guess_type,
     metric_keys,
     metrics_option,
     out_option,
-    parse_set,
     quiet_option,
     retriever_option,
     retriever_options,
@@ -83,7 +81,3 @@ def eval_command(
     for warning in outcome.results["provenance"].get("warnings", ()):
         typer.echo(f"warning: {warning}", err=True)
 
-
-def parse_options(items: list[str]) -> dict[str, object]:
-    """``--set`` items with guessed types; kept for older callers: verbs use :func:`~finegrain.cli.options.retriever_options`."""
-    return {k: guess_type(v) for k, v in parse_set(items).items()}

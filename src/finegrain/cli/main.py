@@ -10,10 +10,6 @@ from finegrain.errors import FinegrainError
 app = build_cli()
 
 
-def _register() -> None:
-    """Kept for callers written before the root registered verbs on import; does nothing."""
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input, 130 interrupted)."""
     try:

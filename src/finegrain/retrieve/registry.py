@@ -59,7 +59,6 @@ RETRIEVERS.register(
 
 # --------------------------------------------------------------------------- dense
 
-_ENCODER_KEYS = ("batch_size", "device", "variant", "max_length", "threads")
 
 
 def _dense(encoder: str | None) -> dict[str, Param]:
@@ -197,8 +196,4 @@ def get_retriever(name: str, **options: Any) -> Retriever:
     return RETRIEVERS.build(name, **options)
 
 
-def retriever_names() -> list[str]:
-    return RETRIEVERS.names()
-
-
-__all__ = ["FUSIONS", "RERANKERS", "RETRIEVERS", "get_retriever", "retriever_names"]
+__all__ = ["FUSIONS", "RERANKERS", "RETRIEVERS", "get_retriever"]
