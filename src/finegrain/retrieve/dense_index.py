@@ -46,10 +46,10 @@ from typing import Any, Literal
 import numpy as np
 
 from finegrain.errors import (
-    DuplicateIdError,
     FinegrainError,
     MissingDependencyError,
     UnknownNameError,
+    check_unique_ids,
 )
 from finegrain.ranking import string_ranks, top_k_positions
 from finegrain.types import Run
@@ -105,10 +105,7 @@ class DenseIndex:
             raise FinegrainError(f"the vector of document {doc_ids[row]!r} has NaN or infinite values",
                                  "check the encoder output")
         ids = tuple(doc_ids)
-        if len(set(ids)) != len(ids):
-            seen: set[str] = set()
-            dup = next(d for d in ids if d in seen or seen.add(d))  # type: ignore[func-returns-value]
-            raise DuplicateIdError(f"document id {dup!r} appears twice in the index", "every id must appear once")
+        check_unique_ids(ids, "document id", " in the index")
         if backend not in BACKENDS:
             raise UnknownNameError("dense search backend", str(backend), BACKENDS)
         if faiss_kind not in FAISS_KINDS:
