@@ -46,6 +46,7 @@ def contrast_command(
     from finegrain.retrieve.encoders.registry import get_encoder
     from finegrain.settings import Settings
 
+    enc = get_encoder(encoder, **encoder_options(encoder, options))  # a bad name or option fails before any data is read
     settings = Settings.from_env()
     if pairs == "sugarcrepe":
         root = settings.require_data_root()
@@ -65,7 +66,6 @@ def contrast_command(
         pair_list = read_contrast_jsonl(path)
         source, order = {"name": path.name, "path": str(path.resolve())}, ()
 
-    enc = get_encoder(encoder, **encoder_options(encoder, options))
     cache = None if no_cache or settings.cache_dir is None else EmbeddingCache(settings.cache_dir)
     texts = CachedEncoder(enc, cache, show_progress=not quiet)
     images = enc if hasattr(enc, "encode_images") else None
