@@ -105,7 +105,7 @@ def caption_corpus_command(
     run = result.run(k=run_depth, name=encoder)
     body["run_file"] = run_file_name(run)
     path = write_results(out, body)
-    run_path = save_run(out, run)
+    run_path = save_run(out, run, body["run_file"])
     _print_table(body, title=f"{name} · {encoder}")
     typer.echo(f"wrote {path} and {run_path}")
 

@@ -68,7 +68,7 @@ def eval_command(
         show_progress=not quiet,
     )
     path = write_results(out, outcome.results)
-    run_path = save_run(out, outcome.run)
+    run_path = save_run(out, outcome.run, outcome.results.get("run_file"))
     print_evaluation(outcome.results, title=f"{dataset} · {retriever}")
     typer.echo(f"wrote {path} and {run_path}")
     if out_format is ResultFormat.MTEB:

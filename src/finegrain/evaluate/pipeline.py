@@ -193,8 +193,9 @@ def run_file_name(run: Any) -> str:
     return RUN_TREC if is_trec_safe(run) else RUN_JSONL
 
 
-def save_run(out_dir: str | os.PathLike[str], run: Any) -> Path:
-    """Write ``run`` into a results folder as :func:`run_file_name` chooses; returns its path.
+def save_run(out_dir: str | os.PathLike[str], run: Any, name: str | None = None) -> Path:
+    """Write ``run`` into a results folder as :func:`run_file_name` chooses (``name``: its answer,
+    when the caller already has it); returns its path.
 
     The other format's file, left by an earlier eval into the same folder, is
     removed, so a folder never holds two runs that disagree.
@@ -204,7 +205,7 @@ def save_run(out_dir: str | os.PathLike[str], run: Any) -> Path:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise FinegrainError(f"cannot create output folder {str(out)!r}: {e.strerror}", "choose a writable --out") from None
-    name = run_file_name(run)
+    name = name if name in RUN_FILES else run_file_name(run)
     path = out / name
     if name == RUN_TREC:
         from finegrain.io.trec import write_run
@@ -225,14 +226,7 @@ def read_saved_run(folder: str | os.PathLike[str]) -> Any:
     d = Path(folder)
     if d.is_file():
         d = d.parent
-    named = None
-    try:
-        from finegrain.evaluate.saved import SavedResults
-
-        named = SavedResults.load(d).extra.get("run_file")
-    except FinegrainError:
-        pass
-    candidates = [named] if named in RUN_FILES else [RUN_JSONL, RUN_TREC]
+    candidates = [RUN_JSONL, RUN_TREC]  # save_run leaves one of them, never both
     for name in candidates:
         path = d / name
         if path.is_file():
