@@ -42,12 +42,11 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.evaluate.groups import UNTYPED, group_of, order_groups
+from finegrain.io.results import RESULTS_FILE, SCHEMA  # the one spelling of the file and its schema
 
 if TYPE_CHECKING:
     from finegrain.evaluate.result import Evaluation
 
-SCHEMA = "finegrain.results/1"
-RESULTS_FILE = "results.json"
 Aggregation = Literal["mean", "median", "ratio"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "median", "ratio")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from finegrain.evaluate.saved import SavedResults
 
 RESULTS_FILE = "results.json"
-SCHEMA = "finegrain.results/1"  # the same as finegrain.evaluate.saved.SCHEMA
+SCHEMA = "finegrain.results/1"  # the schema of results.json (finegrain.evaluate.saved reads it)
 
 
 def write_results(out_dir: str | Path, results: Mapping[str, Any] | SavedResults) -> Path:

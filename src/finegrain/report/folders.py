@@ -19,8 +19,9 @@ from typing import Any
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.evaluate.systems import LabelledResults, load_labelled, unique_labels
 from finegrain.io._lines import decode, iter_jsonl, parse_json, read_bytes
+from finegrain.io.results import SCHEMA as RESULTS_SCHEMA
 
-EVAL, PERTURB, CONTRAST = "finegrain.results/1", "finegrain.perturb/1", "finegrain.contrast/1"
+EVAL, PERTURB, CONTRAST = RESULTS_SCHEMA, "finegrain.perturb/1", "finegrain.contrast/1"
 KINDS = {EVAL: "finegrain eval", PERTURB: "finegrain perturb", CONTRAST: "finegrain contrast"}
 ACCEPTED = "; ".join(f"'{tool} --out DIR' ({schema})" for schema, tool in KINDS.items())
 PERTURBATIONS_FILE = "perturbations.jsonl"

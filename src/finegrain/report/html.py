@@ -27,6 +27,7 @@ from finegrain.evaluate.groups import order_groups
 from finegrain.evaluate.saved import thaw
 from finegrain.evaluate.systems import LabelledResults, load_labelled
 from finegrain.evaluate.systems import resolve_baseline as _resolve_baseline
+from finegrain.io.results import SCHEMA as RESULTS_SCHEMA
 from finegrain.report.format import RANK_METRICS, fmt, fmt_delta, fmt_p, is_rank, readable
 
 __all__ = ["RANK_METRICS", "LabelledResults", "build_context", "fmt", "fmt_delta", "fmt_p", "is_rank", "load_systems",
@@ -236,7 +237,7 @@ def _provenance(systems: Sequence[LabelledResults]) -> dict[str, Any]:
             rows.append(("results folder", s.path))
         if s.sha256 is not None:
             rows.append(("results.json sha256", s.sha256))
-        rows.append(("schema", "finegrain.results/1" if s.results.origin == "finegrain" else s.results.origin))
+        rows.append(("schema", RESULTS_SCHEMA if s.results.origin == "finegrain" else s.results.origin))
         prov = thaw(s.results.provenance)
         if shared:
             prov.pop("dataset", None)
