@@ -16,18 +16,17 @@ the same floats (infinite scores are written as ``Infinity``, as Python's
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.io._lines import iter_lines, parse_json
+from finegrain.io._lines import iter_lines, open_text_write, parse_json
 from finegrain.types import Run
 
 FORMAT = "finegrain.run/1"
@@ -52,14 +51,14 @@ def is_trec_safe(run: Run) -> bool:
 def write_run_jsonl(run: Run, path: str | os.PathLike[str]) -> Path:
     """Write ``run`` to ``path`` (atomically: a temporary file renamed); returns the path."""
     p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
+    tmp = p.with_name(f".{p.name}.partial{''.join(p.suffixes[-1:])}")  # keeps ".gz": the writer gzips by name
     order = run.order
     docs = run.doc_codes[order].tolist()
     values = run.values[order].tolist()
     offsets = run.offsets.tolist()
     vocab = run.vocab
     try:
-        with _open_write(tmp) as f:
+        with open_text_write(tmp) as f:
             f.write(_dumps({"format": FORMAT, "name": run.name}))
             for i, qid in enumerate(run.qids):
                 a, b = offsets[i], offsets[i + 1]
@@ -141,11 +140,6 @@ def _dumps(obj: Any) -> str:
             text = json.dumps(obj)
     return text + "\n"
 
-
-def _open_write(path: Path) -> IO[str]:
-    if path.name.endswith(".gz.tmp") or path.suffix == ".gz":
-        return gzip.open(path, "wt", encoding="utf-8", newline="\n")
-    return open(path, "w", encoding="utf-8", newline="\n")
 
 
 def _iter_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
