@@ -302,3 +302,13 @@ def test_indexing_a_missing_folder_is_an_error_and_creates_nothing(tmp_path: Pat
     missing = tmp_path / "no-such-folder"
     assert main(["album", "index", str(missing), "--no-faces", "-q"]) == 2
     assert "does not exist" in capsys.readouterr().err and not missing.exists()
+
+
+def test_the_index_summary_caps_each_kind_of_detail_line() -> None:
+    from finegrain.album.indexer import SUMMARY_LINES, IndexReport
+
+    problems = tuple((f"p{i}.jpg", "GPS", "one rational") for i in range(SUMMARY_LINES + 5))
+    report = IndexReport(root="r", metadata_problems=problems)
+    lines = report.summary().splitlines()
+    assert sum(line.startswith("  metadata ") for line in lines) == SUMMARY_LINES
+    assert "  ... and 5 more of these" in lines and len(report.metadata_problems) == SUMMARY_LINES + 5

@@ -115,12 +115,20 @@ class IndexReport:
             more = f" and {len(fields) - 10} more" if len(fields) > 10 else ""
             lines.append(f"{len(fields)} photo{'s' if len(fields) != 1 else ''} had unreadable metadata fields "
                          f"(catalogued without them): {', '.join(shown)}{more}")
-        lines.extend(f"  skipped {p}: {r}" for p, r in self.skipped)
-        lines.extend(f"  removed {p}: its file is no longer a readable image ({r})" for p, r in self.unreadable_removed)
-        lines.extend(f"  metadata {p}: {name}: {r}" for p, name, r in self.metadata_problems)
-        lines.extend(f"  warning {p}: {r}" for p, r in self.warnings)
+        removed = {p for p, _ in self.unreadable_removed}
+        lines += _capped([f"  skipped {p}: {r}" for p, r in self.skipped if p not in removed])
+        lines += _capped([f"  removed {p}: its file is no longer a readable image ({r})" for p, r in self.unreadable_removed])
+        lines += _capped([f"  metadata {p}: {name}: {r}" for p, name, r in self.metadata_problems])
+        lines += _capped([f"  warning {p}: {r}" for p, r in self.warnings])
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
+
+
+SUMMARY_LINES = 20  # detail lines of one kind in the summary; the report object keeps them all
+
+
+def _capped(lines: list[str], n: int = SUMMARY_LINES) -> list[str]:
+    return lines if len(lines) <= n else [*lines[:n], f"  ... and {len(lines) - n} more of these"]
 
 
 # --------------------------------------------------------------------------- profile adapter
