@@ -164,4 +164,4 @@ def _format(value: QrelsFormat | str) -> QrelsFormat | None:
     for f in QrelsFormat:
         if value == f.value:
             return f
-    raise FinegrainError(f"unknown qrels format {value!r}", f"use auto, {', '.join(f.value for f in QrelsFormat)}")
+    raise FinegrainError(f"unknown qrels format {value!r}", "use auto, trec or beir (or table for ranx JSON / Parquet qrels)")
