@@ -7,17 +7,7 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.options import (
-    dataset_option,
-    metric_keys,
-    metrics_option,
-    out_option,
-    quiet_option,
-    retriever_option,
-    retriever_options,
-    set_option,
-    top_k_option,
-)
+from finegrain.cli import options as opt
 
 DEFAULT_METRICS = ("ndcg@1", "ndcg@5", "ndcg@10")
 MTEB_FILE = "mteb.json"
@@ -31,13 +21,13 @@ class ResultFormat(str, Enum):
 
 
 def eval_command(
-    dataset: str = dataset_option(),
-    retriever: str = retriever_option(),
-    metrics: list[str] | None = metrics_option("Metric specs: ndcg@10, recall@100, ...", DEFAULT_METRICS),
-    out: Path = out_option("Folder for results.json and the run (run.trec; run.jsonl when ids have spaces)."),
-    top_k: int | None = top_k_option(),
-    options: list[str] = set_option(),
-    quiet: bool = quiet_option(),
+    dataset: str = opt.dataset_option(),
+    retriever: str = opt.retriever_option(),
+    metrics: list[str] | None = opt.metrics_option("Metric specs: ndcg@10, recall@100, ...", DEFAULT_METRICS),
+    out: Path = opt.out_option("Folder for results.json and the run (run.trec; run.jsonl when ids have spaces)."),
+    top_k: int | None = opt.top_k_option(),
+    options: list[str] = opt.set_option(),
+    quiet: bool = opt.quiet_option(),
     out_format: ResultFormat = typer.Option(
         ResultFormat.FINEGRAIN, "--format",
         help="finegrain: DIR/results.json; mteb: also DIR/mteb.json, an MTEB result JSON (aggregates only)."),
@@ -59,8 +49,8 @@ def eval_command(
     from finegrain.report.table import print_evaluation
     from finegrain.settings import Settings
 
-    names = metric_keys(metrics, DEFAULT_METRICS)
-    checked = retriever_options(retriever, options)  # fails here, before the dataset is read
+    names = opt.metric_keys(metrics, DEFAULT_METRICS)
+    checked = opt.retriever_options(retriever, options)  # fails here, before the dataset is read
     outcome = run_experiment(
         Experiment(dataset=dataset, retriever=retriever, metrics=names, top_k=top_k,
                    retriever_options=checked),

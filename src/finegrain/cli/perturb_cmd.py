@@ -6,39 +6,29 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.options import (
-    dataset_option,
-    metric_keys,
-    metrics_option,
-    out_option,
-    quiet_option,
-    retriever_option,
-    set_option,
-    top_k_option,
-)
+from finegrain.cli import options as opt
 
 DEFAULT_METRICS = ("ndcg@10", "hit_rate@1", "hit_rate@10", "mrr@10", "mrr")
 
 
 def perturb_command(
-    dataset: str = dataset_option("Dataset name (e.g. capretrieval/en) or folder."),
-    retriever: str = retriever_option(),
+    dataset: str = opt.dataset_option("Dataset name (e.g. capretrieval/en) or folder."),
+    retriever: str = opt.retriever_option(),
     family: list[str] = typer.Option(
         [], "--family", "-f",
         help="antonym, color-all, color-in, size, negation, typo (repeatable or comma-separated; default: all).",
     ),
-    out: Path = out_option("Folder for perturbations.jsonl, results.json and tables.md."),
-    metrics: list[str] | None = metrics_option("Metric specs (means over queries).", DEFAULT_METRICS),
-    options: list[str] = set_option(),
+    out: Path = opt.out_option("Folder for perturbations.jsonl, results.json and tables.md."),
+    metrics: list[str] | None = opt.metrics_option("Metric specs (means over queries).", DEFAULT_METRICS),
+    options: list[str] = opt.set_option(),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the word / replacement draws and of the bootstrap."),
     color_threshold: float = typer.Option(150.0, "--color-threshold",
                                           help="Minimum RGB distance (0-255 channels, max 441.7) of a colour replacement."),
-    top_k: int | None = top_k_option(),
+    top_k: int | None = opt.top_k_option(),
     resamples: int = typer.Option(10000, "--resamples", min=1, help="Bootstrap resamples of the delta CIs."),
-    quiet: bool = quiet_option(),
+    quiet: bool = opt.quiet_option(),
 ) -> None:
     """Rank of the best relevant item (lower/higher/same, Table 4) and metric deltas with 95% CIs (Table 5) per family."""
-    from finegrain.cli.options import retriever_options
     from finegrain.diagnose.perturb.families import parse_families
     from finegrain.diagnose.perturb.run import (
         PerturbConfig,
@@ -50,7 +40,7 @@ def perturb_command(
 
     cfg = PerturbConfig(
         dataset=dataset, retriever=retriever, families=parse_families(family),
-        metrics=metric_keys(metrics, DEFAULT_METRICS), retriever_options=retriever_options(retriever, options),
+        metrics=opt.metric_keys(metrics, DEFAULT_METRICS), retriever_options=opt.retriever_options(retriever, options),
         top_k=top_k, seed=seed, color_threshold=color_threshold, n_resamples=resamples,
     )
     outcome = run_perturbation(cfg, Settings.from_env(), show_progress=not quiet)
