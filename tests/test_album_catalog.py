@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from finegrain.album.catalog import CatalogStore, SqliteCatalog, open_catalog
+from finegrain.album.catalog import CatalogStore, PhotoFilter, SqliteCatalog, open_catalog
 from finegrain.album.catalog.sqlite import SCHEMA_VERSION
 from finegrain.album.records import FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.errors import FinegrainError, UnknownNameError
@@ -203,16 +203,16 @@ def test_select_ids_intersects_constraints_in_the_store(store):
     store.set_faces("b.jpg", [FaceOccurrence("b.jpg", "p1")])
     store.set_time_tags("b.jpg", ["season:spring"])
     store.set_events({"a.jpg": "e1"})
-    assert store.select_ids() is None
-    assert store.select_ids(people=["p1"]) == {"a.jpg", "b.jpg"}
-    assert store.select_ids(people=["p1", "p2"]) == {"a.jpg"}  # all present
-    assert store.select_ids(places=["paris", ("district", "柯桥")]) == {"a.jpg", "b.jpg"}  # any of
-    assert store.select_ids(places=[("city", "柯桥")]) == set()
-    assert store.select_ids(start=datetime(2023, 3, 15), people=["p1"]) == {"b.jpg"}
-    assert store.select_ids(tags=["season:spring"], places=["keqiao"]) == set()
-    assert store.select_ids(event_id="e1", people=["p2"]) == {"a.jpg"}
+    assert store.select_ids(PhotoFilter()) is None
+    assert store.select_ids(PhotoFilter(people=["p1"])) == {"a.jpg", "b.jpg"}
+    assert store.select_ids(PhotoFilter(people=["p1", "p2"])) == {"a.jpg"}  # all present
+    assert store.select_ids(PhotoFilter(places=["paris", ("district", "柯桥")])) == {"a.jpg", "b.jpg"}  # any of
+    assert store.select_ids(PhotoFilter(places=[("city", "柯桥")])) == set()
+    assert store.select_ids(PhotoFilter(start=datetime(2023, 3, 15), people=["p1"])) == {"b.jpg"}
+    assert store.select_ids(PhotoFilter(tags=["season:spring"], places=["keqiao"])) == set()
+    assert store.select_ids(PhotoFilter(event_id="e1", people=["p2"])) == {"a.jpg"}
     # the same answers as intersecting the single filters
-    assert store.select_ids(start=datetime(2023, 1, 1), end=datetime(2024, 1, 1), places=["中国"]) == (
+    assert store.select_ids(PhotoFilter(start=datetime(2023, 1, 1), end=datetime(2024, 1, 1), places=["中国"])) == (
         store.ids_taken_between(datetime(2023, 1, 1), datetime(2024, 1, 1)) & store.ids_at_place("中国")
     )
 
@@ -243,6 +243,6 @@ def test_synthetic_catalog_is_deterministic_and_select_ids_agrees_with_set_algeb
                 expected &= a.ids_at_place(name)
             for person in who:
                 expected &= a.ids_with_person(person)
-            assert a.select_ids(start=start, end=end, places=place, people=who) == expected
+            assert a.select_ids(PhotoFilter(start=start, end=end, places=place, people=who)) == expected
     with pytest.raises(FinegrainError, match="already exists"):
         build_synthetic_catalog(tmp_path / "a.sqlite", 10)

@@ -14,6 +14,7 @@ import time
 from datetime import datetime, timedelta
 
 from finegrain.album.catalog.sqlite import SqliteCatalog
+from finegrain.album.catalog.store import PhotoFilter
 from finegrain.album.plan_catalog import vocabulary_from_catalog
 from finegrain.album.records import FaceOccurrence, Person, Photo, PhotoPlace
 
@@ -66,9 +67,9 @@ def test_reads_stay_consistent_while_another_connection_writes(tmp_path) -> None
                     ids = set(r.photo_ids())
                     in_one_read = r.places()
                     assert set(in_one_read) <= ids
-                    tagged = r.select_ids(tags=["year:2024"])
+                    tagged = r.select_ids(PhotoFilter(tags=["year:2024"]))
                     assert tagged is None or tagged <= ids
-                some = r.select_ids(places=[("city", "城1市"), ("city", "城7市")], people=["p1"], tags=["year:2024"])
+                some = r.select_ids(PhotoFilter(places=[("city", "城1市"), ("city", "城7市")], people=["p1"], tags=["year:2024"]))
                 assert some is not None and some <= {"img_0001.jpg", "img_0007.jpg"}
                 vocabulary_from_catalog(r)
                 dump = r.dump()

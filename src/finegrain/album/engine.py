@@ -67,7 +67,7 @@ from typing import Any
 
 import numpy as np
 
-from finegrain.album.catalog.store import EMBEDDING_KINDS, CatalogStore
+from finegrain.album.catalog.store import EMBEDDING_KINDS, CatalogStore, PhotoFilter
 from finegrain.album.plan import AlbumVocabulary, Plan, plan_query
 from finegrain.album.plan.rules import SELFIE_EN, SELFIE_ZH
 from finegrain.album.plan_catalog import vocabulary_from_catalog
@@ -352,7 +352,7 @@ def _one_query(store: CatalogStore, plan: Plan, named: Sequence[Any]) -> set[str
         kw["places"] = [(plan.places[0].place.level, plan.places[0].place.name)]
     if named:
         kw["people"] = list(dict.fromkeys(p.person_id for p in named))
-    return store.select_ids(**kw) if kw else None
+    return store.select_ids(PhotoFilter(**kw)) if kw else None
 
 
 def _midnight(d: Any) -> datetime:

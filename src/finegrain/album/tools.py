@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from finegrain.album.catalog.store import CatalogStore
+from finegrain.album.catalog.store import CatalogStore, PhotoFilter
 from finegrain.album.plan.records import Plan, TimeRange
 from finegrain.album.records import Event
 from finegrain.errors import FinegrainError
@@ -252,7 +252,7 @@ def face_search(store: CatalogStore, person_ids: Sequence[str]) -> set[str] | No
     ids = list(dict.fromkeys(str(p) for p in person_ids))
     if not ids:
         return None
-    return store.select_ids(people=ids) or set()
+    return store.select_ids(PhotoFilter(people=tuple(ids))) or set()
 
 
 # --------------------------------------------------------------------------- T_S

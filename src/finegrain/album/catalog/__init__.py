@@ -1,6 +1,6 @@
 """The album catalog: the storage protocol and its embedded SQLite implementation."""
 
 from finegrain.album.catalog.sqlite import SCHEMA_VERSION, SqliteCatalog, open_catalog
-from finegrain.album.catalog.store import CatalogStore
+from finegrain.album.catalog.store import CatalogStore, PhotoFilter
 
-__all__ = ["SCHEMA_VERSION", "CatalogStore", "SqliteCatalog", "open_catalog"]
+__all__ = ["SCHEMA_VERSION", "CatalogStore", "PhotoFilter", "SqliteCatalog", "open_catalog"]

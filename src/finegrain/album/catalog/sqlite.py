@@ -40,6 +40,7 @@ from finegrain.album.catalog.schema import (
     photo_row,
     place_of,
 )
+from finegrain.album.catalog.store import PhotoFilter
 from finegrain.album.records import Event, FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.errors import FinegrainError
 
@@ -471,30 +472,16 @@ class SqliteCatalog:
     def ids_in_event(self, event_id: str) -> set[str]:
         return {r[0] for r in self._db.execute("SELECT id FROM photos WHERE event_id=?", (event_id,))}
 
-    def select_ids(
-        self,
-        *,
-        start: datetime | None = None,
-        end: datetime | None = None,
-        places: Sequence[str | tuple[str, str]] = (),
-        people: Sequence[str] = (),
-        tags: Sequence[str] = (),
-        event_id: str | None = None,
-    ) -> set[str] | None:
-        """Photos meeting every given constraint, intersected inside SQLite (one query).
-
-        ``start``/``end``: local time in ``[start, end)``; ``places``: names (or
-        ``(level, name)`` pairs), any of them; ``people``: person ids, all present;
-        ``tags``: time tags, all present. None when no constraint is given (all photos).
-        The row counts that order the constraints and the final query read one snapshot.
-        """
+    def select_ids(self, where: PhotoFilter) -> set[str] | None:
+        """Photos meeting every constraint of ``where``, intersected inside SQLite (one query);
+        None when it has none (all photos). The row counts that order the constraints and the
+        final query read one snapshot."""
         with self.snapshot():
-            return self._select_ids(start, end, places, people, tags, event_id)
+            return self._select_ids(where)
 
-    def _select_ids(
-        self, start: datetime | None, end: datetime | None, places: Sequence[str | tuple[str, str]],
-        people: Sequence[str], tags: Sequence[str], event_id: str | None,
-    ) -> set[str] | None:
+    def _select_ids(self, where: PhotoFilter) -> set[str] | None:
+        start, end, places, people, tags, event_id = (
+            where.start, where.end, where.places, where.people, where.tags, where.event_id)
         # Each constraint is (estimated rows, SQL that drives the query from its index,
         # SQL that only checks a candidate row). The most selective constraint drives;
         # the others check (``+col`` keeps SQLite from choosing their index instead).

@@ -15,16 +15,44 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from finegrain.album.records import Event, FaceOccurrence, Person, Photo, PhotoPlace
+from finegrain.errors import FinegrainError
 
 #: Catalog meta key: ``{model id: "image"}`` for models whose vectors embed the pixels;
 #: a model not listed embeds captions.
 EMBEDDING_KINDS = "embedding_kinds"
+
+
+@dataclass(frozen=True)
+class PhotoFilter:
+    """Constraints on photos, all of which must hold: local time in ``[start, end)`` (None
+    leaves a side open), any of ``places`` (names, or ``(level, name)`` pairs), all of
+    ``people`` (person ids) together, all of the time ``tags``, and the event."""
+
+    start: datetime | None = None
+    end: datetime | None = None
+    places: tuple[str | tuple[str, str], ...] = ()
+    people: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    event_id: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("places", "people", "tags"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                raise FinegrainError(f"PhotoFilter {name} is a list of names, got the string {value!r}",
+                                     f"pass {name}=[{value!r}]")
+            object.__setattr__(self, name, tuple(value))
+
+    def __bool__(self) -> bool:
+        """False when no constraint is given (every photo passes)."""
+        return any((self.start, self.end, self.places, self.people, self.tags, self.event_id is not None))
 
 
 @runtime_checkable
@@ -111,18 +139,8 @@ class CatalogStore(Protocol):
     def ids_with_tag(self, tag: str) -> set[str]: ...
     def ids_with_person(self, person_id: str) -> set[str]: ...
     def ids_in_event(self, event_id: str) -> set[str]: ...
-    def select_ids(
-        self,
-        *,
-        start: datetime | None = None,
-        end: datetime | None = None,
-        places: Sequence[str | tuple[str, str]] = (),
-        people: Sequence[str] = (),
-        tags: Sequence[str] = (),
-        event_id: str | None = None,
-    ) -> set[str] | None:
-        """Photos meeting every given constraint (time range AND any of ``places`` AND all
-        ``people`` AND all ``tags`` AND the event), computed by the store; None when nothing is given."""
+    def select_ids(self, where: PhotoFilter) -> set[str] | None:
+        """Photos meeting every constraint of ``where``, computed by the store; None when it has none."""
 
     # --- comparison
     def dump(self) -> dict[str, Any]:
