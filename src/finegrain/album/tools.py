@@ -48,23 +48,14 @@ class VectorHits:
     best: float | None = None  # the best score among the candidates, before ``threshold`` and ``k``
 
 
-def vector_search(
-    store: CatalogStore,
-    text: str,
-    encoder: Any,
-    *,
-    k: int | None = None,
-    threshold: float | None = None,
-    candidates: Iterable[str] | None = None,
-    embeddings: tuple[list[str], np.ndarray] | None = None,
-) -> list[tuple[str, float]]:
+def vector_search(store: CatalogStore, text: str, encoder: Any, **options: Any) -> list[tuple[str, float]]:
     """T_V: ``[(photo id, cosine)]`` best first (ties by photo id), at most ``k``, at least ``threshold``.
 
-    Empty when the catalog stores no embedding of ``encoder.model_id``; see
-    :func:`vector_search_hits` for the reason. ``candidates`` restricts the search.
+    The hits of :func:`vector_search_hits` (same ``options``: ``k``, ``threshold``,
+    ``candidates``, ``embeddings``); empty when the catalog stores no embedding of
+    ``encoder.model_id``, and that function says why.
     """
-    return list(vector_search_hits(store, text, encoder, k=k, threshold=threshold, candidates=candidates,
-                                   embeddings=embeddings).hits)
+    return list(vector_search_hits(store, text, encoder, **options).hits)
 
 
 def vector_search_hits(
