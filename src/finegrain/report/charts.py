@@ -17,7 +17,7 @@ by dash pattern and marker so a chart survives printing in grey.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from html import escape
 
 # Okabe & Ito (2008), "Color Universal Design": black left out (used for text).
@@ -119,6 +119,27 @@ def _ticks(top: float, n: int = 5) -> list[float]:
     return [top * i / n for i in range(n + 1)]
 
 
+def x_axis(x_of: Callable[[float], float], ticks: Iterable[tuple[float, str]], *, left: float, plot_w: float,
+           top_y: float, plot_h: float, label: str, label_gap: float = 34.0) -> list[str]:
+    """A value axis along the bottom: a grid line and its text at each ``(value, text)`` tick, then
+    the axis label centred ``label_gap`` below the plot."""
+    out: list[str] = []
+    bottom = top_y + plot_h
+    for value, text in ticks:
+        x = x_of(value)
+        out.append(f'<line x1="{x:.2f}" y1="{top_y:.1f}" x2="{x:.2f}" y2="{bottom:.1f}" stroke="{GRID}"/>')
+        out.append(f'<text class="tick" data-tick="{value:.12g}" x="{x:.2f}" y="{bottom + 15:.1f}" '
+                   f'text-anchor="middle" fill="{MUTED}">{_t(text)}</text>')
+    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{bottom + label_gap:.1f}" text-anchor="middle" '
+               f'fill="{MUTED}">{_t(label)}</text>')
+    return out
+
+
+def row_label(left: float, y: float, text: str) -> str:
+    """A category's name, right-aligned against the plot's left edge at height ``y``."""
+    return f'<text x="{left - 8:.1f}" y="{y + 4:.1f}" text-anchor="end">{_t(text)}</text>'
+
+
 def grouped_bar_chart(
     categories: Sequence[str],
     series: Sequence[tuple[str, Sequence[Number]]],
@@ -157,16 +178,11 @@ def grouped_bar_chart(
     def x_of(v: float) -> float:
         return left + plot_w * max(0.0, min(v, top)) / top if top > 0 else left
 
-    for tick in _ticks(top):
-        x = x_of(tick)
-        parts.append(f'<line x1="{x:.1f}" y1="{top_y:.1f}" x2="{x:.1f}" y2="{top_y + plot_h:.1f}" stroke="{GRID}"/>')
-        parts.append(f'<text x="{x:.1f}" y="{top_y + plot_h + 15:.1f}" text-anchor="middle" fill="{MUTED}">'
-                     f"{_t(tick_fmt(tick))}</text>")
-    parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{top_y + plot_h + 34:.1f}" text-anchor="middle" '
-                 f'fill="{MUTED}">{_t(axis_label)}</text>')
+    parts += x_axis(x_of, [(t, tick_fmt(t)) for t in _ticks(top)], left=left, plot_w=plot_w, top_y=top_y,
+                    plot_h=plot_h, label=axis_label)
     for ci, cat in enumerate(categories):
         gy = top_y + gap_out + ci * (group_h + gap_out)
-        parts.append(f'<text x="{left - 8:.1f}" y="{gy + group_h / 2 + 4:.1f}" text-anchor="end">{_t(cat)}</text>')
+        parts.append(row_label(left, gy + group_h / 2, cat))
         for si, (name, vs) in enumerate(series):
             v = vs[ci]
             y = gy + si * (bar_h + gap_in)

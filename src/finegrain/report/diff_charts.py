@@ -21,7 +21,19 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from finegrain.report.charts import GRID, MUTED, TEXT, Formatter, _svg_open, _t, _text_width, colour, percent_tick
+from finegrain.report.charts import (
+    GRID,
+    MUTED,
+    TEXT,
+    Formatter,
+    _svg_open,
+    _t,
+    _text_width,
+    colour,
+    percent_tick,
+    row_label,
+    x_axis,
+)
 
 __all__ = ["ForestRow", "difference_histogram", "forest_plot", "histogram_bins", "signed_percent"]
 
@@ -106,21 +118,15 @@ def forest_plot(
     def x_of(v: float) -> float:
         return left + plot_w * (v - lo) / (hi - lo)
 
-    n_ticks = round((hi - lo) / step)
-    for i in range(n_ticks + 1):
-        tick = lo + i * step
-        x = x_of(tick)
-        out.append(f'<line x1="{x:.2f}" y1="{top_y:.1f}" x2="{x:.2f}" y2="{top_y + plot_h:.1f}" stroke="{GRID}"/>')
-        out.append(f'<text class="tick" data-tick="{tick:.12g}" x="{x:.2f}" y="{top_y + plot_h + 15:.1f}" '
-                   f'text-anchor="middle" fill="{MUTED}">{_t(tick_fmt(tick))}</text>')
+    ticks = [lo + i * step for i in range(round((hi - lo) / step) + 1)]
+    out += x_axis(x_of, [(t, tick_fmt(t)) for t in ticks], left=left, plot_w=plot_w, top_y=top_y, plot_h=plot_h,
+                  label=axis_label, label_gap=36)
     zero = x_of(0.0)
     out.append(f'<line class="zero" x1="{zero:.2f}" y1="{top_y - 6:.1f}" x2="{zero:.2f}" y2="{top_y + plot_h:.1f}" '
                f'stroke="{MUTED}" stroke-dasharray="4 3"/>')
-    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{top_y + plot_h + 36:.1f}" text-anchor="middle" '
-               f'fill="{MUTED}">{_t(axis_label)}</text>')
     for i, (r, note) in enumerate(zip(rows, notes)):
         y = top_y + row_h * i + row_h / 2
-        out.append(f'<text x="{left - 8:.1f}" y="{y + 4:.1f}" text-anchor="end">{_t(r.label)}</text>')
+        out.append(row_label(left, y, r.label))
         out.append(f'<text class="note" x="{left + plot_w + 10:.1f}" y="{y + 4:.1f}">{_t(note)}</text>')
         if not _finite(r.value, r.low, r.high):
             continue

@@ -26,7 +26,9 @@ from finegrain.report.charts import (
     _t,
     _text_width,
     colour,
+    row_label,
     stacked_bar_chart,
+    x_axis,
 )
 
 # lower (worse) / same / higher (better), as the win/tie/loss chart colours them
@@ -118,13 +120,9 @@ def interval_chart(
     def x_of(v: float) -> float:
         return left + plot_w * (min(max(v, lo), hi) - lo) / span
 
-    tick = math.ceil(lo / step - 1e-9) * step
-    while tick <= hi + 1e-9:
-        x = x_of(tick)
-        out.append(f'<line x1="{x:.1f}" y1="{top_y:.1f}" x2="{x:.1f}" y2="{top_y + plot_h:.1f}" stroke="{GRID}"/>')
-        out.append(f'<text x="{x:.1f}" y="{top_y + plot_h + 15:.1f}" text-anchor="middle" fill="{MUTED}">'
-                   f"{tick:g}</text>")
-        tick += step
+    first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
+    ticks = [(i * step, f"{i * step:g}") for i in range(first, last + 1)]
+    out += x_axis(x_of, ticks, left=left, plot_w=plot_w, top_y=top_y, plot_h=plot_h, label=axis_label, label_gap=33)
     rx = x_of(reference * scale)
     dash = "" if reference == 0 else ' stroke-dasharray="4 3"'
     out.append(f'<line class="reference" x1="{rx:.1f}" y1="{top_y - 4:.1f}" x2="{rx:.1f}" y2="{top_y + plot_h:.1f}" '
@@ -132,14 +130,12 @@ def interval_chart(
     if reference_label:
         out.append(f'<text x="{rx:.1f}" y="{top_y - 7:.1f}" text-anchor="middle" font-size="11" fill="{MUTED}">'
                    f"{_t(reference_label)}</text>")
-    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{top_y + plot_h + 33:.1f}" text-anchor="middle" '
-               f'fill="{MUTED}">{_t(axis_label)}</text>')
     for ci, cat in enumerate(categories):
         gy = top_y + gap_out + ci * (group_h + gap_out)
         if ci:
             out.append(f'<line x1="{left:.1f}" y1="{gy - gap_out / 2:.1f}" x2="{left + plot_w:.1f}" '
                        f'y2="{gy - gap_out / 2:.1f}" stroke="{GRID}" stroke-dasharray="2 3"/>')
-        out.append(f'<text x="{left - 8:.1f}" y="{gy + group_h / 2 + 4:.1f}" text-anchor="end">{_t(cat)}</text>')
+        out.append(row_label(left, gy + group_h / 2, cat))
         for si, (name, vals) in enumerate(series):
             cy = gy + si * row_h + row_h / 2
             iv = vals[ci]
