@@ -179,17 +179,12 @@ def combsum(
     return convex(runs, None, norm=norm, depth=depth, name=name or _name(f"combsum-{norm}", runs))
 
 
-def wsum(
-    runs: Sequence[Run],
-    weights: Sequence[float] | None = None,
-    *,
-    norm: Norm | str = "minmax",
-    depth: int | None = None,
-    name: str | None = None,
-) -> Run:
-    """Weighted sum ``sum_i w_i * norm_i(d)`` (ranx's ``wsum``): :func:`convex` under its other name."""
+def wsum(runs: Sequence[Run], weights: Sequence[float] | None = None, *, norm: Norm | str = "minmax",
+         name: str | None = None, **options: Any) -> Run:
+    """Weighted sum ``sum_i w_i * norm_i(d)`` (ranx's ``wsum``): :func:`convex` under its other name
+    (``options``: ``depth``)."""
     runs = _check_runs(runs)
-    return convex(runs, weights, norm=norm, depth=depth, name=name or _name(f"wsum-{norm}", runs))
+    return convex(runs, weights, norm=norm, name=name or _name(f"wsum-{norm}", runs), **options)
 
 
 def combmnz(
