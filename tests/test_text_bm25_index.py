@@ -63,7 +63,7 @@ def test_version_1_index_is_migrated_and_a_tokenizer_can_be_given(tmp_path: Path
     del meta["tokenizer"]
     (folder / "bm25.json").write_text(json.dumps({**meta, "version": 1}), encoding="utf-8")
     old = BM25.load(folder)
-    assert old.tokenizer is None and old.variant == "lucene"
+    assert old.tokenizer is None and old.params.variant == "lucene"
     given = BM25.load(folder, tokenizer=tok)
     assert given.tokenizer == tok
     np.testing.assert_array_equal(given.scores(tok.queries(["cats"])[0]),

@@ -60,23 +60,8 @@ class BM25:
 
     @property
     def params(self) -> BM25Params:
+        """The scoring variant and its parameters (``variant``, ``k1``, ``b``, ``epsilon``)."""
         return self._params
-
-    @property
-    def variant(self) -> str:
-        return self._params.variant
-
-    @property
-    def k1(self) -> float:
-        return self._params.k1
-
-    @property
-    def b(self) -> float:
-        return self._params.b
-
-    @property
-    def epsilon(self) -> float:
-        return self._params.epsilon
 
     @property
     def tokenizer(self) -> Tokenizer | None:
@@ -189,7 +174,7 @@ class BM25:
                 "pass one token list per query id, in the same order",
             )
         return search_index(idx, list(queries_tokens), list(qids), k, threshold, ties,
-                       name or f"bm25-{self.variant}", show_progress)
+                       name or f"bm25-{self._params.variant}", show_progress)
 
     # -- persistence ------------------------------------------------------------
 
