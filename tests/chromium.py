@@ -1,10 +1,14 @@
-"""Finding headless Chromium for the browser tests: skipped locally when it is missing, failed in CI
-(where scripts/install-system-deps.sh installs it and the test must run)."""
+"""Helpers of the browser tests: finding headless Chromium (skipped locally when it is missing,
+failed in CI, where scripts/install-system-deps.sh installs it and the test must run), driving one
+page over the DevTools protocol (:class:`DevToolsPage`: scripts, waits, keys, clicks, screenshots)
+and serving an ASGI app on a free loopback port in a thread (:func:`serve_app`)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+from collections.abc import Iterator
 
 import pytest
 
@@ -75,8 +79,6 @@ class DevToolsPage:
         port = int(port_file.read_text().split()[0])
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
             pages = [t for t in json.load(r) if t.get("type") == "page"]
-        import contextlib
-
         self._stack = contextlib.ExitStack()
         self.ws = self._stack.enter_context(connect(pages[0]["webSocketDebuggerUrl"], max_size=None, open_timeout=10))
         self._id = 0
@@ -104,6 +106,51 @@ class DevToolsPage:
         if "exceptionDetails" in r:
             raise RuntimeError(f"{expression}: {r['exceptionDetails']}")
         return r["result"].get("value")
+
+    def wait_for(self, expression: str, timeout: float = 20.0) -> object:
+        """Evaluate ``expression`` until it is truthy; its value. Fails after ``timeout`` seconds."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.eval(expression)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout:.0f} s waiting for {expression}")
+            time.sleep(0.05)
+
+    def type(self, text: str) -> None:
+        """Key presses, one character at a time, into the focused element."""
+        for ch in text:
+            self.send("Input.dispatchKeyEvent", type="keyDown", key=ch, text=ch, unmodifiedText=ch)
+            self.send("Input.dispatchKeyEvent", type="keyUp", key=ch)
+
+    KEYS = {"Enter": ("Enter", 13, "\r"), "ArrowLeft": ("ArrowLeft", 37, None), "ArrowRight": ("ArrowRight", 39, None),
+            "ArrowUp": ("ArrowUp", 38, None), "ArrowDown": ("ArrowDown", 40, None), "Escape": ("Escape", 27, None),
+            "Tab": ("Tab", 9, None)}
+
+    def press(self, key: str) -> None:
+        """Press and release one key: a name of :attr:`KEYS` (``"Enter"``, ``"ArrowLeft"``, ...) or one character."""
+        if key in self.KEYS:
+            code, vk, text = self.KEYS[key]
+            down: dict[str, object] = {"key": key, "code": code, "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk}
+            if text:
+                down["text"] = text
+            self.send("Input.dispatchKeyEvent", type="keyDown" if text else "rawKeyDown", **down)
+            self.send("Input.dispatchKeyEvent", type="keyUp", **{k: v for k, v in down.items() if k != "text"})
+        elif len(key) == 1:
+            code = f"Digit{key}" if key.isdigit() else f"Key{key.upper()}" if key.isalpha() else ""
+            vk = ord(key.upper())
+            self.send("Input.dispatchKeyEvent", type="keyDown", key=key, code=code, text=key, unmodifiedText=key,
+                      windowsVirtualKeyCode=vk, nativeVirtualKeyCode=vk)
+            self.send("Input.dispatchKeyEvent", type="keyUp", key=key, code=code, windowsVirtualKeyCode=vk,
+                      nativeVirtualKeyCode=vk)
+        else:
+            raise ValueError(f"unknown key {key!r}; use one character or one of {sorted(self.KEYS)}")
+
+    def press_enter(self) -> None:
+        self.press("Enter")
 
     def goto(self, url: str) -> None:
         import time
@@ -151,3 +198,37 @@ class DevToolsPage:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=10)
         self.log.close()
+
+
+@contextlib.contextmanager
+def serve_app(app: object, *, startup_s: float = 20.0) -> Iterator[str]:
+    """Serve the ASGI ``app`` with uvicorn on a free port of 127.0.0.1 in a thread; yields its base URL.
+
+    ``uvicorn`` missing: skipped locally, failed in CI. The server stops (lifespan shutdown run) on exit.
+    """
+    import socket
+    import threading
+    import time
+
+    try:
+        import uvicorn
+    except ImportError:
+        missing("the browser test serves its page with 'uvicorn': pip install -e '.[test]'")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))  # type: ignore[arg-type]
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + startup_s
+    try:
+        while not srv.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                pytest.fail(f"uvicorn did not start within {startup_s:.0f} s", pytrace=False)
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=10)
+        sock.close()

@@ -1,5 +1,6 @@
 """The album page in a real browser: headless Chromium, driven over the DevTools protocol,
-types queries into the search box of ``finegrain album serve`` and reads the page.
+types queries into the search box of ``finegrain album serve`` and reads the page (the shared
+helpers of ``tests/chromium.py``: :class:`DevToolsPage`, :func:`serve_app`).
 
 The album is real: COCO-mini JPEGs copied into ``tmp_path`` with EXIF times and GPS written
 by piexif (four in Hangzhou in May 2023, two in Beijing in August 2022) and JSON caption
@@ -12,24 +13,17 @@ on PATH. Missing, the test is skipped locally and FAILS in CI (``CI=true``).
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import importlib
 import json
 import os
 import shutil
-import socket
-import subprocess
-import threading
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from chromium import find_chromium, missing
+from chromium import DevToolsPage, find_chromium, missing, serve_app
 
 
 def _need(module: str) -> Any:
@@ -41,9 +35,9 @@ def _need(module: str) -> Any:
 
 
 _need("fastapi")
-uvicorn = _need("uvicorn")
+_need("uvicorn")
 piexif = _need("piexif")
-ws_client = _need("websockets.sync.client")
+_need("websockets.sync.client")
 
 from finegrain.album.catalog import open_catalog  # noqa: E402
 from finegrain.album.indexer import index_folder  # noqa: E402
@@ -51,12 +45,6 @@ from finegrain.album.web.app import create_app  # noqa: E402
 
 HANGZHOU = (30.2590, 120.1300)
 BEIJING = (39.9042, 116.4074)
-CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-extensions", "--mute-audio", "--hide-scrollbars", "--window-size=1280,900",
-    "--remote-debugging-port=0",
-]
 
 
 def _chromium() -> str:
@@ -143,126 +131,22 @@ def album(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> tuple[Pa
 @pytest.fixture(scope="module")
 def server(album: tuple[Path, Path, dict[str, str]]) -> Iterator[str]:
     _, catalog, _ = album
-    app = create_app(catalog, allowed_hosts=["127.0.0.1", "localhost"])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("uvicorn did not start within 20 s")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        srv.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-
-
-class Browser:
-    """Headless Chromium and one page, driven over the Chrome DevTools Protocol."""
-
-    def __init__(self, binary: str, profile: Path) -> None:
-        profile.mkdir(parents=True, exist_ok=True)
-        self.log = (profile.parent / "chromium.log").open("wb")
-        self.proc = subprocess.Popen(
-            [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
-            stdout=self.log, stderr=subprocess.STDOUT,
-        )
-        port_file = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
-        while not (port_file.is_file() and port_file.read_text().strip()):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.close()
-                pytest.fail(f"Chromium did not start its DevTools endpoint; see {self.log.name}")
-            time.sleep(0.1)
-        port = int(port_file.read_text().split()[0])
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
-            pages = [t for t in json.load(r) if t.get("type") == "page"]
-        self._stack = contextlib.ExitStack()
-        self.ws = self._stack.enter_context(
-            ws_client.connect(pages[0]["webSocketDebuggerUrl"], max_size=None, open_timeout=10)
-        )
-        self._id = 0
-        self.send("Page.enable")
-        self.send("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False)
-
-    def send(self, method: str, **params: Any) -> dict[str, Any]:
-        self._id += 1
-        self.ws.send(json.dumps({"id": self._id, "method": method, "params": params}))
-        while True:
-            msg = json.loads(self.ws.recv(timeout=30))
-            if msg.get("id") == self._id:
-                if "error" in msg:
-                    raise RuntimeError(f"{method}: {msg['error']}")
-                return msg.get("result", {})
-
-    def eval(self, expression: str) -> Any:
-        r = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
-        if "exceptionDetails" in r:
-            raise RuntimeError(f"{expression}: {r['exceptionDetails']}")
-        return r["result"].get("value")
-
-    def wait_for(self, expression: str, timeout: float = 20.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            value = self.eval(expression)
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout:.0f} s waiting for {expression}")
-            time.sleep(0.1)
-
-    def goto(self, url: str) -> None:
-        self.send("Page.navigate", url=url)
-        self.wait_for("document.readyState === 'complete' && !!document.getElementById('q')")
-
-    def type(self, text: str) -> None:
-        """Key presses, one character at a time, into the focused element."""
-        for ch in text:
-            self.send("Input.dispatchKeyEvent", type="keyDown", key=ch, text=ch, unmodifiedText=ch)
-            self.send("Input.dispatchKeyEvent", type="keyUp", key=ch)
-
-    def press_enter(self) -> None:
-        enter = {"key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "nativeVirtualKeyCode": 13}
-        self.send("Input.dispatchKeyEvent", type="keyDown", text="\r", **enter)
-        self.send("Input.dispatchKeyEvent", type="keyUp", **enter)
-
-    def screenshot(self, path: Path) -> Path:
-        data = self.send("Page.captureScreenshot", format="png")["data"]
-        path.write_bytes(base64.b64decode(data))
-        return path
-
-    def close(self) -> None:
-        stack = getattr(self, "_stack", None)
-        if stack is not None:
-            stack.close()
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        self.log.close()
+    with serve_app(create_app(catalog, allowed_hosts=["127.0.0.1", "localhost"])) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    binary = _chromium()
-    b = Browser(binary, tmp_path_factory.mktemp("chromium") / "profile")
-    try:
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevToolsPage]:
+    with DevToolsPage(_chromium(), tmp_path_factory.mktemp("chromium") / "profile", width=1280, height=900) as b:
         yield b
-    finally:
-        b.close()
 
 
-def _search(b: Browser, query: str) -> str:
+def _open(b: DevToolsPage, url: str) -> None:
+    b.goto(url)
+    b.wait_for("document.readyState === 'complete' && !!document.getElementById('q')")
+
+
+def _search(b: DevToolsPage, query: str) -> str:
     """Clear the box, type ``query``, press Enter; the page state once the answer is shown."""
     b.eval("(() => { const q = document.getElementById('q'); q.value = ''; q.focus(); return true; })()")
     b.type(query)
@@ -276,10 +160,10 @@ def _search(b: Browser, query: str) -> str:
 
 
 def test_typed_queries_show_results_chips_and_abstention(
-    browser: Browser, server: str, album: tuple[Path, Path, dict[str, str]], tmp_path: Path
+    browser: DevToolsPage, server: str, album: tuple[Path, Path, dict[str, str]], tmp_path: Path
 ) -> None:
     _, _, where = album
-    browser.goto(server + "/")
+    _open(browser, server + "/")
     assert browser.eval("document.title") == "finegrain album"
 
     state = _search(browser, "photos in Hangzhou in May 2023")
@@ -299,7 +183,8 @@ def test_typed_queries_show_results_chips_and_abstention(
     assert all(src.startswith("/thumb/") and max(w, h) == 320 for src, w, h in thumbs), thumbs
     assert not browser.eval("getComputedStyle(document.getElementById('empty')).display !== 'none'")
     assert browser.eval("location.search") == "?q=photos%20in%20Hangzhou%20in%20May%202023"
-    shot = browser.screenshot(tmp_path / "album_results.png")
+    shot = tmp_path / "album_results.png"
+    browser.screenshot(shot)
     assert shot.stat().st_size > 10_000
 
     state = _search(browser, "photos from 1999")
@@ -320,8 +205,8 @@ def test_typed_queries_show_results_chips_and_abstention(
             shutil.copy(tmp_path / name, Path(keep) / name)
 
 
-def test_the_browser_cannot_fetch_a_file_outside_the_roots(browser: Browser, server: str) -> None:
-    browser.goto(server + "/")
+def test_the_browser_cannot_fetch_a_file_outside_the_roots(browser: DevToolsPage, server: str) -> None:
+    _open(browser, server + "/")
     statuses = browser.eval(
         "Promise.all(['/photo/..%2F..%2Fetc%2Fpasswd', '/photo/%2Fetc%2Fpasswd', '/thumb/..%2Fcatalog.sqlite', "
         "'/photo/IMG_0000.jpg'].map(u => fetch(u).then(r => r.status)))"
