@@ -27,7 +27,8 @@ from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
 # (qid, query, wrong passage, relevant passage, expected tag, evidence the rule must show)
 ZH_CASES = [
-    # DuReader-retrieval Table 9, in the paper's order (the false-negative row has no rule)
+    # DuReader-retrieval Table 9, in the paper's order; its false-negative row (a passage in other words) has no
+    # lexical rule, so the suspected false negative is a caption whose unjudged wrong passage holds every query term
     ("t9-entity", "淘宝修改实名认证", "响应国家规定,支付宝即将实施支付宝个人信息实名认证", "淘宝账号怎样修改实名信息",
      "entity_mismatch", ("淘宝", "支付宝")),
     ("t9-number", "最近有什么好听的歌2016", "音乐巴士2017好听的歌榜单收藏了你最需要的的好歌", "2016年最火的流行歌曲排行",
@@ -48,6 +49,7 @@ ZH_CASES = [
     ("c-passive", "猫被狗追", "一只猫在追一条狗", "小狗追着猫跑", "syntax_mismatch", ("猫", "狗")),
     ("c-pinyin", "山麦风景", "城市的夜景", "连绵的山脉风景", "typo", ("山麦", "山脉")),
     ("c-other", "日出", "一份打印的表格", "海上日出", "other", ()),
+    ("c-fn", "海边日落", "海边的日落景色", "夕阳落入大海", "suspected_false_negative", ("海边", "日落")),
 ]
 
 EN_CASES = [
@@ -70,6 +72,8 @@ EN_CASES = [
     ("e-all-terms", "garlic", "A garlic press next to a sink.", "Three bulbs of garlic.", "term_over_sensitivity",
      ("garlic",)),
     ("e-other", "sunrise", "A printed tax form.", "The sun rising over the sea.", "other", ()),
+    ("e-fn", "dog on a beach", "A brown dog running on the beach.", "A puppy in the sand by the sea.",
+     "suspected_false_negative", ("dog", "beach")),
 ]
 EXTRA = {"zh": ["iphone手机屏幕", "山脉在远处", "山脉和河流"],
          "en": ["An iphone on a table, next to another iphone.", "I bought a lamp on Taobao yesterday.",
@@ -81,7 +85,8 @@ def _dataset(cases: list[tuple], extra: list[str]) -> tuple[Corpus, Queries, Qre
     for qid, query, wrong, relevant, tag, _ in cases:
         docs += [Document(f"{qid}/w", wrong), Document(f"{qid}/r", relevant)]
         queries.append(Query(qid, query, type=tag.split("_")[0]))
-        qrels[qid] = {f"{qid}/r": 1}
+        # the wrong passage is judged irrelevant, except for a suspected false negative: never judged
+        qrels[qid] = {f"{qid}/r": 1} if tag == "suspected_false_negative" else {f"{qid}/r": 1, f"{qid}/w": 0}
         run[qid] = {f"{qid}/w": 2.0, f"{qid}/r": 1.0}  # the wrong passage first: a failure
     docs += [Document(f"extra{i}", t) for i, t in enumerate(extra)]
     return Corpus(docs), Queries(queries), Qrels.from_dict(qrels), Run.from_dict(run)
@@ -92,7 +97,7 @@ def tagged(request: pytest.FixtureRequest) -> tuple[str, list[tuple], Taxonomy]:
     lang = request.param
     cases = ZH_CASES if lang == "zh" else EN_CASES
     corpus, queries, qrels, run = _dataset(cases, EXTRA[lang])
-    return lang, cases, analyse_taxonomy(corpus, queries, qrels, run, lang=lang, k=10, fully_judged=True)
+    return lang, cases, analyse_taxonomy(corpus, queries, qrels, run, lang=lang, k=10)
 
 
 def test_every_case_gets_the_expected_tag_with_its_evidence(tagged: tuple[str, list[tuple], Taxonomy]) -> None:
@@ -107,7 +112,8 @@ def test_every_case_gets_the_expected_tag_with_its_evidence(tagged: tuple[str, l
             assert token in f.evidence, (query, token, f.evidence)
             assert token.lower() in f.rule.lower(), (query, token, f.rule)
         assert f.rule and f.wrong_id == f"{qid}/w" and f.relevant_id == f"{qid}/r"
-        assert f.kind == "outranked" and f.wrong_rank == 1 and f.relevant_rank == 2 and f.wrong_grade == 0
+        assert f.kind == "outranked" and f.wrong_rank == 1 and f.relevant_rank == 2
+        assert f.wrong_grade == (None if tag == "suspected_false_negative" else 0)
     assert not wrong, "\n".join(wrong)
 
 
@@ -160,6 +166,15 @@ def test_deterministic_under_input_order() -> None:
     shuffled = Corpus(list(reversed([corpus[d] for d in corpus])))
     b = analyse_taxonomy(shuffled, queries, qrels, run, lang="en").to_json_dict()
     assert a == b
+
+
+def test_a_judged_or_fully_judged_wrong_passage_is_no_suspected_false_negative() -> None:
+    corpus, queries, qrels, run = _dataset([c for c in EN_CASES if c[0] == "e-fn"], [])
+    assert analyse_taxonomy(corpus, queries, qrels, run, lang="en").failures[0].tag == "suspected_false_negative"
+    fully = analyse_taxonomy(corpus, queries, qrels, run, lang="en", fully_judged=True).failures[0]
+    assert fully.tag == "term_over_sensitivity" and fully.wrong_grade == 0  # every term, but judged: a real error
+    judged = Qrels.from_dict({"e-fn": {"e-fn/r": 1, "e-fn/w": 0}})
+    assert analyse_taxonomy(corpus, queries, judged, run, lang="en").failures[0].tag == "term_over_sensitivity"
 
 
 def test_chinese_numerals() -> None:

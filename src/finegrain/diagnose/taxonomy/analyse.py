@@ -29,7 +29,8 @@ def analyse_taxonomy(
     Queries without an item of grade >= ``rel`` are skipped (listed); a query
     missing from the run, or with an empty ranking, fails with ``kind="empty"``
     and the tag ``other``. A retrieved item absent from the qrels is irrelevant
-    (its grade None, or 0 when ``fully_judged``).
+    (its grade None, or 0 when ``fully_judged``); an unjudged one holding every query term is tagged
+    ``suspected_false_negative``.
     """
     check_run_inputs(corpus, queries, qrels, run, k)
     if lang not in ("zh", "en"):
@@ -62,7 +63,7 @@ def analyse_taxonomy(
         kind = "outranked" if rrank is not None and rrank <= k else "miss"
         grade = judged.get(wid, 0 if fully_judged else None)
         (tag, rule, evidence), also = tag_failure(a, a.view(query.text), (wid, texts.get(wid, "")),
-                                                  (rid, texts.get(rid, "")))
+                                                  (rid, texts.get(rid, "")), wrong_judged=grade is not None)
         failures.append(Failure(qid, query.text, query.type, kind, tag, rule, evidence, also, wid, 1,
                                 None if grade is None else int(grade), rid, rrank))
     used = {d for f in failures for d in (f.wrong_id, f.relevant_id) if d}

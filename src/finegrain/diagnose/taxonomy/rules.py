@@ -33,6 +33,7 @@ class _Case:
     wtext: str
     rid: str
     rtext: str
+    wjudged: bool = True  # False: the qrels never judged the wrong passage
 
 
 Finding = tuple[str, str, tuple[str, ...]]
@@ -114,6 +115,16 @@ class _Rules:
                 return ("numerical_mismatch", f"the query number {s} is not in the wrong passage, which has {other}",
                         (s, other))
         return None
+
+    def false_negative(self) -> Finding | None:
+        """An unjudged wrong passage holding every query term: likely relevant, missing from the qrels."""
+        c = self.c
+        if c.wjudged or not c.q.terms or not all(self.inw(t) for t in c.q.terms):
+            return None
+        shared = _join(c.q.terms)
+        return ("suspected_false_negative", f"the wrong passage was never judged and contains every query term "
+                                            f"({shared}): likely a relevant passage the qrels miss; judge it",
+                tuple(_unique(t.text for t in c.q.terms)))
 
     def _first_pos(self, view: View, t: Term) -> int | None:
         if self.zh:
@@ -242,14 +253,14 @@ class _Rules:
             return "term_over_sensitivity", rule, tuple(_unique(t.text for t in shared))
         if len(shared) == len(c.q.terms):
             return ("term_over_sensitivity", f"the wrong passage contains every query term ({_join(shared)}) yet "
-                                             "is judged irrelevant (or is an unjudged relevant passage)",
+                                             "is judged irrelevant",
                     tuple(_unique(t.text for t in shared)))
         return None
 
     def all(self) -> list[Finding]:
         out = []
-        for rule in (self.typo, self.numerical, self.syntax, self.named_entity, self.modifier, self.head_entity,
-                     self.over_sensitivity):
+        for rule in (self.typo, self.numerical, self.syntax, self.false_negative, self.named_entity, self.modifier,
+                     self.head_entity, self.over_sensitivity):
             f = rule()
             if f is not None:
                 out.append(f)
@@ -264,11 +275,15 @@ class _Rules:
         return "no rule fired"
 
 
-def tag_failure(a: Analyzer, q: View, wrong: tuple[str, str], relevant: tuple[str, str]) -> tuple[Finding, tuple[str, ...]]:
-    """The tag of one failure (first rule that fires) and the other tags whose rules fire too."""
+def tag_failure(a: Analyzer, q: View, wrong: tuple[str, str], relevant: tuple[str, str], *,
+                wrong_judged: bool = True) -> tuple[Finding, tuple[str, ...]]:
+    """The tag of one failure (first rule that fires) and the other tags whose rules fire too.
+
+    ``wrong_judged=False``: the qrels never judged the wrong passage, so it may be a false negative.
+    """
     w = a.view(wrong[1], "d:" + wrong[0])
     r = a.view(relevant[1], "d:" + relevant[0])
-    rules = _Rules(a, _Case(q, w, r, wrong[0], wrong[1], relevant[0], relevant[1]))
+    rules = _Rules(a, _Case(q, w, r, wrong[0], wrong[1], relevant[0], relevant[1], wrong_judged))
     found = rules.all()
     if not found:
         return ("other", rules.other_reason(), ()), ()
