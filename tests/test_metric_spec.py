@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.metrics.spec import MetricSpec, metric_names, parse_metric, parse_metrics
+from finegrain.metrics.spec import MetricSpec, metric_names, metric_params, parse_metric, parse_metrics
 
 
 @pytest.mark.parametrize(
@@ -165,7 +165,7 @@ def specs(draw: st.DrawFn) -> MetricSpec:
         k = draw(st.integers(1, 1000))
     else:
         k = draw(st.none() | st.integers(1, 1000))
-    rel = draw(st.integers(1, 5))
+    rel = draw(st.integers(1, 5)) if "rel" in metric_params(name) else 1  # judged takes no rel
     beta = draw(st.floats(0.01, 100, allow_nan=False)) if name == "set_fbeta" else None
     return MetricSpec(name, k, rel, beta)
 

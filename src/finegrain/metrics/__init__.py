@@ -5,6 +5,7 @@
 - :mod:`.ranking`   ndcg, precision, recall, hit_rate, mrr, map, r_precision, median_rank, fail_rate
 - :mod:`.sets`      set_precision, set_recall, set_f1/f2/fbeta, pair_* (micro)
 - :mod:`.rejection` reject_precision, reject_recall, reject_f1 (PhotoBench B.2)
+- :mod:`.judged`    judged (share of the top k with a judgement; ir_measures' Judged@k)
 - :mod:`.values`    :class:`QueryValues` and the aggregation rules
 
 Aggregates live in :mod:`finegrain.evaluate`; this package only computes
@@ -53,6 +54,7 @@ for _name, _target, _help in (
     ("reject_precision", "rejection:reject_precision", "precision of answering nothing (PhotoBench B.2)"),
     ("reject_recall", "rejection:reject_recall", "recall of answering nothing (PhotoBench B.2)"),
     ("reject_f1", "rejection:reject_f1", "F1 of answering nothing (PhotoBench B.2)"),
+    ("judged", "judged:judged", "share of the top k that has a judgement, any grade (ir_measures Judged@k)"),
 ):
     METRICS.register(_name, f"finegrain.metrics.{_target}", _help, params=metric_params(_name))
 del _name, _target, _help

@@ -4,7 +4,8 @@
 the entries of queries in the universe, and looks up the grade of every ranked
 entry in the qrels by an integer key ``query * V + doc`` (both vocabularies
 mapped into the qrels' one, then ``np.searchsorted``); an unjudged entry has
-grade 0. Nothing here loops over queries in Python.
+grade 0 and ``judged`` False (a judged 0 has ``judged`` True). Nothing here
+loops over queries in Python.
 
 The universe is the qrels' queries, or an explicit list (``--queries``). A
 universe query absent from the run has an empty prediction; a run query outside
@@ -37,6 +38,7 @@ class Joined:
     seg: np.ndarray  # int64[n]: universe index of each ranked entry
     rank: np.ndarray  # int64[n]: 0-based rank within its query
     grade: np.ndarray  # int64[n]: qrels grade of the entry, 0 when unjudged
+    judged: np.ndarray  # bool[n]: the qrels judge the entry (any grade, 0 and negative included)
     judged_seg: np.ndarray  # int64[m]: universe index of each judgement
     judged_grade: np.ndarray  # int64[m]: its grade
     n_ignored_run_queries: int  # run queries outside the universe
@@ -113,7 +115,7 @@ def join(qrels: Qrels, run: Run, queries: Iterable[str] | None = None) -> Joined
     jkeep = jseg >= 0
     jseg, jdocs, jgrade = jseg[jkeep], qrels.doc_codes[jkeep], qrels.values[jkeep]
 
-    grade = _lookup_grades(seg, docs, run.vocab, jseg, jdocs, jgrade, qrels.vocab)
+    grade, judged = _lookup_grades(seg, docs, run.vocab, jseg, jdocs, jgrade, qrels.vocab)
     return Joined(
         qids=qids,
         in_run=_ro(in_run),
@@ -121,6 +123,7 @@ def join(qrels: Qrels, run: Run, queries: Iterable[str] | None = None) -> Joined
         seg=_ro(seg),
         rank=_ro(rank),
         grade=_ro(grade),
+        judged=_ro(judged),
         judged_seg=_ro(jseg),
         judged_grade=_ro(np.asarray(jgrade, dtype=np.int64)),
         n_ignored_run_queries=int((~kept).sum()),
@@ -135,11 +138,13 @@ def _lookup_grades(
     jdocs: np.ndarray,
     jgrade: np.ndarray,
     qrels_vocab: tuple[str, ...],
-) -> np.ndarray:
-    """Grade of each (seg, run doc) entry: key ``seg * V + doc`` in the qrels' vocabulary, 0 if unjudged."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Grade of each (seg, run doc) entry (key ``seg * V + doc`` in the qrels' vocabulary; 0 if unjudged)
+    and whether it is judged."""
     grade = np.zeros(len(seg), dtype=np.int64)
+    is_judged = np.zeros(len(seg), dtype=bool)
     if len(seg) == 0 or len(jseg) == 0:
-        return grade
+        return grade, is_judged
     V = len(qrels_vocab)
     if run_vocab is qrels_vocab or run_vocab == qrels_vocab:
         to_qrels = np.arange(V, dtype=np.int64)
@@ -147,17 +152,18 @@ def _lookup_grades(
         code = dict(zip(qrels_vocab, range(V)))
         to_qrels = np.fromiter(map(code.get, run_vocab, repeat(-1)), dtype=np.int64, count=len(run_vocab))
     qdoc = to_qrels[docs]
-    judged = qdoc >= 0
+    in_vocab = qdoc >= 0  # the qrels name the document at all
     jkey = jseg * V + jdocs
     by_key = np.argsort(jkey)
     jkey = jkey[by_key]
-    rkey = seg[judged] * V + qdoc[judged]
+    rkey = seg[in_vocab] * V + qdoc[in_vocab]
     pos = np.searchsorted(jkey, rkey)
     np.minimum(pos, len(jkey) - 1, out=pos)
     found = jkey[pos] == rkey
-    idx = np.flatnonzero(judged)
+    idx = np.flatnonzero(in_vocab)
     grade[idx[found]] = np.asarray(jgrade)[by_key[pos[found]]]
-    return grade
+    is_judged[idx[found]] = True
+    return grade, is_judged
 
 
 def _ro(a: np.ndarray) -> np.ndarray:

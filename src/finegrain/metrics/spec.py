@@ -5,7 +5,7 @@ A metric is written ``name[@k][(param=value, ...)]``::
     ndcg@10            recall@50          precision@5      hit_rate@1
     map@100  map       mrr@10  mrr        r_precision      median_rank@100
     fail_rate@1        ndcg@10(rel=2)     set_f1           set_fbeta(beta=0.5)
-    reject_f1          pair_precision@20
+    reject_f1          pair_precision@20  judged@10
 
 ``@k`` cuts the ranking at its top ``k`` (ranks come from the one ranking rule,
 :mod:`finegrain.ranking`); without it the whole returned list counts, except
@@ -13,8 +13,9 @@ that ``precision`` needs a cutoff (the precision of the whole returned set is
 ``set_precision``), ``fail_rate`` means ``fail_rate@1`` ("first relevant item
 not at rank 1"), and ``r_precision`` and ``reject_*`` take none.
 ``rel=N`` (default 1) is the lowest grade that counts as relevant. ``beta`` is
-the weight of recall in ``set_fbeta``. Names are case-insensitive and a few
-aliases are accepted (``nDCG@10``, ``P@5``, ``R@50``, ``MRR@10``,
+the weight of recall in ``set_fbeta``. ``judged`` (the share of the top
+``k`` that has a judgement of any grade) takes no ``rel``. Names are
+case-insensitive and a few aliases are accepted (``nDCG@10``, ``P@5``, ``R@50``, ``MRR@10``,
 ``success@1``, ``recip_rank``, ``P_5``, ``ndcg_cut_10``, ``P(rel=2)@5``); every
 spec prints back as one canonical, lower-case key: ``parse_metric(s.key) == s``.
 
@@ -59,6 +60,7 @@ REL = Param(int, 1, min=1, help="lowest grade that counts as relevant")
 BETA = Param(float, None, required=True, help="weight of recall in the F measure (> 0)")
 _RANK: Mapping[str, Param] = MappingProxyType({"rel": REL})
 _RANK_BETA: Mapping[str, Param] = MappingProxyType({"rel": REL, "beta": BETA})
+_NONE: Mapping[str, Param] = MappingProxyType({})
 _RULES: dict[str, _Rule] = {
     "ndcg": _Rule("ranking", Cutoff.OPTIONAL, _RANK),
     "precision": _Rule("ranking", Cutoff.REQUIRED, _RANK),
@@ -80,6 +82,7 @@ _RULES: dict[str, _Rule] = {
     "reject_precision": _Rule("reject", Cutoff.NONE, _RANK),
     "reject_recall": _Rule("reject", Cutoff.NONE, _RANK),
     "reject_f1": _Rule("reject", Cutoff.NONE, _RANK),
+    "judged": _Rule("judged", Cutoff.OPTIONAL, _NONE),
 }
 
 _ALIASES: dict[str, str] = {
@@ -158,6 +161,11 @@ class MetricSpec:
                 f"metric {self.name!r}: rel={self.rel!r} is not an integer >= 1",
                 "rel is the lowest grade that counts as relevant, e.g. (rel=2)",
             )
+        if self.rel != 1 and "rel" not in rule.params:
+            raise FinegrainError(
+                f"metric {self.name!r} takes no rel, got rel={self.rel}",
+                f"it counts items of every grade: write {self.name}@k without (rel=...)",
+            )
         if "beta" in rule.needs and self.beta is None:
             raise FinegrainError(f"metric {self.name!r} needs a beta", f"write e.g. {self.name}(beta=0.5)")
         if self.beta is not None:
@@ -174,7 +182,7 @@ class MetricSpec:
 
     @property
     def family(self) -> str:
-        """``"ranking"``, ``"set"``, ``"pair"`` or ``"reject"``."""
+        """``"ranking"``, ``"set"``, ``"pair"``, ``"reject"`` or ``"judged"``."""
         return _RULES[self.name].family
 
     @property
@@ -193,7 +201,7 @@ class MetricSpec:
 
 
 def metric_params(name: str) -> Mapping[str, Param]:
-    """The declared parameters of the metric ``name`` (``rel``, and ``beta`` for set_fbeta)."""
+    """The declared parameters of the metric ``name`` (``rel``, ``beta`` for set_fbeta, none for judged)."""
     return _RULES[name].params
 
 
@@ -238,7 +246,8 @@ def parse_metric(text: str | MetricSpec, *, trec_eval: bool = False) -> MetricSp
         raise UnknownNameError("metric", raw_name, _RULES)
     k = _parse_k(text, name, raw_k)
     params = _parse_params(text, name, m["p1"] if m["p1"] is not None else m["p2"])
-    values = check_options(f"metric {text!r}", _RULES[name].params, params)
+    no_rel = {"rel": f"{name} counts items of every grade: write {name}@k without (rel=...)"}
+    values = check_options(f"metric {text!r}", _RULES[name].params, params, hints=no_rel)
     return MetricSpec(name, k, values.get("rel", 1), values.get("beta"))
 
 
