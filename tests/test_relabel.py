@@ -13,12 +13,11 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 import scipy.stats as st
 
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.relabel import format_relabel, kendall_tau, qrels_change, relabel_delta
+from finegrain.evaluate.relabel import format_relabel, hide_relevant, kendall_tau, relabel_delta
 from finegrain.types import Qrels, Run
 
 # q1: d1 relevant; d2 a false negative. q2: d3 judged relevant, really irrelevant; d4 a false negative.
@@ -81,6 +80,17 @@ def test_ties_share_the_better_rank_lower_is_better_and_undefined_tau() -> None:
     assert mr.lower_is_better and [r.rank_old for r in mr.rows] == [1, 1, 3]
     assert kendall_tau([1.0, 1.0], [2.0, 3.0]) == (None, None)  # one side all ties
     assert kendall_tau([1.0, None], [2.0, 3.0]) == (None, None)  # fewer than two pairs
+
+
+def test_hide_relevant_is_seeded_and_keeps_every_query() -> None:
+    q = Qrels.from_dict({"a": {"1": 2, "2": 1, "3": 0}, "b": {"4": 1}, "c": {}})
+    holed, hidden = hide_relevant(q, 0.5, seed=3)
+    assert len(hidden) == 2 and all(q[x][d] >= 1 for x, d in hidden)
+    assert list(holed) == ["a", "b", "c"] and holed["a"]["3"] == 0  # zeros are never hidden
+    assert holed.n_entries == q.n_entries - 2
+    assert hide_relevant(q, 0.5, seed=3) == (holed, hidden) and hide_relevant(q, 0.0, seed=3)[0] == q
+    with pytest.raises(FinegrainError, match=r"fraction must be in \[0, 1\]"):
+        hide_relevant(q, 1.5, seed=0)
 
 
 def test_bad_input_is_one_clear_error() -> None:
@@ -167,21 +177,13 @@ def test_cli_compare_with_two_qrels(tmp_path: Path, capsys: pytest.CaptureFixtur
 # --------------------------------------------------------------------------- real data
 
 
-def hide_positives(qrels: Qrels, fraction: float, seed: int) -> tuple[Qrels, set[tuple[str, str]]]:
-    """Remove a seeded ``fraction`` of the (query, document) pairs of grade >= 1; queries stay (maybe empty)."""
-    pairs = [(q, d) for q in qrels for d, g in qrels[q].items() if g >= 1]
-    rng = np.random.default_rng(seed)
-    hidden = {pairs[i] for i in rng.choice(len(pairs), size=round(fraction * len(pairs)), replace=False)}
-    return Qrels.from_dict({q: {d: g for d, g in qrels[q].items() if (q, d) not in hidden} for q in qrels}), hidden
-
-
 def test_capretrieval_bm25_relabelling_with_the_hidden_labels(with_data_root: Path) -> None:
     from finegrain.datasets import load_dataset
     from finegrain.retrieve.registry import get_retriever
 
     ds = load_dataset("capretrieval/zh")
     run = get_retriever("bm25-okapi").retrieve(ds.corpus, ds.queries, lang=ds.lang, top_k=10, show_progress=False)
-    holed, hidden = hide_positives(ds.qrels, 0.1, seed=1)
+    holed, hidden = hide_relevant(ds.qrels, 0.1, seed=1)
     assert len(hidden) == round(0.1 * 4683)
     # "judging" the whole depth-10 pool of the run from the true labels (CapRetrieval is fully judged: unlisted = 0)
     judged = {q: dict(holed[q]) for q in holed}

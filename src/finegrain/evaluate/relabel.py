@@ -259,6 +259,22 @@ def qrels_change(old: Qrels, new: Qrels, *, rel: int = 1) -> QrelsChange:
     return QrelsChange(rel, len(old), old.n_entries, new.n_entries, newly, unjudged, regraded, up, down, changed)
 
 
+def hide_relevant(qrels: Qrels, fraction: float, *, seed: int, rel: int = 1) -> tuple[Qrels, frozenset[tuple[str, str]]]:
+    """Simulated false negatives: ``qrels`` without a seeded ``fraction`` of its (query, document) pairs of grade
+    >= ``rel`` (removed, i.e. unjudged), and the hidden pairs. Every query stays, with an empty entry when all of
+    its judgments went. ``round(fraction * n)`` pairs are drawn without replacement (numpy ``default_rng(seed)``)."""
+    import numpy as np
+
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0.0 <= fraction <= 1.0:
+        raise FinegrainError(f"the hidden fraction must be in [0, 1], got {fraction!r}", "e.g. 0.3 hides 30%")
+    pairs = [(q, d) for q in qrels for d, g in qrels[q].items() if g >= rel]
+    rng = np.random.default_rng(seed)
+    picked: list[int] = rng.choice(len(pairs), size=round(fraction * len(pairs)), replace=False).tolist() if pairs else []
+    hidden = frozenset(pairs[i] for i in picked)
+    kept = {q: {d: int(g) for d, g in qrels[q].items() if (q, d) not in hidden} for q in qrels}
+    return Qrels.from_dict(kept), hidden
+
+
 # --------------------------------------------------------------------------- checks and helpers
 
 
