@@ -41,3 +41,14 @@ def lazy_exports(
         return sorted(set(vars(sys.modules[package])) | set(table))
 
     return __getattr__, __dir__
+
+
+def require(module: str, extra: str, package: str | None = None) -> Any:
+    """Import the optional ``module``, or raise a MissingDependencyError naming the pip ``package``
+    (default: the module's top-level name) and the finegrain ``extra`` that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        from finegrain.errors import MissingDependencyError
+
+        raise MissingDependencyError(package or module.split(".")[0], extra) from None

@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from finegrain._lazy import require
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.interop.columns import require
 from finegrain.types import Corpus, Document, Qrels, Queries, Query
 
 PREFIX = "irds:"

@@ -213,7 +213,7 @@ class Evaluation(Mapping[str, MetricResult]):
     def to_dataframe(self) -> Any:
         """A pandas DataFrame with one row per query: ``q_id``, ``type`` (when query types are known;
         ``"untyped"`` as in :meth:`by_group`) and a column per metric (NaN where the metric does not score the query or is undefined)."""
-        from finegrain.interop.columns import require
+        from finegrain._lazy import require
 
         pd = require("pandas", "interop")
         qids: dict[str, None] = {}

@@ -27,7 +27,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from finegrain.errors import FinegrainError, MissingDependencyError
+from finegrain._lazy import require
+from finegrain.errors import FinegrainError
 from finegrain.types import Qrels, Run
 
 Kind = Literal["qrels", "run"]
@@ -82,16 +83,6 @@ def read_parquet_columns(path: str) -> dict[str, Any]:
     except (OSError, ValueError) as e:  # pyarrow.ArrowInvalid is a ValueError
         raise FinegrainError(f"cannot read {path!r} as Parquet: {e}", "check that it is a Parquet file") from None
     return {str(n): table.column(n).to_numpy() for n in table.column_names}
-
-
-def require(module: str, extra: str) -> Any:
-    """Import an optional module, or say which extra installs it."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise MissingDependencyError(module.split(".")[0], extra) from None
 
 
 # --------------------------------------------------------------------------- internals

