@@ -70,14 +70,8 @@ def errors_view(systems: Sequence[LabelledResults]) -> dict[str, Any] | None:
                "fp": (e.get("totals") or {}).get("false_positives", 0),
                "unjudged": (e.get("totals") or {}).get("unjudged_false_positives", 0)} for _, _, e in present]
 
-    type_names = [t for t in order_groups(t for s in systems for t in s.results.by_type)]
-    for _, _, e in present:
-        type_names += [t for t in (e.get("by_type") or {}) if t not in type_names]
     by_type = []
-    for t in type_names:
-        rows = [(e.get("by_type") or {}).get(t) for _, _, e in present]
-        if not any(rows):
-            continue
+    for t, rows in _by_type_rows(systems, [e for _, _, e in present]):
         n = max(((r or {}).get("n_queries", 0) for r in rows), default=0)
         cells = [[((((r or {}).get("counts") or {}).get(tag)) or {}).get("items", 0) for r in rows] for tag in tags]
         by_type.append({"name": readable(t), "n": n, "cells": cells})
@@ -141,14 +135,8 @@ def taxonomy_view(systems: Sequence[LabelledResults]) -> dict[str, Any] | None:
                "kinds": ", ".join(f"{k} {v}" for k, v in (t.get("failure_kinds") or {}).items())}
               for _, _, t in present]
 
-    type_names = list(order_groups(t for s in systems for t in s.results.by_type))
-    for _, _, t in present:
-        type_names += [g for g in (t.get("by_type") or {}) if g not in type_names]
     by_type = []
-    for g in type_names:
-        rows = [(t.get("by_type") or {}).get(g) for _, _, t in present]
-        if not any(rows):
-            continue
+    for g, rows in _by_type_rows(systems, [t for _, _, t in present]):
         by_type.append({
             "name": readable(g),
             "n": [f"{(r or {}).get('n_failures', 0)}/{(r or {}).get('n_queries', 0)}" for r in rows],
@@ -187,3 +175,17 @@ def taxonomy_view(systems: Sequence[LabelledResults]) -> dict[str, Any] | None:
         "by_type": by_type, "examples": examples, "chart": Markup(chart),
         "method": [(readable(k), v) for k, v in (first.get("method") or {}).items()],
     }
+
+
+def _by_type_rows(systems: Sequence[Any], sections: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[Any]]]:
+    """``(query group, [each section's ``by_type`` entry for it, or None])`` for every group some
+    section reports, in the one group order (the systems' own groups first, then any other)."""
+    names = list(order_groups(t for s in systems for t in s.results.by_type))
+    for d in sections:
+        names += [g for g in (d.get("by_type") or {}) if g not in names]
+    out = []
+    for g in names:
+        rows = [(d.get("by_type") or {}).get(g) for d in sections]
+        if any(rows):
+            out.append((g, rows))
+    return out
