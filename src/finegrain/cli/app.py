@@ -27,6 +27,7 @@ from finegrain.cli import (
     contrast_cmd,
     eval_cmd,
     evaluate_cmd,
+    judge_cmd,
     list_cmd,
     perturb_cmd,
     report_cmd,
@@ -56,6 +57,13 @@ ALBUM_VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("plan", album_plan_cmd.plan_command),
     ("eval-routing", album_plan_cmd.eval_routing_command),
     ("serve", album_serve_cmd.serve_command),
+)
+
+# (name, function) for ``finegrain judge ...``; ``finegrain judge POOL ...`` is ``judge open POOL ...``.
+JUDGE_VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
+    ("open", judge_cmd.open_command),
+    ("export", judge_cmd.export_command),
+    ("agreement", judge_cmd.agreement_command),
 )
 
 
@@ -123,4 +131,15 @@ def build_cli() -> typer.Typer:
     for name, fn in ALBUM_VERBS:
         album_app.command(name)(_guard(fn))
     app.add_typer(album_app, name="album")
+    judge_app = typer.Typer(
+        name="judge",
+        cls=judge_cmd.JudgeGroup,
+        help="Judge a pool on a local page (finegrain judge POOL --db DB --serve), export qrels, measure agreement.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    for name, fn in JUDGE_VERBS:
+        judge_app.command(name)(_guard(fn))
+    app.add_typer(judge_app, name="judge")
     return app
