@@ -29,6 +29,7 @@ from finegrain.cli import (
     evaluate_cmd,
     judge_cmd,
     list_cmd,
+    overlap_cmd,
     perturb_cmd,
     report_cmd,
 )
@@ -44,6 +45,7 @@ VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("contrast", contrast_cmd.contrast_command),
     ("concepts", concepts_cmd.concepts_command),
     ("caption-corpus", caption_corpus_cmd.caption_corpus_command),
+    ("overlap", overlap_cmd.overlap_command),
     ("list", list_cmd.list_command),
 )
 

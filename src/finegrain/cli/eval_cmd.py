@@ -31,6 +31,10 @@ def eval_command(
     out_format: ResultFormat = typer.Option(
         ResultFormat.FINEGRAIN, "--format",
         help="finegrain: DIR/results.json; mteb: also DIR/mteb.json, an MTEB result JSON (aggregates only)."),
+    split_by: str | None = typer.Option(
+        None, "--split-by",
+        help="overlap=FILE: report the queries FILE lists ('finegrain overlap' pairs or one id per line) as "
+             "group Overlap and the rest as Others, in place of the query types (DuReader Table 6)."),
 ) -> None:
     """Retrieve, evaluate and write DIR/results.json and the run.
 
@@ -53,7 +57,7 @@ def eval_command(
     checked = opt.retriever_options(retriever, options)  # fails here, before the dataset is read
     outcome = run_experiment(
         Experiment(dataset=dataset, retriever=retriever, metrics=names, top_k=top_k,
-                   retriever_options=checked),
+                   retriever_options=checked, split_by=split_by),
         Settings.from_env(),
         show_progress=not quiet,
     )

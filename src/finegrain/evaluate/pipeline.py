@@ -24,6 +24,7 @@ class Experiment:
     metrics: tuple[str, ...]
     top_k: int | None = None
     retriever_options: Mapping[str, Any] = field(default_factory=dict)
+    split_by: str | None = None  # "overlap=FILE": query groups Overlap / Others instead of the query types
 
 
 @dataclass(frozen=True)
@@ -36,32 +37,40 @@ class Outcome:
 def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool = True) -> Outcome:
     from finegrain.datasets import load_dataset
     from finegrain.evaluate.evaluate import evaluate
+    from finegrain.evaluate.groups import parse_split
     from finegrain.machine import run_environment
     from finegrain.metrics.spec import parse_metric
     from finegrain.retrieve.registry import get_retriever
 
     specs = [parse_metric(m) for m in exp.metrics]  # fail on a bad name before any work
+    split = parse_split(exp.split_by) if exp.split_by is not None else None  # and on a bad split file
     retriever = get_retriever(exp.retriever, **dict(exp.retriever_options))
     ds = load_dataset(exp.dataset, settings)
+    if split is not None and not split.members & set(ds.queries):
+        raise FinegrainError(
+            f"none of the {len(split.members)} query ids in {split.path!r} is a query of {ds.name}",
+            f"list this dataset's query ids: finegrain overlap {exp.dataset} TRAIN -o FILE",
+        )
 
     started = time.perf_counter()
     run = retriever.retrieve(ds.corpus, ds.queries, lang=ds.lang, top_k=exp.top_k, show_progress=show_progress)
     retrieve_s = time.perf_counter() - started
 
-    types = ds.queries.types()
+    types = ds.queries.types() if split is None else split.groups(ds.queries)
     evaluation = evaluate(ds.qrels, run, specs, queries=list(ds.queries), query_types=types)
     body = evaluation.to_json_dict()
     results = {
         **body,
         "aggregation": evaluation.aggregation(),  # mean / median / ratio per metric: see finegrain.evaluate.saved
         "curves": metric_curves(ds.qrels, run, list(ds.queries)),
-        "queries": {q.id: {"text": q.text, "type": q.type} for q in ds.queries.values()},
+        "queries": {q.id: {"text": q.text, "type": types[q.id]} for q in ds.queries.values()},
         "provenance": {
             "dataset": {"name": ds.name, "lang": ds.lang, **_jsonable(ds.meta),
                         "n_queries": len(ds.queries), "n_documents": len(ds.corpus)},
             "retriever": {"name": exp.retriever, **retriever.config()},
             "metrics": [s.key for s in specs],
             "top_k": exp.top_k,
+            **({"query_groups": split.describe(ds.queries)} if split is not None else {}),
             **run_environment(),  # version, Python, machine, command, time: finegrain.machine
             "retrieve_seconds": round(retrieve_s, 3),
         },
@@ -71,7 +80,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
     results["judged"] = judged_section(ds.qrels, run, list(ds.queries),  # grades of the top k: the report's drill-down
                                        fully_judged=bool(ds.meta.get("fully_judged", False)))
     results["run_file"] = run_file_name(run)  # run.trec, or run.jsonl for ids TREC cannot hold: see save_run
-    results["provenance"]["warnings"] = _warnings(ds, run)
+    results["provenance"]["warnings"] = _warnings(ds, run) + _split_warnings(split, ds)
     return Outcome(run=run, evaluation=evaluation, results=results)
 
 
@@ -86,6 +95,16 @@ def _warnings(ds: Any, run: Any) -> list[str]:
     elif run.n_entries == 0:
         out.append("the retriever returned nothing for any query: every ranking metric is 0")
     return out
+
+
+def _split_warnings(split: Any, ds: Any) -> list[str]:
+    if split is None:
+        return []
+    missing = len(split.members - set(ds.queries))
+    if not missing:
+        return []
+    return [f"{missing} of the {len(split.members)} query ids in {split.path} are not queries of {ds.name}; "
+            "they are in no group"]
 
 
 CURVE_KS = (1, 2, 3, 5, 10, 20, 50, 100)
