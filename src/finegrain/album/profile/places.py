@@ -35,6 +35,7 @@ import re
 import threading
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from finegrain._lazy import require
@@ -53,90 +54,18 @@ __all__ = [
 DEFAULT_MAX_KM = 150.0
 _CACHE_DIGITS = 4
 
-# ISO code -> (English, Chinese, extra aliases)
-_COUNTRIES: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "CN": ("China", "中国", ("prc", "mainland china", "中华人民共和国", "中國", "国内")),
-    "HK": ("Hong Kong", "中国香港", ("香港", "hong kong sar", "hongkong", "hk")),
-    "MO": ("Macao", "中国澳门", ("澳门", "macau", "澳門")),
-    "TW": ("Taiwan", "中国台湾", ("台湾", "臺灣", "taiwan province")),
-    "JP": ("Japan", "日本", ()),
-    "KR": ("South Korea", "韩国", ("korea", "republic of korea", "南韩", "韓國")),
-    "KP": ("North Korea", "朝鲜", ("dprk",)),
-    "MN": ("Mongolia", "蒙古国", ("蒙古",)),
-    "SG": ("Singapore", "新加坡", ()),
-    "MY": ("Malaysia", "马来西亚", ("大马",)),
-    "TH": ("Thailand", "泰国", ()),
-    "VN": ("Vietnam", "越南", ("viet nam",)),
-    "LA": ("Laos", "老挝", ()),
-    "KH": ("Cambodia", "柬埔寨", ()),
-    "MM": ("Myanmar", "缅甸", ("burma",)),
-    "PH": ("Philippines", "菲律宾", ("the philippines",)),
-    "ID": ("Indonesia", "印度尼西亚", ("印尼",)),
-    "BN": ("Brunei", "文莱", ()),
-    "TL": ("Timor-Leste", "东帝汶", ("east timor",)),
-    "IN": ("India", "印度", ()),
-    "NP": ("Nepal", "尼泊尔", ()),
-    "BT": ("Bhutan", "不丹", ()),
-    "BD": ("Bangladesh", "孟加拉国", ("孟加拉",)),
-    "LK": ("Sri Lanka", "斯里兰卡", ()),
-    "MV": ("Maldives", "马尔代夫", ("the maldives",)),
-    "PK": ("Pakistan", "巴基斯坦", ()),
-    "KZ": ("Kazakhstan", "哈萨克斯坦", ()),
-    "UZ": ("Uzbekistan", "乌兹别克斯坦", ()),
-    "KG": ("Kyrgyzstan", "吉尔吉斯斯坦", ()),
-    "RU": ("Russia", "俄罗斯", ("russian federation",)),
-    "AE": ("United Arab Emirates", "阿联酋", ("uae", "emirates", "阿拉伯联合酋长国")),
-    "SA": ("Saudi Arabia", "沙特阿拉伯", ("沙特",)),
-    "QA": ("Qatar", "卡塔尔", ()),
-    "TR": ("Turkey", "土耳其", ("turkiye", "türkiye")),
-    "IL": ("Israel", "以色列", ()),
-    "JO": ("Jordan", "约旦", ()),
-    "IR": ("Iran", "伊朗", ()),
-    "EG": ("Egypt", "埃及", ()),
-    "MA": ("Morocco", "摩洛哥", ()),
-    "ZA": ("South Africa", "南非", ()),
-    "KE": ("Kenya", "肯尼亚", ()),
-    "TZ": ("Tanzania", "坦桑尼亚", ()),
-    "MU": ("Mauritius", "毛里求斯", ()),
-    "GB": ("United Kingdom", "英国", ("uk", "britain", "great britain", "england", "英格兰")),
-    "IE": ("Ireland", "爱尔兰", ()),
-    "FR": ("France", "法国", ()),
-    "DE": ("Germany", "德国", ()),
-    "IT": ("Italy", "意大利", ()),
-    "ES": ("Spain", "西班牙", ()),
-    "PT": ("Portugal", "葡萄牙", ()),
-    "NL": ("Netherlands", "荷兰", ("holland", "the netherlands")),
-    "BE": ("Belgium", "比利时", ()),
-    "LU": ("Luxembourg", "卢森堡", ()),
-    "CH": ("Switzerland", "瑞士", ()),
-    "AT": ("Austria", "奥地利", ()),
-    "CZ": ("Czechia", "捷克", ("czech republic",)),
-    "PL": ("Poland", "波兰", ()),
-    "HU": ("Hungary", "匈牙利", ()),
-    "GR": ("Greece", "希腊", ()),
-    "HR": ("Croatia", "克罗地亚", ()),
-    "DK": ("Denmark", "丹麦", ()),
-    "SE": ("Sweden", "瑞典", ()),
-    "NO": ("Norway", "挪威", ()),
-    "FI": ("Finland", "芬兰", ()),
-    "IS": ("Iceland", "冰岛", ()),
-    "UA": ("Ukraine", "乌克兰", ()),
-    "US": ("United States", "美国", ("usa", "us", "america", "united states of america", "美利坚合众国")),
-    "CA": ("Canada", "加拿大", ()),
-    "MX": ("Mexico", "墨西哥", ()),
-    "CU": ("Cuba", "古巴", ()),
-    "BR": ("Brazil", "巴西", ()),
-    "AR": ("Argentina", "阿根廷", ()),
-    "CL": ("Chile", "智利", ()),
-    "PE": ("Peru", "秘鲁", ()),
-    "CO": ("Colombia", "哥伦比亚", ()),
-    "AU": ("Australia", "澳大利亚", ("澳洲",)),
-    "NZ": ("New Zealand", "新西兰", ()),
-    "FJ": ("Fiji", "斐济", ()),
-    "PW": ("Palau", "帕劳", ()),
-    "GU": ("Guam", "关岛", ()),
-    "MP": ("Northern Mariana Islands", "北马里亚纳群岛", ("saipan", "塞班")),
-}
+_COUNTRIES_FILE = Path(__file__).with_name("countries.txt")  # code|English|Chinese|aliases;...
+
+
+@lru_cache(maxsize=1)
+def _countries() -> dict[str, tuple[str, str, tuple[str, ...]]]:
+    """ISO code -> (English, Chinese, extra aliases), from ``countries.txt`` beside this module."""
+    out = {}
+    for line in _COUNTRIES_FILE.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            code, en, zh, aliases = line.split("|")
+            out[code] = (en, zh, tuple(a for a in aliases.split(";") if a))
+    return out
 
 # Chinese names whose pinyin is not what pypinyin gives, or whose English name is not pinyin.
 _FIXED_EN: dict[str, tuple[str, ...]] = {
@@ -235,7 +164,7 @@ def chinese_level(level: str, zh: str, code: str = "") -> PlaceLevel:
 def country_level(code: str) -> PlaceLevel:
     """A country by its ISO 3166-1 alpha-2 code, named in English and Chinese when in the table."""
     code = code.upper()
-    en, zh, extra = _COUNTRIES.get(code, (code, "", ()))
+    en, zh, extra = _countries().get(code, (code, "", ()))
     aliases = {en.lower(), zh, code.lower(), *(a.lower() for a in extra)}
     if zh.startswith("中国") and len(zh) > 2:
         aliases.add(zh[2:])
