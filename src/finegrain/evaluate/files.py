@@ -132,6 +132,17 @@ def read_run_file(
     return read_run(path, compat=Compat.parse(compat).value, allow_empty=allow_empty_run)
 
 
+def read_any_run(path: str | Path) -> Run:
+    """A run from a results folder written by ``finegrain eval -o DIR`` or from a run file
+    (:func:`read_run_file`)."""
+    if Path(path).is_dir():
+        from finegrain.evaluate.pipeline import read_saved_run
+
+        run: Run = read_saved_run(path)
+        return run
+    return read_run_file(path)
+
+
 def evaluate_files(
     qrels_path: str | Path,
     run_path: str | Path,

@@ -1,0 +1,61 @@
+"""``finegrain fuse``: fused runs from folders and files, weights by k-fold CV, clear errors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from finegrain.cli.main import app
+from finegrain.evaluate.files import read_any_run
+from finegrain.io.trec import write_qrels, write_run
+from finegrain.retrieve.fusion import fuse
+from finegrain.types import Qrels, Run
+
+runner = CliRunner()
+
+
+def _runs(tmp_path: Path) -> tuple[Path, Path, Path]:
+    a = Run.from_dict({f"q{i}": {"d1": 3.0, "d2": 2.0, f"x{i}": 1.0} for i in range(6)}, name="a")
+    b = Run.from_dict({f"q{i}": {"d2": 5.0, f"x{i}": 4.0, "d1": 0.5} for i in range(6)}, name="b")
+    qrels = Qrels.from_dict({f"q{i}": {f"x{i}": 1} for i in range(6)})
+    pa, pq = tmp_path / "a.trec", tmp_path / "qrels.trec"
+    write_run(a, pa)
+    (tmp_path / "b").mkdir()
+    write_run(b, tmp_path / "b" / "run.trec")  # a results folder holds run.trec
+    write_qrels(qrels, pq)
+    return pa, tmp_path / "b", pq
+
+
+def test_fuse_writes_the_fused_run_of_files_and_folders(tmp_path: Path) -> None:
+    pa, pb, _ = _runs(tmp_path)
+    res = runner.invoke(app, ["fuse", str(pa), str(pb), "--method", "wsum", "--weights", "1,3", "-o", str(tmp_path / "f")])
+    assert res.exit_code == 0, res.output
+    got = read_any_run(tmp_path / "f")
+    want = fuse([read_any_run(pa), read_any_run(pb)], "wsum", weights=[1, 3])
+    assert got.to_dict() == want.to_dict()
+    assert got.to_dict()["q0"] != read_any_run(pa).to_dict()["q0"]
+
+
+def test_fuse_cv_prints_weights_per_fold_and_saves_the_held_out_run(tmp_path: Path) -> None:
+    pa, pb, pq = _runs(tmp_path)
+    res = runner.invoke(app, ["fuse", str(pa), str(pb), "--method", "wsum", "--cv", "3", "--qrels", str(pq),
+                              "-m", "mrr", "-o", str(tmp_path / "cv")])
+    assert res.exit_code == 0, res.output
+    assert len(re.findall(r"^  fold \d: weights \(", res.output, re.M)) == 3 and "held-out mrr over all queries: " in res.output
+    assert len(read_any_run(tmp_path / "cv")) == 6
+
+
+def test_fuse_refuses_bad_options_with_one_line(tmp_path: Path) -> None:
+    pa, pb, pq = _runs(tmp_path)
+    for args, needle in (
+        (["--cv", "3"], "--qrels"),
+        (["--cv", "3", "--qrels", str(pq), "--weights", "1,2"], "--weights"),
+        (["--weights", "1,x"], "comma-separated"),
+        (["--method", "borda"], "fusion method"),
+        (["--method", "combsum", "--weights", "1,2"], "takes no 'weights'"),
+    ):
+        res = runner.invoke(app, ["fuse", str(pa), str(pb), "-o", str(tmp_path / "x"), *args])
+        assert res.exit_code != 0 and needle in res.output, (args, res.output)
+        assert "Traceback" not in res.output
