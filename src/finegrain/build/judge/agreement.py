@@ -23,7 +23,7 @@ import warnings
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from finegrain.build.judge.store import JudgmentStore
 from finegrain.errors import MissingDependencyError
@@ -77,9 +77,10 @@ class Agreement:
         from rich.text import Text
 
         pairs = RichTable()
-        for name, justify in (("annotator", "left"), ("annotator", "left"), ("items", "right"),
-                              ("agree", "right"), ("κ", "right"), ("κ linear", "right")):
-            pairs.add_column(name, justify=justify, overflow="fold", max_width=18 if name == "annotator" else None)
+        for name in ("annotator", "annotator"):
+            pairs.add_column(name, overflow="fold", max_width=18)
+        for name in ("items", "agree", "κ", "κ linear"):
+            pairs.add_column(name, justify="right")
         for p in self.pairs:
             pairs.add_row(p.a, p.b, str(p.n_items), _pct(p.observed), _num(p.kappa), _num(p.kappa_linear))
         if not self.pairs:
@@ -175,7 +176,8 @@ def _fleiss(table: Table, scale: tuple[int, ...]) -> tuple[float | None, int | N
     return _finite(value), m, len(rows), left
 
 
-def _alpha(table: Table, names: tuple[str, ...], scale: tuple[int, ...], level: str) -> float | None:
+def _alpha(table: Table, names: tuple[str, ...], scale: tuple[int, ...],
+           level: Literal["ordinal", "nominal"]) -> float | None:
     items = [v for v in table.values() if len(v) >= 2]
     if not items:
         return None

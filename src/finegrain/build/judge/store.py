@@ -168,8 +168,8 @@ class JudgmentStore:
                 raise FinegrainError(f"no judgments database at {str(p)!r} and no pool to make one for", _START)
         conn = cls._connect(p)
         try:
-            if not exists:
-                cls._create(conn, pool, scale or Scale(pool.grades), pool_name or "")  # type: ignore[union-attr]
+            if pool is not None and not exists:
+                cls._create(conn, pool, scale or Scale(pool.grades), pool_name or "")
             cls._check_schema(conn, p)
             store = cls(p, conn)
         except BaseException:
