@@ -471,6 +471,22 @@ def test_hidden_items_are_shown_with_all(tmp_path: Path, pool_file: Path) -> Non
         assert c.post("/api/judgments", json={"annotator": "bob", "qid": "q2", "doc_id": "d4", "grade": 1}).status_code == 200
 
 
+def test_a_pool_with_nothing_left_to_judge_and_a_foreign_host(tmp_path: Path) -> None:
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from finegrain.build.judge.app import create_app
+
+    graded = [(q, d, n, b, s, 1) for q, d, n, b, s, _ in ROWS]
+    app = create_app(make_pool(rows=graded), tmp_path / "done.sqlite", allowed_hosts=["127.0.0.1", "localhost"])
+    with TestClient(app, base_url="http://127.0.0.1") as c:
+        assert c.get("/api/config").json()["total"] == 0 and c.get("/api/config").json()["hidden"] == 6
+        c.post("/api/login", json={"annotator": "alice"})
+        assert c.get("/api/state", params={"annotator": "alice"}).json()["next"] is None
+    with TestClient(app, base_url="http://evil.example") as c:  # a DNS-rebinding page cannot reach it
+        assert c.get("/api/config").status_code == 400
+
+
 def test_the_page_is_one_self_contained_file(client: Any) -> None:
     html = client.get("/").text
     assert "<script>" in html and "<style>" in html
