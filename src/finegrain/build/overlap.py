@@ -42,8 +42,9 @@ no unit) match nothing.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
@@ -91,7 +92,7 @@ class OverlapResult:
     a_ids: tuple[str, ...]
     n_b: int
     pairs: tuple[OverlapPair, ...]
-    params: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    params: Mapping[str, Any] = dataclasses.field(default_factory=lambda: _EMPTY)
     a_source: str = ""
     b_source: str = ""
 
@@ -182,6 +183,7 @@ def find_overlap(
     sa, sb = as_text_set(a, field), as_text_set(b, field)
     language = resolve_lang(lang, sa, sb)
     params: dict[str, Any] = {}
+    found: Iterable[tuple[int, int, float]]
     if method == "minhash":
         params = {"ngram": ngram, "num_perm": num_perm, "seed": seed}
         found = _minhash(sa.texts, sb.texts, language, thr, ngram=ngram, num_perm=num_perm, seed=seed)

@@ -31,8 +31,9 @@ that name them).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
@@ -76,7 +77,7 @@ class TextSet:
     source: str
     format: str
     field: str
-    lines: Mapping[str, tuple[int, ...]] = field(default_factory=lambda: _EMPTY, repr=False)
+    lines: Mapping[str, tuple[int, ...]] = dataclasses.field(default_factory=lambda: _EMPTY, repr=False)
     lang: str | None = None
     columns: tuple[int, ...] = ()
 

@@ -31,6 +31,7 @@ from finegrain.cli import (
     judge_cmd,
     list_cmd,
     overlap_cmd,
+    passages_cmd,
     perturb_cmd,
     report_cmd,
 )
@@ -48,6 +49,8 @@ VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("concepts", concepts_cmd.concepts_command),
     ("caption-corpus", caption_corpus_cmd.caption_corpus_command),
     ("overlap", overlap_cmd.overlap_command),
+    ("passages", passages_cmd.passages_command),
+    ("distant-label", passages_cmd.distant_label_command),
     ("list", list_cmd.list_command),
 )
 
