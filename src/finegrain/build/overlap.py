@@ -22,10 +22,12 @@ one of four methods (``by``):
     Jaccard similarity of the texts' sets of unit n-grams (``ngram``, default
     2: character bigrams in zh, word bigrams in en; a text shorter than n is
     one shingle), candidates from a ``datasketch`` MinHash LSH index over B
-    (``num_perm`` permutations, the LSH tuned for the threshold), each
+    (``num_perm`` permutations; bands and rows tuned for the threshold with
+    misses weighted 0.8 and false candidates 0.2, ``lsh_weights``), each
     candidate then scored by its exact Jaccard; a pair counts at Jaccard
     **>=** the threshold (default 0.5). LSH may miss a pair near the threshold
-    (it trades recall for speed: ``benchmarks/overlap_minhash.py`` prints it).
+    (it trades recall for speed: ``benchmarks/overlap_minhash.py`` prints the
+    recall of planted near-duplicates).
 ``embedding``
     cosine similarity of the texts' vectors from an encoder (default ``e5``,
     multilingual-e5-small), lower-cased and whitespace-collapsed as the dense
@@ -61,6 +63,9 @@ DEFAULT_THRESHOLDS: Mapping[str, float] = MappingProxyType({"rougeL": 0.6, "minh
 RULES: Mapping[str, str] = MappingProxyType({"rougeL": ">", "minhash": ">=", "embedding": ">="})
 DEFAULT_NGRAM = 2
 DEFAULT_NUM_PERM = 128
+#: datasketch's LSH weights of (false positives, false negatives) when it picks bands and rows: candidates
+#: are verified by exact Jaccard, so a false positive costs one set intersection and a miss is lost.
+DEFAULT_LSH_WEIGHTS = (0.2, 0.8)
 DEFAULT_ENCODER = "e5"
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -159,6 +164,7 @@ def find_overlap(
     field: str = "queries",
     ngram: int = DEFAULT_NGRAM,
     num_perm: int = DEFAULT_NUM_PERM,
+    lsh_weights: tuple[float, float] = DEFAULT_LSH_WEIGHTS,
     encoder: Any = DEFAULT_ENCODER,
     cache_dir: str | Path | None = None,
     cache: bool = True,
@@ -185,8 +191,9 @@ def find_overlap(
     params: dict[str, Any] = {}
     found: Iterable[tuple[int, int, float]]
     if method == "minhash":
-        params = {"ngram": ngram, "num_perm": num_perm, "seed": seed}
-        found = _minhash(sa.texts, sb.texts, language, thr, ngram=ngram, num_perm=num_perm, seed=seed)
+        params = {"ngram": ngram, "num_perm": num_perm, "seed": seed, "lsh_weights": list(lsh_weights)}
+        found = _minhash(sa.texts, sb.texts, language, thr, ngram=ngram, num_perm=num_perm, seed=seed,
+                         weights=lsh_weights)
     elif method == "embedding":
         kind = "passage" if sa.field == "passages" else "query"
         found, params = _embedding(sa.texts, sb.texts, thr, encoder=encoder, kind=kind, cache=cache,
@@ -295,14 +302,14 @@ def shingles(text: str, lang: Lang, n: int) -> set[bytes]:
 
 
 def _minhash(a: Sequence[str], b: Sequence[str], lang: Lang, threshold: float | None, *, ngram: int,
-             num_perm: int, seed: int) -> Iterator[tuple[int, int, float]]:
+             num_perm: int, seed: int, weights: tuple[float, float]) -> Iterator[tuple[int, int, float]]:
     from finegrain._lazy import require
 
     datasketch = require("datasketch", "build")
     MinHash, MinHashLSH = datasketch.MinHash, datasketch.MinHashLSH
     assert threshold is not None
     sb = [shingles(t, lang, ngram) for t in b]
-    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm, weights=weights)
     keep_b = [j for j, s in enumerate(sb) if s]
     with lsh.insertion_session() as session:
         for j, m in zip(keep_b, MinHash.generator((sorted(sb[j]) for j in keep_b), num_perm=num_perm, seed=seed)):
