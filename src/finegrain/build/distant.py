@@ -225,13 +225,13 @@ def distant_label(passages: Any, answers: Answers | Mapping[str, Sequence[str]],
     candidates = _candidates(ps, ans)
     best: dict[tuple[str, int], tuple[float, int, int, int]] = {}  # (query, passage row) -> f1, answer, span
     scored = 0
-    for r, j, c in shared_units([us for _, _, us in rows], p_units):
+    # a span shares at most c units with the answer: F1 <= 2c / (c + |a|); pairs below the threshold by it are out
+    bound = lambda c, la, lb: 2 * c >= thr * (c + la)  # noqa: E731
+    for r, j, _ in shared_units([us for _, _, us in rows], p_units, keep=bound):
         qid, k, us = rows[r]
         allowed = candidates.get(qid)
         if allowed is not None and j not in allowed:
             continue
-        if 2 * c / (c + len(us)) < thr:
-            continue  # no span of this passage can reach the threshold
         scored += 1
         f1, i0, i1 = best_span(p_units[j], us, floor=thr)
         if f1 >= thr and f1 > best.get((qid, j), (0.0,))[0]:

@@ -283,9 +283,8 @@ def _rouge_l(a: Sequence[str], b: Sequence[str], lang: Lang, threshold: float | 
     tok = _UnitTokenizer(lang)
     ua, ub = [tok.tokenize(t) for t in a], [tok.tokenize(t) for t in b]
     scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=tok)
-    for i, j, shared in shared_units(ua, ub):
-        if 2 * shared / (len(ua[i]) + len(ub[j])) <= threshold:
-            continue  # ROUGE-L F cannot be above this bound
+    # ROUGE-L F = 2 LCS / (|a| + |b|) <= 2 shared / (|a| + |b|): pairs not above the threshold by it are out
+    for i, j, _ in shared_units(ua, ub, keep=lambda v, la, lb: 2 * v > threshold * (la + lb)):
         score = scorer.score(b[j], a[i])["rougeL"].fmeasure
         if score > threshold:
             yield i, j, score

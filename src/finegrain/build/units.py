@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
 from finegrain.text.lang import Lang, parse_lang
@@ -61,12 +61,14 @@ def exact_key(text: str) -> str:
 
 
 def shared_units(ua: Sequence[Sequence[str]], ub: Sequence[Sequence[str]], *, block_rows: int = 256,
-                 ) -> Iterator[tuple[int, int, int]]:
+                 keep: Callable[[Any, Any, Any], Any] | None = None) -> Iterator[tuple[int, int, int]]:
     """``(i, j, shared)`` for every pair sharing a unit: ``shared`` counts units with multiplicity
     (``sum over u of min(count in a, count in b)``), an upper bound of their LCS.
 
     Computed as a sparse product: each occurrence ``k`` of a unit ``u`` is a
     column ``(u, k)``, so two rows share exactly ``min`` columns per unit.
+    ``keep(shared, len_a, len_b)``, given numpy arrays, returns a mask of the
+    pairs to yield (a bound that rules pairs out without a Python loop over them).
     """
     import numpy as np
     from scipy import sparse
@@ -88,7 +90,11 @@ def shared_units(ua: Sequence[Sequence[str]], ub: Sequence[Sequence[str]], *, bl
     shape = len(vocab)
     A = sparse.csr_matrix((np.ones(len(ca), dtype=np.int32), ca, pa), shape=(len(ua), shape))
     Bt = sparse.csr_matrix((np.ones(len(cb), dtype=np.int32), cb, pb), shape=(len(ub), shape)).T.tocsr()
+    len_a, len_b = np.diff(np.asarray(pa)), np.diff(np.asarray(pb))
     for start in range(0, len(ua), block_rows):
         block = (A[start:start + block_rows] @ Bt).tocoo()
-        for i, j, v in zip(block.row.tolist(), block.col.tolist(), block.data.tolist()):
-            yield start + i, j, v
+        rows, cols, vals = block.row + start, block.col, block.data
+        if keep is not None:
+            mask = keep(vals, len_a[rows], len_b[cols])
+            rows, cols, vals = rows[mask], cols[mask], vals[mask]
+        yield from zip(rows.tolist(), cols.tolist(), vals.tolist())
