@@ -7,8 +7,8 @@ The Python API a ranx / ir_measures user can guess::
     ev = evaluate(qrels, run, ["ndcg@10", "recall@100"])   # dicts, DataFrames, ranx/ir_measures objects, paths
     ev.to_dict(); ev.per_query("ndcg@10"); ev.to_dataframe()
 
-Only the core types are imported here; ``evaluate``, ``compare``, ``fuse``
-and ``load_dataset`` load their modules on first use (no import-time side effects).
+Only the core types are imported here; ``evaluate``, ``compare``, ``fuse``,
+``load_dataset`` and ``pool`` load their modules on first use (no import-time side effects).
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Corpus", "Document", "Evaluation", "Qrels", "Queries", "Query", "Run", "__version__", "compare", "evaluate",
-    "fuse", "load_dataset",
+    "fuse", "load_dataset", "pool",
 ]
 
 if TYPE_CHECKING:
+    from finegrain.build.pool import pool
     from finegrain.datasets.registry import load_dataset
     from finegrain.evaluate.compare import compare
     from finegrain.evaluate.evaluate import evaluate
@@ -35,5 +36,5 @@ if TYPE_CHECKING:
 # ``evaluate`` is the module itself (``finegrain.evaluate`` is callable); see finegrain._lazy
 __getattr__, __dir__ = lazy_exports(__name__, {
     ".evaluate": "evaluate", ".evaluate.result": "Evaluation", ".evaluate.compare": "compare",
-    ".retrieve.fusion": "fuse", ".datasets.registry": "load_dataset",
+    ".retrieve.fusion": "fuse", ".datasets.registry": "load_dataset", ".build.pool": "pool",
 })
