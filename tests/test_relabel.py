@@ -69,6 +69,17 @@ def test_a_query_that_gains_its_first_relevant_item_enters_the_mean() -> None:
     assert m.kendall_tau is None  # the new side is all ties
 
 
+def test_a_query_new_to_the_qrels_but_in_the_runs_is_relabelled() -> None:
+    # a TREC qrels file has no line for a query without judgments: its first positive comes with the new qrels
+    old = Qrels.from_dict(OLD)
+    new = Qrels.from_dict({**OLD, "q3": {"d5": 1}})
+    runs = {"A": Run.from_dict({**RUNS["A"], "q3": {"d5": 1.0}}), "B": Run.from_dict(RUNS["B"])}
+    d = relabel_delta(runs, old, new, "mrr@10")
+    a = d.row("A", "mrr@10")
+    assert (a.n_old, a.n_new) == (2, 3) and math.isclose(a.new, 2 / 3)
+    assert d.change.n_queries == 3 and d.change.newly_judged == 1 and d.change.became_relevant == 1
+
+
 def test_ties_share_the_better_rank_lower_is_better_and_undefined_tau() -> None:
     same = Qrels.from_dict(OLD)
     runs = [Run.from_dict(RUNS["B"], name="B"), Run.from_dict(RUNS["B"], name="B2"), Run.from_dict(RUNS["A"], name="A")]
@@ -95,7 +106,7 @@ def test_hide_relevant_is_seeded_and_keeps_every_query() -> None:
 
 def test_bad_input_is_one_clear_error() -> None:
     old, new = Qrels.from_dict(OLD), Qrels.from_dict(NEW)
-    with pytest.raises(FinegrainError, match="judge 1 query the old qrels do not have .*'q7'"):
+    with pytest.raises(FinegrainError, match="judge 1 query that neither the old qrels nor any run has .*'q7'"):
         relabel_delta(_runs(), old, Qrels.from_dict({"q7": {"d1": 1}}), ["ndcg@10"])
     with pytest.raises(FinegrainError, match=r"unknown grade 5 in the new qrels \(query 'q1', document 'd2'\)"):
         relabel_delta(_runs(), old, Qrels.from_dict({"q1": {"d1": 1, "d2": 5}}), ["ndcg@10"])

@@ -14,14 +14,17 @@ and after judging a triage pool, :mod:`finegrain.build.triage`):
   systems' values under the two qrels, over the systems with a value under
   both (None for fewer than two, or when one side is all ties), i.e. how
   much of the system ordering survives the relabelling;
-* the denominators: both evaluations use one universe of queries (the old
-  qrels' queries), but a query enters a ranking metric only when it has a
+* the denominators: both evaluations use one universe of queries (the
+  queries of either qrels), but a query enters a ranking metric only when it has a
   relevant item, so a relabelling that finds the first relevant item of a
   query adds it to the mean; ``n_old`` / ``n_new`` say how many were scored;
 * what changed in the qrels (:class:`QrelsChange`).
 
 Checks (each a :class:`~finegrain.errors.FinegrainError` naming the value):
-the new qrels judge only queries of the old ones ("qrels for other queries"),
+the new qrels judge only queries of the old qrels or of the runs ("qrels
+for other queries"; a query may be new to the qrels: a TREC file has no line
+for a query without judgments, so its first relevant item comes with the
+new ones),
 their grades are on the old scale (the old qrels' grades and 0, or ``grades=``),
 the runs retrieve for some query of the qrels, and run names are unique.
 Every number is recomputed from the runs with :func:`~finegrain.evaluate.evaluate.evaluate`.
@@ -107,7 +110,7 @@ class QrelsChange:
     """What differs between the two qrels (pairs are (query, document); relevant = grade >= ``rel``)."""
 
     rel: int
-    n_queries: int  # the universe: queries of the old qrels
+    n_queries: int  # the universe: queries of either qrels
     n_old_judgements: int
     n_new_judgements: int
     newly_judged: int  # pairs judged in the new qrels only
@@ -158,7 +161,7 @@ class RelabelDelta:
                 "rank": "1 = best; equal values share the better rank; lower is better for "
                         + ", ".join(sorted(LOWER_IS_BETTER)),
                 "kendall_tau": "scipy.stats.kendalltau (tau-b) between the systems' values under the two qrels",
-                "universe": "the old qrels' queries under both; a ranking metric scores only queries with a "
+                "universe": "the queries of either qrels, under both; a ranking metric scores only queries with a "
                             "relevant item, so n_old and n_new may differ",
             },
         }
@@ -193,8 +196,8 @@ def relabel_delta(
     specs = list(dict.fromkeys(s if isinstance(s, MetricSpec) else parse_metric(s) for s in items))
     if not specs:
         raise FinegrainError("no metric to compare", "give at least one metric, e.g. ndcg@10")
-    _check_qrels(old_qrels, new_qrels, grades)
-    universe = list(old_qrels)
+    _check_qrels(old_qrels, new_qrels, grades, named)
+    universe = list(dict.fromkeys([*old_qrels, *new_qrels]))
     if not any(q in run for run in named.values() for q in universe):
         example = next(iter(next(iter(named.values()))), None)
         raise FinegrainError(
@@ -256,7 +259,7 @@ def qrels_change(old: Qrels, new: Qrels, *, rel: int = 1) -> QrelsChange:
             up += int(now and not was)
             down += int(was and not now)
         changed += int((newly, unjudged, regraded) != before)
-    return QrelsChange(rel, len(old), old.n_entries, new.n_entries, newly, unjudged, regraded, up, down, changed)
+    return QrelsChange(rel, len(dict.fromkeys([*old, *new])), old.n_entries, new.n_entries, newly, unjudged, regraded, up, down, changed)
 
 
 def hide_relevant(qrels: Qrels, fraction: float, *, seed: int, rel: int = 1) -> tuple[Qrels, frozenset[tuple[str, str]]]:
@@ -295,12 +298,12 @@ def _named_runs(runs: Sequence[Run] | Mapping[str, Run]) -> dict[str, Run]:
     return out
 
 
-def _check_qrels(old: Qrels, new: Qrels, grades: Iterable[int] | None) -> None:
-    other = [q for q in new if q not in old]
+def _check_qrels(old: Qrels, new: Qrels, grades: Iterable[int] | None, runs: Mapping[str, Run]) -> None:
+    other = [q for q in new if q not in old and not any(q in run for run in runs.values())]
     if other:
         raise FinegrainError(
-            f"the new qrels judge {len(other)} quer{'y' if len(other) == 1 else 'ies'} the old qrels do not have "
-            f"(e.g. {other[0]!r})",
+            f"the new qrels judge {len(other)} quer{'y' if len(other) == 1 else 'ies'} that neither the old qrels "
+            f"nor any run has (e.g. {other[0]!r})",
             "relabel the same queries: give the new qrels of the same dataset (a relabelled copy of the old)")
     allowed = {int(g) for g in grades} if grades is not None else {int(g) for g in old.values.tolist()} | {0}
     if new.n_entries:
@@ -336,7 +339,12 @@ def _num(x: float | None) -> float | None:
 
 def saved_runs(folders: Sequence[str | Path]) -> tuple[dict[str, Run], list[LabelledResults]]:
     """The runs of results folders written by ``finegrain eval`` (``run.trec`` / ``run.jsonl``), named as
-    ``finegrain compare`` names the systems (the retriever, made unique with the folder), with their results."""
+    ``finegrain compare`` names the systems (the retriever, made unique with the folder), with their results.
+
+    A query the folder's results.json lists but the run file lacks (a query with no result has no TREC line)
+    gets an empty entry, so every run has the queries it was asked."""
+    import numpy as np
+
     from finegrain.evaluate.pipeline import read_saved_run
     from finegrain.evaluate.systems import load_labelled
 
@@ -346,7 +354,11 @@ def saved_runs(folders: Sequence[str | Path]) -> tuple[dict[str, Run], list[Labe
         run = read_saved_run(s.path or "")
         if not isinstance(run, Run):
             raise FinegrainError(f"the saved run of {s.path!r} could not be read", "re-run 'finegrain eval --out DIR'")
-        runs[s.label] = Run(run.qids, run.offsets, run.doc_codes, run.vocab, run.values, name=s.label, check=False)
+        have = set(run.qids)
+        missing = [q for q in s.results.queries if q not in have]
+        offsets = np.concatenate([run.offsets, np.full(len(missing), run.offsets[-1], dtype=np.int64)])
+        runs[s.label] = Run(run.qids + tuple(missing), offsets, run.doc_codes, run.vocab, run.values, name=s.label,
+                            check=False)
     return runs, systems
 
 
