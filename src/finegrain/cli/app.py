@@ -34,6 +34,7 @@ from finegrain.cli import (
     passages_cmd,
     perturb_cmd,
     report_cmd,
+    triage_cmd,
 )
 from finegrain.errors import FinegrainError
 
@@ -43,6 +44,7 @@ VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("evaluate", evaluate_cmd.evaluate_command),
     ("compare", compare_cmd.compare_command),
     ("fuse", fuse_cmd.fuse_command),
+    ("triage", triage_cmd.triage_command),
     ("report", report_cmd.report_command),
     ("perturb", perturb_cmd.perturb_command),
     ("contrast", contrast_cmd.contrast_command),
