@@ -73,6 +73,15 @@ def test_a_run_ties_are_cut_by_the_one_ranking_rule() -> None:
                                                             ("q", "c", 1, 1, ("o",), None)}
 
 
+def test_unusual_ids_are_matched_to_the_qrels_exactly() -> None:
+    ids = ["a\0", "a", "é", "a b", "\U0001f600", ""]
+    run = Run.from_dict({"q": {d: float(i) for i, d in enumerate(ids)}}, name="r")
+    qrels = Qrels.from_dict({"q": {"a\0": 2, "": 1, "a b": 0, "zz": 1}})
+    pool = pool_runs([run], depth=10, qrels=qrels)
+    assert {it.doc_id: it.grade for it in pool.items} == {"a\0": 2, "a": None, "é": None, "a b": 0,
+                                                          "\U0001f600": None, "": 1}
+
+
 def test_blocks_do_not_change_the_pool() -> None:
     runs = random_runs(3, n_runs=5, n_queries=40)
     whole = pool_table(runs, depth=7, seed=3)
@@ -92,6 +101,22 @@ def test_texts_grades_and_header() -> None:
         pool_runs([A], depth=1, grades=[0, 0])
 
 
+def test_fully_judged_qrels_make_an_unlisted_item_a_judged_zero() -> None:
+    from types import SimpleNamespace
+
+    pool = pool_runs([A, B, C], depth=2, qrels=QRELS, fully_judged=True)
+    assert {(it.doc_id, it.grade) for it in pool.items if it.qid == "q1"} == {("d1", 0), ("d2", 0), ("d3", 0),
+                                                                              ("d4", 2)}
+    assert not pool.unjudged()
+    # a Dataset supplies qrels, texts, language and its fully_judged flag
+    ds = SimpleNamespace(name="toy", qrels=QRELS, queries={"q1": "x"}, corpus={"d4": "y"}, lang="zh",
+                         meta={"fully_judged": True})
+    from_ds = pool_runs([A, B, C], depth=2, dataset=ds)
+    assert rows(from_ds) == rows(pool) and from_ds.dataset == "toy" and from_ds.lang == "zh"
+    assert dict(from_ds.queries) == {"q1": "x"} and dict(from_ds.texts) == {"d4": "y"}
+    assert pool_runs([A, B, C], depth=2, dataset="toy", qrels=QRELS).unjudged()  # a name alone: not fully judged
+
+
 def test_pool_file_round_trip(tmp_path: Path) -> None:
     pool = pool_runs([A, B, C], depth=2, qrels=QRELS, queries={"q1": "x"}, corpus={"d2": "y"})
     back = read_pool(write_pool(pool, tmp_path / "p.jsonl.gz"))
@@ -108,6 +133,8 @@ def test_summary_fits_80_columns() -> None:
     lines = summary.lines()
     assert all(len(line) <= 80 for line in lines)
     assert any("3 of 9 (33.3%)" in line for line in lines)
+    short = summary.lines(max_systems=2)
+    assert "... 2 more systems" in short[-2] and len(short) == len(lines) - 1
 
 
 # --------------------------------------------------------------------------- brute force on random runs

@@ -10,7 +10,9 @@ contributing retrievers are pooled and judged by people, which turned many
   1-based rank over them (``best_rank``) and which systems (in the given
   order);
 - ``grade`` is the judgement the qrels already have (any grade, 0 included),
-  ``None`` when unjudged;
+  ``None`` when unjudged; with ``fully_judged`` qrels (a dataset that judges
+  every pair and lists only its relevant ones, like CapRetrieval) an unlisted
+  item is a judged 0;
 - items are ordered for judging query by query (queries in the first run's
   order): more systems first, then better best rank, then a shuffle of the
   remaining ties drawn from ``seed``. The shuffle draws one number per item in
@@ -71,6 +73,10 @@ class PoolTable:
     grade: np.ndarray  # int64[n]
     judged: np.ndarray  # bool[n]
 
+    def __post_init__(self) -> None:
+        for name in ("query", "doc", "n_systems", "best_rank", "members", "grade", "judged"):
+            getattr(self, name).setflags(write=False)
+
     def __len__(self) -> int:
         return len(self.query)
 
@@ -107,12 +113,14 @@ def pool_table(
     qrels: Qrels | None = None,
     seed: int = 0,
     names: Sequence[str] | None = None,
+    fully_judged: bool = False,
     _block_entries: int = _BLOCK_ENTRIES,
 ) -> PoolTable:
     """Pool the top ``depth`` of every run per query (see the module docstring), as columns.
 
     ``names`` are the systems' names (default: the runs' names, made unique
-    with ``#2``, ``#3``, ...). Errors: no run, a run with no result, ``depth`` < 1,
+    with ``#2``, ``#3``, ...). ``fully_judged``: the qrels judge every pair,
+    so an item they do not list is a judged 0. Errors: no run, a run with no result, ``depth`` < 1,
     runs over different query sets (naming both runs and a query only one has).
     """
     runs = list(runs)
@@ -141,6 +149,8 @@ def pool_table(
             column.append(part)
         start = end
     query, doc, n_sys, best, grade, judged, members = (_concat(columns, i) for i in range(7))
+    if fully_judged and qrels is not None:
+        judged[:] = True  # unlisted: a true 0 (grade is already 0 there)
     return PoolTable(qids, doc_ids, systems, depth, seed, query, doc, n_sys, best, members, grade, judged)
 
 
@@ -156,6 +166,7 @@ def pool_runs(
     lang: str | None = None,
     grades: Sequence[int] | None = None,
     names: Sequence[str] | None = None,
+    fully_judged: bool = False,
     provenance: Mapping[str, Any] | None = None,
 ) -> Pool:
     """Pool the top ``depth`` of ``runs`` per query into a :class:`Pool` ready for :func:`write_pool`.
@@ -165,7 +176,8 @@ def pool_runs(
     ``{id: text}``) give the texts the pool embeds for its judging page.
     ``dataset`` is a dataset name for the header, or a loaded
     :class:`~finegrain.datasets.registry.Dataset`, which also supplies qrels,
-    queries, corpus and language where those are not given. ``grades`` is the
+    queries, corpus, language and ``fully_judged`` (from its meta) where those
+    are not given. ``fully_judged``: see :func:`pool_table`. ``grades`` is the
     judging scale (default: 0 up to the qrels' top grade, at least 0, 1;
     without qrels CapRetrieval's 0, 1, 2).
     """
@@ -176,14 +188,15 @@ def pool_runs(
         queries = dataset.queries if queries is None else queries
         corpus = dataset.corpus if corpus is None else corpus
         lang = lang or getattr(dataset, "lang", None)
-    table = pool_table(runs, depth=depth, qrels=qrels, seed=seed, names=names)
+        fully_judged = fully_judged or (qrels is dataset.qrels and bool(dataset.meta.get("fully_judged", False)))
+    table = pool_table(runs, depth=depth, qrels=qrels, seed=seed, names=names, fully_judged=fully_judged)
     items = table.items()
     pooled_qids = dict.fromkeys(it.qid for it in items)
     pooled_docs = dict.fromkeys(it.doc_id for it in items)
     return Pool(
         items=items, depth=depth, systems=table.systems, seed=seed, dataset=name, lang=lang,
         grades=_grades(grades, qrels), queries=_texts(queries, pooled_qids), texts=_texts(corpus, pooled_docs),
-        provenance=dict(provenance or {}),
+        provenance={"n_queries": len(table.qids), "fully_judged": fully_judged, **dict(provenance or {})},
     )
 
 
@@ -226,12 +239,14 @@ def pool_results(
             lost = (["no judged marks (give --qrels)"] if qrels_obj is None else []) + (
                 ["query texts from results.json only, no passage texts"] if texts else [])
             warnings.append(f"dataset {dataset!r} did not load ({problem}): {'; '.join(lost)}")
+    fully_judged = False
     if qrels_obj is None and ds is not None:
         qrels_obj, qrels_source = ds.qrels, f"{dataset}'s qrels"
+        fully_judged = bool(ds.meta.get("fully_judged", False))
     if qrels_obj is None and dataset is None:
         warnings.append("no qrels: every item is unjudged (give --qrels to mark what is judged)")
     if texts and dataset is None:
-        warnings.append("no texts: no results.json names a dataset (pool results folders of 'finegrain eval')")
+        warnings.append("no passage texts: no results.json names a dataset (pool folders of 'finegrain eval')")
     queries: Mapping[str, Any] | None = None
     corpus: Mapping[str, Any] | None = None
     if texts:
@@ -244,12 +259,13 @@ def pool_results(
         "finegrain_version": __version__,
         "runs": [{"system": n, **sr.describe()} for n, sr in zip(names, loaded)],
         "qrels": qrels_source,
+        "fully_judged": fully_judged,
         "warnings": warnings,
     }
     return pool_runs(
         [sr.run for sr in loaded], depth=depth, qrels=qrels_obj, seed=seed, queries=queries, corpus=corpus,
         dataset=dataset, lang=lang or (ds.lang if ds is not None else _saved_lang(loaded)), grades=grades,
-        names=names, provenance=provenance,
+        names=names, fully_judged=fully_judged, provenance=provenance,
     )
 
 
@@ -264,7 +280,7 @@ pool = pool_results
 class PoolSummary:
     """What a pool holds, in numbers (``finegrain pool`` prints :meth:`lines`)."""
 
-    n_queries: int
+    n_queries: int  # queries with at least one pooled item
     n_items: int
     n_judged: int
     depth: int
@@ -272,6 +288,8 @@ class PoolSummary:
     per_query_max: int
     systems: tuple[tuple[str, int, int, int], ...]  # (name, items, unique, unique and unjudged)
     qrels: str | None = None
+    n_universe: int | None = None  # queries the runs were over, when the pool records it
+    fully_judged: bool = False
 
     @property
     def per_query(self) -> float:
@@ -281,21 +299,32 @@ class PoolSummary:
     def judged_share(self) -> float | None:
         return self.n_judged / self.n_items if self.n_items else None
 
-    def lines(self, width: int = 80) -> list[str]:
+    def lines(self, width: int = 80, max_systems: int = 20) -> list[str]:
+        """The summary as lines of at most ``width`` characters; past ``max_systems`` systems, those
+        with the most unique items."""
         share = "-" if self.judged_share is None else f"{100 * self.judged_share:.1f}%"
-        out = [
-            _clip(f"pool: {self.n_items} items over {self.n_queries} queries, depth {self.depth}, "
-                  f"{len(self.systems)} systems", width),
-            _clip(f"items per query: {self.per_query:.1f} (min {self.per_query_min}, max {self.per_query_max})", width),
-            _clip(f"already judged: {self.n_judged} of {self.n_items} ({share})"
-                  + (f" by {self.qrels}" if self.qrels else " (no qrels)")
-                  + f"; to judge: {self.n_items - self.n_judged}", width),
-        ]
+        out = [f"pool: {self.n_items} items over {self.n_queries} queries, depth {self.depth}, "
+               f"{len(self.systems)} systems"]
+        if self.n_universe is not None and self.n_universe > self.n_queries:
+            out.append(f"  ({self.n_universe - self.n_queries} of {self.n_universe} queries: no system retrieved "
+                       "anything)")
+        out.append(f"items per query: {self.per_query:.1f} (min {self.per_query_min}, max {self.per_query_max})")
+        out.append(f"already judged: {self.n_judged} of {self.n_items} ({share})"
+                   + (f" by {self.qrels}" if self.qrels else " (no qrels)")
+                   + f"; to judge: {self.n_items - self.n_judged}")
+        if self.fully_judged:
+            out.append("  (a fully judged dataset: an item its qrels do not list is a judged 0)")
         name_w = max(6, min(width - 34, max((len(s[0]) for s in self.systems), default=6)))
         out.append(f"{'system':<{name_w}}  {'in pool':>8}  {'unique':>8}  {'unjudged':>8}")
-        for name, n, unique, unjudged in self.systems:
+        shown_systems = self.systems
+        if len(shown_systems) > max_systems:
+            shown_systems = tuple(sorted(shown_systems, key=lambda r: -r[2])[:max_systems])
+        for name, n, unique, unjudged in shown_systems:
             shown = name if len(name) <= name_w else name[: name_w - 1] + "…"
             out.append(f"{shown:<{name_w}}  {n:>8}  {unique:>8}  {unjudged:>8}")
+        if len(shown_systems) < len(self.systems):
+            rest = len(self.systems) - len(shown_systems)
+            out.append(f"... {rest} more systems with fewer unique items (fewest: {min(r[2] for r in self.systems)})")
         out.append("unique: items no other system retrieved; unjudged: of those, not in the qrels")
         return [_clip(line, width) for line in out]
 
@@ -315,12 +344,14 @@ def summarise(pool: Pool) -> PoolSummary:
             unique[s] = unique.get(s, 0) + 1
             unique_unjudged[s] = unique_unjudged.get(s, 0) + (it.grade is None)
     counts = list(per_query.values())
-    qrels = pool.provenance.get("qrels")
+    prov = pool.provenance
+    n_universe = prov.get("n_queries")
     return PoolSummary(
         n_queries=len(per_query), n_items=len(pool.items), n_judged=sum(it.grade is not None for it in pool.items),
         depth=pool.depth, per_query_min=min(counts, default=0), per_query_max=max(counts, default=0),
         systems=tuple((s, n_in[s], unique[s], unique_unjudged[s]) for s in pool.systems),
-        qrels=str(qrels) if qrels else None,
+        qrels=str(prov["qrels"]) if prov.get("qrels") else None,
+        n_universe=n_universe if isinstance(n_universe, int) else None, fully_judged=prov.get("fully_judged") is True,
     )
 
 
@@ -482,15 +513,15 @@ def _judgements(qrels: Qrels | None, uindex: Mapping[str, int], doc_ids: tuple[s
 
 def _codes_in(sorted_ids: tuple[str, ...], ids: Sequence[str]) -> np.ndarray:
     """Position of each of ``ids`` in ``sorted_ids`` (code-point order), -1 when absent."""
-    if not ids:
-        return np.zeros(0, dtype=np.int64)
-    try:  # numpy compares unicode by code point: a binary search in C, then an exact check in Python
-        pos = np.minimum(np.searchsorted(np.asarray(sorted_ids), np.asarray(ids)), len(sorted_ids) - 1)
-        return np.fromiter((p if sorted_ids[p] == i else -1 for p, i in zip(pos.tolist(), ids)),
-                           dtype=np.int64, count=len(ids))
-    except (ValueError, TypeError, MemoryError):
+    if not ids or not sorted_ids:
+        return np.full(len(ids), -1, dtype=np.int64)
+    if "\0" in "".join(sorted_ids) or "\0" in "".join(ids):  # numpy's unicode arrays drop trailing NULs
         code = {d: k for k, d in enumerate(sorted_ids)}
         return np.fromiter((code.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+    # numpy compares unicode by code point, as Python does: a binary search in C, then an exact check
+    pos = np.minimum(np.searchsorted(np.asarray(sorted_ids), np.asarray(ids)), len(sorted_ids) - 1)
+    return np.fromiter((p if sorted_ids[p] == i else -1 for p, i in zip(pos.tolist(), ids)),
+                       dtype=np.int64, count=len(ids))
 
 
 def _pool_block(cuts: list[_Cut], luts: list[np.ndarray], a: int, b: int, bits: _Bits,
