@@ -33,6 +33,7 @@ from finegrain.cli import (
     overlap_cmd,
     passages_cmd,
     perturb_cmd,
+    pool_cmd,
     report_cmd,
     triage_cmd,
 )
@@ -51,6 +52,7 @@ VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("concepts", concepts_cmd.concepts_command),
     ("caption-corpus", caption_corpus_cmd.caption_corpus_command),
     ("overlap", overlap_cmd.overlap_command),
+    ("pool", pool_cmd.pool_command),
     ("passages", passages_cmd.passages_command),
     ("distant-label", passages_cmd.distant_label_command),
     ("list", list_cmd.list_command),
