@@ -315,15 +315,16 @@ def _lexical(cands: Sequence[PoolItem], positives: Mapping[str, list[str]], quer
     for i, it in enumerate(cands):
         d_terms = terms[it.doc_id]
         qt = q_terms[it.qid]
-        total = sum(idf(t) for t in qt)
-        feats["query_terms"][i] = (sum(idf(t) for t in qt & d_terms) / total) if total > 0 else None
+        # sums over sorted terms: a set's order follows the string hash, which changes from run to run
+        total = sum(idf(t) for t in sorted(qt))
+        feats["query_terms"][i] = (sum(idf(t) for t in sorted(qt & d_terms)) / total) if total > 0 else None
         best: tuple[float, str] | None = None
         for p in positives.get(it.qid, ()):
             for x in (it.doc_id, p):
                 if x not in norm2:
-                    norm2[x] = sum(idf(t) ** 2 for t in terms[x])
+                    norm2[x] = sum(idf(t) ** 2 for t in sorted(terms[x]))
             den = math.sqrt(norm2[it.doc_id] * norm2[p])
-            sim = sum(idf(t) ** 2 for t in d_terms & terms[p]) / den if den > 0 else 0.0
+            sim = sum(idf(t) ** 2 for t in sorted(d_terms & terms[p])) / den if den > 0 else 0.0
             if best is None or sim > best[0]:  # the first of equal maxima: positives are sorted by id
                 best = (sim, p)
         if best is not None:
@@ -390,7 +391,7 @@ def _scores(feats: Mapping[str, list[float | None]], weights: Mapping[str, float
         idx = np.asarray([i for i, v in enumerate(values) if v is not None], dtype=np.int64)
         if wf <= 0 or not len(idx):
             continue
-        vals = np.asarray([values[i] for i in idx], dtype=np.float64)
+        vals = np.round(np.asarray([values[i] for i in idx], dtype=np.float64), 12)  # float noise is a tie
         pct = (rankdata(vals, method="average") - 1.0) / (len(vals) - 1) if len(vals) > 1 else np.full(1, 0.5)
         num[idx] += wf * pct
         den[idx] += wf
