@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 
 from finegrain.cli.app import build_cli
 from finegrain.cli.main import main
-from finegrain.cli.options import LANGS, SHORT_FLAGS
+from finegrain.cli.options import SHORT_FLAGS
+from finegrain.text.lang import LANGS
 
 
 def _commands(cmd: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:

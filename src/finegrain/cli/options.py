@@ -38,7 +38,6 @@ import typer
 from finegrain.errors import FinegrainError
 
 METRIC_FLAGS = ("--metric", "--metrics", "-m")
-LANGS = ("zh", "en")
 # Short flag -> the long name it stands for, on every verb (tests/test_cli_vocabulary.py).
 SHORT_FLAGS: dict[str, str] = {
     "-d": "--dataset",
@@ -128,13 +127,15 @@ def lang_option(help: str, default: str | None = "en") -> Any:
 def _lang(value: str | None) -> str | None:
     if value is None:
         return None
-    low = value.strip().lower()
-    if low == "cn":
-        print("warning: --lang cn is deprecated; write --lang zh", file=sys.stderr)
-        return "zh"
-    if low not in LANGS:
-        raise typer.BadParameter(f"unknown language {value!r}; use zh or en")
-    return low
+    from finegrain.text.lang import parse_lang
+
+    try:
+        lang = parse_lang(value)
+    except FinegrainError as e:
+        raise typer.BadParameter(f"{e.args[0]}; use zh or en") from None
+    if value.strip().lower() != lang.value:
+        print(f"warning: --lang {value} is read as {lang.value}; write --lang {lang.value}", file=sys.stderr)
+    return lang.value
 
 
 # --------------------------------------------------------------------------- --set KEY=VALUE

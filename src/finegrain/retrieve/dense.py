@@ -47,11 +47,11 @@ from finegrain.retrieve.encoders.templates import (
     Prompting,
     resolve_prompting,
 )
+from finegrain.text.lang import LANGS
 from finegrain.types import Corpus, Queries, Run
 
 DEFAULT_K = 1000
 _ENCODER_OPTIONS = ("batch_size", "device", "variant", "max_length", "threads")
-_LANGS = ("zh", "en")
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,7 @@ class DenseRetriever:
             "encoder_config": enc.config(),
             "lowercase": self.lowercase,
             "normalize_space": self.normalize_space,
-            "prompting": {lang: self.prompting(lang).to_dict() for lang in _LANGS},
+            "prompting": {lang: self.prompting(lang).to_dict() for lang in LANGS},
             "score": "inner product of L2-normalised vectors (cosine)",
             "default_k": self.default_k,
             "threshold": self.threshold,
