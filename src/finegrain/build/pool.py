@@ -30,6 +30,7 @@ first. :func:`summarise` is what ``finegrain pool`` prints.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from finegrain.build.pool_file import DEFAULT_GRADES, Pool, PoolItem, pool_items
+from finegrain.build.pool_file import DEFAULT_GRADES, Pool, PoolItem
 from finegrain.errors import FinegrainError
 from finegrain.ranking import string_ranks
 from finegrain.types import Qrels, Run
@@ -94,16 +95,26 @@ class PoolTable:
         """The :class:`PoolItem` s, numbered in judging order."""
         if not len(self):
             return ()
-        rows, inverse = np.unique(self.members, axis=0, return_inverse=True)
-        names = [tuple(self.systems[s] for s in range(len(self.systems)) if (row[s // 64] >> np.uint64(s % 64)) & 1)
-                 for row in rows]
+        # each distinct membership row decoded once: its bits, little-endian, are the systems in order
+        rows, inverse = _distinct_rows(self.members)
+        bits = np.unpackbits(rows.astype("<u8").view(np.uint8).reshape(len(rows), -1), axis=1, bitorder="little")
+        row, col = np.nonzero(bits[:, : len(self.systems)])
+        bounds = np.searchsorted(row, np.arange(len(rows) + 1)).tolist()
+        cols, systems = col.tolist(), self.systems
+        names = [tuple(map(systems.__getitem__, cols[a:b])) for a, b in zip(bounds[:-1], bounds[1:])]
         qids, docs = self.qids, self.doc_ids
         grades: list[int | None] = self.grade.tolist()
         for i in np.flatnonzero(~self.judged).tolist():
             grades[i] = None
-        return pool_items(zip([qids[q] for q in self.query.tolist()], [docs[d] for d in self.doc.tolist()],
-                              self.n_systems.tolist(), self.best_rank.tolist(),
-                              [names[k] for k in inverse.reshape(-1).tolist()], grades))
+        columns = ([qids[q] for q in self.query.tolist()], [docs[d] for d in self.doc.tolist()], range(len(self)),
+                   self.n_systems.tolist(), self.best_rank.tolist(), [names[k] for k in inverse.tolist()], grades)
+        collecting = gc.isenabled()
+        gc.disable()  # millions of new objects and no cycle among them: the collector would only rescan them
+        try:
+            return tuple(map(PoolItem, *columns))
+        finally:
+            if collecting:
+                gc.enable()
 
 
 def pool_table(
@@ -580,6 +591,19 @@ def _pool_block(cuts: list[_Cut], luts: list[np.ndarray], a: int, b: int, bits: 
     small = np.int32
     return ((ql[perm] + a).astype(small), doc[perm].astype(small if bits.doc < 31 else np.int64),
             n_sys[perm].astype(small), best[perm].astype(small), grade[perm], judged[perm], members[perm])
+
+
+def _distinct_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(a, axis=0, return_inverse=True)`` for a 2-D integer array, by one lexsort."""
+    if a.shape[1] == 1:
+        values, inverse = np.unique(a[:, 0], return_inverse=True)
+        return values.reshape(-1, 1), inverse.reshape(-1)
+    order = np.lexsort(a.T[::-1])
+    ordered = a[order]
+    new = np.concatenate(([True], (ordered[1:] != ordered[:-1]).any(axis=1)))
+    inverse = np.empty(len(a), dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return ordered[new], inverse
 
 
 def _concat(columns: list[list[np.ndarray]], i: int) -> np.ndarray:
