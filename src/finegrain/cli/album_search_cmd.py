@@ -3,7 +3,9 @@
 ``search`` prints the plan (the planner's ``explain()`` rows), the size of the
 predicted set and the top results, or "no matching photos" and the reason when
 the engine abstains; ``--json`` prints the whole result. ``eval`` scores the
-engine on a PhotoBench album and prints tables by Source type. Importing this
+engine on a PhotoBench album (and on the queries of ``--queries`` files, e.g.
+from ``album zero-answer``), prints Reject-Precision / Recall / F1 and tables by
+Source type. Importing this
 module adds both commands to ``finegrain album``.
 """
 
@@ -83,12 +85,18 @@ def eval_command(
     catalog: Path | None = typer.Option(None, "--catalog", "-c", help="Reuse (or create) this catalog file instead of a temporary one."),
     encoder: str | None = typer.Option(None, "--encoder", "-e", help="Text encoder of the catalog's caption embeddings."),
     unverified_visual: str = typer.Option("abstain", "--unverified-visual", help=_POLICY_HELP),
+    queries: list[Path] = typer.Option(
+        [], "--queries",
+        help="A query file (JSON: id, text, lang, ground_truth; e.g. from 'album zero-answer') whose queries in "
+             "--lang are scored with the album's own (repeatable)."),
+    no_album_queries: bool = typer.Option(False, "--no-album-queries", help="Score only the --queries files' queries."),
 ) -> None:
     """Score the album engine on the PhotoBench queries with ground truth, by Source type."""
     from finegrain.album.evaluation import evaluate_album
 
     result = evaluate_album(photobench, lang, out, catalog=catalog, encoder=_encoder(encoder),
-                            unverified_visual=unverified_visual)
+                            unverified_visual=unverified_visual, query_files=queries,
+                            album_queries=not no_album_queries)
     _print_tables(result)
     if out is not None:
         typer.echo(f"wrote {out / 'results.json'}")
@@ -106,10 +114,16 @@ def _print_tables(result: dict) -> None:
     console.print(f"[bold]{result['album']}[/bold] ({result['lang']}): {result['n_queries']} judged queries, "
                   f"{result['n_zero_ground_truth']} with zero ground truth; unverified visual: "
                   f"{result['settings']['unverified_visual']}")
+    for f in result.get("query_files", []):
+        console.print(f"  {f['n_queries']} queries from {f['path']} ({f['n_zero_ground_truth']} with zero ground truth)")
     zero = [q for q in result["per_query"] if q["n_ground_truth"] == 0]
     console.print(f"zero-ground-truth queries rejected: {sum(q['abstained'] for q in zero)}/{len(zero)}; "
                   f"queries with ground truth abstained on: "
                   f"{sum(q['abstained'] for q in result['per_query'] if q['n_ground_truth'])}/{result['n_queries'] - len(zero)}")
+    agg = result["aggregate"]
+    console.print(f"Reject-Precision {_fmt(agg.get('reject_precision'))}, Reject-Recall {_fmt(agg.get('reject_recall'))}, "
+                  f"Reject-F1 {_fmt(agg.get('reject_f1'))} over {result['n_queries']} queries ({len(zero)} with zero "
+                  f"ground truth)")
     counts: dict[str, int] = {}
     for q in result["per_query"]:
         counts[q["source"]] = counts.get(q["source"], 0) + 1
