@@ -21,6 +21,7 @@ from finegrain.cli import (
     album_plan_cmd,
     album_search_cmd,
     album_serve_cmd,
+    album_zero_cmd,
     caption_corpus_cmd,
     compare_cmd,
     concepts_cmd,
@@ -67,6 +68,7 @@ ALBUM_VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("eval", album_search_cmd.eval_command),
     ("plan", album_plan_cmd.plan_command),
     ("eval-routing", album_plan_cmd.eval_routing_command),
+    ("zero-answer", album_zero_cmd.zero_answer_command),
     ("serve", album_serve_cmd.serve_command),
 )
 
