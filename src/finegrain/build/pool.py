@@ -390,8 +390,9 @@ def _check(runs: list[Run], depth: int, seed: int, names: Sequence[str] | None) 
                                  "check that it is the run you meant, or leave it out")
     first, first_name = set(runs[0].qids), systems[0]
     for r, name in zip(runs[1:], systems[1:]):
-        if set(r.qids) != first:
-            only_first = [q for q in runs[0].qids if q not in set(r.qids)]
+        this = set(r.qids)
+        if this != first:
+            only_first = [q for q in runs[0].qids if q not in this]
             only_this = [q for q in r.qids if q not in first]
             q, has, lacks = ((only_first[0], first_name, name) if only_first else (only_this[0], name, first_name))
             raise FinegrainError(
