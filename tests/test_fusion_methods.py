@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from finegrain import Run, fuse
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.retrieve.fusion import (
-    METHODS,
     combmax,
     combmnz,
     combsum,
@@ -21,6 +20,7 @@ from finegrain.retrieve.fusion import (
     wsum,
 )
 from finegrain.retrieve.fusion_search import _grid, cv_weights
+from finegrain.retrieve.registry import FUSIONS
 from finegrain.types import Qrels
 
 A = {"q": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
@@ -77,13 +77,13 @@ def test_fuse_takes_dicts_and_refuses_parameters_a_method_does_not_take() -> Non
     assert "k goes with rrf" in str(e.value.hint)
     with pytest.raises(FinegrainError, match="'combmnz' takes no 'weights'") as e:
         fuse(_runs(), "combmnz", weights=[1, 2])
-    assert "rrf, wsum, convex" in str(e.value.hint)
+    assert "rrf, convex, wsum" in str(e.value.hint)
     with pytest.raises(FinegrainError, match="'rrf' takes no 'norm'"):
         fuse(_runs(), "rrf", norm="zscore")
     with pytest.raises(UnknownNameError, match="unknown fusion method 'combmzn'") as u:
         fuse(_runs(), "combmzn")
     assert "combmnz" in u.value.suggestions
-    assert set(METHODS) == {"rrf", "combsum", "combmnz", "combmax", "wsum", "convex"}
+    assert set(FUSIONS) == {"rrf", "combsum", "combmnz", "combmax", "wsum", "convex"}
 
 
 _scores = st.dictionaries(st.sampled_from(list("abcdefg")), st.floats(-5, 5, allow_nan=False), min_size=0, max_size=6)

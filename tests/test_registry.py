@@ -165,9 +165,9 @@ def test_declared_choices_resolve() -> None:
                 assert choices is None or (len(choices) > 0 and (p.default is None or p.default in choices))
                 n += choices is not None
     assert n >= 10
-    from finegrain.retrieve.fusion import METHODS
+    from finegrain.retrieve.fusion import HYBRID_FUSIONS
 
-    assert set(METHODS) <= set(FUSIONS.names()), "every fusion method fuse() takes is registered"
+    assert set(HYBRID_FUSIONS) <= set(FUSIONS.names()), "every fusion the hybrid retriever offers is registered"
 
 
 def test_encoder_params_match_their_constructors() -> None:

@@ -46,8 +46,9 @@ the same normalised scores and floors as the convex combination::
     combmax(d) = max over the runs i that returned d of norm_i(d)
 
 ``wsum`` is the convex combination by its ranx name (weights need not sum
-to 1). :data:`METHODS` is the one table of methods; :func:`fuse` picks one
-by name and refuses a parameter the method does not take. The weight search
+to 1). The registry (:data:`finegrain.retrieve.registry.FUSIONS`) is the one
+table of methods and their parameters; :func:`fuse` picks one by name and
+refuses a parameter the method does not take. The weight search
 with cross-validation over queries is :mod:`finegrain.retrieve.fusion_search`.
 
 **Ties.** Fused scores are plain numbers in a :class:`~finegrain.types.Run`;
@@ -59,9 +60,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any, Literal
 
 import numpy as np
@@ -71,7 +71,7 @@ from finegrain.types import Run
 
 Norm = Literal["minmax", "zscore", "none"]
 NORMS: tuple[str, ...] = ("minmax", "zscore", "none")
-FUSIONS: tuple[str, ...] = ("rrf", "convex")  # what the hybrid retriever offers; fuse() takes all of METHODS
+HYBRID_FUSIONS: tuple[str, ...] = ("rrf", "convex")  # what the hybrid retriever offers; fuse() takes every registered one
 
 
 # --------------------------------------------------------------------------- normalisation
@@ -180,11 +180,10 @@ def combsum(
 
 
 def wsum(runs: Sequence[Run], weights: Sequence[float] | None = None, *, norm: Norm | str = "minmax",
-         name: str | None = None, **options: Any) -> Run:
-    """Weighted sum ``sum_i w_i * norm_i(d)`` (ranx's ``wsum``): :func:`convex` under its other name
-    (``options``: ``depth``)."""
+         depth: int | None = None, name: str | None = None) -> Run:
+    """Weighted sum ``sum_i w_i * norm_i(d)`` (ranx's ``wsum``): :func:`convex` under its other name."""
     runs = _check_runs(runs)
-    return convex(runs, weights, norm=norm, name=name or _name(f"wsum-{norm}", runs), **options)
+    return convex(runs, weights, norm=norm, depth=depth, name=name or _name(f"wsum-{norm}", runs))
 
 
 def combmnz(
@@ -220,26 +219,6 @@ def _floor(run: Run, norm: Norm | str) -> np.ndarray:
     return np.zeros(len(run)) if norm == "minmax" else _segment_min(run)
 
 
-@dataclass(frozen=True)
-class FusionMethod:
-    """One fusion method: its function, the parameters it takes (of ``weights``, ``norm``, ``k``) and a line of help."""
-
-    name: str
-    function: Callable[..., Run]
-    params: frozenset[str]
-    help: str
-
-
-METHODS: Mapping[str, FusionMethod] = MappingProxyType({m.name: m for m in (
-    FusionMethod("rrf", rrf, frozenset({"weights", "k"}), "sum_i w_i / (k + rank_i(d)) (Cormack et al., 2009)"),
-    FusionMethod("combsum", combsum, frozenset({"norm"}), "sum_i norm_i(d) (Fox & Shaw, 1994)"),
-    FusionMethod("combmnz", combmnz, frozenset({"norm"}), "combsum(d) x number of runs that returned d"),
-    FusionMethod("combmax", combmax, frozenset({"norm"}), "max_i norm_i(d) over the runs that returned d"),
-    FusionMethod("wsum", wsum, frozenset({"weights", "norm"}), "sum_i w_i * norm_i(d), weights >= 0"),
-    FusionMethod("convex", convex, frozenset({"weights", "norm"}), "wsum by the name of Bruch et al. (2023)"),
-)})
-
-
 def fuse(
     runs: Sequence[Any],
     method: str = "rrf",
@@ -250,33 +229,37 @@ def fuse(
     depth: int | None = None,
     name: str | None = None,
 ) -> Run:
-    """Fuse ``runs`` by ``method``, one of :data:`METHODS`: ``rrf``, ``combsum``, ``combmnz``,
-    ``combmax``, ``wsum`` (= ``convex``).
+    """Fuse ``runs`` by ``method``, a fusion method of the registry
+    (:data:`finegrain.retrieve.registry.FUSIONS`, ``finegrain list fusions``): ``rrf``,
+    ``combsum``, ``combmnz``, ``combmax``, ``wsum`` (= ``convex``).
 
     ``runs`` may be anything :func:`finegrain.interop.as_run` reads (finegrain or
     ranx runs, ``{qid: {doc: score}}`` dicts, DataFrames, file paths).
     ``weights`` (one per run, >= 0) go with ``rrf`` and ``wsum``; ``norm``
     (``minmax`` by default, ``zscore``, ``none``) with the score-based methods;
     ``k`` (60 by default) with ``rrf``. A parameter the method does not take is
-    refused rather than ignored.
+    refused rather than ignored; values are checked against the declared parameters.
     """
-    entry = METHODS.get(method) if isinstance(method, str) else None
-    if entry is None:
-        raise UnknownNameError("fusion method", str(method), METHODS)
-    given = {key: v for key, v in (("weights", weights), ("norm", norm), ("k", k)) if v is not None}
-    stray = sorted(set(given) - entry.params)
+    from finegrain.interop import as_run
+    from finegrain.retrieve.registry import FUSIONS
+
+    if not isinstance(method, str):
+        raise UnknownNameError("fusion method", str(method), FUSIONS.names())
+    params = FUSIONS.params(method) or {}
+    given = {key: v for key, v in (("weights", weights), ("norm", norm), ("k", k), ("depth", depth)) if v is not None}
+    stray = sorted(set(given) - set(params))
     if stray:
-        takers = [m.name for m in METHODS.values() if stray[0] in m.params]
+        takers = [e.name for e in FUSIONS.entries() if stray[0] in (e.params or {})]
         raise FinegrainError(
             f"fusion method {method!r} takes no {stray[0]!r}",
-            f"its parameters are {', '.join(sorted(entry.params))}; {stray[0]} goes with {', '.join(takers)}",
+            f"its parameters are {', '.join(sorted(params))}; {stray[0]} goes with {', '.join(takers)}",
         )
-    from finegrain.interop import as_run
-
+    options = FUSIONS.check(method, given)
     if isinstance(runs, str | bytes) or not isinstance(runs, Sequence):
         raise FinegrainError(f"runs is a {type(runs).__name__}, not a list of runs", "pass a list: fuse([run_a, run_b])")
     coerced = [as_run(r, what=f"run {i}") for i, r in enumerate(runs)]
-    return entry.function(coerced, **given, depth=depth, name=name)
+    run: Run = FUSIONS.get(method)(coerced, **options, name=name)
+    return run
 
 
 # --------------------------------------------------------------------------- internals

@@ -101,7 +101,7 @@ def cv_weights(
 ) -> WeightSearch:
     """Choose fusion weights per fold by grid search on the other folds (see the module docstring).
 
-    ``method`` is a weighted method of :data:`~finegrain.retrieve.fusion.METHODS`
+    ``method`` is a fusion method taking ``weights`` (:data:`~finegrain.retrieve.registry.FUSIONS`)
     (``wsum``/``convex`` or ``rrf``); ``norm`` / ``k`` / ``depth`` are passed to
     :func:`~finegrain.retrieve.fusion.fuse`. ``objective(run, qids)`` scores a
     fused run on a set of queries (default: ``metric``'s aggregate from
@@ -109,11 +109,11 @@ def cv_weights(
     those queries.
     """
     from finegrain.interop import as_qrels, as_run
-    from finegrain.retrieve.fusion import METHODS, fuse
+    from finegrain.retrieve.fusion import fuse
+    from finegrain.retrieve.registry import FUSIONS
 
-    entry = METHODS.get(method)
-    if entry is None or "weights" not in entry.params:
-        weighted = [m.name for m in METHODS.values() if "weights" in m.params]
+    if method not in FUSIONS or "weights" not in (FUSIONS.params(method) or {}):
+        weighted = [e.name for e in FUSIONS.entries() if "weights" in (e.params or {})]
         raise FinegrainError(f"fusion method {method!r} takes no weights to search", f"use one of {', '.join(weighted)}")
     run_list = [as_run(r, what=f"run {i}") for i, r in enumerate(runs)]
     if len(run_list) < 2:

@@ -59,7 +59,7 @@ from typing import Any
 
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.base import Retriever
-from finegrain.retrieve.fusion import FUSIONS, NORMS, convex, rrf
+from finegrain.retrieve.fusion import HYBRID_FUSIONS, NORMS, convex, rrf
 from finegrain.types import Corpus, Queries, Run
 
 DEFAULT_PARTS: tuple[str, ...] = ("bm25-okapi", "e5")
@@ -109,8 +109,8 @@ class HybridRetriever:
         dup = next((n for n in names if names.count(n) > 1), None)
         if dup is not None:
             raise FinegrainError(f"hybrid part {dup!r} appears twice in {names}", "name each retriever once")
-        if self.fusion not in FUSIONS:
-            raise FinegrainError(f"unknown fusion {self.fusion!r}", f"use one of {', '.join(map(repr, FUSIONS))}")
+        if self.fusion not in HYBRID_FUSIONS:
+            raise FinegrainError(f"unknown fusion {self.fusion!r}", f"use one of {', '.join(map(repr, HYBRID_FUSIONS))}")
         if self.norm not in NORMS:
             raise FinegrainError(f"unknown normalisation {self.norm!r}", f"use one of {', '.join(map(repr, NORMS))}")
         if self.weights is not None:
