@@ -14,14 +14,16 @@ from pathlib import Path
 
 import typer
 
+from finegrain.cli import options as opt
+
 
 def zero_answer_command(
     photobench: Path = typer.Option(..., "--photobench", "-p", help="A PhotoBench album folder."),
-    n: int = typer.Option(100, "--n", "-n", help="How many zero-answer queries per language."),
+    n: int = typer.Option(100, "--n", help="How many zero-answer queries per language."),
     seed: int = typer.Option(0, "--seed", help="Seed of the draw; the same seed gives the same queries."),
     out: Path = typer.Option(..., "--out", "-o", help="JSON file to write (parent folders are created)."),
-    lang: str = typer.Option("both", "--lang", "-l", metavar="zh|en|both",
-                             help="Language of the queries: zh, en or both (one query per language and injection)."),
+    lang: str | None = opt.lang_option(
+        "Language of the queries; left out, both (one query per language and injection).", default=None),
 ) -> None:
     """Turn answerable metadata/face queries of a PhotoBench album into queries no photo answers."""
     import tempfile
@@ -32,7 +34,7 @@ def zero_answer_command(
     from finegrain.album.zero_answer import check_count, make_zero_answer, parse_langs, write_zero_answer
     from finegrain.io.photobench import read_album
 
-    codes = parse_langs(lang)
+    codes = parse_langs(lang or "both")
     check_count(n)
     album = read_album(photobench)
     with tempfile.TemporaryDirectory(prefix="finegrain-zero-") as tmp:
