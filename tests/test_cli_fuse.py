@@ -59,3 +59,20 @@ def test_fuse_refuses_bad_options_with_one_line(tmp_path: Path) -> None:
         res = runner.invoke(app, ["fuse", str(pa), str(pb), "-o", str(tmp_path / "x"), *args])
         assert res.exit_code != 0 and needle in res.output, (args, res.output)
         assert "Traceback" not in res.output
+
+
+def test_a_saved_run_gets_back_the_queries_that_retrieved_nothing(tmp_path: Path) -> None:
+    from finegrain import evaluate
+    from finegrain.evaluate.saved import SavedResults
+    from finegrain.io.results import write_results
+
+    pa, _, _ = _runs(tmp_path)
+    run = read_any_run(pa)
+    folder = tmp_path / "saved"
+    folder.mkdir()
+    write_run(run, folder / "run.trec")
+    qrels = Qrels.from_dict({**{q: {"x0": 1} for q in run.qids}, "q-empty": {"x0": 1}})
+    write_results(folder, SavedResults.coerce(evaluate(qrels, run, ["mrr"])))
+    back = read_any_run(folder)
+    assert back.qids == (*run.qids, "q-empty") and back.ranked("q-empty") == []
+    assert back.renamed("x").name == "x" and back.renamed("x").to_dict() == back.to_dict()

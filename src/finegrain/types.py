@@ -326,6 +326,25 @@ class Run(_Table):
         offsets = np.concatenate([[0], np.cumsum(counts)])
         return Run(self._qids, offsets, self._docs[keep], self._vocab, self._values[keep], name=self.name, check=False)
 
+    def with_queries(self, qids: Iterable[str]) -> Run:
+        """This run with an empty result list for each of ``qids`` it lacks (appended in their order).
+
+        A TREC run file has no line for a query that retrieved nothing; the
+        query list saved beside it puts those queries back.
+        """
+        have = self._index
+        missing = list(dict.fromkeys(q for q in qids if q not in have))
+        if not missing:
+            return self
+        offsets = np.concatenate([self._offsets, np.full(len(missing), self._offsets[-1], dtype=self._offsets.dtype)])
+        return Run((*self._qids, *missing), offsets, self._docs, self._vocab, self._values, name=self.name, check=False)
+
+    def renamed(self, name: str) -> Run:
+        """The same results under another name (the arrays are shared, not copied)."""
+        if name == self.name:
+            return self
+        return Run(self._qids, self._offsets, self._docs, self._vocab, self._values, name=name, check=False)
+
 
 _INT64 = np.iinfo(np.int64)
 

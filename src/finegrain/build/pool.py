@@ -697,8 +697,6 @@ def _load_source(src: Source) -> _Loaded:
                                  "or give the run files themselves") from None
         results = SavedResults.load(p) if (p / RESULTS_FILE).is_file() else None
         name = (results.retriever_name if results is not None else None) or run.name
-        if results is not None and results.queries:
-            run = _complete(run, tuple(results.queries))
         return _Loaded(run, name, p.name, str(src), results)
     if p.is_file():
         from finegrain.evaluate.files import read_run_file
@@ -707,16 +705,6 @@ def _load_source(src: Source) -> _Loaded:
         return _Loaded(run, run.name, p.name, str(src))
     raise FinegrainError(f"no results folder or run file {str(src)!r}",
                          "give folders written by 'finegrain eval -o DIR', or TREC / run.jsonl run files")
-
-
-def _complete(run: Run, qids: tuple[str, ...]) -> Run:
-    """``run`` with an empty entry for each of ``qids`` it lacks (a query with no result has no TREC line)."""
-    have = set(run.qids)
-    missing = [q for q in qids if q not in have]
-    if not missing:
-        return run
-    offsets = np.concatenate([run.offsets, np.full(len(missing), run.offsets[-1])])
-    return Run(run.qids + tuple(missing), offsets, run.doc_codes, run.vocab, run.values, name=run.name, check=False)
 
 
 def _one_dataset(loaded: list[_Loaded]) -> str | None:

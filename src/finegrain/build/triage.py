@@ -72,6 +72,7 @@ import numpy as np
 
 from finegrain.build.pool_file import DEFAULT_GRADES, Pool, PoolItem, write_pool
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.evaluate.relabel import named_runs
 from finegrain.types import Corpus, Qrels, Queries, Run
 
 SCHEMA = "finegrain.triage/1"
@@ -206,7 +207,7 @@ def triage(
     it is an error. ``cache``: reuse and fill the on-disk embedding cache
     (named encoders only).
     """
-    named = _named(runs)
+    named = named_runs(runs, "triage")
     _check(named, qrels, queries, corpus, depth, top, rel, grades)
     w = _weights(weights)
     lang = _lang(lang)
@@ -399,24 +400,6 @@ def _scores(feats: Mapping[str, list[float | None]], weights: Mapping[str, float
 
 
 # --------------------------------------------------------------------------- checks
-
-
-def _named(runs: Sequence[Run] | Mapping[str, Run]) -> dict[str, Run]:
-    if isinstance(runs, Run):
-        raise FinegrainError("runs must be a list of runs or a {name: run} mapping, got one Run", "pass [run]")
-    pairs = list(runs.items()) if isinstance(runs, Mapping) else [(getattr(r, "name", ""), r) for r in runs]
-    if not pairs:
-        raise FinegrainError("no run to triage", "give one or more runs (the folders of 'finegrain eval')")
-    out: dict[str, Run] = {}
-    for name, run in pairs:
-        if not isinstance(run, Run):
-            raise FinegrainError(f"run {name!r} is a {type(run).__name__}, not a finegrain Run",
-                                 "read runs with finegrain.evaluate.pipeline.read_saved_run")
-        if name in out:
-            raise FinegrainError(f"two runs are named {name!r}", "give runs distinct names ({name: run})")
-        out[str(name)] = run if run.name == name else Run(run.qids, run.offsets, run.doc_codes, run.vocab,
-                                                          run.values, name=str(name), check=False)
-    return out
 
 
 def _with_queries(run: Run, qids: Sequence[str]) -> Run:

@@ -241,7 +241,12 @@ def save_run(out_dir: str | os.PathLike[str], run: Any, name: str | None = None)
 
 
 def read_saved_run(folder: str | os.PathLike[str]) -> Any:
-    """The run of a results folder written by ``finegrain eval`` (``run.trec`` or ``run.jsonl``)."""
+    """The run of a results folder written by ``finegrain eval`` (``run.trec`` or ``run.jsonl``).
+
+    A query its ``results.json`` scored but the run file lacks (a query that
+    retrieved nothing has no TREC line) gets an empty result list, so the run
+    has every query it was asked.
+    """
     d = Path(folder)
     if d.is_file():
         d = d.parent
@@ -252,9 +257,16 @@ def read_saved_run(folder: str | os.PathLike[str]) -> Any:
             if name == RUN_JSONL:
                 from finegrain.io.run_jsonl import read_run_jsonl
 
-                return read_run_jsonl(path)
-            from finegrain.io.trec import read_run
+                run = read_run_jsonl(path)
+            else:
+                from finegrain.io.trec import read_run
 
-            return read_run(path)
+                run = read_run(path)
+            from finegrain.evaluate.saved import SavedResults
+            from finegrain.io.results import RESULTS_FILE
+
+            if (d / RESULTS_FILE).is_file():
+                run = run.with_queries(SavedResults.load(d).query_ids)
+            return run
     raise FinegrainError(f"no saved run in {str(d)!r} (looked for {' or '.join(candidates)})",
                          "pass a folder written by 'finegrain eval --out DIR'")

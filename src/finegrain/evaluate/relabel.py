@@ -187,7 +187,7 @@ def relabel_delta(
     (default: the old qrels' grades and 0). ``old_label`` / ``new_label`` name
     the two qrels in the JSON (file names, say).
     """
-    named = _named_runs(runs)
+    named = named_runs(runs, "compare")
     for which, q in (("old", old_qrels), ("new", new_qrels)):
         if not isinstance(q, Qrels):
             raise FinegrainError(f"the {which} qrels must be a finegrain Qrels, got {type(q).__name__}",
@@ -281,12 +281,14 @@ def hide_relevant(qrels: Qrels, fraction: float, *, seed: int, rel: int = 1) -> 
 # --------------------------------------------------------------------------- checks and helpers
 
 
-def _named_runs(runs: Sequence[Run] | Mapping[str, Run]) -> dict[str, Run]:
+def named_runs(runs: Sequence[Run] | Mapping[str, Run], purpose: str) -> dict[str, Run]:
+    """``{name: run}`` of a list of runs (by their names) or of a mapping (renamed to its keys);
+    an empty input, a non-Run or two runs of one name is an error naming it (``purpose``: "compare")."""
     if isinstance(runs, Run):
         raise FinegrainError("runs must be a list of runs or a {name: run} mapping, got one Run", "pass [run]")
     pairs = list(runs.items()) if isinstance(runs, Mapping) else [(getattr(r, "name", ""), r) for r in runs]
     if not pairs:
-        raise FinegrainError("no run to compare", "give one or more runs (the folders of 'finegrain eval')")
+        raise FinegrainError(f"no run to {purpose}", "give one or more runs (the folders of 'finegrain eval')")
     out: dict[str, Run] = {}
     for name, run in pairs:
         if not isinstance(run, Run):
@@ -294,7 +296,7 @@ def _named_runs(runs: Sequence[Run] | Mapping[str, Run]) -> dict[str, Run]:
                                  "read runs with finegrain.evaluate.pipeline.read_saved_run")
         if name in out:
             raise FinegrainError(f"two runs are named {name!r}", "give runs distinct names ({name: run})")
-        out[str(name)] = run
+        out[str(name)] = run.renamed(str(name))
     return out
 
 
@@ -341,10 +343,8 @@ def saved_runs(folders: Sequence[str | Path]) -> tuple[dict[str, Run], list[Labe
     """The runs of results folders written by ``finegrain eval`` (``run.trec`` / ``run.jsonl``), named as
     ``finegrain compare`` names the systems (the retriever, made unique with the folder), with their results.
 
-    A query the folder's results.json lists but the run file lacks (a query with no result has no TREC line)
-    gets an empty entry, so every run has the queries it was asked."""
-    import numpy as np
-
+    A query the folder's results.json lists but the run file lacks gets an empty entry
+    (:func:`~finegrain.evaluate.pipeline.read_saved_run`), so every run has the queries it was asked."""
     from finegrain.evaluate.pipeline import read_saved_run
     from finegrain.evaluate.systems import load_labelled
 
@@ -354,11 +354,7 @@ def saved_runs(folders: Sequence[str | Path]) -> tuple[dict[str, Run], list[Labe
         run = read_saved_run(s.path or "")
         if not isinstance(run, Run):
             raise FinegrainError(f"the saved run of {s.path!r} could not be read", "re-run 'finegrain eval --out DIR'")
-        have = set(run.qids)
-        missing = [q for q in s.results.queries if q not in have]
-        offsets = np.concatenate([run.offsets, np.full(len(missing), run.offsets[-1], dtype=np.int64)])
-        runs[s.label] = Run(run.qids + tuple(missing), offsets, run.doc_codes, run.vocab, run.values, name=s.label,
-                            check=False)
+        runs[s.label] = run.renamed(s.label)
     return runs, systems
 
 

@@ -154,6 +154,13 @@ class SavedResults:
         return {k: m.value for k, m in self.metrics.items()}
 
     @property
+    def query_ids(self) -> tuple[str, ...]:
+        """The queries this result scored: its query records, else every query a metric has a value for."""
+        if self.queries:
+            return tuple(self.queries)
+        return tuple(dict.fromkeys(q for m in self.metrics.values() for q in (m.per_query or {})))
+
+    @property
     def has_per_query(self) -> bool:
         """True when some metric has per-query values (False for an aggregate-only MTEB result)."""
         return any(m.per_query is not None for m in self.metrics.values())
