@@ -30,13 +30,13 @@ from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.frozen import EMPTY
 
 T = TypeVar("T")
 
 _TRUE = frozenset({"true"})
 _FALSE = frozenset({"false"})
 _NONE = frozenset({"none", "null"})
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -181,7 +181,7 @@ class Entry(Generic[T]):
     params: Mapping[str, Param] | None = None
     help: str = ""
     nested: bool = False
-    hints: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    hints: Mapping[str, str] = field(default_factory=lambda: EMPTY)
 
 
 class Registry(Generic[T]):

@@ -21,10 +21,8 @@ from typing import Any, Generic, Self, TypeVar
 import numpy as np
 
 from finegrain.errors import DuplicateIdError, FinegrainError
+from finegrain.frozen import EMPTY, read_only
 from finegrain.ranking import rank_order
-
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
-
 
 # --------------------------------------------------------------------------- queries, corpus
 
@@ -34,7 +32,7 @@ class Query:
     id: str
     text: str
     type: str | None = None
-    meta: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False)
+    meta: Mapping[str, Any] = field(default_factory=lambda: EMPTY, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +40,7 @@ class Document:
     id: str
     text: str
     title: str = ""
-    meta: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False)
+    meta: Mapping[str, Any] = field(default_factory=lambda: EMPTY, compare=False)
 
 
 T = TypeVar("T", Query, Document)
@@ -124,10 +122,10 @@ class _Table(Mapping[str, Mapping[str, Any]]):
         if len(self._index) != len(self._qids):
             dup = next(q for q in self._qids if self._qids.count(q) > 1)
             raise DuplicateIdError(f"query id {dup!r} appears twice in the table")
-        self._offsets = _frozen(np.asarray(offsets, dtype=np.int64))
-        self._docs = _frozen(np.asarray(doc_codes, dtype=np.int64))
+        self._offsets = read_only(np.asarray(offsets, dtype=np.int64))
+        self._docs = read_only(np.asarray(doc_codes, dtype=np.int64))
         self._vocab = tuple(vocab)
-        self._values = _frozen(_value_column(values, self._value_dtype, self._what))
+        self._values = read_only(_value_column(values, self._value_dtype, self._what))
         if check:
             self._check()
 
@@ -252,7 +250,7 @@ class _Table(Mapping[str, Mapping[str, Any]]):
     @cached_property
     def segments(self) -> np.ndarray:
         """Query index of every entry."""
-        return _frozen(np.repeat(np.arange(len(self._qids), dtype=np.int64), np.diff(self._offsets)))
+        return read_only(np.repeat(np.arange(len(self._qids), dtype=np.int64), np.diff(self._offsets)))
 
     def counts(self) -> np.ndarray:
         return np.diff(self._offsets)
@@ -308,7 +306,7 @@ class Run(_Table):
     @cached_property
     def order(self) -> np.ndarray:
         """Entry indices in ranked order, query by query (the trec_eval sort)."""
-        return _frozen(rank_order(self.segments, self._values, self._docs, self._vocab))
+        return read_only(rank_order(self.segments, self._values, self._docs, self._vocab))
 
     def ranked(self, qid: str, k: int | None = None) -> list[str]:
         """Document ids of one query in ranked order, optionally cut at ``k``."""
@@ -383,7 +381,4 @@ def _value_column(values: Any, dtype: type, what: str) -> np.ndarray:
         raise FinegrainError(f"{what} values must be numbers ({e})", "give numeric grades or scores") from None
 
 
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a.setflags(write=False)
-    return a
 

@@ -23,12 +23,12 @@ from types import MappingProxyType
 from typing import Any
 
 from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.frozen import EMPTY
 from finegrain.io._lines import PathLike, extra_fields, get_field, line_of, read_json
 from finegrain.text.lang import parse_lang
 
 DEFAULT_TYPE = "file"
 _FIELDS = ("id", "text", "lang", "ground_truth", "type")
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +41,7 @@ class FileQuery:
     ground_truth: tuple[str, ...]
     type: str = DEFAULT_TYPE
     line: int | None = None
-    meta: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, compare=False)
+    meta: Mapping[str, Any] = field(default_factory=lambda: EMPTY, compare=False)
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class QueryFile:
 
     path: str
     queries: tuple[FileQuery, ...]
-    extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    extra: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
 
     def in_lang(self, lang: str) -> tuple[FileQuery, ...]:
         code = str(parse_lang(lang))
@@ -60,7 +60,7 @@ class QueryFile:
 def read_query_file(path: PathLike) -> QueryFile:
     """Read and check a query file (see the module docstring)."""
     data, text = read_json(path)
-    extra: Mapping[str, Any] = _EMPTY
+    extra: Mapping[str, Any] = EMPTY
     if isinstance(data, dict):
         if "queries" not in data:
             raise DataFormatError(path, 1, 'a list of queries or an object with "queries"',

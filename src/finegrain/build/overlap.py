@@ -55,6 +55,7 @@ from typing import Any
 from finegrain.build.textset import TextItem, TextSet, as_text_set
 from finegrain.build.units import exact_key, shared_units, units
 from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
+from finegrain.frozen import EMPTY
 from finegrain.text.lang import Lang, detect_lang, parse_lang
 
 METHODS: tuple[str, ...] = ("exact", "rougeL", "minhash", "embedding")
@@ -67,7 +68,6 @@ DEFAULT_NUM_PERM = 128
 #: are verified by exact Jaccard, so a false positive costs one set intersection and a miss is lost.
 DEFAULT_LSH_WEIGHTS = (0.2, 0.8)
 DEFAULT_ENCODER = "e5"
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ class OverlapResult:
     a_ids: tuple[str, ...]
     n_b: int
     pairs: tuple[OverlapPair, ...]
-    params: Mapping[str, Any] = dataclasses.field(default_factory=lambda: _EMPTY)
+    params: Mapping[str, Any] = dataclasses.field(default_factory=lambda: EMPTY)
     a_source: str = ""
     b_source: str = ""
 

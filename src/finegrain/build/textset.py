@@ -39,6 +39,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError, check_unique_ids
+from finegrain.frozen import EMPTY
 from finegrain.io._lines import get_field, iter_id_records, iter_lines, open_text_write
 from finegrain.io.idlist import _is_jsonl  # the one "is this JSON lines?" rule
 
@@ -46,7 +47,6 @@ Field = Literal["queries", "passages"]
 FIELDS: tuple[str, ...] = ("queries", "passages")
 #: Cells that hold no text in a TSV row (DuReader writes ``-`` for a missing query or passage).
 PLACEHOLDERS = frozenset({"", "-"})
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 # Which columns hold passages, by the number of fields of a row (DuReader's shapes; 1-based).
 _PASSAGE_COLUMNS: Mapping[int, tuple[int, ...]] = MappingProxyType({1: (1,), 2: (2,), 4: (3,), 6: (3, 5)})
 _FILE_SUFFIXES = (".tsv", ".txt", ".jsonl", ".json", ".gz", ".q", ".para", ".csv")
@@ -77,7 +77,7 @@ class TextSet:
     source: str
     format: str
     field: str
-    lines: Mapping[str, tuple[int, ...]] = dataclasses.field(default_factory=lambda: _EMPTY, repr=False)
+    lines: Mapping[str, tuple[int, ...]] = dataclasses.field(default_factory=lambda: EMPTY, repr=False)
     lang: str | None = None
     columns: tuple[int, ...] = ()
 

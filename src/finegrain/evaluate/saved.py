@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.evaluate.groups import UNTYPED, group_of, order_groups
+from finegrain.frozen import EMPTY, freeze, thaw
 from finegrain.io.results import RESULTS_FILE, SCHEMA  # the one spelling of the file and its schema
 
 if TYPE_CHECKING:
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 
 Aggregation = Literal["mean", "median", "ratio"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "median", "ratio")
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 # --------------------------------------------------------------------------- records
@@ -66,7 +66,7 @@ class MetricRecord:
     value: float | None
     aggregation: Aggregation
     per_query: Mapping[str, float | None] | None
-    denominators: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+    denominators: Mapping[str, int] = field(default_factory=lambda: EMPTY)
 
     @property
     def is_mean(self) -> bool:
@@ -99,7 +99,7 @@ class Judged:
     rel: int
     fully_judged: bool
     grades: Mapping[str, Mapping[str, int]]
-    n_relevant: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+    n_relevant: Mapping[str, int] = field(default_factory=lambda: EMPTY)
 
     def grade(self, qid: str, doc_id: str) -> int | None:
         """The grade of ``doc_id`` for ``qid``: judged, 0 when fully judged, else None (unjudged)."""
@@ -135,14 +135,14 @@ class SavedResults:
     """
 
     metrics: Mapping[str, MetricRecord]
-    by_type: Mapping[str, Mapping[str, Slice]] = field(default_factory=lambda: _EMPTY)
-    curves: Mapping[str, Mapping[str, float | None]] = field(default_factory=lambda: _EMPTY)
-    queries: Mapping[str, QueryRecord] = field(default_factory=lambda: _EMPTY)
-    provenance: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    by_type: Mapping[str, Mapping[str, Slice]] = field(default_factory=lambda: EMPTY)
+    curves: Mapping[str, Mapping[str, float | None]] = field(default_factory=lambda: EMPTY)
+    queries: Mapping[str, QueryRecord] = field(default_factory=lambda: EMPTY)
+    provenance: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     errors: Mapping[str, Any] | None = None
     taxonomy: Mapping[str, Any] | None = None
     judged: Judged | None = None
-    extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    extra: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     migrations: tuple[str, ...] = ()
     source: str | None = None
     origin: str = "finegrain"  # or "mteb": aggregates only
@@ -176,9 +176,9 @@ class SavedResults:
 
     def diagnosis_per_query(self, name: str) -> Mapping[str, Any]:
         """``{qid: record}`` of a diagnosis section (``"errors"`` or ``"taxonomy"``); empty when not saved."""
-        section = self.section(name) or _EMPTY
+        section = self.section(name) or EMPTY
         per_query = section.get("per_query")
-        return per_query if isinstance(per_query, Mapping) else _EMPTY
+        return per_query if isinstance(per_query, Mapping) else EMPTY
 
     @property
     def dataset_name(self) -> str | None:
@@ -322,30 +322,9 @@ class SavedResults:
     _empty_sections: tuple[str, ...] = field(default=(), repr=False)  # written empty: a round trip keeps them
 
 
-# --------------------------------------------------------------------------- freezing
-
-
-def freeze(value: Any) -> Any:
-    """A deep read-only copy of JSON data: dicts -> MappingProxyType, lists -> tuples."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({str(k): freeze(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(freeze(v) for v in value)
-    return value
-
-
-def thaw(value: Any) -> Any:
-    """The JSON data of :func:`freeze`d value (mappings -> dicts, tuples -> lists)."""
-    if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [thaw(v) for v in value]
-    return value
-
-
 def _sub(m: Mapping[str, Any], part: str) -> Mapping[str, Any]:
     sub = m.get(part)
-    return sub if isinstance(sub, Mapping) else _EMPTY
+    return sub if isinstance(sub, Mapping) else EMPTY
 
 
 def _json_num_map(m: Mapping[str, float | None]) -> dict[str, float | None]:

@@ -47,7 +47,6 @@ DIMENSION_VALUES = (None, "fact", "cognitive")
 LANGS = ("en", "cn")  # PhotoBench's spellings; photobench_lang() maps finegrain's languages to them
 OWNER_FACE_ID = "1"
 
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)

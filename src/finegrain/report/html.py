@@ -24,9 +24,9 @@ from typing import Any
 
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.groups import order_groups
-from finegrain.evaluate.saved import thaw
 from finegrain.evaluate.systems import LabelledResults, load_labelled
 from finegrain.evaluate.systems import resolve_baseline as _resolve_baseline
+from finegrain.frozen import thaw
 from finegrain.io.results import SCHEMA as RESULTS_SCHEMA
 from finegrain.report.format import RANK_METRICS, fmt, fmt_delta, fmt_p, is_rank, readable
 
