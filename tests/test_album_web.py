@@ -284,8 +284,8 @@ def test_allowed_hosts_blocks_foreign_host_headers(album: tuple[Path, Path, Path
 
 
 def test_serve_refuses_a_non_loopback_host(album: tuple[Path, Path, Path]) -> None:
-    from finegrain.cli.album_serve_cmd import is_loopback
     from finegrain.cli.main import main
+    from finegrain.cli.serving import is_loopback
 
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1") and is_loopback("127.0.0.2")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.2") and not is_loopback("example.com")

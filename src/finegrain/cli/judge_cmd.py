@@ -19,9 +19,9 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from finegrain.cli.album_serve_cmd import LOOPBACK_NAMES, is_loopback
+from finegrain.cli import serving
 from finegrain.cli.options import out_option
-from finegrain.errors import FinegrainError, MissingDependencyError
+from finegrain.errors import FinegrainError
 
 DEFAULT_COMMAND = "open"
 DEFAULT_PORT = 8766
@@ -86,25 +86,15 @@ def open_command(
             _print_progress(store, [(it.qid, it.doc_id) for it in shown], hidden)
         typer.echo("Add --serve to start the judging page.")
         return
-    if not is_loopback(host) and not allow_remote:
-        raise FinegrainError(
-            f"--host {host!r} is not a loopback address; the judging page has no password",
-            "use --host 127.0.0.1, or add --allow-remote if you really mean to expose it",
-        )
-    try:
-        import uvicorn
-    except ImportError as e:
-        raise MissingDependencyError("uvicorn", "judge") from e
+    allowed = serving.allowed_hosts(host, allow_remote, "the judging page has no password")
     from finegrain.build.judge.app import create_app
 
-    allowed = None if allow_remote else [*LOOPBACK_NAMES, host]
     app = create_app(the_pool, db, scale=scale, include_judged=include_judged, allowed_hosts=allowed,
                      title=pool.name)
-    shown_host = f"[{host}]" if ":" in host else host
     typer.echo(f"judging {pool} ({len(shown)} item(s), {hidden} hidden; grades "
                f"{app.state.store.scale.spelled()}) into {db}")
-    typer.echo(f"serving on http://{shown_host}:{port}/  (Ctrl-C to stop; every grade is saved as it is given)")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    serving.echo_serving("the judging page", host, port, "; every grade is saved as it is given")
+    serving.serve(app, host, port, "judge")
 
 
 def _print_progress(store: Any, pairs: list[tuple[str, str]], hidden: int) -> None:
