@@ -23,31 +23,36 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from finegrain.evaluate.stats import bootstrap_ci
+from finegrain.evaluate.stats import WinTieLoss, bootstrap_ci
 from finegrain.types import Qrels, Run
 
 
 @dataclass(frozen=True)
 class RankChange:
-    """Counts of Table 4 for one family."""
+    """Counts of Table 4 for one family: the perturbation against the original query as a
+    win/tie/loss count (higher / same / lower rank of the best relevant item)."""
 
     n_perturbed: int
-    lower: int
-    higher: int
-    same: int
+    moves: WinTieLoss
     n_no_relevant: int
+
+    lower = property(lambda self: self.moves.loss, doc="The best relevant item ranks lower after the perturbation.")
+    higher = property(lambda self: self.moves.win, doc="It ranks higher.")
+    same = property(lambda self: self.moves.tie, doc="Its rank is unchanged (or it is retrieved by neither).")
 
     @property
     def n(self) -> int:
         """Perturbed queries that have a relevant item (the denominator of the percentages)."""
-        return self.lower + self.higher + self.same
+        return self.moves.n
 
     def percents(self) -> dict[str, float | None]:
-        n = self.n
-        return {k: (None if n == 0 else 100.0 * getattr(self, k) / n) for k in ("lower", "higher", "same")}
+        shares = self.moves.ratios()
+        win, tie, loss = shares if shares is not None else (None, None, None)
+        return {k: (None if v is None else 100.0 * v) for k, v in (("lower", loss), ("higher", win), ("same", tie))}
 
     def to_dict(self) -> dict[str, object]:
-        return {**asdict(self), "n": self.n, "percent": self.percents()}
+        return {"n_perturbed": self.n_perturbed, "lower": self.lower, "higher": self.higher, "same": self.same,
+                "n_no_relevant": self.n_no_relevant, "n": self.n, "percent": self.percents()}
 
 
 @dataclass(frozen=True)
@@ -89,13 +94,9 @@ def rank_changes(original: np.ndarray, perturbed: np.ndarray) -> RankChange:
         raise ValueError(f"rank arrays differ in length: {a.shape} vs {b.shape}")
     ok = ~(np.isnan(a) | np.isnan(b))
     a, b = a[ok], b[ok]
-    return RankChange(
-        n_perturbed=len(ok),
-        lower=int((b > a).sum()),
-        higher=int((b < a).sum()),
-        same=int((b == a).sum()),  # inf == inf: both not retrieved
-        n_no_relevant=int((~ok).sum()),
-    )
+    moves = WinTieLoss(win=int((b < a).sum()), tie=int((b == a).sum()),  # inf == inf: both not retrieved
+                       loss=int((b > a).sum()))
+    return RankChange(n_perturbed=len(ok), moves=moves, n_no_relevant=int((~ok).sum()))
 
 
 def metric_delta(
