@@ -40,7 +40,7 @@ from finegrain.cli import (
 )
 from finegrain.errors import FinegrainError
 
-# (name, function) for the top-level verbs, in the order ``--help`` lists them.
+# (command path, function), in the order ``--help`` lists them; "album index" is ``index`` of the group ``album``.
 VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("eval", eval_cmd.eval_command),
     ("evaluate", evaluate_cmd.evaluate_command),
@@ -57,27 +57,26 @@ VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("passages", passages_cmd.passages_command),
     ("distant-label", passages_cmd.distant_label_command),
     ("list", list_cmd.list_command),
+    ("album index", album_cmd.index_command),
+    ("album import-photobench", album_cmd.import_photobench_command),
+    ("album people", album_cmd.people_command),
+    ("album search", album_search_cmd.search_command),
+    ("album eval", album_search_cmd.eval_command),
+    ("album plan", album_plan_cmd.plan_command),
+    ("album eval-routing", album_plan_cmd.eval_routing_command),
+    ("album zero-answer", album_zero_cmd.zero_answer_command),
+    ("album serve", album_serve_cmd.serve_command),
+    ("judge open", judge_cmd.open_command),  # ``finegrain judge POOL ...`` is ``judge open POOL ...``
+    ("judge export", judge_cmd.export_command),
+    ("judge agreement", judge_cmd.agreement_command),
 )
 
-# (name, function) for ``finegrain album ...``.
-ALBUM_VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
-    ("index", album_cmd.index_command),
-    ("import-photobench", album_cmd.import_photobench_command),
-    ("people", album_cmd.people_command),
-    ("search", album_search_cmd.search_command),
-    ("eval", album_search_cmd.eval_command),
-    ("plan", album_plan_cmd.plan_command),
-    ("eval-routing", album_plan_cmd.eval_routing_command),
-    ("zero-answer", album_zero_cmd.zero_answer_command),
-    ("serve", album_serve_cmd.serve_command),
-)
-
-# (name, function) for ``finegrain judge ...``; ``finegrain judge POOL ...`` is ``judge open POOL ...``.
-JUDGE_VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
-    ("open", judge_cmd.open_command),
-    ("export", judge_cmd.export_command),
-    ("agreement", judge_cmd.agreement_command),
-)
+# group name -> (help, click group class or None)
+GROUPS: dict[str, tuple[str, Any]] = {
+    "album": ("The personal album engine: index photos, import PhotoBench albums, name people.", None),
+    "judge": ("Judge a pool on a local page (finegrain judge POOL --db DB --serve), export qrels, measure agreement.",
+              judge_cmd.JudgeGroup),
+}
 
 
 def version() -> str:
@@ -123,36 +122,19 @@ def _root(
 
 
 def build_cli() -> typer.Typer:
-    """A fresh ``finegrain`` app with every verb and the ``album`` group attached."""
-    app = typer.Typer(
-        name="finegrain",
-        help="Retrieval evaluation, diagnosis and search that gets the details right.",
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-    )
+    """A fresh ``finegrain`` app with every verb of :data:`VERBS` and its groups attached."""
+    app = _typer("finegrain", "Retrieval evaluation, diagnosis and search that gets the details right.")
     app.callback()(_root)
-    for name, fn in VERBS:
-        app.command(name)(_guard(fn))
-    album_app = typer.Typer(
-        name="album",
-        help="The personal album engine: index photos, import PhotoBench albums, name people.",
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-    )
-    for name, fn in ALBUM_VERBS:
-        album_app.command(name)(_guard(fn))
-    app.add_typer(album_app, name="album")
-    judge_app = typer.Typer(
-        name="judge",
-        cls=judge_cmd.JudgeGroup,
-        help="Judge a pool on a local page (finegrain judge POOL --db DB --serve), export qrels, measure agreement.",
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-    )
-    for name, fn in JUDGE_VERBS:
-        judge_app.command(name)(_guard(fn))
-    app.add_typer(judge_app, name="judge")
+    groups = {name: _typer(name, help, cls) for name, (help, cls) in GROUPS.items()}
+    for path, fn in VERBS:
+        group, _, name = path.rpartition(" ")
+        (groups[group] if group else app).command(name)(_guard(fn))
+    for name, sub in groups.items():
+        app.add_typer(sub, name=name)
     return app
+
+
+def _typer(name: str, help: str, cls: Any = None) -> typer.Typer:
+    extra = {"cls": cls} if cls is not None else {}
+    return typer.Typer(name=name, help=help, no_args_is_help=True, add_completion=False,
+                       pretty_exceptions_enable=False, **extra)
