@@ -75,7 +75,7 @@ def build_passages(captions: list[str], n: int, seed: int) -> list[str]:
 
 
 def _tokenize_chunk(texts: list[str]) -> list[list[str]]:
-    from finegrain.retrieve.tokenize import JiebaTokenizer
+    from finegrain.text import JiebaTokenizer
 
     return JiebaTokenizer.capretrieval().documents(texts)
 
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     from rank_bm25 import BM25Okapi
 
     from finegrain.retrieve.bm25 import BM25
-    from finegrain.retrieve.tokenize import JiebaTokenizer
+    from finegrain.text import JiebaTokenizer
 
     folder = data_dir()
     captions = [json.loads(x)["text"] for x in (folder / "candidates.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -84,7 +84,7 @@ def zh_sample(data_root: Path) -> tuple[list[list[str]], list[str], list[list[st
     zh = data_root / "capretrieval" / "zh"
     if not zh.is_dir():
         pytest.skip(f"CapRetrieval zh not found at {zh} (set FINEGRAIN_DATA)")
-    from finegrain.retrieve.tokenize import JiebaTokenizer
+    from finegrain.text import JiebaTokenizer
 
     cands = [json.loads(line) for line in (zh / "candidates.jsonl").read_text(encoding="utf-8").splitlines()][:400]
     queries = [json.loads(line) for line in (zh / "queries.jsonl").read_text(encoding="utf-8").splitlines()]

@@ -9,7 +9,7 @@ import pytest
 from finegrain.datasets import load_dataset
 from finegrain.diagnose import ErrorAnalysis, analyse_errors
 from finegrain.errors import FinegrainError
-from finegrain.retrieve.tokenize import normalize
+from finegrain.text import normalize
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
 

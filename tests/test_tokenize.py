@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.retrieve.tokenize import (
+from finegrain.text import (
     EnglishTokenizer,
     JiebaTokenizer,
     Tokenizer,
@@ -80,7 +80,7 @@ def test_jieba_bad_mode_names_the_value() -> None:
 
 def test_jieba_is_lazy_and_quiet() -> None:
     code = (
-        "import sys, finegrain.retrieve.tokenize as t\n"
+        "import sys, finegrain.text as t\n"
         "assert 'jieba' not in sys.modules, 'jieba imported at import time'\n"
         "print(t.JiebaTokenizer().documents(['图片中显示了燃气表'])[0])\n"
     )

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from finegrain.retrieve.base import Retriever
     from finegrain.retrieve.bm25 import BM25
     from finegrain.retrieve.registry import get_retriever
-    from finegrain.retrieve.tokenize import get_tokenizer
+    from finegrain.text.tokenizer import get_tokenizer
 
 __getattr__, __dir__ = lazy_exports(
-    __name__, {".bm25": "BM25", ".base": "Retriever", ".registry": "get_retriever", ".tokenize": "get_tokenizer"}
+    __name__, {".bm25": "BM25", ".base": "Retriever", ".registry": "get_retriever", "finegrain.text.tokenizer": "get_tokenizer"}
 )

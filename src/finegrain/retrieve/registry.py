@@ -38,7 +38,7 @@ def _bm25(**defaults: Any) -> dict[str, Param]:
         "threshold": Param(float, d["threshold"], nullable=True, help="keep documents scoring >= it"),
         "default_k": Param(int, d["default_k"], nullable=True, min=1, help="cut when --top-k is not given"),
         "ties": Param(str, d["ties"], "finegrain.retrieve.bm25:TIES", "order of equal scores", label="ties rule"),
-        "tokenizer": Param(str, d["tokenizer"], "finegrain.retrieve.tokenize:PRESETS", "tokenizer preset",
+        "tokenizer": Param(str, d["tokenizer"], "finegrain.text.tokenizer:PRESETS", "tokenizer preset",
                            label="tokenizer preset"),
     }
 
