@@ -1,0 +1,170 @@
+"""Training queries from an OpenAI-compatible LLM endpoint, in the style of CapRetrieval's Table 5.
+
+Xu et al. (2025, Sect. 4.1) ask an LLM, for each passage, either for
+
+* **KW** -- "all salient keywords and hypernyms, as well as short phrases that
+  may be inquired by users" (precise saliency), or
+* **SM** -- "summaries and long questions regarding a passage" (overall saliency).
+
+:data:`PROMPTS` holds those two instructions in Chinese and English; the reply
+must be a JSON list of strings. :func:`ask_queries` POSTs
+``{url}/chat/completions`` (stdlib ``urllib``; ``url`` is the ``.../v1`` base),
+validates the reply with :func:`validate_queries` and retries at most
+``retries`` times; it returns ``None`` when no valid reply came, and the caller
+falls back to the rules for that passage (:mod:`finegrain.train.queries`).
+
+A reply is valid when its message content (optionally inside a ```json fence)
+parses as a JSON list of strings; each string is kept when it has
+``MIN_UNITS..MAX_UNITS[style]`` text units (Chinese characters / English words,
+:mod:`finegrain.build.units`), is not the passage itself and does not contain
+it, and is in the asked language (Chinese text holds a Chinese character;
+English text holds none). Duplicates are dropped. A reply that keeps no string
+is invalid.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from finegrain.build.units import exact_key, units
+from finegrain.errors import FinegrainError
+from finegrain.text.lang import Lang, has_cjk, parse_lang
+
+STYLES: tuple[str, ...] = ("kw", "sm")
+
+PROMPTS: Mapping[tuple[str, str], str] = MappingProxyType({
+    ("kw", "en"): (
+        "Given the passage below, list all of its salient keywords and their hypernyms, as well as short phrases "
+        "that a user may search with to find it (for example: bill; electricity fee; utility bill; payment "
+        "status; monthly electricity charges). Reply with a JSON list of strings and nothing else.\n\n"
+        "Passage: {passage}"
+    ),
+    ("sm", "en"): (
+        "Given the passage below, write short summaries of its overall content and longer questions a user may "
+        "ask to find it (for example: Monthly electricity bill details; Shanghai Electric Power Company "
+        "electricity bill from May to September 2021). Reply with a JSON list of strings and nothing else.\n\n"
+        "Passage: {passage}"
+    ),
+    ("kw", "zh"): (
+        "给定下面的段落，列出其中所有重要的关键词及其上位词，以及用户可能用来搜索它的短语"
+        "（例如：账单；电费；水电账单；支付状态；月度电费）。只回复一个字符串的 JSON 列表，不要其他内容。\n\n"
+        "段落：{passage}"
+    ),
+    ("sm", "zh"): (
+        "给定下面的段落，写出概括其整体内容的简短摘要，以及用户为找到它可能提出的较长问题"
+        "（例如：每月电费账单详情；上海市电力公司2021年5月至9月的电费账单）。只回复一个字符串的 JSON 列表，不要其他内容。\n\n"
+        "段落：{passage}"
+    ),
+})
+
+#: Bounds on a generated query's text units (zh characters, en words), per style.
+MIN_UNITS = 1
+MAX_UNITS: Mapping[str, int] = MappingProxyType({"kw": 16, "sm": 48})
+DEFAULT_RETRIES = 2
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Where the endpoint is (``url``: the ``.../v1`` base), the model, timeout, retries and temperature."""
+
+    url: str
+    model: str
+    timeout: float = 30.0
+    retries: int = DEFAULT_RETRIES
+    temperature: float = 0.7
+    api_key: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.url, str) or not self.url.startswith(("http://", "https://")):
+            raise FinegrainError(f"--llm-url {self.url!r} is not an http(s) URL",
+                                 "give the OpenAI-compatible base, e.g. --llm-url http://127.0.0.1:8000/v1")
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise FinegrainError("--llm-url needs a model name", "add --llm-model NAME (the endpoint's model id)")
+        if self.timeout <= 0:
+            raise FinegrainError(f"LLM timeout {self.timeout!r} is not positive", "give seconds, e.g. 30")
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or not 0 <= self.retries <= 10:
+            raise FinegrainError(f"LLM retries {self.retries!r} is not a whole number 0..10", "use 2")
+
+    def describe(self) -> dict[str, Any]:
+        """The settings for provenance (no key)."""
+        return {"url": self.url, "model": self.model, "timeout": self.timeout, "retries": self.retries,
+                "temperature": self.temperature}
+
+
+class ReplyError(Exception):
+    """Why one LLM reply was not used (network, HTTP status, not a completion, not a JSON list, nothing valid)."""
+
+
+def messages(passage: str, style: str, lang: str | Lang) -> list[dict[str, str]]:
+    """The chat messages that ask for ``style`` queries of ``passage`` in ``lang``."""
+    return [{"role": "user", "content": PROMPTS[(style, str(parse_lang(lang)))].format(passage=passage)}]
+
+
+def chat(settings: LLMSettings, msgs: list[dict[str, str]], *, seed: int | None = None) -> str:
+    """The message content of one chat completion; :class:`ReplyError` on any failure."""
+    body: dict[str, Any] = {"model": settings.model, "messages": msgs, "temperature": settings.temperature}
+    if seed is not None:
+        body["seed"] = seed
+    headers = {"Content-Type": "application/json"}
+    if settings.api_key:
+        headers["Authorization"] = f"Bearer {settings.api_key}"
+    url = settings.url.rstrip("/") + "/chat/completions"
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=settings.timeout) as resp:  # noqa: S310 (http(s) checked)
+            raw = resp.read()
+    except urllib.error.HTTPError as e:
+        raise ReplyError(f"HTTP {e.code} from {url}") from e
+    except (urllib.error.URLError, OSError) as e:
+        raise ReplyError(f"cannot reach {url}: {getattr(e, 'reason', e)}") from e
+    try:
+        return str(json.loads(raw)["choices"][0]["message"]["content"])
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        raise ReplyError(f"the reply of {url} is not an OpenAI chat completion") from e
+
+
+def validate_queries(content: str, passage: str, style: str, lang: str | Lang) -> list[str]:
+    """The valid queries of one reply's message content (see the module docstring); :class:`ReplyError` if none."""
+    m = re.search(r"```(?:json)?\s*(.*?)```", content, re.DOTALL)
+    try:
+        data = json.loads(m.group(1) if m else content)
+    except ValueError as e:
+        raise ReplyError(f"the reply is not JSON: {content[:60]!r}") from e
+    if not isinstance(data, list) or not all(isinstance(q, str) for q in data):
+        raise ReplyError(f"the reply is not a JSON list of strings: {content[:60]!r}")
+    language = parse_lang(lang)
+    whole = exact_key(passage)
+    out: dict[str, None] = {}
+    for q in data:
+        q = " ".join(q.split())
+        n = len(units(q, language))
+        key = exact_key(q)
+        if not MIN_UNITS <= n <= MAX_UNITS[style] or not key or whole in key:
+            continue
+        if has_cjk(q) != (language is Lang.ZH):
+            continue
+        out.setdefault(q, None)
+    if not out:
+        raise ReplyError(f"no string of the reply is a valid {style} query in {language}: {content[:60]!r}")
+    return list(out)
+
+
+def ask_queries(settings: LLMSettings, passage: str, style: str, lang: str | Lang, *,
+                seed: int | None = None) -> tuple[list[str] | None, str]:
+    """``(queries, "")`` from the first valid reply in ``1 + retries`` tries; ``(None, last reason)`` otherwise."""
+    reason = ""
+    msgs = messages(passage, style, lang)
+    for attempt in range(settings.retries + 1):
+        try:
+            content = chat(settings, msgs, seed=None if seed is None else seed + attempt)
+            return validate_queries(content, passage, style, lang), ""
+        except ReplyError as e:
+            reason = str(e)
+    return None, reason

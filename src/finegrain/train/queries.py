@@ -1,0 +1,376 @@
+"""Training queries for a passage pool: KW (salient keywords) and SM (summaries), as pairs for ``finegrain train``.
+
+CapRetrieval (Xu et al., 2025, Sect. 4.1, Tables 4-6, App. D) trains an
+encoder on LLM-generated queries of two granularities, KW and SM, over a pool
+of passages from which every passage with ROUGE-L > 0.6 to a test passage was
+removed. :func:`generate_queries` does the same:
+
+1. read the pool (a JSON-lines corpus with ``_id``/``id`` and ``text``, a BEIR
+   folder, or a dataset name: its corpus) and its sibling groups
+   (:func:`read_pool`);
+2. with ``exclude``, drop the pool passages with ROUGE-L above ``rouge_l`` to
+   any passage of ``exclude`` (:func:`finegrain.build.overlap.find_overlap`,
+   zh characters / en words), before anything is generated;
+3. per passage and style: from the LLM when ``llm`` is given
+   (:mod:`finegrain.train.llm`), falling back to the rules for that passage when
+   no valid reply comes (counted in :attr:`QuerySet.fallbacks`); else KW by
+   :mod:`finegrain.train.rules`, SM from the passage's **siblings** (other
+   captions of the same image, in the pool) when it has any, else the rule
+   compressions. At most ``per_passage`` queries per passage and style
+   (defaults 12 KW and 7 SM, the means of Table 6's in-domain rows); siblings
+   beyond that are sampled with ``seed``.
+
+Sibling groups, first rule that applies: ``siblings="flickr8k:PATH"`` (a pool
+text equal to a caption of ``Flickr8k.token.txt`` belongs to its image; a
+caption written the same for several images, e.g. "A black and white dog is
+running through the grass .", to the one with the most captions in the pool);
+``group_by_prefix=SEP`` (the id up to its last ``SEP``); a ``group`` field in the
+pool's records; ids that all read ``NAME#n`` (Flickr8k's own ids). Siblings
+are always pool passages, so the leakage filter covers them too.
+
+Each pair is ``{"query", "passage", "passage_id", "style", "source"}`` with
+``source`` one of ``rules``, ``siblings``, ``llm`` (:meth:`QuerySet.write`, plus
+the sidecar ``PAIRS.jsonl.provenance.json``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from finegrain.build.textset import TextItem, TextSet, read_text_set
+from finegrain.build.units import exact_key, units
+from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.frozen import EMPTY
+from finegrain.text.lang import Lang, detect_lang, parse_lang
+from finegrain.train.llm import STYLES, LLMSettings, ask_queries
+
+STYLE_CHOICES: tuple[str, ...] = ("kw", "sm", "both")
+SOURCES: tuple[str, ...] = ("rules", "siblings", "llm")
+DEFAULT_PER_PASSAGE: Mapping[str, int] = MappingProxyType({"kw": 12, "sm": 7})
+DEFAULT_ROUGE_L = 0.6
+_HASH_ID = re.compile(r"^(?P<group>.+)#\d+$")
+
+
+@dataclass(frozen=True)
+class QueryPair:
+    """One training pair: a generated query and the passage it was generated from."""
+
+    query: str
+    passage: str
+    passage_id: str
+    style: str
+    source: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"query": self.query, "passage": self.passage, "passage_id": self.passage_id,
+                "style": self.style, "source": self.source}
+
+
+@dataclass(frozen=True)
+class StyleStats:
+    """Table 6's columns for one style: passages with a query, their total units, queries per passage,
+    units per query (zh characters, en words), and the pairs by source."""
+
+    style: str
+    passages: int
+    passage_units: int
+    queries: int
+    sources: Mapping[str, int]
+    units_per_query: float | None = None
+
+    @property
+    def queries_per_passage(self) -> float | None:
+        return self.queries / self.passages if self.passages else None
+
+
+@dataclass(frozen=True)
+class Pool:
+    """The pool's passages in order, each passage's sibling group (``None``: no group), and how groups were found."""
+
+    items: tuple[TextItem, ...]
+    groups: Mapping[str, str | None]
+    grouping: str
+    source: str
+    sha256: str
+    sha256_of: str
+    lang: str | None = None
+
+
+@dataclass(frozen=True)
+class QuerySet:
+    """The generated pairs, the pool passages they come from (``n_passages``, after the leakage filter),
+    the LLM fallbacks per style, and the provenance written next to the pairs."""
+
+    pairs: tuple[QueryPair, ...]
+    lang: str
+    styles: tuple[str, ...]
+    n_passages: int
+    passage_units: int
+    fallbacks: Mapping[str, int] = field(default_factory=lambda: EMPTY)
+    provenance: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+
+    def stats(self) -> tuple[StyleStats, ...]:
+        """One :class:`StyleStats` per style, in :attr:`styles` order."""
+        out = []
+        for style in self.styles:
+            pairs = [p for p in self.pairs if p.style == style]
+            passages = {p.passage_id: p.passage for p in pairs}
+            sources = {s: sum(p.source == s for p in pairs) for s in SOURCES}
+            q_units = [len(units(p.query, self.lang)) for p in pairs]
+            out.append(StyleStats(style, len(passages), sum(len(units(t, self.lang)) for t in passages.values()),
+                                  len(pairs), MappingProxyType(sources),
+                                  sum(q_units) / len(q_units) if q_units else None))
+        return tuple(out)
+
+    def write(self, path: str | Path) -> Path:
+        """The pairs as JSON lines at ``path`` (gzipped for ``.gz``) and ``path + .provenance.json``."""
+        from finegrain.io._lines import open_text_write
+
+        out = Path(path)
+        with open_text_write(out) as f:
+            for p in self.pairs:
+                f.write(json.dumps(p.to_json(), ensure_ascii=False) + "\n")
+        side = out.with_name(out.name + ".provenance.json")
+        prov = {**self.provenance, "pairs": len(self.pairs), "llm_fallbacks": dict(self.fallbacks),
+                "stats": [_stats_json(s) for s in self.stats()]}
+        side.write_text(json.dumps(prov, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        return out
+
+
+def _stats_json(s: StyleStats) -> dict[str, Any]:
+    return {"style": s.style, "passages": s.passages, "passage_units": s.passage_units, "queries": s.queries,
+            "queries_per_passage": s.queries_per_passage, "units_per_query": s.units_per_query,
+            "sources": dict(s.sources)}
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def parse_styles(style: str) -> tuple[str, ...]:
+    """``kw`` -> ``("kw",)``, ``sm`` -> ``("sm",)``, ``both`` -> ``("kw", "sm")``."""
+    key = style.strip().lower() if isinstance(style, str) else style
+    if key not in STYLE_CHOICES:
+        raise UnknownNameError("query style", str(style), STYLE_CHOICES)
+    return STYLES if key == "both" else (key,)
+
+
+def _per_passage(value: int | None) -> dict[str, int]:
+    if value is None:
+        return dict(DEFAULT_PER_PASSAGE)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise FinegrainError(f"per_passage={value!r} is not a whole number >= 1",
+                             "give the most queries per passage and style, e.g. --per-passage 10")
+    return {s: value for s in STYLES}
+
+
+# --------------------------------------------------------------------------- the pool
+
+
+def read_pool(pool: Any, *, group_by_prefix: str | None = None, siblings: str | None = None) -> Pool:
+    """The passages of ``pool`` and their sibling groups (see the module docstring)."""
+    ts = pool if isinstance(pool, TextSet) else read_text_set(pool, "passages")
+    sha, sha_of = _digest(ts)
+    groups: dict[str, str | None]
+    if siblings is not None:
+        groups, grouping = _flickr8k_groups(ts, siblings), f"siblings {siblings}"
+    elif group_by_prefix is not None:
+        if not group_by_prefix:
+            raise FinegrainError("--group-by-prefix is empty", "give the separator, e.g. --group-by-prefix '#'")
+        groups = {i.id: (i.id.rpartition(group_by_prefix)[0] or None) for i in ts.items}
+        grouping = f"id prefix before the last {group_by_prefix!r}"
+    else:
+        field_groups = _group_field(ts)
+        if field_groups is not None:
+            groups, grouping = field_groups, "the records' group field"
+        elif all(_HASH_ID.match(i.id) for i in ts.items):
+            groups = {i.id: _HASH_ID.match(i.id).group("group") for i in ts.items}  # type: ignore[union-attr]
+            grouping = "ids NAME#n"
+        else:
+            groups, grouping = dict.fromkeys(ts.ids), "none"
+    return Pool(ts.items, MappingProxyType(groups), grouping, ts.source, sha, sha_of, ts.lang)
+
+
+def _digest(ts: TextSet) -> tuple[str, str]:
+    path = Path(ts.source)
+    h = hashlib.sha256()
+    if ts.format == "jsonl" and path.is_file():
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest(), "file"
+    for item in ts.items:
+        h.update(json.dumps([item.id, item.text], ensure_ascii=False).encode() + b"\n")
+    return h.hexdigest(), "[id, text] JSON lines of the passages"
+
+
+def _group_field(ts: TextSet) -> dict[str, str | None] | None:
+    if ts.format != "jsonl":
+        return None
+    from finegrain.io._lines import iter_id_records
+
+    found: dict[str, str | None] = {}
+    for _, rid, obj in iter_id_records(ts.source, ("_id", "id"), "id"):
+        g = obj.get("group")
+        found[rid] = None if g is None else str(g)
+    return found if any(g is not None for g in found.values()) else None
+
+
+def _flickr8k_groups(ts: TextSet, spec: str) -> dict[str, str | None]:
+    kind, _, path = spec.partition(":")
+    if kind != "flickr8k" or not path:
+        raise FinegrainError(f"--siblings {spec!r} is not KIND:PATH with a known kind",
+                             "use --siblings flickr8k:PATH/Flickr8k.token.txt")
+    from finegrain.io.flickr8k import read_flickr8k_captions
+
+    if not Path(path).is_file():
+        raise FinegrainError(f"--siblings: no file {path!r}", "give the path of Flickr8k.token.txt")
+    caps = read_flickr8k_captions(path)
+    images_of: dict[str, list[str]] = {}
+    for im, cs in caps.captions.items():
+        for c in cs:
+            images_of.setdefault(exact_key(c), []).append(im)
+    # a caption written the same for several images belongs to the one with the most captions in the pool
+    found = {i.id: images_of.get(exact_key(i.text), []) for i in ts.items}
+    votes = Counter(im for ims in found.values() for im in ims)
+    groups = {k: (max(ims, key=lambda im: votes[im]) if ims else None) for k, ims in found.items()}
+    if not any(groups.values()):
+        raise FinegrainError(f"no passage of {ts.source!r} is a caption of {path}",
+                             "the pool's texts must be Flickr8k captions as written in the token file")
+    return groups
+
+
+def check_lang(pool: Pool, lang: str | Lang) -> Lang:
+    """``lang``, when the pool's texts are in it (its dataset language, else detected); a clear error otherwise."""
+    language = parse_lang(lang)
+    found = parse_lang(pool.lang) if pool.lang else detect_lang(" ".join(i.text for i in pool.items[:500]),
+                                                                min_share=0.3)
+    if found is not language:
+        raise FinegrainError(f"--lang {language} but the passages of {pool.source!r} are {found}",
+                             f"use --lang {found}, or give a pool in {language}")
+    return language
+
+
+# --------------------------------------------------------------------------- generation
+
+
+def generate_queries(
+    pool: Any,
+    *,
+    style: str = "both",
+    lang: str | Lang,
+    per_passage: int | None = None,
+    seed: int = 0,
+    exclude: Any = None,
+    rouge_l: float = DEFAULT_ROUGE_L,
+    group_by_prefix: str | None = None,
+    siblings: str | None = None,
+    llm: LLMSettings | None = None,
+) -> QuerySet:
+    """KW and/or SM training queries for every passage of ``pool`` (see the module docstring)."""
+    from finegrain.train import rules
+
+    styles = parse_styles(style)
+    limits = _per_passage(per_passage)
+    p = pool if isinstance(pool, Pool) else read_pool(pool, group_by_prefix=group_by_prefix, siblings=siblings)
+    language = check_lang(p, lang)
+    items, excluded = _exclude(p, exclude, rouge_l, language)
+    if not items:
+        raise FinegrainError(f"no passage of {p.source!r} is left after the leakage filter",
+                             "check --exclude; every pool passage is too close to it")
+    texts = [i.text for i in items]
+    rng = random.Random(seed)
+    made: dict[str, list[list[tuple[str, str]]]] = {}
+    fallbacks: dict[str, int] = {}
+    for st in styles:
+        llm_out: list[list[str] | None] = [None] * len(items)
+        if llm is not None:
+            for k, text in enumerate(texts):
+                llm_out[k] = ask_queries(llm, text, st, language, seed=seed)[0]
+        need = [k for k, q in enumerate(llm_out) if q is None]
+        fallbacks[st] = len(need) if llm is not None else 0
+        rule_out = _rule_queries(st, [items[k] for k in need], texts, p, language, rng, limits[st], rules)
+        per: list[list[tuple[str, str]]] = [[(q, "llm") for q in qs] if qs is not None else [] for qs in llm_out]
+        for k, got in zip(need, rule_out):
+            per[k] = got
+        made[st] = per
+    pairs = []
+    for k, item in enumerate(items):
+        for st in styles:
+            seen: set[str] = {exact_key(item.text)}
+            for q, src in made[st][k][: limits[st]]:
+                key = exact_key(q)
+                if key and key not in seen:
+                    seen.add(key)
+                    pairs.append(QueryPair(q, item.text, item.id, st, src))
+    prov = {
+        "pool": p.source, "pool_sha256": p.sha256, "pool_sha256_of": p.sha256_of, "pool_passages": len(p.items),
+        "style": style, "styles": list(styles), "lang": str(language), "seed": seed,
+        "per_passage": limits, "grouping": p.grouping,
+        "generator": {"llm": llm.describe() if llm is not None else None,
+                      "rules": {"kw": "TF-IDF over the pool; en: spaCy noun chunks, head nouns, verbs + WordNet "
+                                      "hypernyms; zh: jieba nouns, verbs, noun runs",
+                                "sm": "siblings in the pool, else compression of the first sentence",
+                                "spacy_model": rules.SPACY_PACKAGE if language is Lang.EN else None}},
+        "exclude": excluded, "finegrain_version": _version(),
+    }
+    return QuerySet(tuple(pairs), str(language), styles, len(items),
+                    sum(len(units(t, language)) for t in texts), MappingProxyType(fallbacks),
+                    MappingProxyType(prov))
+
+
+def _rule_queries(style: str, todo: Sequence[TextItem], all_texts: Sequence[str], pool: Pool, lang: Lang,
+                  rng: random.Random, limit: int, rules: Any) -> list[list[tuple[str, str]]]:
+    if not todo:
+        return []
+    if style == "kw":
+        idf, unseen = rules.idf_table(rules.idf_words(all_texts, lang))
+        cands = rules.keyword_candidates([i.text for i in todo], lang)
+        return [[(q, "rules") for q in rules.rank_keywords(c, idf, unseen, lang)] for c in cands]
+    members: dict[str, list[TextItem]] = {}
+    for i in pool.items:
+        g = pool.groups.get(i.id)
+        if g is not None:
+            members.setdefault(g, []).append(i)
+    out: list[list[tuple[str, str]] | None] = []
+    for item in todo:
+        g = pool.groups.get(item.id)
+        sibs = [s.text for s in members.get(g, []) if s.id != item.id and exact_key(s.text) != exact_key(item.text)]
+        if len(sibs) > limit:
+            chosen = set(rng.sample(range(len(sibs)), limit))
+            sibs = [s for n, s in enumerate(sibs) if n in chosen]
+        out.append([(s, "siblings") for s in sibs] if sibs else None)
+    plain = [k for k, o in enumerate(out) if o is None]
+    squeezed = rules.compressions([todo[k].text for k in plain], lang)
+    for k, got in zip(plain, squeezed):
+        out[k] = [(q, "rules") for q in got]
+    return [o or [] for o in out]
+
+
+def _exclude(pool: Pool, exclude: Any, rouge_l: float, lang: Lang) -> tuple[list[TextItem], dict[str, Any] | None]:
+    items = list(pool.items)
+    if exclude is None:
+        return items, None
+    from finegrain.build.overlap import check_threshold, find_overlap
+
+    thr = check_threshold("rougeL", rouge_l)
+    ts = TextSet(tuple(items), pool.source, "memory", "passages")
+    result = find_overlap(ts, exclude, by="rougeL", threshold=thr, lang=lang, field="passages")
+    gone = set(result.overlapping)
+    return [i for i in items if i.id not in gone], {
+        "corpus": str(result.b_source or exclude), "corpus_passages": result.n_b, "rule": result.rule,
+        "rougeL": thr, "removed": len(gone), "kept": len(items) - len(gone)}
+
+
+def _version() -> str:
+    from finegrain import __version__
+
+    return __version__

@@ -1,0 +1,266 @@
+"""``finegrain.train`` query generation and ``finegrain gen-queries``: KW by hand, SM siblings on real Flickr8k,
+zh KW on real CapRetrieval passages, a stub LLM endpoint, the ROUGE-L leakage filter, and bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+
+from finegrain.build.textset import as_text_set
+from finegrain.cli.main import main
+from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.text.lang import has_cjk
+from finegrain.train.llm import LLMSettings, validate_queries
+from finegrain.train.queries import generate_queries, read_pool
+from finegrain.train.rules import Candidate, hypernym, idf_table, rank_keywords
+
+
+def _jsonl(path: Path, rows: list[dict[str, str]]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _by(qs, pid: str, style: str) -> list[str]:  # noqa: ANN001
+    return [p.query for p in qs.pairs if p.passage_id == pid and p.style == style]
+
+
+# --------------------------------------------------------------------------- KW by hand
+
+
+def test_idf_and_tf_idf_ranking_by_hand() -> None:
+    idf, unseen = idf_table([["x", "y"], ["x"], ["z"]])
+    assert idf["x"] == pytest.approx(math.log(4 / 3) + 1)
+    assert idf["y"] == pytest.approx(math.log(4 / 2) + 1)
+    assert unseen == pytest.approx(math.log(4) + 1)
+    cands = [Candidate("y", ("y",)), Candidate("x y", ("x", "y")), Candidate("x", ("x",)), Candidate("x", ("x",)),
+             Candidate("the", ("the",))]
+    # "x y": 1.288 + 1.693 = 2.98; "x": tf 2 * 1.288 = 2.58; "y": 1.69; "the" is a stop word: score 0, dropped
+    assert rank_keywords(cands, idf, unseen, "en") == ["x y", "x", "y"]
+
+
+def test_hypernym_is_the_most_specific_one_level_up() -> None:
+    assert hypernym("dog") == "canine"  # dog.n.01 -> canine.n.02 (depth 12), not domestic_animal.n.01 (7)
+    assert hypernym("dogs") == "canine"
+    assert hypernym("girl") == "woman"
+    assert hypernym("qwzxv") is None
+
+
+def test_english_kw_on_a_tiny_pool() -> None:
+    pool = as_text_set({"d0": "A dog runs in the park .", "d1": "A cat sleeps in the park .",
+                        "d2": "A dog and a cat ."}, "passages")
+    qs = generate_queries(pool, style="kw", lang="en")
+    # idf over 3 passages: runs ln(4/2)+1 = 1.69 > dog = park = ln(4/3)+1 = 1.29; hypernyms follow their noun
+    assert _by(qs, "d0", "kw") == ["runs", "dog", "canine", "park", "tract"]
+    assert {p.source for p in qs.pairs} == {"rules"}
+    assert qs.stats()[0].passages == 3
+
+
+# --------------------------------------------------------------------------- SM
+
+
+@pytest.fixture(scope="module")
+def flickr_lines(data_root: Path) -> list[tuple[str, str]]:
+    path = data_root / "flickr8k" / "Flickr8k.token.txt"
+    lines = path.read_text(encoding="utf-8").splitlines()[:600]
+    return [tuple(line.split("\t", 1)) for line in lines]  # type: ignore[misc]
+
+
+def test_sm_siblings_on_real_flickr8k(tmp_path: Path, data_root: Path, flickr_lines) -> None:  # noqa: ANN001
+    token = data_root / "flickr8k" / "Flickr8k.token.txt"
+    pool = _jsonl(tmp_path / "pool.jsonl", [{"_id": f"p{i}", "text": c.strip()} for i, (_, c) in
+                                            enumerate(flickr_lines)])
+    qs = generate_queries(pool, style="sm", lang="en", siblings=f"flickr8k:{token}")
+    assert qs.n_passages == 600
+    first_image = [c.strip() for cid, c in flickr_lines if cid.startswith("1000268201_693b08cb0e.jpg#")]
+    assert len(first_image) == 5
+    assert _by(qs, "p0", "sm") == first_image[1:]
+    assert _by(qs, "p3", "sm") == [first_image[k] for k in (0, 1, 2, 4)]
+    stats = qs.stats()[0]
+    assert stats.sources["siblings"] == 600 * 4 and stats.queries_per_passage == 4
+    # Flickr8k's own ids group themselves; --group-by-prefix does the same by hand; --per-passage samples
+    ids = _jsonl(tmp_path / "ids.jsonl", [{"_id": cid, "text": c.strip()} for cid, c in flickr_lines[:10]])
+    assert read_pool(ids).grouping == "ids NAME#n"
+    two = generate_queries(ids, style="sm", lang="en", per_passage=2, seed=3)
+    assert all(len(_by(two, f"{cid}", "sm")) == 2 for cid, _ in flickr_lines[:10])
+    assert set(_by(two, flickr_lines[0][0], "sm")) <= set(first_image[1:])
+    dash = _jsonl(tmp_path / "dash.jsonl", [{"_id": f"img{i // 5}-{i}", "text": c.strip()} for i, (_, c) in
+                                            enumerate(flickr_lines[:10])])
+    assert _by(generate_queries(dash, style="sm", lang="en", group_by_prefix="-"), "img0-0", "sm") == first_image[1:]
+
+
+def test_sm_compression_without_siblings() -> None:
+    pool = as_text_set({"a": "A child in a pink dress is climbing up a set of stairs .",
+                        "b": "Dogs ."}, "passages")
+    qs = generate_queries(pool, style="sm", lang="en")
+    assert _by(qs, "a", "sm") == ["A child in a dress is climbing up a set of stairs",
+                                  "A child is climbing up a set of stairs"]
+    assert _by(qs, "b", "sm") == []  # nothing shorter than the passage: no query, no denominator
+    assert qs.stats()[0].passages == 1
+
+
+# --------------------------------------------------------------------------- zh KW
+
+
+def test_zh_kw_with_jieba_on_real_capretrieval(tmp_path: Path, data_root: Path) -> None:
+    src = data_root / "capretrieval" / "zh" / "candidates.jsonl"
+    rows = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines()[:200]]
+    pool = _jsonl(tmp_path / "zh.jsonl", rows)
+    qs = generate_queries(pool, style="kw", lang="zh", per_passage=8)
+    text0 = rows[0]["text"]
+    assert text0.startswith("图片中显示了一个安装在墙上的燃气表")
+    kw0 = _by(qs, "cr.0", "kw")
+    assert "燃气表" in kw0 and "管道" in kw0 and len(kw0) <= 8
+    assert all(k in text0 for k in kw0)  # zh KW are words of the passage or runs of adjacent nouns
+    assert not {"的", "一个", "了"} & set(kw0)
+    assert all(has_cjk(p.query) or p.query.isascii() for p in qs.pairs)
+    assert qs.stats()[0].passages == len({p.passage_id for p in qs.pairs})
+
+
+# --------------------------------------------------------------------------- LLM stub
+
+
+class _Stub(BaseHTTPRequestHandler):
+    calls: dict[str, int] = {}
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        prompt = body["messages"][-1]["content"]
+        passage = prompt.rsplit("Passage: ", 1)[-1]
+        key = passage.split()[0]
+        n = _Stub.calls[key] = _Stub.calls.get(key, 0) + 1
+        if key == "GOOD":
+            content = json.dumps(["red bicycle", "bicycle", "vehicle"])
+        elif key == "FENCE":
+            content = '```json\n["wet street", "rainy day"]\n```'
+        elif key == "FLAKY" and n >= 2:
+            content = json.dumps(["flaky answer"])
+        elif key == "COPY":
+            content = json.dumps([passage])
+        elif key == "HTTP":
+            self.send_response(500)
+            self.end_headers()
+            return
+        else:
+            content = "Sure! Here are some keywords: bicycle, street"
+        raw = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+@pytest.fixture
+def stub_url() -> Iterator[str]:
+    _Stub.calls = {}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_stub_llm_valid_malformed_and_fallback(stub_url: str) -> None:
+    texts = {"g": "GOOD a red bicycle leans on a wall", "f": "FENCE a wet street in the rain",
+             "k": "FLAKY a man with a flaky pastry", "b": "BAD a blue car on a road",
+             "c": "COPY a copied caption here", "h": "HTTP a server error caption"}
+    llm = LLMSettings(stub_url, "stub-model", retries=1, timeout=5)
+    qs = generate_queries(as_text_set(texts, "passages"), style="kw", lang="en", llm=llm)
+    assert _by(qs, "g", "kw") == ["red bicycle", "bicycle", "vehicle"]
+    assert _by(qs, "f", "kw") == ["wet street", "rainy day"]
+    assert _by(qs, "k", "kw") == ["flaky answer"]  # malformed first, valid on the retry
+    assert {p.source for p in qs.pairs if p.passage_id in "gfk"} == {"llm"}
+    assert {p.source for p in qs.pairs if p.passage_id in "bch"} == {"rules"}
+    assert qs.fallbacks == {"kw": 3}
+    assert _Stub.calls == {"GOOD": 1, "FENCE": 1, "FLAKY": 2, "BAD": 2, "COPY": 2, "HTTP": 2}  # 1 + retries at most
+    assert qs.provenance["generator"]["llm"]["model"] == "stub-model"
+
+
+def test_reply_validation() -> None:
+    passage = "A red bicycle leans on a wall"
+    assert validate_queries('["bicycle", "Bicycle ", "bicycle"]', passage, "kw", "en") == ["bicycle", "Bicycle"]
+    with pytest.raises(Exception, match="not a JSON list of strings"):
+        validate_queries('{"q": "bicycle"}', passage, "kw", "en")
+    with pytest.raises(Exception, match="no string"):
+        validate_queries('["自行车", "A red bicycle leans on a wall!"]', passage, "kw", "en")
+    with pytest.raises(Exception, match="no string"):
+        validate_queries(json.dumps([" ".join(["word"] * 20)]), passage, "kw", "en")
+    assert validate_queries('["自行车", "bicycle"]', "一辆红色自行车靠在墙上", "kw", "zh") == ["自行车"]
+
+
+# --------------------------------------------------------------------------- leakage filter
+
+
+def test_rouge_l_exclude_count_by_hand(tmp_path: Path) -> None:
+    test_set = _jsonl(tmp_path / "test.jsonl", [
+        {"_id": "t1", "text": "the cat sat on a mat"},
+        {"_id": "t2", "text": "red green blue cyan magenta yellow black"}])
+    pool = as_text_set({
+        "p1": "the cat sat on the mat",  # LCS 5 of 6 and 6 words: F = 10/12 = 0.83 > 0.6, removed
+        "p2": "red green blue",  # LCS 3: F = 6/10 = 0.6, not above: kept
+        "p3": "a dog runs in the park",  # F = 2*2/12 = 0.33 against t1: kept
+    }, "passages")
+    qs = generate_queries(pool, style="kw", lang="en", exclude=test_set, rouge_l=0.6)
+    ex = qs.provenance["exclude"]
+    assert (ex["removed"], ex["kept"], ex["rule"]) == (1, 2, "rougeL > 0.6")
+    assert {p.passage_id for p in qs.pairs} == {"p2", "p3"}
+    strict = generate_queries(pool, style="kw", lang="en", exclude=test_set, rouge_l=0.59)
+    assert strict.provenance["exclude"]["removed"] == 2
+
+
+# --------------------------------------------------------------------------- CLI and bad input
+
+
+def test_cli_writes_pairs_provenance_and_an_80_column_table(tmp_path: Path, capsys, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("COLUMNS", "80")
+    pool = _jsonl(tmp_path / "pool.jsonl", [{"_id": "a", "text": "A black dog runs across the green grass ."},
+                                            {"_id": "b", "text": "Two dogs play with a red ball in the park ."}])
+    out = tmp_path / "pairs.jsonl"
+    assert main(["gen-queries", str(pool), "--style", "both", "-l", "en", "-o", str(out), "--seed", "7"]) == 0
+    printed = capsys.readouterr().out
+    table = [x for x in printed.splitlines() if not x.startswith("wrote ")]
+    assert "KW" in printed and "SM" in printed and max(cell_len(x) for x in table) <= 80
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows and all(set(r) == {"query", "passage", "passage_id", "style", "source"} for r in rows)
+    assert {r["style"] for r in rows} == {"kw", "sm"}
+    prov = json.loads((tmp_path / "pairs.jsonl.provenance.json").read_text(encoding="utf-8"))
+    assert prov["pool_sha256"] == hashlib.sha256(pool.read_bytes()).hexdigest()
+    assert (prov["lang"], prov["seed"], prov["exclude"], prov["pairs"]) == ("en", 7, None, len(rows))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--style", "keywords"], "unknown query style 'keywords'"),
+    (["--style", "kw", "-l", "zh"], "--lang zh but the passages of"),
+    (["--style", "kw", "--llm-url", "ftp://x"], "is not an http(s) URL"),
+    (["--style", "kw", "--siblings", "coco:x"], "is not KIND:PATH"),
+])
+def test_bad_input_gets_one_clear_error(tmp_path: Path, capsys, args: list[str], message: str) -> None:  # noqa: ANN001
+    pool = _jsonl(tmp_path / "pool.jsonl", [{"_id": "a", "text": "A black dog runs across the grass ."}])
+    lang = [] if "-l" in args else ["-l", "en"]
+    code = main(["gen-queries", str(pool), *lang, "-o", str(tmp_path / "o.jsonl"), *args])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_empty_pool_and_unknown_style_in_python(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    with pytest.raises(FinegrainError, match="empty.jsonl"):
+        generate_queries(empty, style="kw", lang="en")
+    with pytest.raises(UnknownNameError, match="did you mean 'sm'"):
+        generate_queries(as_text_set(["a dog"], "passages"), style="sn", lang="en")
