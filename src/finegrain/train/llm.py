@@ -24,10 +24,6 @@ is invalid.
 
 from __future__ import annotations
 
-import json
-import re
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -35,6 +31,7 @@ from typing import Any
 
 from finegrain.build.units import exact_key, units
 from finegrain.errors import FinegrainError
+from finegrain.llm import LLMError, chat, check_url, json_content
 from finegrain.text.lang import Lang, has_cjk, parse_lang
 
 STYLES: tuple[str, ...] = ("kw", "sm")
@@ -82,9 +79,7 @@ class LLMSettings:
     api_key: str | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.url, str) or not self.url.startswith(("http://", "https://")):
-            raise FinegrainError(f"--llm-url {self.url!r} is not an http(s) URL",
-                                 "give the OpenAI-compatible base, e.g. --llm-url http://127.0.0.1:8000/v1")
+        check_url(self.url)
         if not isinstance(self.model, str) or not self.model.strip():
             raise FinegrainError("--llm-url needs a model name", "add --llm-model NAME (the endpoint's model id)")
         if self.timeout <= 0:
@@ -107,36 +102,22 @@ def messages(passage: str, style: str, lang: str | Lang) -> list[dict[str, str]]
     return [{"role": "user", "content": PROMPTS[(style, str(parse_lang(lang)))].format(passage=passage)}]
 
 
-def chat(settings: LLMSettings, msgs: list[dict[str, str]], *, seed: int | None = None) -> str:
+def ask(settings: LLMSettings, msgs: list[dict[str, str]], *, seed: int | None = None) -> str:
     """The message content of one chat completion; :class:`ReplyError` on any failure."""
-    body: dict[str, Any] = {"model": settings.model, "messages": msgs, "temperature": settings.temperature}
-    if seed is not None:
-        body["seed"] = seed
-    headers = {"Content-Type": "application/json"}
-    if settings.api_key:
-        headers["Authorization"] = f"Bearer {settings.api_key}"
-    url = settings.url.rstrip("/") + "/chat/completions"
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    extra = {} if seed is None else {"seed": seed}
     try:
-        with urllib.request.urlopen(req, timeout=settings.timeout) as resp:  # noqa: S310 (http(s) checked)
-            raw = resp.read()
-    except urllib.error.HTTPError as e:
-        raise ReplyError(f"HTTP {e.code} from {url}") from e
-    except (urllib.error.URLError, OSError) as e:
-        raise ReplyError(f"cannot reach {url}: {getattr(e, 'reason', e)}") from e
-    try:
-        return str(json.loads(raw)["choices"][0]["message"]["content"])
-    except (ValueError, KeyError, IndexError, TypeError) as e:
-        raise ReplyError(f"the reply of {url} is not an OpenAI chat completion") from e
+        return chat(settings.url, settings.model, msgs, api_key=settings.api_key, timeout=settings.timeout,
+                    temperature=settings.temperature, **extra)
+    except LLMError as e:
+        raise ReplyError(str(e)) from e
 
 
 def validate_queries(content: str, passage: str, style: str, lang: str | Lang) -> list[str]:
     """The valid queries of one reply's message content (see the module docstring); :class:`ReplyError` if none."""
-    m = re.search(r"```(?:json)?\s*(.*?)```", content, re.DOTALL)
     try:
-        data = json.loads(m.group(1) if m else content)
-    except ValueError as e:
-        raise ReplyError(f"the reply is not JSON: {content[:60]!r}") from e
+        data = json_content(content)
+    except LLMError as e:
+        raise ReplyError(str(e)) from e
     if not isinstance(data, list) or not all(isinstance(q, str) for q in data):
         raise ReplyError(f"the reply is not a JSON list of strings: {content[:60]!r}")
     language = parse_lang(lang)
@@ -163,7 +144,7 @@ def ask_queries(settings: LLMSettings, passage: str, style: str, lang: str | Lan
     msgs = messages(passage, style, lang)
     for attempt in range(settings.retries + 1):
         try:
-            content = chat(settings, msgs, seed=None if seed is None else seed + attempt)
+            content = ask(settings, msgs, seed=None if seed is None else seed + attempt)
             return validate_queries(content, passage, style, lang), ""
         except ReplyError as e:
             reason = str(e)

@@ -13,9 +13,6 @@ fails because the LLM did.
 from __future__ import annotations
 
 import json
-import re
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
@@ -24,6 +21,7 @@ from finegrain.album.plan.records import SOURCE_TYPES, PersonMatch, PlaceKey, Pl
 from finegrain.album.plan.rules import _lang, plan_query
 from finegrain.album.plan.vocabulary import AlbumVocabulary
 from finegrain.errors import FinegrainError
+from finegrain.llm import LLMError, chat, check_url, json_content
 
 PLAN_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -71,10 +69,7 @@ class LLMConfig:
     timeout: float = 20.0
 
     def __post_init__(self) -> None:
-        if not self.base_url.startswith(("http://", "https://")):
-            raise FinegrainError(
-                f"LLM base URL {self.base_url!r} is not an http(s) URL", "give e.g. http://127.0.0.1:8000/v1"
-            )
+        check_url(self.base_url, "LLM base URL")
         if self.timeout <= 0:
             raise FinegrainError(f"LLM timeout {self.timeout!r} must be positive", "give seconds, e.g. 20")
 
@@ -107,40 +102,18 @@ def _messages(text: str, vocab: AlbumVocabulary) -> list[dict[str, str]]:
 
 
 def _ask(config: LLMConfig, messages: list[dict[str, str]]) -> str:
-    body = json.dumps(
-        {"model": config.model, "messages": messages, "temperature": 0, "response_format": {"type": "json_object"}}
-    ).encode()
-    headers = {"Content-Type": "application/json"}
-    if config.api_key:
-        headers["Authorization"] = f"Bearer {config.api_key}"
-    url = config.base_url.rstrip("/") + "/chat/completions"
-    req = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:
-        with urllib.request.urlopen(req, timeout=config.timeout) as resp:  # noqa: S310 (URL checked above)
-            raw = resp.read()
-    except urllib.error.HTTPError as e:
-        raise _PlanError(f"HTTP {e.code} from {url}") from e
-    except TimeoutError as e:
-        raise _PlanError(f"no answer from {url} within {config.timeout:g} s") from e
-    except (urllib.error.URLError, OSError) as e:
-        reason = getattr(e, "reason", e)
-        if isinstance(reason, TimeoutError) or "timed out" in str(reason):
-            raise _PlanError(f"no answer from {url} within {config.timeout:g} s") from e
-        raise _PlanError(f"cannot reach {url}: {reason}") from e
-    try:
-        payload = json.loads(raw)
-        return str(payload["choices"][0]["message"]["content"])
-    except (ValueError, KeyError, IndexError, TypeError) as e:
-        raise _PlanError(f"the reply of {url} is not an OpenAI chat completion") from e
+        return chat(config.base_url, config.model, messages, api_key=config.api_key, timeout=config.timeout,
+                    temperature=0, response_format={"type": "json_object"})
+    except LLMError as e:
+        raise _PlanError(str(e)) from e
 
 
 def _parse_json(content: str) -> Any:
-    m = re.search(r"```(?:json)?\s*(.*?)```", content, re.DOTALL)
-    body = m.group(1) if m else content
     try:
-        return json.loads(body)
-    except ValueError as e:
-        raise _PlanError(f"the message content is not JSON: {content[:80]!r}") from e
+        return json_content(content)
+    except LLMError as e:
+        raise _PlanError(str(e)) from e
 
 
 def _validate(data: Any) -> Any:
