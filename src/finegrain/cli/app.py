@@ -26,6 +26,7 @@ from finegrain.cli import (
     compare_cmd,
     concepts_cmd,
     contrast_cmd,
+    convert_cmd,
     eval_cmd,
     evaluate_cmd,
     fuse_cmd,
@@ -37,6 +38,7 @@ from finegrain.cli import (
     perturb_cmd,
     pool_cmd,
     report_cmd,
+    train_cmd,
     triage_cmd,
 )
 from finegrain.errors import FinegrainError
@@ -58,7 +60,9 @@ VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("passages", passages_cmd.passages_command),
     ("distant-label", passages_cmd.distant_label_command),
     ("gen-queries", gen_queries_cmd.gen_queries_command),
+    ("train", train_cmd.train_command),
     ("list", list_cmd.list_command),
+    ("convert", convert_cmd.convert_command),
     ("album index", album_cmd.index_command),
     ("album import-photobench", album_cmd.import_photobench_command),
     ("album people", album_cmd.people_command),

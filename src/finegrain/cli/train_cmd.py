@@ -1,0 +1,52 @@
+"""``finegrain train``: fine-tune a local sentence-transformers model on (query, passage) pairs.
+
+A thin layer over :func:`finegrain.train.finetune.train_encoder`; the flags mirror
+:class:`~finegrain.train.finetune.TrainConfig`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from finegrain.cli.options import lang_option, out_option, quiet_option
+
+
+def train_command(
+    base: str = typer.Option(..., "--base", help="Model to start from: minilm or st:PATH (a local sentence-transformers folder)."),
+    pairs: Path = typer.Option(..., "--pairs", help="Pairs JSONL (finegrain gen-queries): {\"query\", \"passage\", ...} a line."),
+    out: Path = out_option("Folder for the trained sentence-transformers model (st:OUT), with finegrain_training.json."),
+    steps: int = typer.Option(4000, "--steps", help="Optimizer steps (the paper: about 4K)."),
+    batch: int = typer.Option(32, "--batch", help="Pairs per batch; the other pairs' passages are the negatives."),
+    lr: float = typer.Option(5e-6, "--lr", help="Peak learning rate (AdamW)."),
+    warmup: int | None = typer.Option(None, "--warmup", help="Linear warm-up steps (default: 10% of --steps)."),
+    temperature: float = typer.Option(0.01, "--temperature", help="InfoNCE temperature; the loss scale is 1/temperature."),
+    weight_decay: float = typer.Option(0.1, "--weight-decay", help="AdamW weight decay."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the held-out split, the batch order and dropout."),
+    hard_negatives: str | None = typer.Option(None, "--hard-negatives", help="Mine hard negatives: bm25."),
+    negatives_per_query: int = typer.Option(1, "--negatives-per-query", help="Hard negatives per pair."),
+    checkpoint_every: int = typer.Option(500, "--checkpoint-every", help="Checkpoint (and validate) every N steps."),
+    resume: bool = typer.Option(False, "--resume", help="Continue a stopped run from its last checkpoint in --out."),
+    keep_checkpoints: bool = typer.Option(False, "--keep-checkpoints", help="Keep the last checkpoint when done."),
+    max_length: int | None = typer.Option(None, "--max-length", help="Truncate texts to this many tokens."),
+    query_prefix: str = typer.Option("", "--query-prefix", help="Text put before every query (e.g. 'query: ')."),
+    passage_prefix: str = typer.Option("", "--passage-prefix", help="Text put before every passage."),
+    lang: str = lang_option("Language of the BM25 tokenizer for --hard-negatives bm25:"),
+    quiet: bool = quiet_option(),
+) -> None:
+    """Fine-tune an encoder with InfoNCE and in-batch negatives (CapRetrieval App. D: temperature 0.01, lr 5e-6)."""
+    from finegrain.train.finetune import TrainConfig, train_encoder
+
+    config = TrainConfig(
+        base=base, pairs=pairs, out=out, steps=steps, batch=batch, lr=lr, warmup=warmup, temperature=temperature,
+        weight_decay=weight_decay, seed=seed, hard_negatives=hard_negatives, negatives_per_query=negatives_per_query,
+        checkpoint_every=checkpoint_every, resume=resume, max_length=max_length, query_prefix=query_prefix,
+        passage_prefix=passage_prefix, lang=lang, quiet=quiet, keep_checkpoints=keep_checkpoints,
+    )
+    result = train_encoder(config)
+    val = result.validation[-1] if result.validation else None
+    held = f"; held-out loss {val.loss:.4f}, in-batch accuracy {val.accuracy:.3f}" if val else ""
+    typer.echo(f"trained {result.steps_done} steps in {result.wall_time_s:.1f}s; last loss "
+               f"{result.train_losses[-1]:.4f}{held}")
+    typer.echo(f"model: {result.out} (evaluate with --set encoder=st:{result.out}); provenance: {result.provenance}")

@@ -1,0 +1,395 @@
+"""Contrastive fine-tuning of a local sentence-transformers model on (query, passage) pairs: ``finegrain train``.
+
+The objective is CapRetrieval's (Xu et al., *The Granularity Dilemma*, §4 and App. D):
+InfoNCE with in-batch negatives at temperature τ = 0.01, i.e. sentence-transformers'
+``MultipleNegativesRankingLoss`` with ``scale = 1/τ``; AdamW, lr 5e-6, weight decay 0.1,
+around 4K steps. Optional BM25 hard negatives (:mod:`~finegrain.train.finetune_data`)
+are extra candidate columns. Batches never hold a text twice, so a passage shared by
+two pairs is not the other's false negative.
+
+Why a small explicit torch loop over ST's model rather than ``SentenceTransformerTrainer``:
+the trainer needs ``datasets`` and ``accelerate``, and its resume skips data by replaying a
+sampler whose state is not saved. Here the batch order is a pure function of
+``(seed, step)`` (:func:`~finegrain.train.finetune_data.batch_schedule`) and the torch
+RNG (dropout) is reseeded from ``(seed, step)`` before every step, so a checkpoint needs
+only the weights, the optimizer and the scheduler: ``--resume`` after a kill replays
+exactly the steps an uninterrupted run takes, and two runs with one seed give the same
+weights (on one machine and thread count).
+
+Checkpoints (``MODEL_DIR/checkpoints/step-NNNNNN.pt``; only the newest is kept, written
+to a temporary name and renamed) are removed when training finishes unless
+``keep_checkpoints``. ``MODEL_DIR`` then is a sentence-transformers folder (``st:MODEL_DIR``)
+with ``finegrain_training.json``: the base model and its weights' sha256, the pairs file's
+sha256 and provenance sidecar, every hyperparameter, the loss curves, the machine, the
+versions and the wall time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, fields
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from finegrain._lazy import require
+from finegrain.album.files import sha256_of
+from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.train.finetune_data import (
+    Pair,
+    batch_schedule,
+    mine_bm25_negatives,
+    one_pass,
+    read_pairs,
+    split_by_passage,
+)
+
+PROVENANCE = "finegrain_training.json"
+CHECKPOINTS = "checkpoints"
+BASES = ("minilm", "st:PATH")
+HARD_NEGATIVES = ("bm25",)
+# Fields that may differ between a run and its --resume.
+_RUN_ONLY = ("resume", "quiet", "stop_after", "keep_checkpoints", "checkpoint_every")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything a fine-tuning run depends on. ``warmup=None`` is 10% of ``steps``; ``stop_after`` stops
+    (checkpointing) after that many steps of this call, as a kill would, for tests."""
+
+    base: str
+    pairs: Path
+    out: Path
+    steps: int = 4000
+    batch: int = 32
+    lr: float = 5e-6
+    warmup: int | None = None
+    temperature: float = 0.01
+    weight_decay: float = 0.1
+    seed: int = 0
+    hard_negatives: str | None = None
+    negatives_per_query: int = 1
+    checkpoint_every: int = 500
+    resume: bool = False
+    max_length: int | None = None
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    val_fraction: float = 0.05
+    lang: str = "en"
+    quiet: bool = False
+    keep_checkpoints: bool = False
+    stop_after: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pairs", Path(self.pairs))
+        object.__setattr__(self, "out", Path(self.out))
+        for name, low in (("steps", 1), ("batch", 2), ("negatives_per_query", 1), ("checkpoint_every", 1),
+                          ("seed", 0), ("warmup", 0), ("max_length", 1), ("stop_after", 1)):
+            v = getattr(self, name)
+            if v is None and name in ("warmup", "max_length", "stop_after"):
+                continue
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise FinegrainError(f"{name}={v!r} is not a whole number >= {low}",
+                                     f"pass --{name.replace('_', '-')} {max(low, 1)} or more")
+        for name in ("lr", "temperature"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < math.inf):
+                raise FinegrainError(f"{name}={v!r} is not a positive number", f"pass e.g. --{name} {_DEFAULTS[name]}")
+        if not (0 <= self.weight_decay < math.inf) or not (0 <= self.val_fraction < 1):
+            raise FinegrainError(f"weight_decay={self.weight_decay!r} / val_fraction={self.val_fraction!r} out of range",
+                                 "weight decay >= 0, held-out fraction in [0, 1)")
+        if self.warmup is not None and self.warmup > self.steps:
+            raise FinegrainError(f"warmup={self.warmup} is more than steps={self.steps}", "pass --warmup <= --steps")
+        if self.hard_negatives is not None and self.hard_negatives not in HARD_NEGATIVES:
+            raise UnknownNameError("hard-negative miner", self.hard_negatives, HARD_NEGATIVES)
+        if self.base != "minilm" and not self.base.startswith("st:"):
+            raise UnknownNameError("base model", self.base, BASES)
+
+    @property
+    def warmup_steps(self) -> int:
+        return self.warmup if self.warmup is not None else self.steps // 10
+
+    def hyperparameters(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("out", "pairs", "stop_after")}
+        d["warmup"] = self.warmup_steps
+        d["scale"] = 1.0 / self.temperature
+        d["optimizer"] = "AdamW"
+        d["schedule"] = "linear warmup, then linear decay to 0"
+        return d
+
+
+_DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
+
+
+@dataclass(frozen=True)
+class ValPoint:
+    """Held-out loss and in-batch accuracy (the positive ranks first among the batch's candidates) at a step."""
+
+    step: int
+    loss: float
+    accuracy: float
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """A finished (or stopped) run: where the model is, the steps done and the curves."""
+
+    out: Path
+    steps_done: int
+    batch: int
+    finished: bool
+    train_losses: tuple[float, ...]
+    validation: tuple[ValPoint, ...]
+    resumed_from: int | None
+    wall_time_s: float
+    step_time_s: float
+    provenance: Path | None
+
+    @property
+    def pairs_per_second(self) -> float | None:
+        """Training pairs per second of optimizer steps in this call (validation, checkpoints, loading excluded)."""
+        n = self.steps_done - (self.resumed_from or 0)
+        return n * self.batch / self.step_time_s if n and self.step_time_s > 0 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["out"], d["provenance"] = str(self.out), str(self.provenance) if self.provenance else None
+        return d
+
+
+def train_encoder(config: TrainConfig) -> TrainResult:
+    """Fine-tune ``config.base`` on ``config.pairs`` into ``config.out`` (see the module docstring)."""
+    torch = require("torch", "train", "torch")
+    t0 = time.perf_counter()
+    base_name, base_path = _resolve_base(config.base)
+    data = read_pairs(config.pairs)
+    train, val = split_by_passage(data.pairs, config.val_fraction, config.seed)
+    negatives = None
+    if config.hard_negatives:
+        train, negatives = mine_bm25_negatives(train, config.negatives_per_query, config.lang)
+    identity = {**{k: v for k, v in config.hyperparameters().items() if k not in _RUN_ONLY},
+                "pairs_sha256": data.sha256, "base_weights_sha256": _weights_sha256(base_path)}
+    ckpt_dir = config.out / CHECKPOINTS
+    state = _prepare_out(config, ckpt_dir, identity, torch)
+
+    model = _load_st(base_path)
+    if config.max_length is not None:
+        model.max_seq_length = config.max_length
+    loss_fn = _infonce(model, 1.0 / config.temperature)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _linear(config.warmup_steps, config.steps))
+    schedule = batch_schedule(train, config.batch, config.seed, config.steps)
+    val_batches = one_pass(val, config.batch, config.seed)
+
+    start, losses, points, wall = 0, [], [], 0.0
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        start, losses = int(state["step"]), list(state["losses"])
+        points, wall = [ValPoint(*p) for p in state["validation"]], float(state["wall_time_s"])
+
+    tqdm = require("tqdm", "train", "tqdm").tqdm
+    bar = tqdm(total=config.steps, initial=start, disable=config.quiet, desc="train", unit="step", file=sys.stderr)
+    stop = config.steps if config.stop_after is None else min(config.steps, start + config.stop_after)
+    model.train()
+    step, step_time = start, 0.0
+    for step in range(start + 1, stop + 1):
+        t_step = time.perf_counter()
+        torch.manual_seed(config.seed * 1_000_003 + step)  # dropout: a function of (seed, step)
+        batch = [train[i] for i in schedule[step - 1]]
+        loss = loss_fn.compute_loss_from_embeddings(_embed(model, batch, config), None)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        losses.append(float(loss.detach()))
+        step_time += time.perf_counter() - t_step
+        bar.update(1)
+        bar.set_postfix(loss=f"{losses[-1]:.4f}")
+        if step % config.checkpoint_every == 0 or step == stop:
+            if val_batches and (step % config.checkpoint_every == 0 or step == config.steps):
+                points.append(_validate(model, loss_fn, val, val_batches, config, step, torch))
+                bar.set_postfix(loss=f"{losses[-1]:.4f}", val_loss=f"{points[-1].loss:.4f}")
+            if step < config.steps:
+                _checkpoint(ckpt_dir, step, model, optimizer, scheduler, losses, points, identity,
+                            wall + time.perf_counter() - t0, torch)
+    bar.close()
+    wall += time.perf_counter() - t0
+    finished = step == config.steps
+    provenance = None
+    if finished:
+        if config.query_prefix or config.passage_prefix:
+            model.prompts = {"query": config.query_prefix, "document": config.passage_prefix}
+        model.save(str(config.out))
+        provenance = config.out / PROVENANCE
+        record = _provenance(config, base_name, base_path, data.summary(), len(train), val, negatives, step,
+                             losses, points, state, wall)
+        provenance.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        if not config.keep_checkpoints:
+            for p in ckpt_dir.glob("step-*.pt"):
+                p.unlink()
+            if ckpt_dir.is_dir() and not any(ckpt_dir.iterdir()):
+                ckpt_dir.rmdir()
+    return TrainResult(config.out, step, config.batch, finished, tuple(losses), tuple(points),
+                       int(state["step"]) if state is not None else None, round(wall, 3), round(step_time, 3),
+                       provenance)
+
+
+def _embed(model: Any, batch: list[Pair], config: TrainConfig) -> list[Any]:
+    """The embeddings of each column: queries, positives, then each hard-negative column."""
+    columns = [[config.query_prefix + p.query for p in batch], [config.passage_prefix + p.passage for p in batch]]
+    for j in range(len(batch[0].negatives)):
+        columns.append([config.passage_prefix + p.negatives[j] for p in batch])
+    device = model.device
+    out = []
+    for texts in columns:
+        features = {k: v.to(device) if hasattr(v, "to") else v for k, v in model.preprocess(texts).items()}
+        out.append(model(features)["sentence_embedding"])
+    return out
+
+
+def _validate(model: Any, loss_fn: Any, val: tuple[Pair, ...], batches: list[list[int]], config: TrainConfig,
+              step: int, torch: Any) -> ValPoint:
+    """Mean held-out loss and in-batch accuracy over one pass of the held-out batches (no dropout, no grad)."""
+    model.eval()
+    total = correct = 0
+    loss_sum = 0.0
+    with torch.no_grad():
+        for idx in batches:
+            emb = _embed(model, [val[i] for i in idx], config)
+            loss_sum += float(loss_fn.compute_loss_from_embeddings(emb, None)) * len(idx)
+            scores = loss_fn.similarity_fct(emb[0], torch.cat(emb[1:], dim=0))
+            correct += int((scores.argmax(dim=1) == torch.arange(len(idx))).sum())
+            total += len(idx)
+    model.train()
+    return ValPoint(step, round(loss_sum / total, 6), round(correct / total, 6))
+
+
+def _linear(warmup: int, total: int) -> Any:
+    def factor(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / (warmup + 1)
+        return max(0.0, (total - step) / max(1, total - warmup))
+
+    return factor
+
+
+def _resolve_base(spec: str) -> tuple[str, Path]:
+    """``(name, folder)`` of ``minilm`` or ``st:PATH``, checked as the ``st:`` encoder checks it."""
+    from finegrain.retrieve.encoders.sentence_transformers import SentenceTransformerEncoder, minilm_encoder
+
+    if spec == "st:":
+        raise UnknownNameError("base model", spec, BASES)
+    enc = minilm_encoder() if spec == "minilm" else SentenceTransformerEncoder(spec.removeprefix("st:"))
+    return enc.name, enc.path
+
+
+def _load_st(path: Path) -> Any:
+    st = require("sentence_transformers", "train", "sentence-transformers")
+    try:
+        return st.SentenceTransformer(str(path), device="cpu", local_files_only=True, trust_remote_code=False)
+    except Exception as e:  # noqa: BLE001 - library errors vary; name the folder and the cause
+        from finegrain.retrieve.encoders.base import load_error
+
+        raise load_error("sentence-transformers model", path, e,
+                         "check that the folder is complete (modules.json, config.json, weights, tokenizer)") from e
+
+
+def _infonce(model: Any, scale: float) -> Any:
+    """sentence-transformers' MultipleNegativesRankingLoss (``losses`` moved under ``sentence_transformer`` in v6)."""
+    try:
+        losses = require("sentence_transformers.sentence_transformer.losses", "train", "sentence-transformers")
+    except FinegrainError:
+        losses = require("sentence_transformers.losses", "train", "sentence-transformers")
+    return losses.MultipleNegativesRankingLoss(model, scale=scale)
+
+
+def _weights_file(folder: Path) -> Path | None:
+    for name in ("model.safetensors", "pytorch_model.bin", "0_Transformer/model.safetensors",
+                 "0_Transformer/pytorch_model.bin"):
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def _weights_sha256(folder: Path) -> str | None:
+    path = _weights_file(folder)
+    return sha256_of(path) if path is not None else None
+
+
+def _prepare_out(config: TrainConfig, ckpt_dir: Path, identity: dict[str, Any], torch: Any) -> dict[str, Any] | None:
+    """The checkpoint to resume from (``--resume``), after checking it belongs to this run; else None, after
+    checking that ``out`` is new or empty."""
+    if config.resume:
+        found = sorted(ckpt_dir.glob("step-*.pt"))
+        if not found:
+            raise FinegrainError(f"--resume: no checkpoint in {str(ckpt_dir)!r}",
+                                 "run without --resume to start, or point --out at the stopped run's folder")
+        state: dict[str, Any] = torch.load(found[-1], map_location="cpu", weights_only=True)
+        diff = sorted(k for k in identity.keys() | state["identity"].keys()
+                      if identity.get(k) != state["identity"].get(k))
+        if diff:
+            k = diff[0]
+            raise FinegrainError(f"--resume: {k} is {identity.get(k)!r} now but {state['identity'].get(k)!r} in "
+                                 f"{str(found[-1])!r}", "resume with the settings and files of the stopped run")
+        return state
+    if config.out.exists() and (not config.out.is_dir() or any(config.out.iterdir())):
+        raise FinegrainError(f"output folder {str(config.out)!r} exists and is not empty",
+                             "choose a new --out, delete it, or pass --resume to continue a stopped run there")
+    ckpt_dir.parent.mkdir(parents=True, exist_ok=True)
+    return None
+
+
+def _checkpoint(ckpt_dir: Path, step: int, model: Any, optimizer: Any, scheduler: Any, losses: list[float],
+                points: list[ValPoint], identity: dict[str, Any], wall: float, torch: Any) -> None:
+    """Write ``step-NNNNNN.pt`` under a temporary name, rename it, then drop older checkpoints."""
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    path = ckpt_dir / f"step-{step:06d}.pt"
+    tmp = path.with_suffix(".pt.tmp")
+    torch.save({"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(), "losses": losses,
+                "validation": [[p.step, p.loss, p.accuracy] for p in points], "identity": identity,
+                "wall_time_s": wall}, tmp)
+    os.replace(tmp, path)
+    for old in ckpt_dir.glob("step-*.pt"):
+        if old != path:
+            old.unlink()
+
+
+def _provenance(config: TrainConfig, base_name: str, base_path: Path, pairs: dict[str, Any], n_train: int,
+                val: tuple[Pair, ...], negatives: dict[str, Any] | None, steps_done: int, losses: list[float],
+                points: list[ValPoint], state: dict[str, Any] | None, wall: float) -> dict[str, Any]:
+    from finegrain.machine import run_environment
+
+    weights = _weights_file(base_path)
+    return {
+        "format": "finegrain-training/1",
+        "base": {"spec": config.base, "name": base_name, "path": str(base_path),
+                 "weights_file": weights.name if weights else None, "weights_sha256": _weights_sha256(base_path)},
+        "pairs": {**pairs, "train": n_train, "held_out": len(val), "held_out_passages": len({p.key for p in val})},
+        "hyperparameters": config.hyperparameters(),
+        "loss": "MultipleNegativesRankingLoss (InfoNCE, in-batch negatives, no text twice in a batch)",
+        "hard_negatives": negatives,
+        "seed": config.seed,
+        "steps_done": steps_done,
+        "resumed_from": int(state["step"]) if state is not None else None,
+        "curve": {"train_loss": [round(x, 6) for x in losses], "validation": [asdict(p) for p in points]},
+        "wall_time_s": round(wall, 3),
+        "environment": run_environment(),
+        "libraries": _versions("torch", "transformers", "sentence-transformers", "tokenizers", "numpy"),
+    }
+
+
+def _versions(*names: str) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for n in names:
+        try:
+            out[n] = metadata.version(n)
+        except metadata.PackageNotFoundError:
+            out[n] = None
+    return out

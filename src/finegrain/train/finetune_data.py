@@ -1,0 +1,196 @@
+"""What :mod:`finegrain.train.finetune` trains on: the pairs file, the held-out split, hard negatives, batches.
+
+* :func:`read_pairs` reads a pairs JSONL file (``finegrain gen-queries`` writes
+  ``{"query", "passage", "passage_id", "style", "source"}``; ``{"query", "positive"}``
+  and ``{"anchor", "positive"}`` are read too), failing with file:line on a bad record;
+* :func:`split_by_passage` holds out about ``fraction`` of the pairs, whole passages at a
+  time (seeded), so that no passage is on both sides;
+* :func:`mine_bm25_negatives` gives each pair the top BM25 passages of the training pool
+  that are not a positive of its query;
+* :func:`batch_schedule` is the order of training batches, epoch after epoch, seeded: no
+  text appears twice in a batch (ST's ``NoDuplicatesBatchSampler`` rule), so a passage
+  shared by two pairs is never the other's false negative.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from finegrain.album.files import sha256_of  # the one streaming file hash
+from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.io._lines import iter_jsonl
+
+#: The column names read as (query, passage), in the order they are tried.
+COLUMNS: tuple[tuple[str, str], ...] = (("query", "passage"), ("query", "positive"), ("anchor", "positive"))
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One training pair; ``key`` names the passage (its ``passage_id``, else its text) for the split."""
+
+    query: str
+    passage: str
+    key: str
+    style: str | None
+    line: int
+    negatives: tuple[str, ...] = ()
+
+    def texts(self) -> tuple[str, ...]:
+        return (self.query, self.passage, *self.negatives)
+
+
+@dataclass(frozen=True)
+class PairsFile:
+    """A read pairs file: its pairs, sha256, and the ``PAIRS.jsonl.provenance.json`` sidecar when present."""
+
+    path: Path
+    pairs: tuple[Pair, ...]
+    sha256: str
+    provenance: Any
+
+    def summary(self) -> dict[str, Any]:
+        styles = Counter(p.style or "none" for p in self.pairs)
+        return {"path": str(self.path), "sha256": self.sha256, "records": len(self.pairs),
+                "passages": len({p.key for p in self.pairs}), "styles": dict(sorted(styles.items())),
+                "provenance": self.provenance}
+
+
+def read_pairs(path: str | Path) -> PairsFile:
+    """The pairs of a JSONL file; errors name the file, the line, what was expected and what was found."""
+    path = Path(path)
+    if not path.is_file():
+        raise FinegrainError(f"pairs file {str(path)!r} does not exist",
+                             "pass a JSONL file written by finegrain gen-queries, one {\"query\", \"passage\"} a line")
+    pairs: list[Pair] = []
+    for n, obj in iter_jsonl(path):
+        cols = next((c for c in COLUMNS if c[0] in obj and c[1] in obj), None)
+        if cols is None:
+            raise DataFormatError(path, n, 'an object with "query" and "passage" (or "positive"; or "anchor" and '
+                                  '"positive")', f"keys {sorted(obj)}")
+        query, passage = obj[cols[0]], obj[cols[1]]
+        for name, value in ((cols[0], query), (cols[1], passage)):
+            if not isinstance(value, str) or not value.strip():
+                raise DataFormatError(path, n, f'"{name}" as a non-empty string', repr(value))
+        pid, style = obj.get("passage_id"), obj.get("style")
+        if pid is not None and not isinstance(pid, (str, int)):
+            raise DataFormatError(path, n, '"passage_id" as a string', repr(pid))
+        if style is not None and not isinstance(style, str):
+            raise DataFormatError(path, n, '"style" as a string ("kw" or "sm")', repr(style))
+        key = f"id:{pid}" if pid is not None else f"text:{passage}"
+        pairs.append(Pair(query, passage, key, style, n))
+    if not pairs:
+        raise FinegrainError(f"pairs file {str(path)!r} has no records", "write one JSON object a line")
+    return PairsFile(path, tuple(pairs), sha256_of(path), _sidecar(path))
+
+
+def _sidecar(path: Path) -> Any:
+    side = path.with_name(path.name + ".provenance.json")
+    if not side.is_file():
+        return None
+    try:
+        return json.loads(side.read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise DataFormatError(side, getattr(e, "lineno", None), "JSON", str(e),
+                              "fix or remove the provenance sidecar") from None
+
+
+def split_by_passage(pairs: Sequence[Pair], fraction: float, seed: int) -> tuple[tuple[Pair, ...], tuple[Pair, ...]]:
+    """``(train, held out)``: whole passages, drawn in a seeded order until ``max(2, ceil(fraction * n))``
+    pairs are held out (two at least: in-batch accuracy needs a negative). Nothing is held out when
+    ``fraction`` is 0, there are fewer than 10 pairs or fewer than two passages."""
+    keys = sorted({p.key for p in pairs})
+    if fraction <= 0 or len(keys) < 2 or len(pairs) < 10:
+        return tuple(pairs), ()
+    want = max(2, math.ceil(fraction * len(pairs)))
+    sizes = Counter(p.key for p in pairs)
+    held: set[str] = set()
+    count = 0
+    for i in np.random.default_rng([seed, 1]).permutation(len(keys)):
+        if count >= want or len(held) == len(keys) - 1:
+            break
+        held.add(keys[i])
+        count += sizes[keys[i]]
+    return tuple(p for p in pairs if p.key not in held), tuple(p for p in pairs if p.key in held)
+
+
+def mine_bm25_negatives(pairs: Sequence[Pair], k: int, lang: str) -> tuple[tuple[Pair, ...], dict[str, Any]]:
+    """Each pair with ``k`` negatives: the best BM25 passages of the pool (the pairs' passages) that are not a
+    positive of its query, ties broken by pool order; passages scoring 0 fill up when fewer match.
+
+    Returns the pairs and counts for the provenance.
+    """
+    from finegrain.retrieve.bm25 import BM25
+    from finegrain.text import get_tokenizer
+
+    pool = list(dict.fromkeys(p.passage for p in pairs))
+    positives: dict[str, set[str]] = defaultdict(set)
+    for p in pairs:
+        positives[p.query].add(p.passage)
+    if len(pool) <= max(len(v) for v in positives.values()) + k - 1:
+        raise FinegrainError(f"{len(pool)} passages are too few for {k} hard negative(s) a query",
+                             "use more pairs, or a smaller --negatives-per-query")
+    tok = get_tokenizer(lang)
+    bm = BM25("okapi").index(tok.documents(pool), [str(i) for i in range(len(pool))])
+    query_tokens = dict(zip(positives, tok.queries(list(positives)), strict=True))
+    by_query: dict[str, tuple[str, ...]] = {}
+    filled = 0
+    for query, own in positives.items():
+        scores = bm.scores(query_tokens[query])
+        order = np.lexsort((np.arange(len(pool)), -scores))
+        picked = [int(i) for i in order if pool[i] not in own][:k]
+        filled += sum(1 for i in picked if scores[i] <= 0)
+        by_query[query] = tuple(pool[i] for i in picked)
+    out = tuple(Pair(p.query, p.passage, p.key, p.style, p.line, by_query[p.query]) for p in pairs)
+    return out, {"method": "bm25", "variant": "okapi", "lang": lang, "per_query": k, "pool": len(pool),
+                 "queries": len(by_query), "zero_score_fills": filled}
+
+
+def batch_schedule(pairs: Sequence[Pair], batch: int, seed: int, steps: int) -> list[list[int]]:
+    """The first ``steps`` batches (indices into ``pairs``): each epoch a seeded permutation, cut greedily into
+    batches with no text twice; a pair that would repeat a text waits for a later batch of the same epoch.
+    Batches of one pair (no negative) are dropped."""
+    out: list[list[int]] = []
+    epoch = 0
+    while len(out) < steps:
+        before = len(out)
+        out.extend(_epoch(pairs, batch, np.random.default_rng([seed, 2, epoch]).permutation(len(pairs))))
+        if len(out) == before:
+            raise FinegrainError("no batch of two pairs without a repeated text can be formed",
+                                 "the pairs need at least two different queries and passages")
+        epoch += 1
+    return out[:steps]
+
+
+def one_pass(pairs: Sequence[Pair], batch: int, seed: int) -> list[list[int]]:
+    """The batches of one seeded pass over ``pairs`` (the held-out pairs are scored this way)."""
+    return list(_epoch(pairs, batch, np.random.default_rng([seed, 3]).permutation(len(pairs))))
+
+
+def _epoch(pairs: Sequence[Pair], batch: int, order: np.ndarray) -> Iterator[list[int]]:
+    remaining = [int(i) for i in order]
+    while remaining:
+        chosen: list[int] = []
+        seen: set[str] = set()
+        rest: list[int] = []
+        for j, i in enumerate(remaining):
+            texts = pairs[i].texts()
+            if seen.isdisjoint(texts):
+                chosen.append(i)
+                seen.update(texts)
+                if len(chosen) == batch:
+                    rest.extend(remaining[j + 1:])
+                    break
+            else:
+                rest.append(i)
+        if len(chosen) < 2:
+            return
+        yield chosen
+        remaining = rest

@@ -1,0 +1,230 @@
+"""``finegrain train``: fine-tuning a tiny random BERT sentence-transformers model on CPU.
+
+The model is a 2-layer, hidden-32 BERT with a word vocabulary written here, mean
+pooling, saved as a sentence-transformers folder: a few steps take well under a
+second. Checked: the loss falls, the output loads as ``st:DIR``, one seed gives one
+set of weights, a run stopped after k steps and resumed ends where an uninterrupted
+run ends, the held-out split is by passage, batches never repeat a text, BM25 hard
+negatives are never a positive, and bad input is one clear error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from finegrain.cli.main import app
+from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
+from finegrain.train.finetune import TrainConfig, train_encoder
+from finegrain.train.finetune_data import Pair, batch_schedule, mine_bm25_negatives, read_pairs, split_by_passage
+
+COLOURS = ["red", "blue", "green", "black", "white", "brown"]
+ANIMALS = ["dog", "cat", "horse", "bird"]
+PLACES = ["grass", "beach", "snow", "street"]
+
+
+def _passages() -> list[tuple[str, str]]:
+    out = []
+    for i, (c, a, p) in enumerate((c, a, p) for c in COLOURS for a in ANIMALS for p in PLACES):
+        if i % 4 == 0:
+            out.append((f"img{i}", f"a {c} {a} runs on the {p}"))
+    return out  # 24 passages
+
+
+@pytest.fixture(scope="module")
+def pairs_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two queries per passage (its colour and animal; its animal and place): 48 pairs, 24 passages."""
+    root = tmp_path_factory.mktemp("pairs")
+    lines = []
+    for pid, text in _passages():
+        w = text.split()
+        for q, style in ((f"{w[1]} {w[2]}", "kw"), (f"{w[2]} on {w[6]}", "sm")):
+            lines.append(json.dumps({"query": q, "passage": text, "passage_id": pid, "style": style, "source": "t"}))
+    path = root / "pairs.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (root / "pairs.jsonl.provenance.json").write_text(json.dumps({"pool": "toy", "generator": "rules"}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny_st(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A randomly initialised BERT (hidden 32, 2 layers) with mean pooling, as a sentence-transformers folder."""
+    import torch
+    import transformers
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    except ImportError:  # sentence-transformers < 6
+        from sentence_transformers.models import Pooling, Transformer
+
+    root = tmp_path_factory.mktemp("tiny-st")
+    words = sorted({w for _, t in _passages() for w in t.split()})
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]
+    (root / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    hf = root / "hf"
+    torch.manual_seed(0)
+    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2,
+                                     num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
+    transformers.BertModel(config).save_pretrained(hf)
+    transformers.BertTokenizer(str(root / "vocab.txt")).save_pretrained(hf)
+    st = SentenceTransformer(modules=[Transformer(str(hf), max_seq_length=32), Pooling(32, "mean")], device="cpu")
+    out = root / "st"
+    st.save(str(out))
+    return out
+
+
+def _config(tiny_st: Path, pairs: Path, out: Path, **kw) -> TrainConfig:
+    base = {"steps": 6, "batch": 8, "lr": 1e-3, "temperature": 0.05, "checkpoint_every": 2, "quiet": True}
+    return TrainConfig(base=f"st:{tiny_st}", pairs=pairs, out=out, **{**base, **kw})
+
+
+def _weights(folder: Path) -> dict[str, np.ndarray]:
+    from safetensors.numpy import load_file
+
+    files = sorted(folder.rglob("model.safetensors"))
+    assert files, f"no weights in {folder}"
+    return load_file(str(files[0]))
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tiny_st: Path, pairs_file: Path, tmp_path_factory: pytest.TempPathFactory):
+    return train_encoder(_config(tiny_st, pairs_file, tmp_path_factory.mktemp("run") / "a"))
+
+
+# --------------------------------------------------------------------------- training
+
+
+def test_loss_falls_and_the_folder_loads_as_st(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
+    from finegrain.retrieve.encoders.registry import get_encoder
+
+    out = tmp_path / "model"
+    result = train_encoder(_config(tiny_st, pairs_file, out, steps=40, checkpoint_every=20, warmup=0))
+    assert result.finished and result.steps_done == 40 and len(result.train_losses) == 40
+    assert np.mean(result.train_losses[-8:]) < 0.8 * np.mean(result.train_losses[:8])
+    assert [p.step for p in result.validation] == [20, 40]
+    assert not (out / "checkpoints").exists()  # removed once finished
+
+    enc = get_encoder(f"st:{out}")
+    vecs = enc.encode(["red dog", "a red dog runs on the grass"], kind="query")
+    assert vecs.shape == (2, 32) and np.allclose(np.linalg.norm(vecs, axis=1), 1, atol=1e-5)
+
+    prov = json.loads((out / "finegrain_training.json").read_text())
+    assert prov["steps_done"] == 40 and prov["seed"] == 0
+    assert prov["hyperparameters"]["scale"] == pytest.approx(20.0) and prov["hyperparameters"]["warmup"] == 0
+    assert prov["pairs"]["provenance"] == {"pool": "toy", "generator": "rules"}
+    assert prov["pairs"]["records"] == 48 and prov["pairs"]["train"] + prov["pairs"]["held_out"] == 48
+    assert len(prov["base"]["weights_sha256"]) == 64 and prov["base"]["path"] == str(tiny_st.resolve())
+    assert len(prov["curve"]["train_loss"]) == 40 and prov["environment"]["machine"]["architecture"]
+    assert prov["libraries"]["sentence-transformers"]
+
+
+def test_one_seed_gives_one_set_of_weights(tiny_st: Path, pairs_file: Path, tmp_path: Path, uninterrupted) -> None:
+    again = train_encoder(_config(tiny_st, pairs_file, tmp_path / "b"))
+    a, b = _weights(uninterrupted.out), _weights(again.out)
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    assert again.train_losses == uninterrupted.train_losses
+    other = train_encoder(_config(tiny_st, pairs_file, tmp_path / "c", seed=1))
+    assert any(not np.array_equal(a[k], v) for k, v in _weights(other.out).items())
+
+
+def test_resume_after_a_stop_ends_where_an_uninterrupted_run_ends(
+    tiny_st: Path, pairs_file: Path, tmp_path: Path, uninterrupted
+) -> None:
+    out = tmp_path / "r"
+    stopped = train_encoder(_config(tiny_st, pairs_file, out, stop_after=3))
+    assert not stopped.finished and stopped.steps_done == 3 and stopped.provenance is None
+    assert [p.name for p in (out / "checkpoints").iterdir()] == ["step-000003.pt"]
+    with pytest.raises(FinegrainError, match="lr is 0.002 now but 0.001"):
+        train_encoder(_config(tiny_st, pairs_file, out, lr=2e-3, resume=True))
+    with pytest.raises(FinegrainError, match="exists and is not empty"):
+        train_encoder(_config(tiny_st, pairs_file, out))
+    done = train_encoder(_config(tiny_st, pairs_file, out, resume=True))
+    assert done.finished and done.resumed_from == 3 and done.steps_done == 6
+    np.testing.assert_allclose(done.train_losses, uninterrupted.train_losses, rtol=1e-5, atol=1e-6)
+    a, b = _weights(uninterrupted.out), _weights(done.out)
+    for k in a:
+        np.testing.assert_allclose(a[k], b[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    assert json.loads((out / "finegrain_training.json").read_text())["resumed_from"] == 3
+
+
+def test_hard_negatives_train_and_are_recorded(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
+    result = train_encoder(_config(tiny_st, pairs_file, tmp_path / "h", steps=2, hard_negatives="bm25"))
+    assert result.finished
+    prov = json.loads((tmp_path / "h" / "finegrain_training.json").read_text())
+    assert prov["hard_negatives"]["method"] == "bm25" and prov["hard_negatives"]["per_query"] == 1
+
+
+# --------------------------------------------------------------------------- data
+
+
+def test_held_out_split_is_by_passage_and_seeded(pairs_file: Path) -> None:
+    pairs = read_pairs(pairs_file).pairs
+    train, val = split_by_passage(pairs, 0.05, seed=3)
+    assert len(train) + len(val) == 48 and len(val) >= 3  # ceil(0.05 * 48) = 3, in whole passages of 2
+    assert not {p.key for p in train} & {p.key for p in val}
+    assert split_by_passage(pairs, 0.05, seed=3) == (train, val)
+    assert split_by_passage(pairs, 0.05, seed=4)[1] != val
+    assert split_by_passage(pairs[:5], 0.05, seed=3) == (tuple(pairs[:5]), ())  # too few to hold any out
+
+
+def test_batches_never_repeat_a_text_and_negatives_are_never_positives(pairs_file: Path) -> None:
+    pairs = read_pairs(pairs_file).pairs
+    mined, stats = mine_bm25_negatives(pairs, 2, "en")
+    assert stats["pool"] == 24
+    own = {}
+    for p in mined:
+        own.setdefault(p.query, set()).add(p.passage)
+    assert all(len(p.negatives) == 2 and not set(p.negatives) & own[p.query] for p in mined)
+    for idx in batch_schedule(mined, 8, seed=0, steps=20):
+        texts = [t for i in idx for t in mined[i].texts()]
+        assert len(texts) == len(set(texts)) and 2 <= len(idx) <= 8
+    same = [Pair(f"q{i}", "one passage", "k", None, i) for i in range(4)]
+    with pytest.raises(FinegrainError, match="no batch of two"):
+        batch_schedule(same, 4, seed=0, steps=1)
+
+
+def test_column_names_and_bad_records(tmp_path: Path) -> None:
+    p = tmp_path / "p.jsonl"
+    p.write_text('{"anchor": "a", "positive": "b"}\n\n{"query": "c", "positive": "d"}\n')
+    assert [(x.query, x.passage, x.line) for x in read_pairs(p).pairs] == [("a", "b", 1), ("c", "d", 3)]
+    p.write_text('{"query": "a", "passage": "b"}\n{"query": "a", "text": "b"}\n')
+    with pytest.raises(DataFormatError, match=r"p\.jsonl:2: expected an object with \"query\" and \"passage\""):
+        read_pairs(p)
+    p.write_text('{"query": "", "passage": "b"}\n')
+    with pytest.raises(DataFormatError, match=r":1: expected \"query\" as a non-empty string"):
+        read_pairs(p)
+    with pytest.raises(UnknownNameError, match="did you mean 'minilm'"):
+        TrainConfig(base="minilmm", pairs=p, out=tmp_path / "o")
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+@pytest.mark.parametrize(
+    ("case", "expect"),
+    [
+        ("missing", "pairs file '{d}/nope.jsonl' does not exist"),
+        ("bad-json", "{d}/bad.jsonl:2: expected"),
+        ("base", "unknown base model 'e5'; known: minilm, st:PATH"),
+        ("steps", "steps=0 is not a whole number >= 1"),
+        ("no-folder", "sentence-transformers model folder '{d}/none' does not exist"),
+    ],
+)
+def test_cli_bad_input_is_one_clear_error(tmp_path: Path, case: str, expect: str) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query": "a", "passage": "b"}\n{"query": "a", passage: b}\n')
+    args = {"missing": ["--base", "minilm", "--pairs", str(tmp_path / "nope.jsonl")],
+            "bad-json": ["--base", "minilm", "--pairs", str(bad)],
+            "base": ["--base", "e5", "--pairs", str(bad)],
+            "steps": ["--base", "minilm", "--pairs", str(bad), "--steps", "0"],
+            "no-folder": ["--base", f"st:{tmp_path / 'none'}", "--pairs", str(bad)]}[case]
+    result = CliRunner().invoke(app, ["train", *args, "-o", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 2, result.output
+    err = result.stderr if hasattr(result, "stderr") else result.output
+    assert expect.format(d=tmp_path) in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
