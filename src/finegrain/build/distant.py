@@ -47,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -60,8 +60,7 @@ DEFAULT_THRESHOLD = 0.5
 _CELLS = 1 << 20  # starts x span lengths scored at once by best_span
 
 
-@dataclass(frozen=True)
-class SpanMatch:
+class SpanMatch(NamedTuple):
     """The best span of a passage for one answer: its F1 and character offsets in the passage text."""
 
     f1: float

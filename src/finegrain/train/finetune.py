@@ -34,7 +34,7 @@ import time
 from dataclasses import asdict, dataclass, fields
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from finegrain._lazy import require
 from finegrain.album.files import sha256_of
@@ -125,8 +125,7 @@ class TrainConfig:
 _DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
 
 
-@dataclass(frozen=True)
-class ValPoint:
+class ValPoint(NamedTuple):
     """Held-out loss and in-batch accuracy (the positive ranks first among the batch's candidates) at a step."""
 
     step: int
@@ -158,6 +157,7 @@ class TrainResult:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["out"], d["provenance"] = str(self.out), str(self.provenance) if self.provenance else None
+        d["validation"] = [p._asdict() for p in self.validation]
         return d
 
 
@@ -378,7 +378,7 @@ def _provenance(config: TrainConfig, base_name: str, base_path: Path, pairs: dic
         "seed": config.seed,
         "steps_done": steps_done,
         "resumed_from": int(state["step"]) if state is not None else None,
-        "curve": {"train_loss": [round(x, 6) for x in losses], "validation": [asdict(p) for p in points]},
+        "curve": {"train_loss": [round(x, 6) for x in losses], "validation": [p._asdict() for p in points]},
         "wall_time_s": round(wall, 3),
         "environment": run_environment(),
         "libraries": _versions("torch", "transformers", "sentence-transformers", "tokenizers", "numpy"),
