@@ -56,11 +56,7 @@ class RoutingReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "album": self.album,
-            "lang": self.lang,
-            "n": self.n,
-            "correct": self.correct,
-            "accuracy": self.accuracy,
+            **{key: getattr(self, key) for key in ("album", "lang", "n", "correct", "accuracy")},
             "halves": {k: {"correct": c, "n": n, "accuracy": c / n if n else None} for k, (c, n) in self.halves.items()},
             "labels": list(SOURCE_TYPES),
             "confusion": {g: dict(row) for g, row in self.confusion.items()},
