@@ -46,6 +46,7 @@ def eval_command(
     from finegrain.evaluate.pipeline import (
         RUN_JSONL,
         Experiment,
+        is_transductive,
         run_experiment,
         save_run,
     )
@@ -63,7 +64,8 @@ def eval_command(
     )
     path = write_results(out, outcome.results)
     run_path = save_run(out, outcome.run, outcome.results.get("run_file"))
-    print_evaluation(outcome.results, title=f"{dataset} · {retriever}")
+    mark = " · TRANSDUCTIVE (trained on this dataset's passages)" if is_transductive(outcome.results) else ""
+    print_evaluation(outcome.results, title=f"{dataset} · {retriever}{mark}")
     typer.echo(f"wrote {path} and {run_path}")
     if out_format is ResultFormat.MTEB:
         from finegrain.evaluate.mteb_json import write_mteb_json

@@ -22,8 +22,11 @@ if TYPE_CHECKING:
 
 
 def gen_queries_command(
-    pool: str = typer.Argument(..., help="Passage pool: a JSON-lines corpus (_id/id + text), a BEIR folder or a "
-                               "dataset name (its corpus)."),
+    pool: str | None = typer.Argument(None, help="Passage pool: a JSON-lines corpus (_id/id + text), a BEIR folder "
+                                      "or a dataset name (its corpus; transductive for that dataset)."),
+    eval_corpus: str | None = typer.Option(None, "--pool-from-eval-corpus", help="Use this evaluation dataset's "
+                                           "passages as the pool (never its queries or qrels): TRANSDUCTIVE, marked "
+                                           "so in the pairs, the model and its results."),
     style: str = typer.Option("both", "--style", help="kw (salient keywords and hypernyms), sm (summaries) or "
                               "both."),
     lang: str = opt.lang_option("Language of the pool.", None),
@@ -46,20 +49,27 @@ def gen_queries_command(
     llm_retries: int = typer.Option(2, "--llm-retries", min=0, max=10, help="Retries per passage before "
                                     "falling back to the rules."),
 ) -> None:
-    """Generate training queries (CapRetrieval's KW and SM) for every passage of POOL."""
+    """Generate training queries (CapRetrieval's KW and SM) for every passage of POOL (or of an evaluation corpus)."""
     from finegrain.errors import FinegrainError
     from finegrain.report.table import table_console
     from finegrain.train.llm import LLMSettings
     from finegrain.train.queries import generate_queries, parse_styles
 
     parse_styles(style)  # fails before anything is read
+    if (pool is None) == (eval_corpus is None):
+        raise FinegrainError("give one pool: POOL or --pool-from-eval-corpus DATASET",
+                             "e.g. finegrain gen-queries corpus.jsonl ..., or --pool-from-eval-corpus capretrieval/zh")
     if lang is None:
         raise FinegrainError("gen-queries needs the pool's language", "add --lang zh or --lang en")
     if llm_model is not None and llm_url is None:
         raise FinegrainError("--llm-model needs --llm-url", "add --llm-url http://HOST:PORT/v1, or leave both out")
     llm = LLMSettings(llm_url, llm_model or "", retries=llm_retries) if llm_url is not None else None
-    result = generate_queries(pool, style=style, lang=lang, per_passage=per_passage, seed=seed, exclude=exclude,
-                              rouge_l=rouge_l, group_by_prefix=group_by_prefix, siblings=siblings, llm=llm)
+    result = generate_queries(pool or eval_corpus, style=style, lang=lang, per_passage=per_passage, seed=seed,
+                              exclude=exclude, rouge_l=rouge_l, group_by_prefix=group_by_prefix, siblings=siblings,
+                              llm=llm, transductive=eval_corpus is not None)
+    if result.provenance["transductive"]:
+        typer.echo(f"TRANSDUCTIVE: the pool is the passages of {result.provenance['transductive_dataset']} "
+                   "(no queries, no qrels); a model trained on these pairs is not zero-shot on that dataset")
     ex = result.provenance.get("exclude")
     if ex:
         typer.echo(f"leakage filter: removed {ex['removed']} of {ex['removed'] + ex['kept']} pool passages "

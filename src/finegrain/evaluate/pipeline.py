@@ -81,7 +81,39 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
                                        fully_judged=bool(ds.meta.get("fully_judged", False)))
     results["run_file"] = run_file_name(run)  # run.trec, or run.jsonl for ids TREC cannot hold: see save_run
     results["provenance"]["warnings"] = _warnings(ds, run) + _split_warnings(split, ds)
+    trained_on_eval = transductive_models(results["provenance"]["retriever"], ds.name)
+    if trained_on_eval:
+        results["provenance"]["transductive"] = {"dataset": ds.name, "models": trained_on_eval}
+        results["provenance"]["warnings"].append(
+            f"TRANSDUCTIVE: {', '.join(trained_on_eval)} was trained on the passages of {ds.name} "
+            "(label-free); these results are not zero-shot")
     return Outcome(run=run, evaluation=evaluation, results=results)
+
+
+def transductive_models(config: Any, dataset: str) -> list[str]:
+    """The model folders named in a retriever's configuration (any ``"path"``) that ``finegrain train``
+    trained on ``dataset``'s passages (``finegrain gen-queries --pool-from-eval-corpus``)."""
+    from finegrain.train.finetune import transductive_dataset
+
+    found: list[str] = []
+    stack = [config]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            path = node.get("path")
+            if isinstance(path, str) and path not in found and transductive_dataset(path) == dataset:
+                found.append(path)
+            stack.extend(v for v in node.values() if isinstance(v, (Mapping, list, tuple)))
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+    return found
+
+
+def is_transductive(results: Any) -> bool:
+    """Whether results (the results.json dict or a SavedResults) came from a model trained on the evaluated
+    dataset's passages."""
+    prov = results.get("provenance") if isinstance(results, Mapping) else getattr(results, "provenance", None)
+    return bool(isinstance(prov, Mapping) and prov.get("transductive"))
 
 
 def _warnings(ds: Any, run: Any) -> list[str]:

@@ -73,6 +73,7 @@ def build_context(
     from markupsafe import Markup
 
     from finegrain import __version__
+    from finegrain.evaluate.pipeline import is_transductive
     from finegrain.report import charts
     from finegrain.report.comparison_section import ci_note, comparison_view
     from finegrain.report.diagnosis_sections import errors_view, taxonomy_view
@@ -132,8 +133,8 @@ def build_context(
     return {
         "title": f"finegrain report — {', '.join(datasets)}",
         "datasets": datasets,
-        "systems": [{"label": s.label, "colour": charts.colour(i), "path": s.path, "is_baseline": i == baseline}
-                    for i, s in enumerate(systems)],
+        "systems": [{"label": s.label, "colour": charts.colour(i), "path": s.path, "is_baseline": i == baseline,
+                     "transductive": is_transductive(s.results)} for i, s in enumerate(systems)],
         "baseline": base.label,
         "metric": key,
         "metric_is_rank": is_rank(key),

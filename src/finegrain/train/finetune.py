@@ -21,7 +21,9 @@ to a temporary name and renamed) are removed when training finishes unless
 ``keep_checkpoints``. ``MODEL_DIR`` then is a sentence-transformers folder (``st:MODEL_DIR``)
 with ``finegrain_training.json``: the base model and its weights' sha256, the pairs file's
 sha256 and provenance sidecar, every hyperparameter, the loss curves, the machine, the
-versions and the wall time.
+versions and the wall time; ``"transductive"`` and ``"transductive_dataset"`` are copied from the
+pairs' provenance (:mod:`finegrain.train.queries`): a model trained on an evaluation dataset's
+passages, which :func:`transductive_dataset` reads back for ``finegrain eval``.
 """
 
 from __future__ import annotations
@@ -376,6 +378,7 @@ def _provenance(config: TrainConfig, base_name: str, base_path: Path, pairs: dic
         "loss": "MultipleNegativesRankingLoss (InfoNCE, in-batch negatives, no text twice in a batch)",
         "hard_negatives": negatives,
         "seed": config.seed,
+        **_transductive(pairs.get("provenance")),
         "steps_done": steps_done,
         "resumed_from": int(state["step"]) if state is not None else None,
         "curve": {"train_loss": [round(x, 6) for x in losses], "validation": [p._asdict() for p in points]},
@@ -383,6 +386,22 @@ def _provenance(config: TrainConfig, base_name: str, base_path: Path, pairs: dic
         "environment": run_environment(),
         "libraries": _versions("torch", "transformers", "sentence-transformers", "tokenizers", "numpy"),
     }
+
+
+def _transductive(pairs_provenance: Any) -> dict[str, Any]:
+    prov = pairs_provenance if isinstance(pairs_provenance, dict) else {}
+    dataset = prov.get("transductive_dataset") if prov.get("transductive") else None
+    return {"transductive": dataset is not None, "transductive_dataset": dataset}
+
+
+def transductive_dataset(folder: str | Path) -> str | None:
+    """The dataset whose passages trained the model in ``folder`` (its ``finegrain_training.json``), else None."""
+    path = Path(folder) / PROVENANCE
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record.get("transductive_dataset") if isinstance(record, dict) and record.get("transductive") else None
 
 
 def _versions(*names: str) -> dict[str, str | None]:

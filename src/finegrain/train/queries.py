@@ -28,6 +28,14 @@ running through the grass .", to the one with the most captions in the pool);
 pool's records; ids that all read ``NAME#n`` (Flickr8k's own ids). Siblings
 are always pool passages, so the leakage filter covers them too.
 
+**Transductive pools.** A pool that is a dataset (a name, or a folder read as one) is that
+dataset's passages only, never its queries or qrels; training on it and then evaluating on the
+same dataset is *transductive*, never zero-shot. The provenance always says so:
+``"transductive": true`` and ``"transductive_dataset"`` (the dataset's name) for a dataset pool,
+``false`` / ``None`` for a file. ``transductive=True`` (``gen-queries --pool-from-eval-corpus``)
+demands such a pool. ``finegrain train`` carries the two fields into ``finegrain_training.json``
+and ``finegrain eval`` of the model on that dataset marks its results.
+
 Each pair is ``{"query", "passage", "passage_id", "style", "source"}`` with
 ``source`` one of ``rules``, ``siblings``, ``llm`` (:meth:`QuerySet.write`, plus
 the sidecar ``PAIRS.jsonl.provenance.json``).
@@ -274,12 +282,20 @@ def generate_queries(
     group_by_prefix: str | None = None,
     siblings: str | None = None,
     llm: LLMSettings | None = None,
+    transductive: bool = False,
 ) -> QuerySet:
-    """KW and/or SM training queries for every passage of ``pool`` (see the module docstring)."""
+    """KW and/or SM training queries for every passage of ``pool`` (see the module docstring);
+    ``transductive``: ``pool`` must be a dataset (its passages are used, label-free)."""
     from finegrain.train import rules
 
     styles = parse_styles(style)
     limits = _per_passage(per_passage)
+    if not isinstance(pool, (Pool, TextSet)):
+        pool = read_text_set(pool, "passages")
+    eval_dataset = pool.source if isinstance(pool, TextSet) and pool.format == "dataset" else None
+    if transductive and eval_dataset is None:
+        raise FinegrainError(f"--pool-from-eval-corpus needs a dataset, not {pool.source!r}",
+                             "give a dataset name (finegrain list datasets) or a dataset folder")
     p = pool if isinstance(pool, Pool) else read_pool(pool, group_by_prefix=group_by_prefix, siblings=siblings)
     language = check_lang(p, lang)
     items, excluded = _exclude(p, exclude, rouge_l, language)
@@ -321,6 +337,7 @@ def generate_queries(
                                 "sm": "siblings in the pool, else compression of the first sentence",
                                 "spacy_model": rules.SPACY_PACKAGE if language is Lang.EN else None}},
         "exclude": excluded, "finegrain_version": _version(),
+        "transductive": eval_dataset is not None, "transductive_dataset": eval_dataset,
     }
     return QuerySet(tuple(pairs), str(language), styles, len(items),
                     sum(len(units(t, language)) for t in texts), MappingProxyType(fallbacks),
