@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def gen_queries_command(
-    pool: str | None = typer.Argument(None, help="Passage pool: a JSON-lines corpus (_id/id + text), a BEIR folder "
+    pool: str | None = typer.Argument(None, metavar="POOL", help="Passage pool: a JSON-lines corpus (_id/id + text), a BEIR folder "
                                       "or a dataset name (its corpus; transductive for that dataset)."),
     eval_corpus: str | None = typer.Option(None, "--pool-from-eval-corpus", help="Use this evaluation dataset's "
                                            "passages as the pool (never its queries or qrels): TRANSDUCTIVE, marked "
