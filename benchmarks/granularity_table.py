@@ -286,6 +286,16 @@ def markdown(table: dict[str, Any]) -> str:
               "(paper: 73.98).", "vs base: nDCG@10 delta x100, paired randomization test p after Holm over the "
               "6 models; * = significant at 0.05.", f"Wall times (s): {json.dumps(table['wall_s'])}; "
               f"training: {json.dumps(table['train_wall_s'])}"]
+    lines += ["", "Training pairs (Table 6 shape; gen-queries rules; SM of the gloss pool = rule compressions, no "
+              "siblings):", "", "| pool / style | kept (removed by ROUGE-L) | style | passages | queries | q/passage | "
+              "words/query | sources |", "|---|---|---|---|---|---|---|---|"]
+    for name, prov in table["pairs"].items():
+        ex = prov["exclude"] or {}
+        for st in prov["stats"]:
+            src = ", ".join(f"{k} {v}" for k, v in st["sources"].items() if v)
+            lines.append(f"| {name} | {ex.get('kept')} ({ex.get('removed')}) | {st['style'].upper()} | "
+                         f"{st['passages']} | {st['queries']} | {st['queries_per_passage']:.1f} | "
+                         f"{st['units_per_query']:.1f} | {src} |")
     if table["lr_pilot"]:
         lines += ["", "lr pilot (in-domain KW+SM, Flickr8k dev captions; capretrieval/en not used):"]
         lines += [f"- lr {p['lr']:g}, {p['steps']} steps: dev MRR {p['flickr8k-dev MRR']}, R@1 "
