@@ -139,7 +139,7 @@ def evaluate(encoder: str, root: Path, name: str, *, flickr_split: str = "test",
             finegrain("eval", "-d", EVAL_SET, "-r", "dense", "--set", f"encoder={encoder}", "-m", "ndcg@10",
                       "-o", str(folder), "-q")
         r = json.loads((folder / "results.json").read_text())
-        res["capretrieval/en nDCG@10"] = _pct(r["metrics"]["ndcg@10"]["mean"])
+        res["capretrieval/en nDCG@10"] = _pct(r["aggregate"]["ndcg@10"])
     if "flickr" in suites:
         folder = root / f"flickr8k-{flickr_split}" / name
         if not (folder / "results.json").is_file():
