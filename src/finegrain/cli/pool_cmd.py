@@ -31,17 +31,11 @@ def pool_command(
     needs; prints queries, items, the judged share and each system's unique
     contribution.
     """
+    from finegrain.build.judge.scale import Scale
     from finegrain.build.pool import pool_results, summarise
     from finegrain.build.pool_file import write_pool
-    from finegrain.errors import FinegrainError
 
-    scale = None
-    if grades is not None:
-        try:
-            scale = [int(g) for g in grades.split(",")]
-        except ValueError:
-            raise FinegrainError(f"--grades {grades!r} is not a comma list of whole numbers",
-                                 "give e.g. --grades 0,1,2") from None
+    scale = None if grades is None else list(Scale.parse(grades).grades)
     pool = pool_results(results, depth=depth, qrels=qrels, seed=seed, texts=not no_texts, lang=lang, grades=scale)
     path = write_pool(pool, out / POOL_FILE if out.is_dir() else out)
     for line in summarise(pool).lines():

@@ -39,6 +39,7 @@ def triage_command(
     positives. The score is the mean of the candidates' percentiles of these (equal weights, fixed a priori); see
     finegrain.build.triage. The pool file feeds the judging page.
     """
+    from finegrain.build.judge.scale import Scale
     from finegrain.build.triage import triage, write_triage
     from finegrain.datasets import load_dataset
     from finegrain.errors import FinegrainError
@@ -46,7 +47,7 @@ def triage_command(
     from finegrain.evaluate.relabel import saved_runs
     from finegrain.settings import Settings
 
-    scale = _grades(grades)
+    scale = Scale.parse(grades).grades
     runs, systems = saved_runs(dirs)
     names = {s.results.dataset_name for s in systems}
     if dataset is None:
@@ -87,18 +88,6 @@ def _print(tri) -> None:  # noqa: ANN001 - a Triage
                "(idf-weighted share) / embedding cosine; p.terms / p.cos: the same to the closest known positive")
     for note in tri.notes:
         typer.echo(f"note: {note}")
-
-
-def _grades(text: str) -> tuple[int, ...]:
-    from finegrain.errors import FinegrainError
-
-    try:
-        out = tuple(int(p) for p in text.split(","))
-    except ValueError:
-        raise FinegrainError(f"--grades {text!r} is not a list of integers", "write it like --grades 0,1,2") from None
-    if len(set(out)) != len(out) or len(out) < 2:
-        raise FinegrainError(f"--grades {text!r} must list two or more distinct grades", "e.g. --grades 0,1,2")
-    return tuple(sorted(out))
 
 
 def _num(v: float | None) -> str:
