@@ -32,7 +32,7 @@ from finegrain.album.plan import Plan, plan_query
 from finegrain.album.plan.records import PlaceKey
 from finegrain.album.plan.rules import ROLES_EN, ROLES_ZH, SELFIE_EN, SELFIE_ZH
 from finegrain.album.plan.vocabulary import AlbumVocabulary, builtin_gazetteer
-from finegrain.album.plan.vocabulary import _km as gazetteer_km
+from finegrain.album.profile.places import km as gazetteer_km
 from finegrain.album.tools import place_filter, time_filter
 from finegrain.album.zero_answer_phrasing import PERSON, PLACE, TIME
 from finegrain.io.photobench import PhotoQuery

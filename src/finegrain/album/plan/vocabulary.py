@@ -19,7 +19,6 @@ abstain).
 from __future__ import annotations
 
 import importlib
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -28,6 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from finegrain.album.plan.records import PlaceKey
+from finegrain.album.profile.places import km
 from finegrain.errors import FinegrainError
 from finegrain.io.photobench import photobench_lang
 
@@ -78,13 +78,6 @@ def builtin_gazetteer() -> tuple[GazetteerPlace, ...]:
         level, en, zh, lat, lon = line.split("|")
         rows.append(GazetteerPlace(level, en, zh, float(lat), float(lon)))
     return tuple(rows)
-
-
-def _km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
-    p1, p2 = math.radians(lat1), math.radians(lat2)
-    dp, dl = p2 - p1, math.radians(lon2 - lon1)
-    a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
-    return 6371.0 * 2 * math.asin(math.sqrt(a))
 
 
 def _name_variants(name: str) -> tuple[str, ...]:
@@ -210,10 +203,10 @@ def _gazetteer_places(points: list[tuple[float, float]]) -> dict[str, PlaceKey]:
     places: dict[str, PlaceKey] = {}
     cities = [g for g in builtin_gazetteer() if g.level in ("city", "district")]
     for lat, lon in {(round(a, 2), round(b, 2)) for a, b in points}:
-        near = [g for g in cities if _km(lat, lon, g.lat, g.lon) <= _NEAREST_KM]
+        near = [g for g in cities if km(lat, lon, g.lat, g.lon) <= _NEAREST_KM]
         for level, limit in (("city", _NEAREST_KM), ("district", 8.0)):
-            best = min((g for g in near if g.level == level), key=lambda g: _km(lat, lon, g.lat, g.lon), default=None)
-            if best is not None and _km(lat, lon, best.lat, best.lon) <= limit:
+            best = min((g for g in near if g.level == level), key=lambda g: km(lat, lon, g.lat, g.lon), default=None)
+            if best is not None and km(lat, lon, best.lat, best.lon) <= limit:
                 for a in best.aliases():
                     places.setdefault(a, PlaceKey(best.level, best.name_zh))
     return places

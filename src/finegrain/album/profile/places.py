@@ -44,6 +44,7 @@ from finegrain.errors import FinegrainError
 
 __all__ = [
     "Geocoder",
+    "km",
     "reverse_geocode",
     "reverse_geocode_many",
     "place_vocabulary",
@@ -185,7 +186,8 @@ def _foreign_level(level: str, name: str) -> PlaceLevel | None:
     return PlaceLevel(level, name, "", "", tuple(sorted(aliases)))
 
 
-def _km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+def km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    """Great-circle distance in kilometres (haversine, mean Earth radius)."""
     p1, p2 = math.radians(lat1), math.radians(lat2)
     dp, dl = p2 - p1, math.radians(lon2 - lon1)
     a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
@@ -238,7 +240,7 @@ class Geocoder:
 
     def _place(self, point: tuple[float, float], town: dict[str, str], cn: Any) -> Place | None:
         lat, lon = point
-        near = _km(lat, lon, float(town["lat"]), float(town["lon"])) <= self.max_km
+        near = km(lat, lon, float(town["lat"]), float(town["lon"])) <= self.max_km
         locality = _foreign_level("locality", town.get("name", "")) if near else None
         if cn.province is not None:
             code = _SPECIAL_REGIONS.get(cn.province.code[:2], "CN")
