@@ -689,13 +689,13 @@ def _load_source(src: Source) -> _Loaded:
         from finegrain.evaluate.pipeline import read_saved_run
         from finegrain.evaluate.saved import SavedResults
 
+        results = SavedResults.load(p) if (p / RESULTS_FILE).is_file() else None
         try:
-            run = read_saved_run(p)
+            run = read_saved_run(p, results)
         except FinegrainError as e:
             raise FinegrainError(f"results folder {str(p)!r} holds no run: {e.message}",
                                  "pool folders written by 'finegrain eval -o DIR' (they hold run.trec or run.jsonl), "
                                  "or give the run files themselves") from None
-        results = SavedResults.load(p) if (p / RESULTS_FILE).is_file() else None
         name = (results.retriever_name if results is not None else None) or run.name
         return _Loaded(run, name, p.name, str(src), results)
     if p.is_file():

@@ -272,12 +272,13 @@ def save_run(out_dir: str | os.PathLike[str], run: Any, name: str | None = None)
     return path
 
 
-def read_saved_run(folder: str | os.PathLike[str]) -> Any:
+def read_saved_run(folder: str | os.PathLike[str], results: Any = None) -> Any:
     """The run of a results folder written by ``finegrain eval`` (``run.trec`` or ``run.jsonl``).
 
     A query its ``results.json`` scored but the run file lacks (a query that
     retrieved nothing has no TREC line) gets an empty result list, so the run
-    has every query it was asked.
+    has every query it was asked. ``results``: the folder's
+    :class:`~finegrain.evaluate.saved.SavedResults`, when the caller has read it already.
     """
     d = Path(folder)
     if d.is_file():
@@ -297,8 +298,10 @@ def read_saved_run(folder: str | os.PathLike[str]) -> Any:
             from finegrain.evaluate.saved import SavedResults
             from finegrain.io.results import RESULTS_FILE
 
-            if (d / RESULTS_FILE).is_file():
-                run = run.with_queries(SavedResults.load(d).query_ids)
+            if results is None and (d / RESULTS_FILE).is_file():
+                results = SavedResults.load(d)
+            if results is not None:
+                run = run.with_queries(results.query_ids)
             return run
     raise FinegrainError(f"no saved run in {str(d)!r} (looked for {' or '.join(candidates)})",
                          "pass a folder written by 'finegrain eval --out DIR'")

@@ -351,7 +351,7 @@ def saved_runs(folders: Sequence[str | Path]) -> tuple[dict[str, Run], list[Labe
     systems = load_labelled(folders)
     runs: dict[str, Run] = {}
     for s in systems:
-        run = read_saved_run(s.path or "")
+        run = read_saved_run(s.path or "", s.results)
         if not isinstance(run, Run):
             raise FinegrainError(f"the saved run of {s.path!r} could not be read", "re-run 'finegrain eval --out DIR'")
         runs[s.label] = run.renamed(s.label)

@@ -49,7 +49,7 @@ def _run_of(s: LabelledResults) -> tuple[Any | None, str | None]:
     from finegrain.evaluate.pipeline import read_saved_run
 
     try:
-        return read_saved_run(Path(s.path)), None
+        return read_saved_run(Path(s.path), s.results), None
     except FinegrainError as e:
         return None, f"no ranked list: {e.message}"
     except (OSError, ValueError) as e:  # a damaged run file hides the lists, never the page
