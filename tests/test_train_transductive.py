@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from finegrain.cli.main import main
-from finegrain.train.finetune import TrainConfig, train_encoder
 from test_train_finetune import tiny_st  # noqa: F401 - the tiny random BERT fixture, shared
 
 COLOURS = ["red", "blue", "green", "black", "white", "brown"]
@@ -59,7 +58,9 @@ def test_the_flag_flows_from_the_pool_to_the_report(
     assert records and all(r["passage"] in corpus and "secret" not in r["query"] for r in records)  # no queries
 
     model = tmp_path / "model"
-    train_encoder(TrainConfig(base=f"st:{tiny_st}", pairs=pairs, out=model, steps=2, batch=8, quiet=True))
+    assert main(["train", "--base", f"st:{tiny_st}", "--pairs", str(pairs), "-o", str(model),
+                 "--steps", "2", "--batch", "8", "-q"]) == 0
+    assert f"TRANSDUCTIVE: trained on the passages of {dataset}" in capsys.readouterr().out
     training = json.loads((model / "finegrain_training.json").read_text())
     assert training["transductive"] is True and training["transductive_dataset"] == dataset
 

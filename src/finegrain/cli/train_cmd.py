@@ -36,7 +36,7 @@ def train_command(
     quiet: bool = quiet_option(),
 ) -> None:
     """Fine-tune an encoder with InfoNCE and in-batch negatives (CapRetrieval App. D: temperature 0.01, lr 5e-6)."""
-    from finegrain.train.finetune import TrainConfig, train_encoder
+    from finegrain.train.finetune import TrainConfig, train_encoder, transductive_dataset
 
     config = TrainConfig(
         base=base, pairs=pairs, out=out, steps=steps, batch=batch, lr=lr, warmup=warmup, temperature=temperature,
@@ -50,3 +50,7 @@ def train_command(
     typer.echo(f"trained {result.steps_done} steps in {result.wall_time_s:.1f}s; last loss "
                f"{result.train_losses[-1]:.4f}{held}")
     typer.echo(f"model: {result.out} (evaluate with --set encoder=st:{result.out}); provenance: {result.provenance}")
+    dataset = transductive_dataset(result.out)
+    if dataset is not None:
+        typer.echo(f"TRANSDUCTIVE: trained on the passages of {dataset}; its scores on {dataset} are transductive, "
+                   "never zero-shot (finegrain eval marks them)")
