@@ -6,7 +6,15 @@ to the rules. ``AlbumVocabulary`` is the album knowledge both use.
 """
 
 from finegrain.album.plan.llm import LLMConfig, plan_query_llm
-from finegrain.album.plan.records import SOURCE_TYPES, PersonMatch, PlaceKey, PlaceMatch, Plan, TimeRange
+from finegrain.album.plan.records import (
+    SOURCE_TYPES,
+    PersonMatch,
+    PlaceKey,
+    PlaceMatch,
+    Plan,
+    TimeRange,
+    UnknownMention,
+)
 from finegrain.album.plan.rules import plan_query
 from finegrain.album.plan.vocabulary import AlbumVocabulary
 from finegrain.text.lang import detect_lang
@@ -20,6 +28,7 @@ __all__ = [
     "PlaceMatch",
     "Plan",
     "TimeRange",
+    "UnknownMention",
     "detect_lang",
     "plan_query",
     "plan_query_llm",

@@ -11,6 +11,7 @@ printed and checked by a person.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -133,11 +134,45 @@ class PersonMatch:
         return {"text": self.text, "person_id": self.person_id}
 
 
+MENTION_KINDS = ("person", "place")
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownMention:
+    """A person or place the query names that the album does not have ("photos with Zoe",
+    "photos in Yantain"): its ``kind`` ("person" or "place"), the matched ``text`` and the
+    album's nearest name as a did-you-mean ``suggestion`` (None when nothing is close)."""
+
+    kind: str
+    text: str
+    suggestion: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in MENTION_KINDS:
+            raise FinegrainError(
+                f"unknown mention kind {self.kind!r} for {self.text!r}", f"use one of {', '.join(MENTION_KINDS)}"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "text": self.text, "suggestion": self.suggestion}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UnknownMention:
+        try:
+            return cls(str(data["kind"]), str(data["text"]), data.get("suggestion"))
+        except KeyError as exc:
+            raise FinegrainError(
+                f"unknown mention {dict(data)!r} lacks {exc.args[0]!r}", "give 'kind', 'text' and optionally 'suggestion'"
+            ) from None
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     """The constraints of one query. All ``people`` must be present in a photo; ``roles``
     are social roles the album's vocabulary does not resolve ("friends", "闺蜜");
-    ``impossible_times`` are time expressions naming no calendar day (no photo can match)."""
+    ``impossible_times`` are time expressions naming no calendar day (no photo can match);
+    ``unknown`` are people or places the query names that the album does not have (the
+    engine answers "no such person/place ... did you mean ...?" instead of searching)."""
 
     query: str
     lang: str
@@ -152,6 +187,7 @@ class Plan:
     planner: str = "rules"
     fallback_reason: str | None = None
     impossible_times: tuple[ImpossibleTime, ...] = ()
+    unknown: tuple[UnknownMention, ...] = ()
 
     def __post_init__(self) -> None:
         check_source(self.source)
@@ -182,6 +218,7 @@ class Plan:
             "planner": self.planner,
             "fallback_reason": self.fallback_reason,
             "impossible_times": [t.to_dict() for t in self.impossible_times],
+            "unknown": [u.to_dict() for u in self.unknown],
         }
 
     def to_json(self, indent: int | None = 2) -> str:
