@@ -329,12 +329,42 @@ class SqliteCatalog:
 
     def name_person(self, person_id: str, names: Sequence[str]) -> Person:
         person = self._require_person(person_id)
-        clean = tuple(dict.fromkeys(n.strip() for n in names if n.strip()))
+        clean = _clean_names(names)
         if not clean:
             raise FinegrainError(f"no name given for person {person_id!r}", "pass at least one non-empty name")
         named = Person(person.id, clean, person.is_me)
         self.put_person(named)
         return named
+
+    def add_person_names(self, person_id: str, names: Sequence[str]) -> Person:
+        with self.transaction():
+            person = self._require_person(person_id)
+            added = _clean_names(names)
+            if not added:
+                raise FinegrainError(f"no name given for person {person_id!r}", "pass at least one non-empty name")
+            named = Person(person.id, _merge_names(person.names, added), person.is_me)
+            self.put_person(named)
+        return named
+
+    def merge_people(self, into_id: str, from_ids: Sequence[str]) -> Person:
+        sources = [f for f in dict.fromkeys(f.strip() for f in from_ids) if f and f != into_id]
+        if not sources:
+            raise FinegrainError(
+                f"nothing to merge into person {into_id!r}: from_ids {list(from_ids)!r} names no other person",
+                "pass the ids of other face clusters, e.g. --merge p3,p7 (p7 goes into p3)",
+            )
+        with self.transaction():
+            target = self._require_person(into_id)
+            others = [self._require_person(f) for f in sources]
+            names = target.names
+            for o in others:
+                names = _merge_names(names, o.names)
+            merged = Person(target.id, names, target.is_me or any(o.is_me for o in others))
+            for o in others:
+                self._db.execute("UPDATE faces SET person_id=? WHERE person_id=?", (target.id, o.id))
+                self._db.execute("DELETE FROM people WHERE id=?", (o.id,))
+            self.put_person(merged)
+        return merged
 
     def set_me(self, person_id: str) -> Person:
         person = self._require_person(person_id)
@@ -603,3 +633,19 @@ def _natural(text: str) -> tuple[Any, ...]:
     import re
 
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
+
+
+def _clean_names(names: Sequence[str]) -> tuple[str, ...]:
+    """Stripped, non-empty names, first spelling kept when two differ only in case."""
+    return _merge_names((), [n.strip() for n in names if n.strip()])
+
+
+def _merge_names(old: Sequence[str], new: Sequence[str]) -> tuple[str, ...]:
+    """``old`` then the names of ``new`` not already present (case-insensitive), in order."""
+    out = list(old)
+    seen = {n.casefold() for n in out}
+    for n in new:
+        if n.casefold() not in seen:
+            seen.add(n.casefold())
+            out.append(n)
+    return tuple(out)

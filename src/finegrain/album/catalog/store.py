@@ -100,7 +100,13 @@ class CatalogStore(Protocol):
     def people(self) -> list[Person]: ...
     def person_photo_counts(self) -> dict[str, int]: ...
     def name_person(self, person_id: str, names: Sequence[str]) -> Person:
-        """Give a person (face cluster) its names; the first is the display name."""
+        """Replace a person's (face cluster's) names; the first is the display name."""
+    def add_person_names(self, person_id: str, names: Sequence[str]) -> Person:
+        """Add aliases (any language) after the person's existing names, keeping those and
+        their order; names already present (case-insensitive) are not added again."""
+    def merge_people(self, into_id: str, from_ids: Sequence[str]) -> Person:
+        """Move the faces and names of ``from_ids`` to ``into_id`` and delete those people; the
+        merged person is "me" when any of them was."""
     def set_me(self, person_id: str) -> Person:
         """Mark one person as the owner (and no one else)."""
 
