@@ -18,6 +18,7 @@ import typer
 
 from finegrain.cli import (
     album_cmd,
+    album_eval_cmd,
     album_plan_cmd,
     album_search_cmd,
     album_serve_cmd,
@@ -67,7 +68,7 @@ VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("album import-photobench", album_cmd.import_photobench_command),
     ("album people", album_cmd.people_command),
     ("album search", album_search_cmd.search_command),
-    ("album eval", album_search_cmd.eval_command),
+    ("album eval", album_eval_cmd.eval_command),
     ("album plan", album_plan_cmd.plan_command),
     ("album eval-routing", album_plan_cmd.eval_routing_command),
     ("album zero-answer", album_zero_cmd.zero_answer_command),
