@@ -75,3 +75,41 @@ def test_a_catalog_written_before_aliases_reads_and_gains_aliases(tmp_path):
     db.close()
     with open_catalog(path, create=False) as s:
         assert s.add_person_names("7", ["薇薇"]).names == ("Weiwei", "薇薇")
+
+
+# ---------------------------------------------------------------- the CLI: album people
+
+
+def _cli(args, capsys):
+    from finegrain.cli.main import main
+
+    code = main(["album", "people", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture
+def catalog(store):
+    return str(store.path)
+
+
+def test_cli_name_adds_aliases_and_keeps_the_english_ones(catalog, capsys):
+    code, out, err = _cli([catalog, "--name", "p1=薇薇,Wei"], capsys)
+    assert code == 0 and "Weiwei, Vivi, 薇薇, Wei" in out and "warning" not in err
+
+
+def test_cli_replace_replaces_and_warns_naming_the_removed_aliases(catalog, capsys):
+    code, out, err = _cli([catalog, "--name", "p1=薇薇,Vivi", "--replace"], capsys)
+    assert code == 0 and "薇薇, Vivi" in out and "Weiwei" not in out
+    assert "warning" in err and "Weiwei" in err and "Vivi" not in err.split("names")[1].split("of person")[0]
+
+
+def test_cli_merge_and_its_errors(catalog, capsys):
+    code, out, _ = _cli([catalog, "--merge", "p1,p3"], capsys)
+    assert code == 0 and "merged p3 into p1" in out
+    code, _, err = _cli([catalog, "--merge", "p1"], capsys)
+    assert code != 0 and "--merge 'p1' is not INTO,FROM" in err
+    code, _, err = _cli([catalog, "--merge", "p1,p9"], capsys)
+    assert code != 0 and "'p9'" in err
+    code, _, err = _cli([catalog, "--name", "p1"], capsys)
+    assert code != 0 and "CLUSTER_ID=NAME" in err

@@ -70,16 +70,36 @@ def people_command(
     catalog: Path = typer.Argument(..., help="Catalog file."),
     name: list[str] = typer.Option(
         [], "--name", "-n",
-        help="CLUSTER_ID=NAME[,NICKNAME...] (repeatable), e.g. --name p3=Mum,Mom,妈妈.",
+        help="CLUSTER_ID=NAME[,NICKNAME...] (repeatable): adds these aliases, in any language, to the "
+             "person's names, e.g. --name p3=Mum,Mom,妈妈.",
+    ),
+    replace: bool = typer.Option(
+        False, "--replace", help="--name replaces the person's names instead of adding to them (warns what goes)."),
+    merge: list[str] = typer.Option(
+        [], "--merge", "-m",
+        help="INTO,FROM[,FROM...] (repeatable): move the faces and names of FROM clusters into INTO, e.g. --merge p3,p7.",
     ),
     me: str | None = typer.Option(None, "--me", help="The cluster id of the album owner."),
 ) -> None:
-    """List face clusters with their photo counts; name them and mark "me"."""
+    """List face clusters with their photo counts; name them (aliases in any language), merge them, mark "me"."""
     from finegrain.album.catalog import open_catalog
 
+    namings = [parse_naming(item) for item in name]  # every item checked before anything is written
+    merges = [parse_merge(item) for item in merge]
     with open_catalog(catalog, create=False) as store:
-        for item in name:
-            store.name_person(*parse_naming(item))
+        for into, sources in merges:
+            merged = store.merge_people(into, sources)
+            typer.echo(f"merged {', '.join(sources)} into {into}: {', '.join(merged.names) or '(unnamed)'}")
+        for pid, names in namings:
+            if replace:
+                before = store.get_person(pid)
+                after = store.name_person(pid, names)
+                gone = [n for n in (before.names if before else ()) if n.casefold() not in {a.casefold() for a in after.names}]
+                if gone:
+                    typer.echo(f"warning: --replace removed the names {', '.join(gone)} of person {pid} "
+                               f"(without --replace, --name adds names)", err=True)
+            else:
+                store.add_person_names(pid, names)
         if me is not None:
             store.set_me(me)
         counts = store.person_photo_counts()
@@ -91,6 +111,16 @@ def people_command(
             flag = "  (me)" if p.is_me else ""
             names = ", ".join(p.names) if p.names else "(unnamed)"
             typer.echo(f"{p.id:>8}  {counts.get(p.id, 0):>6} photos  {names}{flag}")
+
+
+def parse_merge(item: str) -> tuple[str, list[str]]:
+    """``"p3,p7,p9"`` -> ``("p3", ["p7", "p9"])``; fewer than two ids is an error naming the item."""
+    from finegrain.errors import FinegrainError
+
+    ids = [i.strip() for i in item.split(",") if i.strip()]
+    if len(ids) < 2:
+        raise FinegrainError(f"--merge {item!r} is not INTO,FROM[,FROM...]", "write it like --merge p3,p7 (p7 goes into p3)")
+    return ids[0], ids[1:]
 
 
 def parse_naming(item: str) -> tuple[str, list[str]]:
