@@ -14,6 +14,14 @@ names): each photo is assigned the nearest gazetteer city within 80 km. The
 gazetteer also serves as a general place lexicon: a known place that has no
 photo is still a place constraint (it then matches nothing, and the engine can
 abstain).
+
+Names in either language: every alias of a person is a match pattern, whatever the
+language it was given in, and a Chinese alias of two or more syllables also answers
+to its pinyin ("薇薇" to "weiwei" and "wei wei", "小周" to "xiao zhou"), so an English
+query finds a person named only in Chinese. :meth:`AlbumVocabulary.suggest_person` and
+:meth:`AlbumVocabulary.suggest_place` give the album's nearest name to a mention that
+matched nothing ("Yantain" -> "Yantian District"), pinyin-aware and within an
+edit-distance threshold that grows with the name's length (:mod:`finegrain.album.plan.fuzzy`).
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from finegrain.album.plan.fuzzy import edit_distance, is_cjk, name_key, nearest, pinyin_syllables
 from finegrain.album.plan.records import PlaceKey
 from finegrain.album.profile.places import km
 from finegrain.errors import FinegrainError
@@ -96,6 +105,25 @@ def _norm(alias: str) -> str:
     return " ".join(alias.casefold().split())
 
 
+def _pinyin_variants(alias: str) -> tuple[str, ...]:
+    """A Chinese alias of two or more syllables written in pinyin, spaced and joined
+    ("薇薇" -> "wei wei", "weiwei"); nothing for other aliases (one syllable is too ambiguous)."""
+    if not is_cjk(alias):
+        return ()
+    sylls = [s for s in pinyin_syllables(alias) if s.isascii() and s.isalpha()]
+    if len(sylls) < 2 or len(sylls) != len(pinyin_syllables(alias)):
+        return ()
+    return (" ".join(sylls), "".join(sylls))
+
+
+def _title(alias: str) -> str:
+    """A lower-case Latin alias as a name: "yantian district" -> "Yantian District", "xi'an" -> "Xi'an"."""
+    return " ".join(w[:1].upper() + w[1:] for w in alias.split(" "))
+
+
+_LEVEL_WORDS = (" district", " county", " new area")  # part of a district's English name
+
+
 @dataclass(frozen=True)
 class AlbumVocabulary:
     """What the planner knows about one album.
@@ -106,6 +134,7 @@ class AlbumVocabulary:
     ``latest_date``: the album's newest photo date, the "now" of relative time words.
     ``now_note``: where ``latest_date`` came from when it is not the album's newest photo
     (e.g. "today, 2025-06-01: the catalog has no dated photo"); the planner shows it.
+    ``spellings``: alias (case-folded) -> the name as given ("weiwei" -> "Weiwei"), for suggestions.
     """
 
     people: Mapping[str, str]
@@ -115,6 +144,7 @@ class AlbumVocabulary:
     known_places: Mapping[str, PlaceKey] = field(default_factory=lambda: MappingProxyType({}))
     owner_id: str = OWNER_ID
     now_note: str | None = None
+    spellings: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         for alias in self.people:
@@ -137,10 +167,19 @@ class AlbumVocabulary:
     ) -> AlbumVocabulary:
         """From ``person id -> nicknames``; the owner also gets "me", "myself", "我", "自己"."""
         table: dict[str, str] = {}
+        spellings: dict[str, str] = {}
+        people = {pid: tuple(names) for pid, names in people.items()}
         for pid, names in people.items():
             for name in names:
+                spellings.setdefault(_norm(name), " ".join(name.split()))
                 for key in _name_variants(_norm(name)):
                     if key and key not in table:
+                        table[key] = str(pid)
+        # pinyin of Chinese aliases after every given name, so a name given in Latin letters wins
+        for pid, names in people.items():
+            for name in names:
+                for key in _pinyin_variants(_norm(name)):
+                    if key not in table:
                         table[key] = str(pid)
         for lang_words in OWNER_WORDS.values():
             for w in lang_words:
@@ -155,7 +194,58 @@ class AlbumVocabulary:
             MappingProxyType(known),
             owner_id,
             now_note,
+            MappingProxyType(spellings),
         )
+
+    # ------------------------------------------------------------------ did you mean
+
+    def suggest_person(self, text: str) -> str | None:
+        """The album's person name nearest to ``text`` (a mention that matched no one), in the
+        script of ``text`` when the person has a name in it, else None. Owner words ("me",
+        "我") are never suggested."""
+        owner_words = {w for words in OWNER_WORDS.values() for w in words}
+        candidates = [a for a in self.people if a not in owner_words]
+        found = self._nearest_in_script(text, candidates)
+        if found is None:
+            return None
+        pid = self.people[found]
+        # the person's own spelling of that name in the query's script
+        same = [a for a in self.spellings if self.people.get(a) == pid and is_cjk(a) == is_cjk(text)]
+        if found not in self.spellings and same:  # a pinyin variant matched: name the person in Latin letters
+            found = min(same, key=lambda a: (edit_distance(name_key(text), name_key(a)), -len(a), a))
+        return self.spellings.get(found) or _title(found)
+
+    def suggest_place(self, text: str) -> str | None:
+        """The album's place name nearest to ``text`` (a mention that matched no place), or of a
+        known place without photos when no album place is near; in the script of ``text``
+        ("Yantain" -> "Yantian District", "盐天" -> "盐田区"); None when nothing is near."""
+        for table in (self.places, self.known_places):
+            found = self._nearest_in_script(text, list(table))
+            if found is not None:
+                return self._place_display(found, table[found], table)
+        return None
+
+    def _nearest_in_script(self, text: str, aliases: list[str]) -> str | None:
+        """Nearest alias, preferring aliases in the script of ``text`` (Latin or Chinese)."""
+        same = [a for a in aliases if is_cjk(a) == is_cjk(text)]
+        for pool in (same, aliases):
+            hit = nearest(_norm(text), pool)
+            if hit is not None:
+                return hit[0]
+        return None
+
+    def _place_display(self, alias: str, key: PlaceKey, table: Mapping[str, PlaceKey]) -> str:
+        """The place's name in the script of ``alias``, with its level word when it has one."""
+        if is_cjk(alias):
+            return key.name if is_cjk(key.name) and key.name.startswith(alias) else alias
+        for word in _LEVEL_WORDS:
+            if alias.endswith(word):
+                break
+            longer = alias + word
+            if table.get(longer) == key:
+                alias = longer
+                break
+        return self.spellings.get(alias) or _title(alias)
 
     @classmethod
     def from_photobench(cls, album: Any, lang: str = "en", *, use_profile: bool = True) -> AlbumVocabulary:
