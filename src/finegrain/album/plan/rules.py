@@ -43,13 +43,14 @@ from finegrain.album.plan.records import (
     PlaceMatch,
     Plan,
     TimeRange,
+    UnknownMention,
     source_type,
 )
 from finegrain.album.plan.time_rules import MODIFIER_RULE, NAME_RULE, find_times
 from finegrain.album.plan.vocabulary import AlbumVocabulary
 from finegrain.errors import FinegrainError, MissingDependencyError
 from finegrain.text.lang import CJK, Lang, detect_lang, parse_lang
-from finegrain.text.segment import pos_words
+from finegrain.text.segment import load_jieba, pos_words
 
 _CJK = CJK  # the one definition of a Chinese character (finegrain.text.lang)
 
@@ -260,14 +261,20 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
         venues.append(text[s:e])
         steps.append(("place: venue (answered by GPS position)", text[s:e]))
 
+    # 4b. a name in a person or place frame that none of the rules above resolved
+    unknown = _unknown_mentions(t, lang, vocab, time_spans=[m.span for m in tmatches])
+    for u in unknown:
+        hint = f"; did you mean {u.suggestion!r}?" if u.suggestion else ""
+        steps.append((f"{u.kind}: not in the album{hint}", u.text))
+
     # 5. trip and capture words
     trips = []
-    for m in (_FROM_TO_EN if lang == "en" else _FROM_TO_ZH).finditer(text):
+    for route in (_FROM_TO_EN if lang == "en" else _FROM_TO_ZH).finditer(text):
         for g in (1, 2):
-            if t.free(*m.span(g)):
-                t.take(*m.span(g))
-        trips.append(m.group(0))
-        steps.append(("metadata: a route 'from X to Y'", m.group(0)))
+            if t.free(*route.span(g)):
+                t.take(*route.span(g))
+        trips.append(route.group(0))
+        steps.append(("metadata: a route 'from X to Y'", route.group(0)))
     for _w, s, e in _find_words(t, TRIP_EN if lang == "en" else TRIP_ZH, lang):
         trips.append(text[s:e])
         steps.append(("metadata: trip or capture word", text[s:e]))
@@ -288,8 +295,8 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
         # a venue is also a scene: "airport", "subway", "动物园" are seen as well as located
         visual = " ".join(venues)
         steps.append(("visual: a venue is also a visible scene", visual))
-    has_m = bool(hard_times or impossible or places or venues or trips)
-    has_f = bool(people or roles or selfie)
+    has_m = bool(hard_times or impossible or places or venues or trips or any(u.kind == "place" for u in unknown))
+    has_f = bool(people or roles or selfie or any(u.kind == "person" for u in unknown))
     source = source_type(bool(visual), has_m, has_f)
     steps.append(("source type", source))
     return Plan(
@@ -304,7 +311,115 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
         visual_text=visual,
         steps=tuple(steps),
         impossible_times=tuple(impossible),
+        unknown=tuple(unknown),
     )
+
+
+# A capitalised name (one to three words) right after a person or a place preposition. The
+# frame, not the word, says what kind of name it is; the name itself is then checked against
+# the album (a name the rules above resolved is consumed already and never seen here).
+_NAME_EN = r"([A-Z][a-z][\w'\-]*(?:\s+[A-Z][a-z][\w'\-]*){0,2})"
+_PERSON_FRAME_EN = re.compile(rf"(?:\bwith|\bme and|\band|&|\b(?:photos?|pictures?|pics?) of)\s+{_NAME_EN}(?:'s)?(?![\w'])")
+_POSSESSIVE_EN = re.compile(rf"(?:^|\bwith\s+|\bof\s+){_NAME_EN}'s\b")
+_PAIR_EN = re.compile(rf"^{_NAME_EN}\s+(?:and|&)\s+[A-Z]")  # "Judy and Nick": the first of a pair of names
+# "in"/"near" name a place outright; "at"/"to"/"visiting" also precede venues and events
+# ("lunch at Disneyland"), so they count only when nothing visual is left in the query
+_PLACE_FRAME_EN = re.compile(rf"(?:\bin|\bnear|\baround)\s+(?:the\s+)?{_NAME_EN}(?![\w'])")
+_WEAK_PLACE_FRAME_EN = re.compile(rf"(?:\bat|\bto|\bvisiting|\bvisit)\s+(?:the\s+)?{_NAME_EN}(?![\w'])")
+# words that open a capitalised phrase without being a name ("with The ...", "in A ...")
+_NOT_NAME_EN = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "me", "i", "we", "this", "that"})
+_PERSON_BEFORE_ZH = ("和", "跟", "与", "同", "、", "有")
+_PERSON_AFTER_ZH = ("和", "跟", "与", "、", "的", "在内", "一起", "去", "在", "拍", "合")
+_PERSON_PUNCT_ZH = " ,，。!！?？;；"
+_PLACE_BEFORE_ZH = ("在", "去", "到", "于")
+_PLACE_AFTER_ZH = ("拍的", "的照片", "拍摄", "旅行", "之行", "旅游")
+_PERSON_FRAME_ZH = re.compile(r"(?:和|跟|与|同|、)([\u4e00-\u9fff]{2,3}?)(?=的照片|的合照|的合影|$|[，,、和])")
+_PLACE_FRAME_ZH = re.compile(r"(?:在|去|到)([\u4e00-\u9fff]{2,5}?)(?=拍的|的照片|旅行|旅游|玩)")
+
+
+def _suggest(vocab: AlbumVocabulary, kind: str, text: str) -> str | None:
+    """The vocabulary's did-you-mean for ``text`` (None while the vocabulary cannot suggest)."""
+    suggest = getattr(vocab, f"suggest_{kind}", None)
+    if suggest is None:
+        return None
+    found = suggest(text)
+    return str(found) if found else None
+
+
+def _unknown_mentions(
+    t: _Text, lang: str, vocab: AlbumVocabulary, *, time_spans: list[tuple[int, int]]
+) -> list[UnknownMention]:
+    """People and places the query names that the album does not have (consumed from ``t``).
+
+    English: a capitalised name after "with", "and", "me and", "of", "," (a person) or
+    "in", "at", "near", "to", "from" (a place), and "X's". Chinese: a jieba word tagged as a
+    name (nr*), or a word outside jieba's dictionary, between 和/跟/与/、 and 和/、/的照片 (a
+    person); a word tagged ns, or outside the dictionary, or ending in an admin suffix, after
+    在/去/到/从 or before 拍的/的照片 (a place)."""
+    spans = _unknown_spans_en(t) if lang == "en" else _unknown_spans_zh(t, vocab)
+    out = []
+    for kind, s, e in sorted(spans, key=lambda x: x[1]):
+        if not t.free(s, e) or any(ts < e and s < te for ts, te in time_spans):
+            continue
+        t.take(s, e)
+        out.append(UnknownMention(kind, t.text[s:e], _suggest(vocab, kind, t.text[s:e])))
+    return out
+
+
+def _unknown_spans_en(t: _Text) -> list[tuple[str, int, int]]:
+    out: list[tuple[str, int, int]] = []
+    frames = [("place", _PLACE_FRAME_EN), ("person", _PERSON_FRAME_EN), ("person", _POSSESSIVE_EN), ("person", _PAIR_EN)]
+    for kind, pattern in (*frames, ("place", _WEAK_PLACE_FRAME_EN)):
+        for m in pattern.finditer(t.text):
+            if pattern is _WEAK_PLACE_FRAME_EN:
+                rest = t.residue()[: m.start()] + " " * (m.end() - m.start()) + t.residue()[m.end():]
+                if _visual_residue(rest, "en"):
+                    continue
+            s, e = m.span(1)
+            words = t.text[s:e].split()
+            if words[0].casefold() in _NOT_NAME_EN or any(w.casefold() in STOP_EN for w in words):
+                continue
+            if t.free(s, e) and not any(s < oe and os < e for _, os, oe in out):
+                out.append((kind, s, e))
+    return out
+
+
+def _unknown_spans_zh(t: _Text, vocab: AlbumVocabulary) -> list[tuple[str, int, int]]:
+    try:
+        words = pos_words(t.text)
+        jieba = load_jieba()
+    except MissingDependencyError:
+        return []
+    out: list[tuple[str, int, int]] = []
+    pos = 0
+    for word, flag in words:
+        s, e = pos, pos + len(word)
+        pos = e
+        # jieba glues a leading 和/有 to a name ("和薇薇"): the name starts after it
+        while e - s > 2 and t.text[s] in "和跟与同有" :
+            s += 1
+        name = t.text[s:e]
+        if len(name) < 2 or not all(_CJK.match(c) for c in name) or not t.free(s, e):
+            continue
+        before, after = t.text[:s].rstrip(), t.text[e:]
+        outside = jieba.get_FREQ(name) is None
+        ends = not after or after[0] in _PERSON_PUNCT_ZH or after.startswith(_PERSON_AFTER_ZH)
+        person_frame = (before.endswith(_PERSON_BEFORE_ZH) and ends) or (not before and after.startswith(("和", "、", "跟")))
+        if flag.startswith("nr") and person_frame:
+            out.append(("person", s, e))
+        elif (flag == "ns" or outside) and (before.endswith(_PLACE_BEFORE_ZH) or after.startswith(_PLACE_AFTER_ZH)):
+            out.append(("place", s, e))
+    # frames jieba may cut across ("在盐天拍的" -> 盐/天拍, "和小美" -> 小/美)
+    for kind, pattern in (("person", _PERSON_FRAME_ZH), ("place", _PLACE_FRAME_ZH)):
+        for m in pattern.finditer(t.text):
+            s, e = m.span(1)
+            name = m.group(1)
+            nicknamed = kind == "person" and (name[0] in "小老阿" or name[-1] in "哥姐" or name[0] == name[-1])
+            flags = {f for _w, f in pos_words(name)}
+            namelike = bool(flags & {"nr", "nrfg", "nrt", "ns"}) or _suggest(vocab, kind, name) is not None
+            if (nicknamed or namelike) and t.free(s, e) and not any(s < oe and os < e for _, os, oe in out):
+                out.append((kind, s, e))
+    return out
 
 
 _POI_EN = re.compile(
@@ -373,8 +488,8 @@ def _modifies_noun(text: str, end: int, lang: str) -> bool:
     what is seen, not when the photo was taken."""
     rest = text[end:]
     if lang == "en":
-        m = re.match(r"(?:'s)?\s+([A-Za-z]+)", rest)
-        return bool(m) and m.group(1).lower() in FESTIVE_OBJECTS_EN
+        word = re.match(r"(?:'s)?\s+([A-Za-z]+)", rest)
+        return word is not None and word.group(1).lower() in FESTIVE_OBJECTS_EN
     return any(rest.startswith(w) for w in FESTIVE_OBJECTS_ZH)
 
 
