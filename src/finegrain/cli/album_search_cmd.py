@@ -1,15 +1,19 @@
 """``finegrain album search``: the album engine from the command line.
 
 ``search`` prints the plan (the planner's ``explain()`` rows), the size of the
-predicted set and the top results, or "no matching photos" and the reason when
-the engine abstains; ``--json`` prints the whole result. ``album eval`` lives in
+predicted set and the top results — rank, local date and time, place and people in
+the query's language, file name (the visual score only when the list is ranked by
+one) — or "no matching photos", the reason and any "did you mean …?" when the
+engine abstains; ``--json`` prints the whole result. ``album eval`` lives in
 :mod:`finegrain.cli.album_eval_cmd` and reuses ``_POLICY_HELP`` and ``_encoder``.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Sequence
+from pathlib import Path, PurePath
+from typing import Any
 
 import typer
 
@@ -57,6 +61,8 @@ def search_command(
         result = search(store, query, lang=plan_lang, encoder=_encoder(encoder), visual_threshold=threshold,
                         unverified_visual=unverified_visual, today=now)
         _ = result.ranked  # built on demand, from the open catalog
+        hits = [] if as_json or result.abstained else hit_rows(store, result.ranked[:top], result.plan.lang,
+                                                                scored=result.best_visual is not None)
     finally:
         store.close()
     if as_json:
@@ -69,7 +75,76 @@ def search_command(
     if result.abstained:
         typer.echo("no matching photos")
         typer.echo(f"reason: {result.reason}")
+        for line in _suggestions(plan, result.reason):
+            typer.echo(line)
         return
     typer.echo(f"{len(result.photo_ids)} photos  ({result.reason})")
-    for rank, (pid, score) in enumerate(result.ranked[:top], 1):
-        typer.echo(f"{rank:>4}  {score:.3f}  {pid}")
+    for line in hits:
+        typer.echo(line)
+
+
+def _suggestions(plan: Any, reason: str) -> list[str]:
+    """"did you mean …?" lines for the people and places of the query the album lacks (the plan's
+    ``unknown`` mentions), unless the reason already says it."""
+    out = []
+    for u in getattr(plan, "unknown", ()):
+        if u.suggestion and u.suggestion not in reason:
+            out.append(f"no {u.kind} {u.text!r} in the album; did you mean {u.suggestion!r}?")
+    return out
+
+
+def hit_rows(store: Any, ranked: Sequence[tuple[str, float]], lang: str, *, scored: bool) -> list[str]:
+    """One line per hit: rank, local date and time, place and people in the query language
+    (``lang``: "zh" or "en"), file name; the visual score only when the ranking is by one
+    (``scored``), since a list ordered by time has no score worth reading."""
+    names = {p.id: p for p in store.people()}
+    rows = []
+    for rank, (pid, score) in enumerate(ranked, 1):
+        photo = store.get_photo(pid)
+        when = photo.taken_at.strftime("%Y-%m-%d %H:%M") if photo is not None and photo.taken_at else "(no date)"
+        where = place_label(store.get_place(pid), lang) or "(no place)"
+        people = [person_label(names[f.person_id], lang) for f in store.faces(pid)
+                  if f.person_id is not None and f.person_id in names]
+        who = ", ".join(dict.fromkeys(people)) or "-"
+        file = PurePath(photo.path).name if photo is not None and photo.path else pid
+        score_col = f"  {score:.3f}" if scored else ""
+        rows.append(f"{rank:>4}{score_col}  {when:<16}  {where}  |  {who}  |  {file}")
+    return rows
+
+
+def place_label(place: Any, lang: str) -> str:
+    """A photo's place in ``lang``: "深圳市盐田区" / "Yantian District, Shenzhen"; the country
+    too outside China; the other language's names where this one has none."""
+    if place is None:
+        return ""
+    first, second = ("zh", "en") if lang == "zh" else ("en", "zh")
+
+    def name(level: str) -> str:
+        return getattr(place, f"{level}_{first}") or getattr(place, f"{level}_{second}") or ""
+
+    parts = [name("district"), name("city")]
+    if not parts[0] and not parts[1]:
+        parts.append(name("province"))
+    if (place.country_code or "").upper() not in ("CN", ""):
+        parts.append(name("country"))
+    parts = [p for p in dict.fromkeys(parts) if p]
+    if lang == "zh":
+        return "".join(reversed(parts)) if all(_has_cjk(p) for p in parts) else ", ".join(parts)
+    return ", ".join(parts)
+
+
+def person_label(person: Any, lang: str) -> str:
+    """A person's first name in the script of ``lang`` (Chinese for "zh"), else the display name
+    ("我" for the owner in Chinese when the owner has no Chinese name)."""
+    for n in person.names:
+        if _has_cjk(n) == (lang == "zh"):
+            return str(n)
+    if person.is_me and lang == "zh":
+        return "我"
+    return str(person.display_name)
+
+
+def _has_cjk(text: str) -> bool:
+    from finegrain.album.plan.fuzzy import is_cjk
+
+    return is_cjk(text)
