@@ -84,7 +84,8 @@ def test_impossible_dates_answer_with_the_reason(client, q: str) -> None:
     r = client.get("/api/search", params={"q": q})
     assert r.status_code == 200
     body = r.json()
-    assert body["abstained"] and "no photo can match time" in body["reason"]
+    # the reason is rendered in the query's language (issue 14, item 3)
+    assert body["abstained"] and ("no photo can match time" in body["reason"] or "没有照片能符合时间" in body["reason"])
     assert body["plan"]["impossible_times"] and any(c["title"].startswith("no such date") for c in body["chips"])
 
 

@@ -1,12 +1,27 @@
-"""The album web app: a search page, a JSON search API, thumbnails and photos of one catalog.
+"""The album web app: the page, a JSON API for its views, thumbnails and photos of one catalog.
 
 Routes of :func:`create_app`:
 
-* ``GET /`` — the page (``templates/index.html``: self-contained HTML, CSS and JS, no CDN);
-* ``GET /api/search?q=...[&lang=en|zh][&limit=N]`` — the plan as chips (time, place, people,
-  event, visual), ``abstained`` and ``reason``, and the ranked results with thumbnail URLs;
-* ``GET /thumb/{photo_id}`` — a JPEG thumbnail (Pillow, EXIF-rotated, cached in memory);
+* ``GET /`` — the page (``templates/index.html``: self-contained HTML, CSS and JS, no CDN):
+  timeline, search, people, places, map, photo detail;
+* ``GET /api/search?q=...[&without=CHIP]...[&lang=en|zh][&limit=N]`` — the plan as chips (time,
+  place, people, event, visual), ``abstained``, ``reason`` (and ``outcome`` when the engine
+  types it), the ranked results with thumbnail URLs. Each ``without`` removes one chip's words
+  from the query (:func:`drop_constraint`) before it runs; the answer's ``query`` is the query run;
+* ``GET /api/timeline?before=&limit=`` — photos newest first, one page at a time (``next`` is the
+  cursor of the next page; the first page also has the month index);
+* ``GET /api/people``, ``GET /api/people/{id}``, ``POST /api/people/{id}`` (``add_names``,
+  ``rename``, ``merge``) — face clusters with names by language, counts and a cover;
+* ``GET /api/places?lang=`` — cities and their districts with counts, named in ``lang``;
+* ``GET /api/map?cell=`` — photo positions binned on a grid, for the offline map;
+* ``GET /api/photos?person=|place=&level=|bbox=`` — the photos of one person, place or area;
+* ``GET /api/photo/{id}`` — one photo's date, place, people, camera, tags and file state;
+* ``GET /thumb/{photo_id}`` — a JPEG thumbnail (Pillow, EXIF-rotated, cached on disk beside
+  the catalog and in memory, :mod:`finegrain.album.web.thumbs`); a photo whose file is missing
+  gets an SVG placeholder (200, header ``X-Finegrain-Placeholder: missing``);
 * ``GET /photo/{photo_id}`` — the original file.
+
+Every bad parameter is a 4xx answer whose ``detail`` names the value and the fix.
 
 Serving files: a photo is reached only by its catalog id. The id gives the catalog row, the
 row gives a path (absolute, or relative to a root), the path is resolved (symlinks followed)
@@ -17,9 +32,8 @@ the URL is ever used as a file path.
 
 from __future__ import annotations
 
-import io
+import re
 import threading
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from importlib import resources
@@ -27,48 +41,62 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from finegrain.errors import FinegrainError, MissingDependencyError
+from finegrain.album.web.queries import CatalogReader, place_label
+from finegrain.album.web.thumbs import THUMB_SIZE, ThumbCache, cache_dir_for, make_thumbnail, placeholder_svg
+from finegrain.errors import FinegrainError, MissingDependencyError, UnknownNameError
 
 try:
-    from fastapi import FastAPI, HTTPException, Query
+    from fastapi import Body, FastAPI, HTTPException, Query
     from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise MissingDependencyError("fastapi", "web") from e
 
-THUMB_SIZE = 320
-THUMB_CACHE_ENTRIES = 1024
+__all__ = ["PhotoRefused", "create_app", "drop_constraint", "make_thumbnail", "plan_chips", "resolve_photo_file"]
+
 MAX_LIMIT = 500
 DEFAULT_LIMIT = 60
+MAX_OFFSET = 10_000_000
 
 SearchFn = Callable[..., Any]
 
 
 class PhotoRefused(Exception):
-    """A photo id that must not be served: ``status`` is 404 (unknown, no file) or 403 (outside the roots)."""
+    """A photo id that must not be served: ``status`` is 404 (unknown, no file) or 403 (outside the
+    roots); ``missing`` is True for a photo the catalog has whose file is not on this machine."""
 
-    def __init__(self, status: int, detail: str) -> None:
+    def __init__(self, status: int, detail: str, *, missing: bool = False) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
+        self.missing = missing
 
 
-def resolve_photo_file(store: Any, photo_id: str) -> Path:
+def resolve_roots(raw_roots: Sequence[str]) -> list[Path]:
+    """The catalog roots that exist here, resolved (symlinks followed)."""
+    roots: list[Path] = []
+    for r in raw_roots:
+        try:
+            roots.append(Path(r).resolve(strict=True))
+        except (OSError, RuntimeError):
+            continue
+    return roots
+
+
+def resolve_photo_file(store: Any, photo_id: str, *, roots: Sequence[Path] | None = None) -> Path:
     """The file of ``photo_id``, resolved, guaranteed to be a regular file inside a catalog root.
 
+    ``store`` needs ``get_photo(id)`` (a record with ``id`` and ``path``) and ``roots()``;
+    ``roots``, when given, are the already resolved roots (:func:`resolve_roots`).
     Raises :class:`PhotoRefused` (404: no such id or no file; 403: the file resolves
     outside every root of the catalog, e.g. through a symlink or a tampered row).
     """
     photo = store.get_photo(photo_id)
     if photo is None:
         raise PhotoRefused(404, "no such photo in the catalog")
-    roots: list[Path] = []
-    for r in store.roots():
-        try:
-            roots.append(Path(r).resolve(strict=True))
-        except (OSError, RuntimeError):
-            continue
+    if roots is None:
+        roots = resolve_roots(store.roots())
     if not roots:
-        raise PhotoRefused(404, "the catalog has no photo folder on this machine")
+        raise PhotoRefused(404, "the catalog has no photo folder on this machine", missing=True)
     raw = Path(photo.path) if photo.path else None
     candidates: list[Path] = []
     if raw is not None and raw.is_absolute():
@@ -89,51 +117,29 @@ def resolve_photo_file(store: Any, photo_id: str) -> Path:
             return resolved
     if outside:
         raise PhotoRefused(403, "the photo's file is outside the catalog's folders")
-    raise PhotoRefused(404, "the photo's file is missing")
-
-
-class _ThumbCache:
-    """A bounded LRU of JPEG bytes keyed by (resolved path, mtime, size, edge)."""
-
-    def __init__(self, entries: int = THUMB_CACHE_ENTRIES) -> None:
-        self._entries = entries
-        self._data: OrderedDict[tuple[str, int, int, int], bytes] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, path: Path, edge: int) -> bytes:
-        st = path.stat()
-        key = (str(path), st.st_mtime_ns, st.st_size, edge)
-        with self._lock:
-            if key in self._data:
-                self._data.move_to_end(key)
-                return self._data[key]
-        data = make_thumbnail(path, edge)
-        with self._lock:
-            self._data[key] = data
-            while len(self._data) > self._entries:
-                self._data.popitem(last=False)
-        return data
-
-
-def make_thumbnail(path: Path, edge: int = THUMB_SIZE) -> bytes:
-    """A JPEG of ``path`` fitting in ``edge`` x ``edge``, turned upright by its EXIF orientation."""
-    from PIL import Image, ImageOps
-
-    with Image.open(path) as im:
-        im = ImageOps.exif_transpose(im)
-        im.thumbnail((edge, edge))
-        if im.mode != "RGB":
-            im = im.convert("RGB")
-        buf = io.BytesIO()
-        im.save(buf, "JPEG", quality=82, optimize=True)
-    return buf.getvalue()
+    raise PhotoRefused(404, "the photo's file is missing", missing=True)
 
 
 def plan_chips(plan: Any, people_names: dict[str, str] | None = None) -> list[dict[str, str]]:
-    """The plan as chips ``{"kind", "label", "title"}``: time, place, people, event, visual."""
+    """The plan as chips ``{"kind", "label", "title"}``: time, place, people, event, visual.
+
+    One chip per (kind, label): a constraint the plan holds twice (a season read as two
+    ranges, "2023 winter") shows once, its titles joined with " or "."""
+    chips = _raw_chips(plan, people_names or {})
+    merged: dict[tuple[str, str], dict[str, str]] = {}
+    for chip in chips:
+        key = (chip["kind"], chip["label"].strip().lower())
+        if key in merged:
+            if chip["title"] not in merged[key]["title"].split(" or "):
+                merged[key]["title"] += " or " + chip["title"]
+        else:
+            merged[key] = dict(chip)
+    return list(merged.values())
+
+
+def _raw_chips(plan: Any, names: dict[str, str]) -> list[dict[str, str]]:
     if plan is None:
         return []
-    names = people_names or {}
     chips: list[dict[str, str]] = []
     for t in getattr(plan, "time_ranges", ()):
         span = f"{t.start:%m-%d}..{t.end:%m-%d} every year" if t.every_year else f"{t.start}..{t.end}"
@@ -171,19 +177,43 @@ def _ordered_ids(result: Any) -> list[tuple[str, float | None]]:
     return out
 
 
-def _place_label(place: Any, lang: str) -> str | None:
-    """"District, City" (or the most precise two levels known) in the query's language."""
-    if place is None:
-        return None
-    order = ("en", "zh") if lang != "zh" else ("zh", "en")
-    names: list[str] = []
-    for level in ("district", "city", "province", "country"):
-        value = next((v for lg in order if (v := getattr(place, f"{level}_{lg}", None))), None)
-        if value and value not in names:
-            names.append(value)
-    if not names:
-        return None
-    return ("" if lang == "zh" else ", ").join(reversed(names[:2]) if lang == "zh" else names[:2])
+_CONNECTOR_EN = re.compile(
+    r"(?i)(?:^|\s)(?:in|at|from|during|on|of|with|and|near|around|since|taken in|taken at|taken on)\s*$")
+_CONNECTOR_ZH = re.compile(r"(?:在|于|和|跟|与|同)\s*$")
+
+
+def drop_constraint(query: str, label: str) -> str:
+    """``query`` without the words of the chip ``label`` (and the connector right before them:
+    "in", "from", "with", 在, 和 ...), whitespace tidied. The chip's label is the text the planner
+    read the constraint from; a label that is not one span of the query (a visual chip made of
+    the words left over) loses each of its words. Raises :class:`FinegrainError` when nothing of
+    ``label`` is in ``query``."""
+    text = label.strip()
+    if not text:
+        raise FinegrainError("without= is empty", "pass the label of a chip of this query, e.g. without=2023")
+    at = query.lower().find(text.lower())
+    if at >= 0:
+        before, after = query[:at], query[at + len(text):]
+        m = _CONNECTOR_EN.search(before) or _CONNECTOR_ZH.search(before)
+        if m:
+            before = before[: m.start()]
+        if not before.strip() or _CONNECTOR_ZH.search(before) is None and re.search(r"[\u3400-\u9fff]$", text):
+            after = re.sub(r"^\s*的", "", after)  # 薇薇的照片 without 薇薇 -> 照片
+        out = f"{before} {after}"
+    else:
+        out = query
+        for word in text.split():
+            out, n = re.subn(rf"(?i)(?<!\w){re.escape(word)}(?!\w)", " ", out, count=1)
+            if n == 0 and word.lower() in out.lower():
+                k = out.lower().find(word.lower())
+                out = out[:k] + " " + out[k + len(word):]
+        if out == query:
+            raise FinegrainError(
+                f"the chip {label!r} is not part of the query {query!r}",
+                "pass without= with the label of one of this query's chips, or edit the query",
+            )
+    out = re.sub(r"\s+", " ", out).strip(" ,;，、")
+    return "" if not re.search(r"\w", out) else out
 
 
 def _snapshot(store: Any) -> Any:
@@ -212,6 +242,7 @@ def create_app(
     engine: SearchFn | None = None,
     allowed_hosts: Sequence[str] | None = None,
     engine_options: dict[str, Any] | None = None,
+    thumb_cache: str | Path | None | bool = True,
 ) -> FastAPI:
     """The web app over the catalog at ``catalog_path`` (which must exist).
 
@@ -219,26 +250,36 @@ def create_app(
     By default :func:`finegrain.album.engine.search` runs with one
     :class:`~finegrain.album.engine.SearchContext` built on the first query from
     ``engine_options`` (``encoder``, ``vocab``, ``visual_threshold``) and reused after, so the
-    vocabulary, times, embeddings and the calibrated threshold are computed once.
+    vocabulary, times, embeddings and the calibrated threshold are computed once; naming or
+    merging people through the API drops it, so the next query sees the new names.
     ``allowed_hosts``: accepted ``Host`` headers (the CLI passes the loopback names, which
     blocks DNS-rebinding pages from reaching a local server); None accepts any.
+    ``thumb_cache``: the thumbnail folder (True: beside the catalog, see
+    :func:`~finegrain.album.web.thumbs.cache_dir_for`; False or None: memory only).
     """
     from finegrain.album.catalog import open_catalog
 
     store = open_catalog(catalog_path, create=False)
+    reader = CatalogReader(catalog_path)
     lock = threading.RLock()
-    thumbs = _ThumbCache()
+    folder = cache_dir_for(Path(catalog_path).resolve()) if thumb_cache is True else (
+        Path(thumb_cache) if thumb_cache else None)
+    thumbs = ThumbCache(folder)
     page = _page_html()
     options = dict(engine_options or {})
+    roots_seen: dict[tuple[str, ...], list[Path]] = {}
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
         with lock:
             store.close()
+        reader.close()
 
     app = FastAPI(title="finegrain album", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.state.store = store
+    app.state.reader = reader
+    app.state.thumbs = thumbs
     app.state.catalog_path = Path(catalog_path)
     if allowed_hosts is not None:
         from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -255,12 +296,33 @@ def create_app(
             contexts.append(mod.SearchContext(store, **options))
         return mod.search(store, query, lang=lang, context=contexts[0])
 
+    class _Files:
+        """The file server's view of the catalog: the read-only reader, roots resolved once per roots list."""
+
+        @staticmethod
+        def get_photo(photo_id: str) -> Any:
+            row = reader.photo_path(photo_id)
+            return None if row is None else _PathRow(*row)
+
+        @staticmethod
+        def roots() -> list[str]:
+            return reader.roots()
+
     def file_of(photo_id: str) -> Path:
-        with lock:
-            try:
-                return resolve_photo_file(store, photo_id)
-            except PhotoRefused as e:
-                raise HTTPException(status_code=e.status, detail=e.detail) from None
+        raw = tuple(reader.roots())
+        if raw not in roots_seen:
+            roots_seen.clear()
+            roots_seen[raw] = resolve_roots(raw)
+        return resolve_photo_file(_Files, photo_id, roots=roots_seen[raw])
+
+    def served_file(photo_id: str) -> Path:
+        try:
+            return file_of(photo_id)
+        except PhotoRefused as e:
+            raise HTTPException(status_code=e.status, detail=e.detail) from None
+
+    def ui_lang(lang: str | None) -> str:
+        return "zh" if lang == "zh" else "en"
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> HTMLResponse:
@@ -271,10 +333,22 @@ def create_app(
         q: str = Query(..., max_length=500, description="The query, in Chinese or English."),
         lang: str | None = Query(None, pattern="^(en|zh)$"),
         limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
+        without: list[str] = Query([], max_length=20, description="Chip labels to remove from the query."),
     ) -> JSONResponse:
         query = q.strip()
         if not query:
             raise HTTPException(status_code=400, detail="empty query: type what to look for")
+        removed: list[str] = []
+        for label in without:
+            try:
+                query = drop_constraint(query, label)
+            except FinegrainError as e:
+                raise HTTPException(status_code=400, detail=str(e)) from None
+            removed.append(label)
+            if not query:
+                return JSONResponse({"query": "", "removed": removed, "cleared": True, "abstained": False,
+                                     "reason": "", "source": None, "chips": [], "plan": None, "total": 0,
+                                     "results": []})
         with lock, _snapshot(store):  # the plan, the set and the rows shown: one state of the catalog
             try:
                 result = run_search(query, lang)
@@ -297,13 +371,16 @@ def create_app(
                     "thumb": f"/thumb/{quote(pid, safe='/')}",
                     "photo": f"/photo/{quote(pid, safe='/')}",
                     "taken_at": when.isoformat(sep=" ", timespec="minutes") if when else None,
-                    "place": _place_label(store.get_place(pid), plan_lang),
+                    "place": _place_of(store.get_place(pid), plan_lang),
                     "caption": photo.caption,
                 })
+        outcome = getattr(result, "outcome", None)
         body = {
             "query": query,
+            "removed": removed,
             "abstained": bool(result.abstained),
             "reason": str(getattr(result, "reason", "") or ""),
+            "outcome": None if outcome is None else str(getattr(outcome, "value", outcome)),
             "source": getattr(plan, "source", None),
             "chips": plan_chips(plan, names),
             "plan": plan.to_dict() if plan is not None and hasattr(plan, "to_dict") else None,
@@ -312,17 +389,158 @@ def create_app(
         }
         return JSONResponse(body)
 
+    @app.get("/api/timeline")
+    def api_timeline(
+        before: str | None = Query(None, max_length=600, description="A page's 'next' cursor, or a date: photos before it."),
+        limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
+        lang: str | None = Query(None, pattern="^(en|zh)$"),
+    ) -> JSONResponse:
+        try:
+            return JSONResponse(reader.timeline(before, limit, ui_lang(lang)))
+        except FinegrainError as e:
+            raise HTTPException(status_code=400, detail=str(e)) from None
+
+    @app.get("/api/people")
+    def api_people() -> JSONResponse:
+        people = reader.people()
+        return JSONResponse({"people": people, "total": len(people)})
+
+    def person_or_404(person_id: str) -> dict[str, Any]:
+        person = reader.person(person_id)
+        if person is None:
+            known = [p["id"] for p in reader.people()]
+            raise HTTPException(status_code=404, detail=str(UnknownNameError("person", person_id, known)))
+        return person
+
+    @app.get("/api/people/{person_id}")
+    def api_person(
+        person_id: str,
+        offset: int = Query(0, ge=0, le=MAX_OFFSET),
+        limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
+        lang: str | None = Query(None, pattern="^(en|zh)$"),
+    ) -> JSONResponse:
+        person = person_or_404(person_id)
+        page = reader.photos(lang=ui_lang(lang), offset=offset, limit=limit, person=person_id)
+        return JSONResponse({"person": person, **page})
+
+    @app.post("/api/people/{person_id}")
+    def api_person_edit(person_id: str, body: dict[str, Any] = Body(...)) -> JSONResponse:  # noqa: B008
+        """``{"add_names": [...]}`` adds aliases (any language, existing kept), ``{"rename": [...]}``
+        replaces every name (the first is shown), ``{"merge": [ids]}`` moves those clusters into this one."""
+        actions = [k for k in ("add_names", "rename", "merge") if k in body]
+        unknown = sorted(set(body) - {"add_names", "rename", "merge"})
+        if unknown or len(actions) != 1:
+            raise HTTPException(status_code=400, detail=(
+                f"the body names {sorted(body)!r}; send exactly one of add_names, rename, merge "
+                '(e.g. {"add_names": ["薇薇"]} or {"merge": ["7"]})'))
+        action = actions[0]
+        values = body[action]
+        if isinstance(values, str):
+            values = [values]
+        if not isinstance(values, list) or not values or not all(isinstance(v, str) and v.strip() for v in values):
+            raise HTTPException(status_code=400, detail=(
+                f"{action} must be a non-empty list of non-empty strings, got {values!r}"))
+        if len(values) > 50 or any(len(v) > 200 for v in values):
+            raise HTTPException(status_code=400, detail=f"{action}: at most 50 values of at most 200 characters")
+        person_or_404(person_id)
+        with lock:
+            try:
+                if action == "add_names":
+                    store.add_person_names(person_id, values)
+                elif action == "rename":
+                    store.name_person(person_id, values)
+                else:
+                    store.merge_people(person_id, values)
+            except UnknownNameError as e:
+                raise HTTPException(status_code=404, detail=str(e)) from None
+            except FinegrainError as e:
+                raise HTTPException(status_code=400, detail=str(e)) from None
+            contexts.clear()  # the engine's vocabulary knew the old names
+        return JSONResponse({"person": person_or_404(person_id), "action": action})
+
+    @app.get("/api/places")
+    def api_places(lang: str | None = Query(None, pattern="^(en|zh)$")) -> JSONResponse:
+        places = reader.places(ui_lang(lang))
+        return JSONResponse({"lang": ui_lang(lang), "places": places, "total": sum(p["count"] for p in places)})
+
+    @app.get("/api/map")
+    def api_map(cell: float = Query(0.01, ge=0.0001, le=10.0, description="Grid cell in degrees.")) -> JSONResponse:
+        return JSONResponse(reader.map_points(cell))
+
+    @app.get("/api/photos")
+    def api_photos(
+        person: str | None = Query(None, max_length=200),
+        place: str | None = Query(None, max_length=200),
+        level: str | None = Query(None, pattern="^(country|province|city|district|locality)$"),
+        bbox: str | None = Query(None, max_length=200, description="south,west,north,east in degrees"),
+        offset: int = Query(0, ge=0, le=MAX_OFFSET),
+        limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
+        lang: str | None = Query(None, pattern="^(en|zh)$"),
+    ) -> JSONResponse:
+        if person is None and place is None and bbox is None:
+            raise HTTPException(status_code=400, detail="pass person=ID, place=NAME (with level=city|district) or bbox=S,W,N,E")
+        if level is not None and place is None:
+            raise HTTPException(status_code=400, detail=f"level={level!r} needs place=NAME")
+        box = _parse_bbox(bbox) if bbox is not None else None
+        return JSONResponse(reader.photos(lang=ui_lang(lang), offset=offset, limit=limit, person=person,
+                                          place=place, level=level, bbox=box))
+
+    @app.get("/api/photo/{photo_id:path}")
+    def api_photo(photo_id: str) -> JSONResponse:
+        info = reader.photo(photo_id)
+        if info is None:
+            raise HTTPException(status_code=404, detail=f"no photo {photo_id!r} in the catalog")
+        try:
+            file_of(photo_id)
+            info["file"] = "present"
+        except PhotoRefused as e:
+            info["file"] = "missing" if e.missing else "refused"
+        info.pop("path", None)  # the page needs no file system path
+        return JSONResponse(info)
+
     @app.get("/thumb/{photo_id:path}")
     def thumb(photo_id: str) -> Response:
-        path = file_of(photo_id)
         try:
-            data = thumbs.get(path, THUMB_SIZE)
+            path = file_of(photo_id)
+        except PhotoRefused as e:
+            if e.missing:
+                return Response(placeholder_svg(), media_type="image/svg+xml",
+                                headers={"Cache-Control": "no-cache", "X-Finegrain-Placeholder": "missing"})
+            raise HTTPException(status_code=e.status, detail=e.detail) from None
+        try:
+            data = thumbs.get(photo_id, path, THUMB_SIZE)
         except Exception as e:  # a file Pillow cannot decode (or odd EXIF): not a server fault  # noqa: BLE001
             raise HTTPException(status_code=415, detail=f"cannot read the image ({type(e).__name__})") from None
         return Response(data, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=3600"})
 
     @app.get("/photo/{photo_id:path}")
     def photo(photo_id: str) -> FileResponse:
-        return FileResponse(file_of(photo_id), headers={"Cache-Control": "private, max-age=3600"})
+        return FileResponse(served_file(photo_id), headers={"Cache-Control": "private, max-age=3600"})
 
     return app
+
+
+class _PathRow:
+    __slots__ = ("id", "path")
+
+    def __init__(self, photo_id: str, path: str) -> None:
+        self.id = photo_id
+        self.path = path
+
+
+def _parse_bbox(text: str) -> tuple[float, float, float, float]:
+    try:
+        south, west, north, east = (float(x) for x in text.split(","))
+    except ValueError:
+        raise HTTPException(status_code=400, detail=f"bbox={text!r} is not four numbers: pass south,west,north,east") from None
+    if not (-90 <= south <= north <= 90 and -180 <= west <= east <= 180):
+        raise HTTPException(status_code=400, detail=(
+            f"bbox={text!r} is not a box: need -90 <= south <= north <= 90 and -180 <= west <= east <= 180"))
+    return south, west, north, east
+
+
+def _place_of(place: Any, lang: str) -> str | None:
+    if place is None:
+        return None
+    return place_label({f"{lv}_{lg}": getattr(place, f"{lv}_{lg}", None)
+                        for lv in ("district", "city", "province", "country") for lg in ("en", "zh")}, lang)
