@@ -11,6 +11,7 @@ import pytest
 from album_search_fixtures import KITE
 from finegrain.album.catalog.sqlite import SqliteCatalog
 from finegrain.album.engine import SearchContext, calibrate_visual_threshold, search
+from finegrain.album.outcome import ConstraintKind, OutcomeKind, VisualGap
 from finegrain.album.photobench import import_photobench
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
@@ -49,7 +50,8 @@ def test_a_place_ranked_by_time(catalogs, album, lang, query):
     assert times == sorted(times)
     scores = [s for _, s in r.ranked]
     assert scores == sorted(scores, reverse=True) and len(set(scores)) == len(scores)
-    assert "place" in r.reason
+    assert r.outcome.kind is OutcomeKind.FOUND and r.outcome.count == 6
+    assert r.reason == ("matched place Yantian District" if lang == "en" else "6 张照片符合地点「盐田区」")
 
 
 @pytest.mark.parametrize(("lang", "query"), [("en", "photos from May 2024"), ("cn", "2024年5月")])
@@ -66,19 +68,23 @@ def test_person_and_place(catalogs, album, lang, query):
     assert expected and expected < _with(album, "10")
     r = search(store, query)
     assert r.photo_ids == expected
-    assert "person" in r.reason and "place" in r.reason
+    assert [c.kind for c in r.outcome.details] == [ConstraintKind.PLACE, ConstraintKind.PERSON]
+    assert ("person" in r.reason and "place" in r.reason) if lang == "en" else ("人物" in r.reason and "地点" in r.reason)
 
 
 @pytest.mark.parametrize(("lang", "query", "name"), [("en", "photos in Tokyo", "Tokyo"), ("cn", "在东京的照片", "东京")])
 def test_a_place_with_no_photos_abstains_with_the_reason(catalogs, lang, query, name):
     r = search(catalogs[lang], query)
     assert r.abstained and r.photo_ids == frozenset() and r.ranked == ()
-    assert r.reason == f"no photo matches place {name} (no photo there)"
+    assert r.outcome.kind is OutcomeKind.NO_PHOTO_AT_PLACE and r.outcome.details[0].text == name
+    assert r.reason == (f"no photo matches place {name}: the album has no photo taken there" if lang == "en"
+                        else f"相册里没有在地点「{name}」拍的照片")
 
 
 def test_constraints_that_never_meet_abstain(catalogs):
     r = search(catalogs["en"], "photos of Xiao Zhou in Yantian District")
     assert r.abstained
+    assert r.outcome.kind is OutcomeKind.EMPTY_TOGETHER
     assert r.reason == "no photo matches place Yantian District and person Xiao Zhou together"
 
 
@@ -86,6 +92,7 @@ def test_visual_only_query_without_embeddings_abstains_and_says_why(catalogs):
     r = search(catalogs["en"], "vanilla coke spilled on keyboard")
     assert r.abstained
     assert "cannot be answered" in r.reason and "no caption or image embeddings" in r.reason
+    assert r.outcome.kind is OutcomeKind.VISUAL_UNCHECKABLE and r.outcome.gap is VisualGap.NO_EMBEDDINGS
 
 
 def test_unverified_visual_policy(catalogs, album):
@@ -94,6 +101,8 @@ def test_unverified_visual_policy(catalogs, album):
     assert strict.abstained and "cannot be checked" in strict.reason
     loose = search(catalogs["en"], q, unverified_visual="candidates")
     assert loose.photo_ids == _with(album, "3", "4") and "not checked" in loose.reason
+    assert strict.outcome.kind is OutcomeKind.VISUAL_UNCHECKABLE and strict.outcome.count == len(loose.photo_ids)
+    assert loose.outcome.kind is OutcomeKind.FOUND_VISUAL_UNCHECKED
     assert search(catalogs["en"], q, unverified_visual="one_day").abstained  # no single day named
     day = search(catalogs["en"], "selfie documenting makeup on November 16, 2025, afternoon", unverified_visual="one_day")
     assert day.photo_ids == {"IMG_1772.JPG", "IMG_1779.JPG", "IMG_1780.JPG"}

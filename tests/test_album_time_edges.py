@@ -15,6 +15,7 @@ import pytest
 
 from finegrain.album.catalog.sqlite import SqliteCatalog
 from finegrain.album.engine import search
+from finegrain.album.outcome import OutcomeKind
 from finegrain.album.plan import AlbumVocabulary, plan_query
 from finegrain.album.plan.time_rules import find_times, no_such_date
 from finegrain.album.records import Photo
@@ -126,7 +127,8 @@ def test_the_engine_abstains_on_an_impossible_date_with_the_reason(dated, query:
     with SqliteCatalog(dated, create=False) as s:
         r = search(s, query)
     assert r.abstained and r.photo_ids == frozenset()
-    assert r.reason.startswith("no photo can match time") and "no" in r.reason
+    assert r.outcome is not None and r.outcome.kind is OutcomeKind.IMPOSSIBLE_DATE
+    assert r.reason.startswith("no photo can match time" if r.plan.lang == "en" else "没有照片能符合时间")
 
 
 def test_the_last_day_of_the_calendar_is_searchable(dated) -> None:

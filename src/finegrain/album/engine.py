@@ -4,9 +4,12 @@
 (Section 5 of the paper), with fixed rules instead of an LLM loop:
 
 1. plan the query (:func:`finegrain.album.plan.plan_query` with the catalog's own
-   vocabulary, :func:`finegrain.album.plan_catalog.vocabulary_from_catalog`);
+   vocabulary, :func:`finegrain.album.plan_catalog.vocabulary_from_catalog`), and drop
+   the constraints of tools switched off (``tools``, the paper's Table 5 ablation);
    A plan with a time expression that names no calendar day ("February 30",
-   ``Plan.impossible_times``) is **abstained** on at once, with the reason;
+   ``Plan.impossible_times``) is **abstained** on at once, with the reason, and so is
+   one naming a person or place the album does not have (``Plan.unknown``: "no place
+   called 'Yantain' in the album; did you mean Yantian District?");
 2. run each hard constraint on its own: time (T_M), place (T_M), named events
    (T_M), and the people the album's vocabulary names, all present (T_F);
    **abstain** with the constraint's name when one matches no photo, and when
@@ -36,6 +39,11 @@
    after reading PhotoBench's 20 sample queries, so its scores on them are not
    an unbiased estimate.
 
+Every search ends in a typed :class:`~finegrain.album.outcome.Outcome` (found, or
+the one cause of abstaining: which constraint or pair of constraints is empty, why
+the visual part cannot be checked ...); ``SearchResult.reason`` is its rendering in
+the plan's language (:func:`finegrain.album.outcome.render` for another).
+
 The ranked list is the predicted set ordered by visual score, or by capture
 time (oldest first) when there is no visual score; scores are then
 ``1 - rank / n`` so the order survives any sort by score.
@@ -59,7 +67,7 @@ own value (``--threshold``).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from functools import cached_property
@@ -68,25 +76,29 @@ from typing import Any
 import numpy as np
 
 from finegrain.album.catalog.store import EMBEDDING_KINDS, CatalogStore, PhotoFilter
+from finegrain.album.outcome import Constraint, ConstraintKind, Outcome, OutcomeKind, VisualGap, render
 from finegrain.album.plan import AlbumVocabulary, Plan, plan_query
-from finegrain.album.plan.rules import SELFIE_EN, SELFIE_ZH
 from finegrain.album.plan_catalog import vocabulary_from_catalog
 from finegrain.album.records import Event
 from finegrain.album.tools import (
+    ALL_TOOLS,
     CATALOG_LEVELS,
     PhotoTimes,
     compose,
     event_filter,
     face_search,
+    is_selfie,
+    parse_tools,
     place_filter,
+    restrict_plan,
     time_filter,
+    tools_label,
     vector_search_hits,
 )
 from finegrain.errors import FinegrainError
 
 Planner = Callable[[str, AlbumVocabulary, str | None], Plan]
 UNVERIFIED_VISUAL = ("abstain", "candidates", "one_day")
-SELFIE_WORDS = frozenset(w.casefold() for w in (*SELFIE_EN, *SELFIE_ZH))
 CALIBRATION_QUANTILE = 0.95
 #: Text-image cosine above which a text is taken to describe an image, for image embeddings
 #: (CLIP): the filter LAION-400M applied to its image-alt-text pairs with CLIP ViT-B/32.
@@ -100,7 +112,8 @@ class SearchResult:
 
     ``ranked`` is built on first access (ordering tens of thousands of photos by
     time costs more than finding them), so read it while the catalog is open;
-    ``timings`` are milliseconds per step of finding the set.
+    ``timings`` are milliseconds per step of finding the set. ``outcome`` is why, typed;
+    ``reason`` renders it in the plan's language.
     """
 
     plan: Plan
@@ -111,6 +124,7 @@ class SearchResult:
     visual_threshold: float | None = None
     best_visual: float | None = None
     rank: Callable[[], list[tuple[str, float]]] | None = field(default=None, repr=False, compare=False)
+    outcome: Outcome | None = None
 
     @cached_property
     def ranked(self) -> tuple[tuple[str, float], ...]:
@@ -124,6 +138,7 @@ class SearchResult:
             "plan": self.plan.to_dict(),
             "abstained": self.abstained,
             "reason": self.reason,
+            "outcome": None if self.outcome is None else self.outcome.to_dict(),
             "n_photos": len(self.photo_ids),
             "photo_ids": sorted(self.photo_ids),
             "ranked": [[pid, round(s, 6)] for pid, s in ranked],
@@ -236,37 +251,46 @@ def search(
     context: SearchContext | None = None,
     unverified_visual: str = "abstain",
     today: date | None = None,
+    tools: str | Iterable[str] | None = None,
 ) -> SearchResult:
     """Answer ``query`` over ``store`` (see the module docstring).
 
     ``visual_threshold=None`` calibrates it on the catalog's embeddings; pass a
     :class:`SearchContext` to reuse the vocabulary, times and embeddings across queries.
     ``today``: the "now" of relative dates (default: the newest photo's date, or the real
-    date when no photo is dated; the plan says which).
+    date when no photo is dated; the plan says which). ``tools``: the tools switched on
+    (``"V,M"``; default all), a plan constraint whose tool is off is dropped
+    (:func:`finegrain.album.tools.restrict_plan`).
     """
     if unverified_visual not in UNVERIFIED_VISUAL:
         raise FinegrainError(f"unknown unverified_visual policy {unverified_visual!r}",
                              f"use one of {', '.join(UNVERIFIED_VISUAL)}")
+    enabled = parse_tools(tools)
     ctx = context if context is not None else SearchContext(
         store, encoder=encoder, vocab=vocab, visual_threshold=visual_threshold, today=today)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    plan = (planner or _rules)(query, ctx.vocab, lang)
+    full_plan = (planner or _rules)(query, ctx.vocab, lang)
+    plan = restrict_plan(full_plan, enabled) if enabled != ALL_TOOLS else full_plan
     timings["plan"] = _ms(t0)
 
-    t = time.perf_counter()
-    named = [p for p in plan.people if not _is_selfie(p.text)]
-    events = event_filter(store, plan.event_words, ctx.events) if plan.event_words else None
-    labels = _labels(store, plan, named, events is not None)
-
-    def done(ids: set[str], ranked: Any, reason: str, **kw: Any) -> SearchResult:
+    def done(ids: set[str], ranked: Any, outcome: Outcome, **kw: Any) -> SearchResult:
         timings["total"] = _ms(t0)
         rank = ranked if callable(ranked) else (lambda: ranked)
-        return SearchResult(plan, frozenset(ids), not ids, reason, timings, rank=rank, **kw)
+        return SearchResult(plan, frozenset(ids), not ids, render(outcome, plan.lang), timings, rank=rank,
+                            outcome=outcome, **kw)
 
     if plan.impossible_times:
-        whys = "; ".join(f"{t.text!r}: {t.reason}" for t in plan.impossible_times)
-        return done(set(), [], f"no photo can match time {whys}")
+        return done(set(), [], Outcome(
+            OutcomeKind.IMPOSSIBLE_DATE, tuple(Constraint(ConstraintKind.TIME, t.text) for t in plan.impossible_times),
+            note="; ".join(t.reason for t in plan.impossible_times)))
+    if plan.unknown:
+        return done(set(), [], _unknown_outcome(plan))
+
+    t = time.perf_counter()
+    named = [p for p in plan.people if not is_selfie(p.text)]
+    events = event_filter(store, plan.event_words, ctx.events) if plan.event_words else None
+    labels = _constraints(store, plan, named, events is not None)
 
     hard = _one_query(store, plan, named) if events is None else None
     if hard is None or not hard:
@@ -277,63 +301,114 @@ def search(
             "event": events,
             "people": face_search(store, [p.person_id for p in named]),
         }
-        checks = [(labels[k], ids) for k, ids in sets.items() if ids is not None]
-        for label, ids in checks:
+        checks = [(k, ids) for k, ids in sets.items() if ids is not None]
+        for key, ids in checks:
             if not ids:
                 timings["filters"] = _ms(t)
-                return done(set(), [], f"no photo matches {label}")
+                return done(set(), [], _empty_constraint(key, plan, labels))
         hard = compose("and", *[ids for _, ids in checks]) if checks else None
+        if hard is not None and not hard:
+            timings["filters"] = _ms(t)
+            return done(set(), [], Outcome(OutcomeKind.EMPTY_TOGETHER, _empty_pair(checks, labels)))
     timings["filters"] = _ms(t)
-    matched = " and ".join(labels.values())
-    if hard is not None and not hard:
-        return done(set(), [], f"no photo matches {matched} together")
-    checks = list(labels.items())
+    matched = tuple(labels.values())
 
-    visual = _visual_text(plan, events is not None, store)
+    visual = _visual_text(plan, events is not None, store) if "V" in enabled else ""
     if not visual:
         if hard is None:
-            return done(set(), [], "the query names no time, place, person or visual content")
-        return done(hard, (lambda: _time_ranked(hard, ctx)), f"matched {matched}")
+            if plan is not full_plan and any(s.startswith("tools ") for s, _ in plan.steps):
+                return done(set(), [], Outcome(OutcomeKind.TOOLS_DISABLED, _dropped(plan),
+                                               note=tools_label(enabled)))
+            return done(set(), [], Outcome(OutcomeKind.NOTHING_TO_SEARCH))
+        return done(hard, (lambda: _time_ranked(hard, ctx)), Outcome(OutcomeKind.FOUND, matched, count=len(hard)))
 
     t = time.perf_counter()
     threshold = ctx.visual_threshold
     hits = vector_search_hits(store, visual, ctx.encoder, candidates=hard, normalized=True, threshold=threshold,
                               embeddings=ctx.embeddings if ctx.encoder is not None else None)
     timings["visual"] = _ms(t)
+    seen = (*matched, Constraint(ConstraintKind.VISUAL, visual))
     if not hits.n_embedded:
-        why = hits.note or "no visual evidence"
+        gap = hits.gap or VisualGap.NO_EMBEDDINGS
+        note = (", ".join(store.embedding_models()) if gap is VisualGap.NO_ENCODER
+                else hits.model_id if gap is VisualGap.NO_MODEL_EMBEDDINGS else None)
         if hard is None:
-            return done(set(), [], f"visual query {visual!r} cannot be answered: {why}")
+            return done(set(), [], Outcome(OutcomeKind.VISUAL_UNCHECKABLE, seen, gap=gap, note=note))
         if unverified_visual == "abstain" or (unverified_visual == "one_day" and not _one_day(plan)):
-            return done(set(), [], f"matched {matched}, but visual part {visual!r} cannot be checked: {why}")
-        return done(hard, (lambda: _time_ranked(hard, ctx)), f"matched {matched}; visual part {visual!r} not checked: {why}")
+            return done(set(), [], Outcome(OutcomeKind.VISUAL_UNCHECKABLE, seen, gap=gap, note=note,
+                                           count=len(hard)))
+        return done(hard, (lambda: _time_ranked(hard, ctx)),
+                    Outcome(OutcomeKind.FOUND_VISUAL_UNCHECKED, seen, count=len(hard), gap=gap, note=note))
     best = hits.best
     if best is None or threshold is None or best < threshold:
-        shown = "none" if best is None else f"{best:.2f}"
-        limit = "none" if threshold is None else f"{threshold:.2f}"
-        return done(set(), [], f"best visual score {shown} < threshold {limit} for {visual!r}",
+        return done(set(), [], Outcome(OutcomeKind.VISUAL_BELOW_THRESHOLD, seen, best=best, threshold=threshold),
                     visual_threshold=threshold, best_visual=best)
     kept = list(hits.hits)
-    where = f" among {matched}" if checks else ""
     return done({pid for pid, _ in kept}, kept,
-                f"{len(kept)} photos score at least {threshold:.2f} for {visual!r}{where}",
+                Outcome(OutcomeKind.FOUND, seen, count=len(kept), best=best, threshold=threshold),
                 visual_threshold=threshold, best_visual=best)
 
 
-def _labels(store: CatalogStore, plan: Plan, named: Sequence[Any], events_matched: bool) -> dict[str, str]:
-    """A readable name of each hard constraint of the plan (for reasons)."""
-    out: dict[str, str] = {}
+def _unknown_outcome(plan: Plan) -> Outcome:
+    """No such person / place: the kind of the first unknown mention, all mentions of that kind,
+    and the first suggestion among them."""
+    kind = plan.unknown[0].kind
+    same = [u for u in plan.unknown if u.kind == kind]
+    ck = ConstraintKind.PERSON if kind == "person" else ConstraintKind.PLACE
+    suggestion = next((u.suggestion for u in same if u.suggestion), None)
+    return Outcome(OutcomeKind.NO_SUCH_PERSON if kind == "person" else OutcomeKind.NO_SUCH_PLACE,
+                   tuple(Constraint(ck, u.text) for u in same), suggestion=suggestion)
+
+
+_EMPTY_KIND = {"time": OutcomeKind.NO_PHOTO_IN_TIME, "place": OutcomeKind.NO_PHOTO_AT_PLACE,
+               "event": OutcomeKind.NO_PHOTO_IN_EVENT, "people": OutcomeKind.NO_PHOTO_WITH_PEOPLE}
+
+
+def _empty_constraint(key: str, plan: Plan, labels: dict[str, Constraint]) -> Outcome:
+    """A constraint that matches no photo on its own; for places, the ones with no photo when known."""
+    if key == "place":
+        missing = [p.text for p in plan.places if not p.in_album]
+        if missing:
+            return Outcome(OutcomeKind.NO_PHOTO_AT_PLACE, (Constraint(ConstraintKind.PLACE, ", ".join(missing)),))
+    c = labels.get(key)
+    return Outcome(_EMPTY_KIND[key], (c,) if c is not None else ())
+
+
+def _empty_pair(checks: Sequence[tuple[str, set[str]]], labels: dict[str, Constraint]) -> tuple[Constraint, ...]:
+    """The first pair of constraints whose photos do not meet, else all of them (each pair meets,
+    but not every one together)."""
+    for i, (a, sa) in enumerate(checks):
+        for b, sb in checks[i + 1:]:
+            if sa.isdisjoint(sb):
+                return tuple(labels[k] for k in (a, b) if k in labels)
+    return tuple(labels[k] for k, _ in checks if k in labels)
+
+
+def _dropped(plan: Plan) -> tuple[Constraint, ...]:
+    """The constraints :func:`restrict_plan` dropped (from its steps)."""
+    kinds = {"time": ConstraintKind.TIME, "place": ConstraintKind.PLACE, "event": ConstraintKind.EVENT,
+             "person": ConstraintKind.PERSON, "visual": ConstraintKind.VISUAL}
+    out = []
+    for step, text in plan.steps:
+        if step.startswith("tools ") and " dropped " in step:
+            out.append(Constraint(kinds.get(step.rsplit(" ", 1)[-1], ConstraintKind.VISUAL), text))
+    return tuple(out)
+
+
+def _constraints(store: CatalogStore, plan: Plan, named: Sequence[Any], events_matched: bool) -> dict[str, Constraint]:
+    """Each hard constraint of the plan as a :class:`Constraint` (for outcomes)."""
+    out: dict[str, Constraint] = {}
     if plan.time_ranges:
-        out["time"] = "time " + ", ".join(r.text for r in plan.time_ranges)
-    places = [p.text + ("" if p.in_album else " (no photo there)") for p in plan.places
-              if p.place.level != "poi" or store.ids_at_place(p.place.name)]
+        out["time"] = Constraint(ConstraintKind.TIME, ", ".join(r.text for r in plan.time_ranges))
+    places = [p.text for p in plan.places if p.place.level != "poi" or store.ids_at_place(p.place.name)]
     if places:
-        out["place"] = "place " + ", ".join(places)
+        out["place"] = Constraint(ConstraintKind.PLACE, ", ".join(places))
     if events_matched:
-        out["event"] = "event " + ", ".join(plan.event_words)
+        out["event"] = Constraint(ConstraintKind.EVENT, ", ".join(plan.event_words))
     if named:
         who = ", ".join(dict.fromkeys(p.text for p in named))
-        out["people"] = f"people {who} (all together)" if len({p.person_id for p in named}) > 1 else f"person {who}"
+        several = len({p.person_id for p in named}) > 1
+        out["people"] = Constraint(ConstraintKind.PEOPLE if several else ConstraintKind.PERSON, who)
     return out
 
 
@@ -373,17 +448,13 @@ def _one_day(plan: Plan) -> bool:
     return bool(plan.time_ranges) and all(not r.every_year and r.start == r.end for r in plan.time_ranges)
 
 
-def _is_selfie(text: str) -> bool:
-    return text.casefold() in SELFIE_WORDS
-
-
 def _needs_times(plan: Plan) -> bool:
     return any(r.every_year or r.hours is not None or r.weekdays is not None for r in plan.time_ranges)
 
 
 def _visual_text(plan: Plan, events_matched: bool, store: CatalogStore) -> str:
     """The text T_V must match: the residue, unmatched event words, unknown points of interest."""
-    parts = [p.text for p in plan.people if _is_selfie(p.text)]
+    parts = [p.text for p in plan.people if is_selfie(p.text)]
     parts.extend(plan.roles)
     parts.append(plan.visual_text.strip())
     if not events_matched:

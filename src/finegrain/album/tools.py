@@ -9,6 +9,9 @@
 - :func:`face_search` (T_F): the photos in which ALL listed people appear;
 - :func:`compose` (T_S): ``and`` / ``or`` / ``not`` of photo sets.
 
+:func:`restrict_plan` drops from a plan the constraints whose tool is switched off
+(the tool ablation of the paper's Table 5; T_S is always on): ``parse_tools("M,F")``.
+
 Every tool returns a plain value; ``None`` from T_M and T_F means "this tool has
 no constraint to apply" (every photo passes), never "nothing matched" (an
 empty set). Times are local wall-clock times (see :mod:`finegrain.album.records`).
@@ -21,19 +24,84 @@ time; pass a :class:`PhotoTimes` (built once per catalog with
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from typing import Any
 
 import numpy as np
 
 from finegrain.album.catalog.store import CatalogStore, PhotoFilter
+from finegrain.album.outcome import VisualGap
 from finegrain.album.plan.records import Plan, TimeRange
+from finegrain.album.plan.rules import SELFIE_EN, SELFIE_ZH
 from finegrain.album.records import Event
 from finegrain.errors import FinegrainError
 
 CATALOG_LEVELS = ("country", "province", "city", "district", "locality")
 OPS = ("and", "or", "not")
+#: The switchable tools: T_V (vector search), T_M (metadata filter), T_F (face search); T_S is always on.
+TOOLS = ("V", "M", "F")
+ALL_TOOLS = frozenset(TOOLS)
+SELFIE_WORDS = frozenset(w.casefold() for w in (*SELFIE_EN, *SELFIE_ZH))
+
+
+def is_selfie(text: str) -> bool:
+    """Whether a person mention is a selfie word ("selfie", "自拍"): visual, not a face constraint."""
+    return text.casefold() in SELFIE_WORDS
+
+
+# --------------------------------------------------------------------------- tool ablation
+def parse_tools(spec: str | Iterable[str] | None) -> frozenset[str]:
+    """``"V,M"`` (or ``["V", "M"]``, ``"T_V+T_M"``) -> ``{"V", "M"}``; None is every tool."""
+    if spec is None:
+        return ALL_TOOLS
+    parts = spec.replace("+", ",").split(",") if isinstance(spec, str) else list(spec)
+    names = [p.strip().upper().removeprefix("T_") for p in parts if p.strip()]
+    bad = [n for n in names if n not in TOOLS]
+    if bad or not names:
+        shown = repr(bad[0]) if bad else repr(spec)
+        raise FinegrainError(f"unknown tool {shown} in --tools {spec!r}",
+                             "give a comma list of V (vector search), M (metadata filter), F (face search), "
+                             "e.g. --tools V,M; set composition is always on")
+    return frozenset(names)
+
+
+def tools_label(tools: Iterable[str]) -> str:
+    """The canonical spelling of a tool set: ``"V,M,F"`` order."""
+    chosen = set(tools)
+    return ",".join(t for t in TOOLS if t in chosen)
+
+
+def restrict_plan(plan: Plan, tools: Iterable[str]) -> Plan:
+    """``plan`` without the constraints whose tool is not in ``tools``; each drop is a ``tools: dropped`` step.
+
+    Without M: time ranges, impossible times, places, event words and unknown places go;
+    without F: named people (selfie words are visual) and unknown people; without V: the
+    visual text, social roles and selfie words (the engine then searches no visual part).
+    """
+    on = set(tools)
+    dropped: list[tuple[str, str]] = []
+    kw: dict[str, object] = {}
+    if "M" not in on:
+        dropped += [("time", r.text) for r in plan.time_ranges] + [("time", t.text) for t in plan.impossible_times]
+        dropped += [("place", p.text) for p in plan.places] + [("event", w) for w in plan.event_words]
+        kw.update(time_ranges=(), impossible_times=(), places=(), event_words=())
+    keep_unknown = tuple(u for u in plan.unknown
+                         if (u.kind == "place" and "M" in on) or (u.kind == "person" and "F" in on))
+    dropped += [(u.kind, u.text) for u in plan.unknown if u not in keep_unknown]
+    people = list(plan.people)
+    if "F" not in on:
+        dropped += [("person", p.text) for p in people if not is_selfie(p.text)]
+        people = [p for p in people if is_selfie(p.text)]
+    if "V" not in on:
+        dropped += [("visual", p.text) for p in people if is_selfie(p.text)] + [("visual", r) for r in plan.roles]
+        dropped += [("visual", plan.visual_text)] if plan.visual_text.strip() else []
+        people = [p for p in people if not is_selfie(p.text)]
+        kw.update(roles=(), visual_text="")
+    if not dropped and len(people) == len(plan.people):
+        return plan
+    steps = (*plan.steps, *((f"tools {tools_label(on)}: dropped {what}", text) for what, text in dropped))
+    return replace(plan, people=tuple(people), unknown=keep_unknown, steps=steps, **kw)  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------- T_V
@@ -46,6 +114,7 @@ class VectorHits:
     model_id: str | None
     note: str | None = None
     best: float | None = None  # the best score among the candidates, before ``threshold`` and ``k``
+    gap: VisualGap | None = None  # why nothing could be searched, typed (``note`` says it in words)
 
 
 def vector_search(store: CatalogStore, text: str, encoder: Any, **options: Any) -> list[tuple[str, float]]:
@@ -76,14 +145,16 @@ def vector_search_hits(
     if encoder is None:
         models = store.embedding_models()
         if not models:
-            return VectorHits((), 0, None, "the catalog has no caption or image embeddings")
-        return VectorHits((), 0, None, f"no text encoder given for the catalog's embeddings ({', '.join(models)})")
+            return VectorHits((), 0, None, "the catalog has no caption or image embeddings", gap=VisualGap.NO_EMBEDDINGS)
+        return VectorHits((), 0, None, f"no text encoder given for the catalog's embeddings ({', '.join(models)})",
+                          gap=VisualGap.NO_ENCODER)
     model_id = str(getattr(encoder, "model_id", "") or "")
     ids, matrix = embeddings if embeddings is not None else store.get_embeddings(model_id)
     if not ids:
-        return VectorHits((), 0, model_id, f"the catalog has no caption or image embeddings of model {model_id!r}")
+        return VectorHits((), 0, model_id, f"the catalog has no caption or image embeddings of model {model_id!r}",
+                          gap=VisualGap.NO_MODEL_EMBEDDINGS)
     if not text.strip():
-        return VectorHits((), len(ids), model_id, "no visual text to search")
+        return VectorHits((), len(ids), model_id, "no visual text to search", gap=VisualGap.NO_VISUAL_TEXT)
     q = np.asarray(encoder.encode([text], kind="query"), dtype=np.float32)[0]
     m = np.asarray(matrix, dtype=np.float32)
     if not normalized:
@@ -107,7 +178,8 @@ def vector_search_hits(
 def _unit_rows(m: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return m / norms
+    out: np.ndarray = m / norms
+    return out
 
 
 # --------------------------------------------------------------------------- T_M
@@ -129,7 +201,7 @@ class PhotoTimes:
 
     @classmethod
     def load(cls, store: CatalogStore) -> PhotoTimes:
-        rows = [(p.id, p.local_time) for p in store.iter_photos() if p.taken_at is not None]
+        rows = [(p.id, t) for p in store.iter_photos() if p.taken_at is not None and (t := p.local_time) is not None]
         return cls.from_times(rows)
 
     @classmethod
