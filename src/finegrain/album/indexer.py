@@ -282,6 +282,7 @@ def index_folder(
     image_encoder: Any = None,
     on_photo: ProgressCallback | None = None,
     profiler: Profiler | None = None,
+    datum: str = "wgs84",
 ) -> IndexReport:
     """Index the images under ``root`` into ``store`` (see the module docstring); returns what it did.
 
@@ -290,8 +291,13 @@ def index_folder(
     ``encode_images(paths)``, e.g. :class:`finegrain.retrieve.encoders.clip.CLIPEncoder`)
     embeds the images under its ``model_id``. ``on_photo`` is called after
     each file is committed (an exception raised there stops the run after
-    that commit). ``profiler`` replaces the default enrichment functions.
+    that commit). ``profiler`` replaces the default enrichment functions. ``datum``: of the
+    photos' GPS coordinates, "wgs84" (a GPS fix, the default) or "gcj02" (written by a Chinese
+    map SDK; converted to WGS-84, see :mod:`finegrain.album.profile.datum`).
     """
+    from finegrain.album.profile.datum import claim_input_datum, parse_datum
+
+    datum = parse_datum(datum)
     started = time.perf_counter()
     check_image_encoder(image_encoder, encoder)
     base = photo_folder(root)
@@ -300,6 +306,7 @@ def index_folder(
     if faces and prof.detect_faces is None:
         prof._note("faces were requested but face detection is unavailable: install 'finegrain[faces]'")
     _claim_root(store, base)
+    claim_input_datum(store, datum)
     counts: Counter[str] = Counter()
     skipped: list[tuple[str, str]] = []
     warnings: list[tuple[str, str]] = []
@@ -314,7 +321,7 @@ def index_folder(
             photo_id = path.relative_to(base).as_posix()
             seen_ids.add(photo_id)
             status = _index_one(path, photo_id, store, prof, faces=faces, captions=captions, encoder=encoder,
-                                skipped=skipped, warnings=warnings, no_exif=no_exif, problems=problems, gone=gone)
+                                datum=datum, skipped=skipped, warnings=warnings, no_exif=no_exif, problems=problems, gone=gone)
             counts[status] += 1
             if on_photo is not None:
                 on_photo(photo_id, status)
@@ -344,7 +351,7 @@ def index_folder(
 
 def _index_one(
     path: Path, photo_id: str, store: CatalogStore, prof: Profiler, *, faces: bool, captions: bool, encoder: Any,
-    skipped: list[tuple[str, str]], warnings: list[tuple[str, str]], no_exif: list[str],
+    datum: str = "wgs84", skipped: list[tuple[str, str]], warnings: list[tuple[str, str]], no_exif: list[str],
     problems: list[tuple[str, str, str]], gone: list[tuple[str, str]],
 ) -> str:
     try:
@@ -393,9 +400,12 @@ def _index_one(
     if not info.has_exif:
         no_exif.append(photo_id)
     problems.extend((photo_id, p.field, p.reason) for p in info.problems)
+    from finegrain.album.profile.datum import to_wgs84
+
+    lat, lon = to_wgs84(info.lat, info.lon, datum)
     photo = Photo(
         id=photo_id, path=str(path), size=st.st_size, mtime=st.st_mtime, sha256=sha256_of(path),
-        taken_at=info.taken_at, tz=info.tz, lat=info.lat, lon=info.lon, camera=info.camera,
+        taken_at=info.taken_at, tz=info.tz, lat=lat, lon=lon, camera=info.camera,
         width=info.width, height=info.height, caption=caption, keywords=keywords,
         event_id=old.event_id if old is not None else None,
     )

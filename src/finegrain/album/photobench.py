@@ -55,9 +55,16 @@ def import_photobench(
     lang: str = "en",
     profiler: Profiler | None = None,
     show_progress: bool = False,
+    datum: str = "wgs84",
 ) -> ImportReport:
-    """Fill ``store`` from the PhotoBench album at ``album_dir`` (see the module docstring)."""
+    """Fill ``store`` from the PhotoBench album at ``album_dir`` (see the module docstring).
+
+    ``datum``: of the album's coordinates, "wgs84" (PhotoBench's, see
+    :mod:`finegrain.album.profile.datum`) or "gcj02" (converted to WGS-84 on the way in)."""
+    from finegrain.album.profile.datum import claim_input_datum, parse_datum, to_wgs84
+
     lang = photobench_lang(lang)
+    datum = parse_datum(datum)
     album = read_album(album_dir)
     prof = profiler if profiler is not None else Profiler.load(faces=False)
     people = [
@@ -68,11 +75,13 @@ def import_photobench(
     with store.transaction():
         store.add_root(str(Path(album_dir).resolve()))
         store.set_meta("source", {"kind": "photobench", "album": album.name, "lang": lang})
+        claim_input_datum(store, datum)
         for person in people:
             store.put_person(person)
     for p in _progress(photos, show_progress):
-        photo = Photo(id=p.id, path=p.id, taken_at=p.time, lat=p.latitude, lon=p.longitude)
-        place = prof.place(p.latitude, p.longitude)
+        lat, lon = to_wgs84(p.latitude, p.longitude, datum)
+        photo = Photo(id=p.id, path=p.id, taken_at=p.time, lat=lat, lon=lon)
+        place = prof.place(lat, lon)
         tags = prof.tags(p.time, place.country_code if place else None)
         with store.transaction():
             store.put_photo(photo)

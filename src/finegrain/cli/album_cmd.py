@@ -12,6 +12,9 @@ import typer
 
 from finegrain.cli.options import lang_option
 
+_DATUM_HELP = ("Datum of the photos' GPS coordinates: wgs84 (a GPS fix; PhotoBench's) or gcj02 (written by a "
+               "Chinese map SDK such as Amap or Tencent; converted to WGS-84 on the way in).")
+
 CATALOG_DIR = ".finegrain"
 CATALOG_FILE = "catalog.sqlite"
 
@@ -31,6 +34,7 @@ def index_command(
     image_encoder: str | None = typer.Option(
         None, "--image-encoder",
         help="Image-text model for the pixels, e.g. clip:/path/to/clip-model; search with --encoder set to it."),
+    datum: str = typer.Option("wgs84", "--datum", help=_DATUM_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Index (or re-index, incrementally) the photos under PHOTO_DIR."""
@@ -45,7 +49,7 @@ def index_command(
     path = catalog or default_catalog(photo_dir)
     with open_catalog(path) as store:
         report = index_folder(photo_dir, store, faces=not no_faces, captions=not no_captions, show_progress=not quiet,
-                              encoder=text_enc, image_encoder=image_enc)
+                              encoder=text_enc, image_encoder=image_enc, datum=datum)
     typer.echo(report.summary())
     typer.echo(f"catalog: {path}")
 
@@ -54,6 +58,7 @@ def import_photobench_command(
     album_dir: Path = typer.Argument(..., help="A PhotoBench album folder (metadata.json, face_info_*.json)."),
     catalog: Path = typer.Option(..., "--catalog", "-c", help="Catalog file to create or update."),
     lang: str = lang_option("Language of the people's nicknames:"),
+    datum: str = typer.Option("wgs84", "--datum", help=_DATUM_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Build a catalog from a PhotoBench album folder (no images needed)."""
@@ -61,7 +66,7 @@ def import_photobench_command(
     from finegrain.album.photobench import import_photobench
 
     with open_catalog(catalog) as store:
-        report = import_photobench(album_dir, store, lang=lang, show_progress=not quiet)
+        report = import_photobench(album_dir, store, lang=lang, show_progress=not quiet, datum=datum)
     typer.echo(report.summary())
     typer.echo(f"catalog: {catalog}")
 

@@ -2,7 +2,11 @@
 
 Two gazetteers, both offline:
 
-- ``geotool-cn`` (DataV.GeoAtlas boundaries, WGS-84): the Chinese province,
+Both expect WGS-84 points (a GPS fix). Coordinates a Chinese map SDK wrote in
+GCJ-02 are converted first (:mod:`finegrain.album.profile.datum`, ``--datum gcj02``).
+
+- ``geotool-cn`` (DataV.GeoAtlas boundaries, published in GCJ-02 and shipped
+  converted to WGS-84, per its ``DATA_VERSION.json``): the Chinese province,
   city and district *containing* the point (point in polygon), Chinese names and
   adcodes. Used first; it covers mainland China, Hong Kong, Macao and Taiwan
   (Taiwan at province level only).
