@@ -112,7 +112,8 @@ def photo_of(r: Sequence[Any]) -> Photo:
 
 
 def place_of(r: Sequence[Any]) -> PhotoPlace:
-    return PhotoPlace(*r[:-1], aliases=tuple((a[0], a[1]) for a in json.loads(r[-1])))
+    fields = dict(zip(PLACE_COLS[:-1], r[:-1], strict=True))
+    return PhotoPlace(**fields, aliases=tuple((a[0], a[1]) for a in json.loads(r[-1])))
 
 
 def parse_dt(value: str | None) -> datetime | None:

@@ -184,7 +184,7 @@ class SqliteCatalog:
         return [r[0] for r in self._db.execute("SELECT id FROM photos ORDER BY id")]
 
     def count_photos(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM photos").fetchone()[0]
+        return int(self._db.execute("SELECT COUNT(*) FROM photos").fetchone()[0])
 
     def delete_photo(self, photo_id: str) -> None:
         with self.transaction():
@@ -214,7 +214,9 @@ class SqliteCatalog:
                 f"INSERT INTO places (key, {', '.join(PLACE_COLS)}) VALUES (?{', ?' * len(PLACE_COLS)})",
                 (key, *values),
             )
-            place_id = int(cur.lastrowid)
+            rowid = cur.lastrowid
+            place_id = int(rowid if rowid is not None else self._db.execute(
+                "SELECT id FROM places WHERE key=?", (key,)).fetchone()[0])
             self._db.executemany(
                 "INSERT OR IGNORE INTO place_names (name, level, place_id) VALUES (?, ?, ?)",
                 [(name, level, place_id) for level, name in place.names()],
@@ -522,7 +524,8 @@ class SqliteCatalog:
             n = self._count("SELECT COUNT(*) FROM photos WHERE taken_local >= ? AND taken_local < ?", [lo, hi])
             parts.append((n, "taken_local >= ? AND taken_local < ?", "+taken_local >= ? AND +taken_local < ?", [lo, hi]))
         if places:
-            names, pargs = [], []
+            names: list[str] = []
+            pargs: list[str] = []
             for item in places:
                 if isinstance(item, tuple):
                     level, name = item
