@@ -131,8 +131,7 @@ def find_times(
     """
     taken = [False] * len(text)
     found: list[_Found] = []
-    scan = _scan_en if lang == "en" else _scan_zh
-    for kind, rule, pattern, make in scan():
+    for kind, rule, pattern, make in (_scan_en() if lang == "en" else _scan_zh(latest)):
         for m in pattern.finditer(text):
             s, e = m.span()
             if s == e or any(taken[s:e]):
@@ -270,7 +269,15 @@ def _rel(word: str | None, value: Any) -> Any:
     return _Relative("this" if word.lower() == "this" else "last", value)
 
 
-def _scan_zh() -> list[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]], Any]]]:
+def two_digit_year(yy: int, latest: date) -> int:
+    """The full year of "25年"/"'25": the latest year ending in ``yy`` that is not after the
+    album's latest year plus one (an album ending in 1998 reads "95年" as 1995, one ending in
+    2025 reads it as 1995 too but "23年" as 2023)."""
+    year = latest.year // 100 * 100 + yy
+    return year - 100 if year > latest.year + 1 else year
+
+
+def _scan_zh(latest: date) -> list[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]], Any]]]:
     num = r"(?<!\d)(\d{1,3}|[一二三四五六七八九]?十[一二三四五六七八九]?|[一二三四五六七八九两])"
     yr = r"(?<!\d)(\d{4}|\d\d)年"
     fest_alts = sorted(((a, k) for k, v in _FESTIVALS.items() for a in v[1]), key=lambda x: -len(x[0]))
@@ -279,7 +286,7 @@ def _scan_zh() -> list[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]]
     parts = "|".join(sorted(DAY_PARTS_ZH, key=len, reverse=True))
 
     def full_year(s: str) -> int:
-        return int(s) + 2000 if len(s) == 2 else int(s)
+        return two_digit_year(int(s), latest) if len(s) == 2 else int(s)
 
     def md(m: re.Match[str], year: int | None, mi: int, di: int) -> Any:
         mo, d = _zh_int(m[mi]), _zh_int(m[di])
