@@ -180,6 +180,9 @@ def _ordered_ids(result: Any) -> list[tuple[str, float | None]]:
 _CONNECTOR_EN = re.compile(
     r"(?i)(?:^|\s)(?:in|at|from|during|on|of|with|and|near|around|since|taken in|taken at|taken on)\s*$")
 _CONNECTOR_ZH = re.compile(r"(?:在|于|和|跟|与|同)\s*$")
+# words that ask for photos without constraining them: a query left with only these is empty
+_FILLER = re.compile(r"(?i)\b(?:all|my|the|a|of|show|find|me\s+all|photos?|pictures?|pics?|images?|shots?)\b|"
+                     r"(?:所有的?|全部的?|的?照片|的?相片|的?图片)")
 
 
 def drop_constraint(query: str, label: str) -> str:
@@ -213,7 +216,10 @@ def drop_constraint(query: str, label: str) -> str:
                 "pass without= with the label of one of this query's chips, or edit the query",
             )
     out = re.sub(r"\s+", " ", out).strip(" ,;，、")
-    return "" if not re.search(r"\w", out) else out
+    while (m := _CONNECTOR_EN.search(out) or _CONNECTOR_ZH.search(out)) is not None:  # a connector left dangling
+        out = out[: m.start()].rstrip(" ,;，、")
+    rest = _FILLER.sub(" ", out)
+    return "" if not re.search(r"\w", rest) else out
 
 
 def _snapshot(store: Any) -> Any:
@@ -380,7 +386,8 @@ def create_app(
             "removed": removed,
             "abstained": bool(result.abstained),
             "reason": str(getattr(result, "reason", "") or ""),
-            "outcome": None if outcome is None else str(getattr(outcome, "value", outcome)),
+            "outcome": _outcome_dict(outcome),
+            "reason_ui": _outcome_texts(outcome),
             "source": getattr(plan, "source", None),
             "chips": plan_chips(plan, names),
             "plan": plan.to_dict() if plan is not None and hasattr(plan, "to_dict") else None,
@@ -537,6 +544,27 @@ def _parse_bbox(text: str) -> tuple[float, float, float, float]:
         raise HTTPException(status_code=400, detail=(
             f"bbox={text!r} is not a box: need -90 <= south <= north <= 90 and -180 <= west <= east <= 180"))
     return south, west, north, east
+
+
+def _outcome_dict(outcome: Any) -> Any:
+    """The engine's typed outcome as JSON (None when the engine does not type it)."""
+    if outcome is None:
+        return None
+    to_dict = getattr(outcome, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    return {"kind": str(getattr(outcome, "value", outcome))}
+
+
+def _outcome_texts(outcome: Any) -> dict[str, str] | None:
+    """The outcome rendered in both page languages (None when the engine cannot render it)."""
+    render = getattr(outcome, "render", None)
+    if not callable(render):
+        return None
+    try:
+        return {"en": str(render("en")), "zh": str(render("zh"))}
+    except Exception:  # noqa: BLE001 - a renderer in flux must not break the answer; reason stays
+        return None
 
 
 def _place_of(place: Any, lang: str) -> str | None:
