@@ -108,5 +108,5 @@ def test_cli_eval(album_dir, tmp_path, capsys):
 
     assert main(["album", "eval", "--photobench", str(album_dir), "--lang", "cn", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "zero-ground-truth queries rejected: 3/3" in out and "set_f1" in out
+    assert "zero-ground-truth queries rejected: 3/3" in out and "Rej-F1" in out and "R@20" in out and "N@1" in out
     assert json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))["lang"] == "cn"

@@ -1,18 +1,40 @@
-"""``finegrain album eval``: score the album engine on a PhotoBench album.
+"""``finegrain album eval``: score the album engine on a PhotoBench album, with PhotoBench's analyses.
 
-Scores the engine on a PhotoBench album (and on the queries of ``--queries``
-files, e.g. from ``album zero-answer``), prints Reject-Precision / Recall / F1
-and tables by Source type.
+Scores the engine on a PhotoBench album's judged queries (and on the queries of
+``--queries`` files, e.g. from ``album zero-answer``) and prints, from the saved
+result (:func:`finegrain.album.evaluation.evaluate_album`):
+
+- ``--by source`` (default): set P / R / F1, Reject-P / R / F1 and R@K / N@K (K = 1,
+  5, 10, 20) side by side per Source type, with each denominator;
+- ``--by outcome`` (default): queries per engine outcome (found, no such place, ...) and Source type;
+- ``--by complexity`` (default): set F1 by number of sources and the deltas (Table 6);
+- ``--by dimension``: rows per query dimension × fact / cognitive (Table 9);
+- ``--tools M,F`` runs the engine with only those tools (T_S is always on); more
+  ``--tools`` or ``--ablation`` (Table 5's V; V,M; V,F; V,M,F) add an ablation table;
+- ``--llm-url`` / ``--llm-model`` plan every query with the LLM planner (rules on
+  failure), and the summary counts planners and fallback reasons.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
+from finegrain.cli.album_plan_cmd import LLM_KEY_ENV
 from finegrain.cli.album_search_cmd import _POLICY_HELP, _encoder
 from finegrain.cli.options import lang_option
+from finegrain.errors import FinegrainError
+
+VIEWS = ("source", "outcome", "complexity", "dimension")
+DEFAULT_VIEWS = "source,outcome,complexity"
+SET_KEYS = ("set_precision", "set_recall", "set_f1")
+REJECT_KEYS = ("reject_precision", "reject_recall", "reject_f1")
+SHORT = {"set_precision": "P", "set_recall": "R", "set_f1": "F1", "reject_precision": "Rej-P",
+         "reject_recall": "Rej-R", "reject_f1": "Rej-F1"}
 
 
 def eval_command(
@@ -27,50 +49,189 @@ def eval_command(
         help="A query file (JSON: id, text, lang, ground_truth; e.g. from 'album zero-answer') whose queries in "
              "--lang are scored with the album's own (repeatable)."),
     no_album_queries: bool = typer.Option(False, "--no-album-queries", help="Score only the --queries files' queries."),
+    by: list[str] = typer.Option(
+        [], "--by", help=f"Tables to print: {', '.join(VIEWS)} (comma list or repeated; default {DEFAULT_VIEWS})."),
+    tools: list[str] = typer.Option(
+        [], "--tools",
+        help="Tools switched on, e.g. V,M or M,F (V vector search, M metadata, F faces; set composition always on). "
+             "The first is the run reported; more --tools are scored for the ablation table."),
+    ablation: bool = typer.Option(False, "--ablation", help="Also score the paper's Table 5 tool sets (V; V,M; V,F; V,M,F)."),
+    llm_url: str | None = typer.Option(None, "--llm-url", help="OpenAI-compatible base URL (…/v1): plan every query with the LLM planner (rules on failure)."),
+    llm_model: str | None = typer.Option(None, "--llm-model", help="Model name for --llm-url."),
+    llm_timeout: float = typer.Option(20.0, "--llm-timeout", min=0.1, help="Seconds to wait for each LLM reply."),
 ) -> None:
-    """Score the album engine on the PhotoBench queries with ground truth, by Source type."""
-    from finegrain.album.evaluation import evaluate_album
+    """Score the album engine on the PhotoBench queries with ground truth, with PhotoBench's analyses."""
+    from finegrain.album.evaluation import TABLE5_TOOLS, evaluate_album
+    from finegrain.album.plan import LLMConfig
 
+    views = _views(by)
+    if (llm_url is None) != (llm_model is None):
+        missing = "--llm-model" if llm_model is None else "--llm-url"
+        raise FinegrainError(f"the LLM planner needs both --llm-url and --llm-model; {missing} is missing",
+                             f"add {missing}, or leave both out to plan with the rules")
+    llm = None if llm_url is None else LLMConfig(llm_url, llm_model or "", os.environ.get(LLM_KEY_ENV), llm_timeout)
+    main = tools[0] if tools else None
+    extra = [*tools[1:], *(TABLE5_TOOLS if ablation else ())]
     result = evaluate_album(photobench, lang, out, catalog=catalog, encoder=_encoder(encoder),
                             unverified_visual=unverified_visual, query_files=queries,
-                            album_queries=not no_album_queries)
-    _print_tables(result)
+                            album_queries=not no_album_queries, tools=main, ablation=extra, llm=llm)
+    print_report(result, views)
     if out is not None:
         typer.echo(f"wrote {out / 'results.json'}")
 
 
+def _views(by: list[str]) -> list[str]:
+    names = [v.strip().lower() for item in (by or [DEFAULT_VIEWS]) for v in item.split(",") if v.strip()]
+    for v in names:
+        if v not in VIEWS:
+            raise FinegrainError(f"unknown --by table {v!r}", f"use one of {', '.join(VIEWS)}")
+    return list(dict.fromkeys(names))
+
+
+def _short(key: str) -> str:
+    """The paper's column name of a metric key (set_f1 -> F1, recall@10 -> R@10)."""
+    return SHORT.get(key) or key.replace("recall@", "R@").replace("ndcg@", "N@")
+
+
 def _fmt(v: float | None) -> str:
-    return "-" if v is None else f"{v:.3f}"
+    return "-" if v is None else f"{100 * v:.1f}"
 
 
-def _print_tables(result: dict) -> None:
+def _cell(c: dict[str, Any] | None) -> str:
+    return "-" if c is None else _fmt(c.get("value"))
+
+
+def print_report(result: dict[str, Any], views: list[str]) -> None:
+    """The summary, then each table of ``views`` (all values in %, as in the paper)."""
     from rich.console import Console
-    from rich.table import Table
 
-    console = Console()
-    console.print(f"[bold]{result['album']}[/bold] ({result['lang']}): {result['n_queries']} judged queries, "
-                  f"{result['n_zero_ground_truth']} with zero ground truth; unverified visual: "
-                  f"{result['settings']['unverified_visual']}")
+    console = Console(width=None if sys.stdout.isatty() else 200)
+    _summary(console, result)
+    if "source" in views:
+        _by_source(console, result)
+    if "outcome" in views:
+        _outcomes(console, result)
+    if "complexity" in views:
+        _complexity(console, result)
+    if "dimension" in views:
+        _dimensions(console, result)
+    if result.get("ablation"):
+        _ablation(console, result)
+
+
+def _summary(console: Any, result: dict[str, Any]) -> None:
+    s = result["settings"]
+    n, zero = result["n_queries"], result["n_zero_ground_truth"]
+    console.print(f"[bold]{result['album']}[/bold] ({result['lang']}): {n} judged queries, {zero} with zero ground "
+                  f"truth; tools {s.get('tools', 'V,M,F')}; planner {s['planner']}; unverified visual: "
+                  f"{s['unverified_visual']}")
     for f in result.get("query_files", []):
         console.print(f"  {f['n_queries']} queries from {f['path']} ({f['n_zero_ground_truth']} with zero ground truth)")
-    zero = [q for q in result["per_query"] if q["n_ground_truth"] == 0]
-    console.print(f"zero-ground-truth queries rejected: {sum(q['abstained'] for q in zero)}/{len(zero)}; "
-                  f"queries with ground truth abstained on: "
-                  f"{sum(q['abstained'] for q in result['per_query'] if q['n_ground_truth'])}/{result['n_queries'] - len(zero)}")
+    per = result["per_query"]
+    zq = [q for q in per if q["n_ground_truth"] == 0]
+    console.print(f"zero-ground-truth queries rejected: {sum(q['abstained'] for q in zq)}/{len(zq)}; "
+                  f"queries with ground truth abstained on: {sum(q['abstained'] for q in per if q['n_ground_truth'])}"
+                  f"/{n - len(zq)}")
     agg = result["aggregate"]
     console.print(f"Reject-Precision {_fmt(agg.get('reject_precision'))}, Reject-Recall {_fmt(agg.get('reject_recall'))}, "
-                  f"Reject-F1 {_fmt(agg.get('reject_f1'))} over {result['n_queries']} queries ({len(zero)} with zero "
-                  f"ground truth)")
-    counts: dict[str, int] = {}
+                  f"Reject-F1 {_fmt(agg.get('reject_f1'))} over {n} queries ({len(zq)} with zero ground truth)")
+    planners = result.get("planners") or {}
+    if s["planner"] == "llm" or planners.get("n_fallbacks"):
+        used = ", ".join(f"{k} {v}" for k, v in planners.get("planned_by", {}).items())
+        console.print(f"planned by: {used} (of {n}); LLM fallbacks: {planners.get('n_fallbacks', 0)}")
+        for reason, k in list(planners.get("fallback_reasons", {}).items())[:5]:
+            console.print(f"  {k} × {reason}")
+
+
+def _by_source(console: Any, result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    rank_keys = [k for k in result["aggregate"] if k.startswith(("recall@", "ndcg@"))]
+    heads = [*(SHORT[k] for k in SET_KEYS), *(SHORT[k] for k in REJECT_KEYS),
+             *(_short(k) for k in rank_keys)]
+    table = Table("source", "queries", "zero-GT", *heads, title="set, rejection and ranking metrics (%) by Source type")
+    zero: dict[str, int] = {}
+    count: dict[str, int] = {}
     for q in result["per_query"]:
-        counts[q["source"]] = counts.get(q["source"], 0) + 1
-    groups = [("sets", ("set_precision", "set_recall", "set_f1")),
-              ("rejection", ("reject_precision", "reject_recall", "reject_f1")),
-              ("recall", tuple(k for k in result["aggregate"] if k.startswith("recall@"))),
-              ("ndcg", tuple(k for k in result["aggregate"] if k.startswith("ndcg@")))]
-    for title, keys in groups:
-        table = Table("source", "queries", *keys, title=title)
-        for source, row in result["by_source"].items():
-            table.add_row(source, str(counts.get(source, 0)), *(_fmt(row[k]["value"]) if k in row else "-" for k in keys))
-        table.add_row("all", str(result["n_queries"]), *(_fmt(result["aggregate"].get(k)) for k in keys))
-        console.print(table)
+        count[q["source"]] = count.get(q["source"], 0) + 1
+        zero[q["source"]] = zero.get(q["source"], 0) + (q["n_ground_truth"] == 0)
+    keys = [*SET_KEYS, *REJECT_KEYS, *rank_keys]
+    for source, row in result["by_source"].items():
+        table.add_row(source, str(count.get(source, 0)), str(zero.get(source, 0)), *(_cell(row.get(k)) for k in keys))
+    agg = result["aggregate"]
+    table.add_row("all", str(result["n_queries"]), str(result["n_zero_ground_truth"]), *(_fmt(agg.get(k)) for k in keys))
+    console.print(table)
+    d = result["denominators"]
+    console.print(
+        f"denominators: P over {_used(d, 'set_precision')} queries that returned photos; R, F1 over "
+        f"{_used(d, 'set_f1')} with ground truth; Rej-P over {_used(d, 'reject_precision')} rejected, Rej-R over "
+        f"{_used(d, 'reject_recall')} with zero ground truth, Rej-F1 over {_used(d, 'reject_f1')} (A+B+C); "
+        f"R@K, N@K over {d['recall@10']['n_scored']} with ground truth ({d['recall@10']['n_excluded_no_relevant']} "
+        f"zero-ground-truth excluded)")
+
+
+def _used(d: dict[str, Any], key: str) -> int:
+    return int(d[key]["n_scored"] - d[key]["n_undefined"])
+
+
+def _outcomes(console: Any, result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    counts = result.get("outcomes") or {}
+    kinds = list((counts.get("all") or {}).keys())
+    table = Table("source", *kinds, title="engine outcomes (queries)")
+    for source, row in counts.items():
+        table.add_row(source, *(str(row.get(k, 0)) for k in kinds))
+    console.print(table)
+
+
+def _complexity(console: Any, result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    c = result["complexity"]
+    table = Table("level", "types", "queries", "normal", "set F1", *(f"F1 {t}" for lv in c["levels"] for t in lv["types"]),
+                  title="set F1 (%) by number of sources (Table 6)")
+    width = sum(len(lv["types"]) for lv in c["levels"])
+    done = 0
+    for lv in c["levels"]:
+        cells = ["" for _ in range(width)]
+        for i, t in enumerate(lv["types"]):
+            cells[done + i] = f"{_cell(lv['by_type'][t])} (n={lv['by_type'][t]['n']})"
+        done += len(lv["types"])
+        table.add_row(lv["name"], "+".join(lv["types"]), str(lv["n_queries"]), str(lv["set_f1"]["n"]),
+                      _cell(lv["set_f1"]), *cells)
+    console.print(table)
+    parts = []
+    for d in c["deltas"]:
+        rel = "-" if d["relative_pct"] is None else f"{d['relative_pct']:+.1f}%"
+        pts = "-" if d["points"] is None else f"{100 * d['points']:+.1f} pts"
+        parts.append(f"Δ{d['name']} {rel} ({pts})")
+    console.print("; ".join(parts) + "  (relative, as the paper's Δ; points = F1 difference)")
+
+
+def _dimensions(console: Any, result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    keys = ("set_f1", "reject_f1", "recall@10", "ndcg@10")
+    table = Table("dimension", "value", "queries", "zero-GT", *(f"{_short(k)} (n)" for k in keys),
+                  title="metrics (%) by query dimension: fact / cognitive (Table 9)")
+    for row in result.get("by_dimension", []):
+        m = row["metrics"]
+        table.add_row(row["group"].lower(), row["value"], str(row["n_queries"]), str(row["n_zero_ground_truth"]),
+                      *(f"{_cell(m.get(k))} ({m[k]['n']})" if k in m else "-" for k in keys))
+    console.print(table)
+    if not result.get("by_dimension"):
+        console.print("no query carries dimension tags (Location, Time, Person, Object, Concept, Genre)")
+
+
+def _ablation(console: Any, result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    rows = result["ablation"]
+    sources = list(dict.fromkeys(s for r in rows for s in r["by_source"]))
+    table = Table("tools", *(f"S_{s}" for s in sources), "all", "Rej-F1",
+                  title="tool ablation: set F1 (%) by Source type (Table 5; set composition always on)")
+    for r in rows:
+        table.add_row(r["tools"], *(_cell(r["by_source"].get(s)) for s in sources),
+                      f"{_cell(r['all'])} (n={r['all']['n']})", _cell(r["reject_f1"]))
+    console.print(table)
