@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,10 @@ def test_page_has_search_box_grid_and_no_cdn(client: TestClient) -> None:
     html = r.text
     for needle in ('id="q"', 'id="search-form"', 'id="grid"', 'id="plan"', "No matching photos"):
         assert needle in html
-    assert "http://" not in html and "https://" not in html  # self-contained: no CDN
+    # self-contained: no CDN, no tile server; the one URL is the SVG namespace (an identifier, never fetched)
+    urls = set(re.findall(r"https?://[^\s\"'<>]+", html))
+    assert urls <= {"http://www.w3.org/2000/svg"}, urls
+    assert "<script src" not in html and "<link" not in html
 
 
 def test_search_returns_plan_chips_and_ranked_results(client: TestClient) -> None:
@@ -307,3 +311,57 @@ def test_the_default_engine_answers_and_abstains(album: tuple[Path, Path, Path])
         none = c.get("/api/search", params={"q": "photos from 1999"}).json()
         assert none["abstained"] is True and none["results"] == []
         assert "1999" in none["reason"]
+
+
+def test_thumbnails_are_cached_on_disk_beside_the_catalog(tmp_path: Path) -> None:
+    root = tmp_path / "photos"
+    _jpeg(root / "x.jpg", (10, 120, 200), "2023:05:01 10:00:00")
+    catalog = tmp_path / "catalog.sqlite"
+    with open_catalog(catalog) as store:
+        index_folder(root, store, faces=False, show_progress=False)
+    folder = tmp_path / "catalog.sqlite.thumbs"
+    app = create_app(catalog, engine=stand_in_search)
+    with TestClient(app) as c:
+        first = c.get("/thumb/x.jpg").content
+        assert c.get("/thumb/x.jpg").content == first
+    assert app.state.thumbs.stats["made"] == 1 and app.state.thumbs.stats["memory"] == 1
+    files = sorted(folder.rglob("*"))
+    jpegs = [f for f in files if f.is_file()]
+    assert len(jpegs) == 1 and jpegs[0].read_bytes() == first
+    assert not [f for f in files if f.name.startswith(".tmp-")]  # written atomically, nothing left over
+    again = create_app(catalog, engine=stand_in_search)  # a restarted server: memory empty, disk kept
+    with TestClient(again) as c:
+        assert c.get("/thumb/x.jpg").content == first
+    assert again.state.thumbs.stats == {"memory": 0, "disk": 1, "made": 0, "disk_errors": 0}
+    # the file changes (new content, new mtime): a new key, a new thumbnail; the old entry is never served
+    _jpeg(root / "x.jpg", (200, 40, 10), "2023:05:01 10:00:00")
+    os.utime(root / "x.jpg", ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    changed = create_app(catalog, engine=stand_in_search)
+    with TestClient(changed) as c:
+        new = c.get("/thumb/x.jpg").content
+    assert new != first and changed.state.thumbs.stats["made"] == 1
+    assert len([f for f in folder.rglob("*.jpg")]) == 2
+
+
+def test_an_unwritable_thumbnail_folder_still_serves(tmp_path: Path, album: tuple[Path, Path, Path]) -> None:
+    _, catalog, _ = album
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder would be\n")
+    app = create_app(catalog, engine=stand_in_search, thumb_cache=blocker / "thumbs")
+    with TestClient(app) as c:
+        r = c.get("/thumb/a.jpg")
+    assert r.status_code == 200 and r.content[:3] == b"\xff\xd8\xff"
+    assert app.state.thumbs.stats["disk_errors"] == 1
+
+
+def test_a_known_photo_without_its_file_gets_a_placeholder(album: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    def edit(store: Any) -> None:
+        store.put_photo(replace(store.get_photo("a.jpg"), id="gone.jpg", path="gone.jpg"))
+
+    with TestClient(create_app(_tampered(album, tmp_path, edit), engine=stand_in_search)) as c:
+        r = c.get("/thumb/gone.jpg")
+        assert r.status_code == 200 and r.headers["content-type"] == "image/svg+xml"
+        assert r.headers["x-finegrain-placeholder"] == "missing" and b"file missing" in r.content
+        assert c.get("/photo/gone.jpg").status_code == 404  # the original is not faked
+        assert c.get("/api/photo/gone.jpg").json()["file"] == "missing"
+        assert c.get("/thumb/never-indexed.jpg").status_code == 404

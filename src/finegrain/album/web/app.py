@@ -178,7 +178,7 @@ def _ordered_ids(result: Any) -> list[tuple[str, float | None]]:
 
 
 _CONNECTOR_EN = re.compile(
-    r"(?i)(?:^|\s)(?:in|at|from|during|on|of|with|and|near|around|since|taken in|taken at|taken on)\s*$")
+    r"(?i)(?:^|\s)(?:in|at|from|during|on|of|with|and|near|around|since|taken in|taken at|taken on)(?:\s+(?:the|a|an|my))?\s*$")
 _CONNECTOR_ZH = re.compile(r"(?:在|于|和|跟|与|同)\s*$")
 # words that ask for photos without constraining them: a query left with only these is empty
 _FILLER = re.compile(r"(?i)\b(?:all|my|the|a|of|show|find|me\s+all|photos?|pictures?|pics?|images?|shots?)\b|"
