@@ -17,8 +17,10 @@ number of values that entered it (``n``):
 - :func:`ablation_table`: set F1 by Source type for each tool configuration (Table 5);
 - :func:`outcome_counts`: how many queries ended in each engine outcome, by Source type.
 
-Set metrics are undefined on zero-ground-truth queries (their ``n`` says how many
-normal queries entered), ranking metrics exclude them, rejection metrics count all.
+Set metrics (P / R / F1) are averaged over the normal queries only, as the paper's
+Table 3 reports them (the evaluation core scores a zero-ground-truth query that
+returned photos F1 = 0; here it counts in Reject-F1 alone); ranking metrics exclude
+zero-ground-truth queries; rejection metrics count every query.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ DIMENSION_VALUES = ("fact", "cognitive")
 LEVELS = ((1, ("V", "M", "F")), (2, ("VM", "VF", "MF")), (3, ("VMF",)))
 LEVEL_NAMES = {1: "single", 2: "dual", 3: "triple"}
 DELTAS = ((2, 1), (3, 2), (3, 1))
+SET_PREFIX = "set_"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +71,28 @@ def slice_row(ev: Evaluation, group: str, value: str, qids: Iterable[str], zero:
               metrics: Sequence[str] | None = None) -> SliceRow:
     """Each metric of ``ev`` (or those in ``metrics``) aggregated over ``qids``."""
     chosen = frozenset(qids)
-    cells = {k: Cell(*ev[k].value_over(chosen)) for k in (metrics if metrics is not None else list(ev))}
+    cells = {k: Cell(*ev[k].value_over(_universe(k, chosen, zero))) for k in (metrics if metrics is not None else list(ev))}
     return SliceRow(group, value, len(chosen), len(chosen & zero), cells)
+
+
+def _universe(metric: str, qids: frozenset[str], zero: frozenset[str]) -> frozenset[str]:
+    """The queries a metric is averaged over: set metrics over the normal queries only (the paper's
+    Table 3 reports P / R / F1 on normal queries and the Rej-* on all), the others over all."""
+    return qids - zero if metric.startswith(SET_PREFIX) else qids
+
+
+def source_order(present: Iterable[str]) -> list[str]:
+    """Source types in the paper's order (V, M, F, VM, VF, MF, VMF), any others after them."""
+    have = set(present)
+    return [*(t for t in SOURCES if t in have), *order_groups(have - set(SOURCES))]
+
+
+def source_rows(ev: Evaluation, sources: Mapping[str, str], zero: frozenset[str],
+                metrics: Sequence[str] | None = None) -> tuple[SliceRow, ...]:
+    """One row per Source type, then ``all`` (Tables 2 and 3 side by side)."""
+    rows = [slice_row(ev, "source", s, (q for q, t in sources.items() if t == s), zero, metrics)
+            for s in source_order(sources.values())]
+    return (*rows, slice_row(ev, "source", "all", sources, zero, metrics))
 
 
 # --------------------------------------------------------------------------- Table 9 / Appendix D
@@ -155,8 +178,10 @@ def complexity_table(ev: Evaluation, sources: Mapping[str, str], zero: frozenset
     levels = []
     for n, types in LEVELS:
         qids = frozenset(q for q, s in sources.items() if s in types)
-        by_type = {t: Cell(*ev[metric].value_over(frozenset(q for q in qids if sources[q] == t))) for t in types}
-        levels.append(Level(n, types, len(qids), len(qids & zero), Cell(*ev[metric].value_over(qids)), by_type))
+        by_type = {t: Cell(*ev[metric].value_over(_universe(metric, frozenset(q for q in qids if sources[q] == t), zero)))
+                   for t in types}
+        levels.append(Level(n, types, len(qids), len(qids & zero),
+                            Cell(*ev[metric].value_over(_universe(metric, qids, zero))), by_type))
     value = {x.sources: x.set_f1.value for x in levels}
     deltas = []
     for to, base in DELTAS:
@@ -184,14 +209,15 @@ class AblationRow:
                 "all": self.all.to_dict(), "reject_f1": self.reject_f1.to_dict()}
 
 
-def ablation_row(tools: str, ev: Evaluation, sources: Mapping[str, str]) -> AblationRow:
-    """Set F1 of ``ev`` by Source type (``sources``: ``{qid: type}``), over all its queries, and Reject-F1."""
+def ablation_row(tools: str, ev: Evaluation, sources: Mapping[str, str], zero: frozenset[str]) -> AblationRow:
+    """Set F1 of ``ev`` over the normal queries by Source type (``sources``: ``{qid: type}``) and over all
+    of them, and Reject-F1 over every query."""
     by = {}
-    present = set(sources.values())
-    for s in [*(t for t in SOURCES if t in present), *order_groups(present - set(SOURCES))]:
-        by[s] = Cell(*ev["set_f1"].value_over(frozenset(q for q, t in sources.items() if t == s)))
+    for s in source_order(sources.values()):
+        by[s] = Cell(*ev["set_f1"].value_over(frozenset(q for q, t in sources.items() if t == s) - zero))
     everyone = frozenset(sources)
-    return AblationRow(tools, by, Cell(*ev["set_f1"].value_over(everyone)), Cell(*ev["reject_f1"].value_over(everyone)))
+    return AblationRow(tools, by, Cell(*ev["set_f1"].value_over(everyone - zero)),
+                       Cell(*ev["reject_f1"].value_over(everyone)))
 
 
 # --------------------------------------------------------------------------- outcomes

@@ -16,7 +16,8 @@ All are broken down by the queries' ``Source`` label. The result (and
 ``by_source``, ``per_query`` (query, source, dimensions, plan, planner and
 fallback reason, predicted set, typed outcome and its reason, per-metric
 values), ``denominators`` and the run's settings, and PhotoBench's analyses
-(:mod:`finegrain.album.analysis`): ``outcomes`` (queries per engine outcome and
+(:mod:`finegrain.album.analysis`): ``source_rows`` (every metric per Source type
+and over all, set metrics over the normal queries as the paper's Table 3), ``outcomes`` (queries per engine outcome and
 Source type), ``by_dimension`` (Table 9's dimensions × fact / cognitive),
 ``complexity`` (Table 6), ``ablation`` (Table 5, when several tool
 configurations are scored) and ``planners`` (which planner planned, why the LLM
@@ -38,7 +39,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from finegrain.album.analysis import ablation_row, complexity_table, dimension_rows, outcome_counts
+from finegrain.album.analysis import ablation_row, complexity_table, dimension_rows, outcome_counts, source_rows
 from finegrain.album.catalog.sqlite import SqliteCatalog
 from finegrain.album.engine import Planner, SearchContext, SearchResult, search
 from finegrain.album.photobench import import_photobench
@@ -156,11 +157,12 @@ def evaluate_album(
                      "llm": None if llm is None else {"url": llm.base_url, "model": llm.model, "timeout": llm.timeout}},
         "aggregate": body["aggregate"],
         "by_source": body.get("by_type", {}),
+        "source_rows": [row.to_dict() for row in source_rows(ev, sources, zero)],
         "outcomes": outcome_counts(kinds, sources),
         "planners": _planner_counts(results.values()),
         "by_dimension": [row.to_dict() for row in dimension_rows(ev, dims, zero)],
         "complexity": complexity_table(ev, sources, zero).to_dict(),
-        "ablation": [ablation_row(c, evs[c], sources).to_dict() for c in configs] if len(configs) > 1 else [],
+        "ablation": [ablation_row(c, evs[c], sources, zero).to_dict() for c in configs] if len(configs) > 1 else [],
         "per_query": per_query,
         "denominators": body["denominators"],
     }
@@ -197,7 +199,7 @@ def _planner_counts(results: Iterable[SearchResult]) -> dict[str, Any]:
         planners[r.plan.planner] = planners.get(r.plan.planner, 0) + 1
         if r.plan.fallback_reason:
             reasons[r.plan.fallback_reason] = reasons.get(r.plan.fallback_reason, 0) + 1
-    return {"planned_by": planners, "n_fallbacks": sum(reasons.values()),
+    return {"planned_by": dict(sorted(planners.items())), "n_fallbacks": sum(reasons.values()),
             "fallback_reasons": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))}
 
 

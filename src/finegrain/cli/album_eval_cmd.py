@@ -146,32 +146,21 @@ def _summary(console: Any, result: dict[str, Any]) -> None:
 def _by_source(console: Any, result: dict[str, Any]) -> None:
     from rich.table import Table
 
-    rank_keys = [k for k in result["aggregate"] if k.startswith(("recall@", "ndcg@"))]
-    heads = [*(SHORT[k] for k in SET_KEYS), *(SHORT[k] for k in REJECT_KEYS),
-             *(_short(k) for k in rank_keys)]
-    table = Table("source", "queries", "zero-GT", *heads, title="set, rejection and ranking metrics (%) by Source type")
-    zero: dict[str, int] = {}
-    count: dict[str, int] = {}
-    for q in result["per_query"]:
-        count[q["source"]] = count.get(q["source"], 0) + 1
-        zero[q["source"]] = zero.get(q["source"], 0) + (q["n_ground_truth"] == 0)
+    rows = result["source_rows"]
+    rank_keys = [k for k in rows[-1]["metrics"] if k.startswith(("recall@", "ndcg@"))]
     keys = [*SET_KEYS, *REJECT_KEYS, *rank_keys]
-    for source, row in result["by_source"].items():
-        table.add_row(source, str(count.get(source, 0)), str(zero.get(source, 0)), *(_cell(row.get(k)) for k in keys))
-    agg = result["aggregate"]
-    table.add_row("all", str(result["n_queries"]), str(result["n_zero_ground_truth"]), *(_fmt(agg.get(k)) for k in keys))
+    table = Table("source", "queries", "zero-GT", *(_short(k) for k in keys),
+                  title="set (normal queries), rejection and ranking metrics (%) by Source type (Tables 2, 3)")
+    for row in rows:
+        table.add_row(row["value"], str(row["n_queries"]), str(row["n_zero_ground_truth"]),
+                      *(_cell(row["metrics"].get(k)) for k in keys))
     console.print(table)
-    d = result["denominators"]
+    n = rows[-1]["metrics"]
     console.print(
-        f"denominators: P over {_used(d, 'set_precision')} queries that returned photos; R, F1 over "
-        f"{_used(d, 'set_f1')} with ground truth; Rej-P over {_used(d, 'reject_precision')} rejected, Rej-R over "
-        f"{_used(d, 'reject_recall')} with zero ground truth, Rej-F1 over {_used(d, 'reject_f1')} (A+B+C); "
-        f"R@K, N@K over {d['recall@10']['n_scored']} with ground truth ({d['recall@10']['n_excluded_no_relevant']} "
-        f"zero-ground-truth excluded)")
-
-
-def _used(d: dict[str, Any], key: str) -> int:
-    return int(d[key]["n_scored"] - d[key]["n_undefined"])
+        f"denominators (all): P over {n['set_precision']['n']} normal queries that returned photos; R, F1 over "
+        f"{n['set_f1']['n']} normal queries; Rej-P over {n['reject_precision']['n']} rejected queries, Rej-R over "
+        f"{n['reject_recall']['n']} zero-ground-truth queries, Rej-F1 over {n['reject_f1']['n']} (A+B+C); "
+        f"R@K, N@K over {n['recall@10']['n']} queries with ground truth")
 
 
 def _outcomes(console: Any, result: dict[str, Any]) -> None:
