@@ -67,7 +67,7 @@ def test_ablation_row_and_outcome_counts(tiny) -> None:
     assert (row.reject_f1.value, row.reject_f1.n) == (0.0, 2)  # q2 false rejection, q3 missed rejection
     counts = outcome_counts({"q1": "found", "q2": "visual_uncheckable", "q3": "found", "q4": "found"},
                             {"q1": "M", "q2": "VM", "q3": "VMF", "q4": "V"})
-    assert list(counts) == ["M", "V", "VM", "VMF", "all"] and counts["all"] == {"found": 3, "visual_uncheckable": 1}
+    assert list(counts) == ["V", "M", "VM", "VMF", "all"] and counts["all"] == {"found": 3, "visual_uncheckable": 1}
 
 
 # --------------------------------------------------------------------------- album1 through the CLI

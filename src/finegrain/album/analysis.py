@@ -224,13 +224,13 @@ def ablation_row(tools: str, ev: Evaluation, sources: Mapping[str, str], zero: f
 
 
 def outcome_counts(kinds: Mapping[str, str], groups: Mapping[str, str]) -> dict[str, dict[str, int]]:
-    """``{group: {outcome kind: queries}}`` plus ``"all"``; groups ordered as everywhere, kinds by count."""
+    """``{group: {outcome kind: queries}}`` plus ``"all"``; groups in the paper's order, kinds by count."""
     out: dict[str, dict[str, int]] = {}
     for qid, kind in kinds.items():
         for g in (groups.get(qid, "untyped"), "all"):
             row = out.setdefault(g, {})
             row[kind] = row.get(kind, 0) + 1
-    ordered = {g: out[g] for g in order_groups(k for k in out if k != "all")}
+    ordered = {g: out[g] for g in source_order(k for k in out if k != "all")}
     if "all" in out:
         ordered["all"] = out["all"]
     return {g: dict(sorted(row.items(), key=lambda kv: (-kv[1], kv[0]))) for g, row in ordered.items()}
