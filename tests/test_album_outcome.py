@@ -7,12 +7,16 @@ odd i in Hangzhou, even i in Shanghai, Anna (id 2) in every 4th, photo 0 = the k
 
 from __future__ import annotations
 
+import json
 import re
+import threading
 from datetime import date
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from album_search_fixtures import KITE
+from finegrain.album.catalog.sqlite import SqliteCatalog
 from finegrain.album.engine import search
 from finegrain.album.outcome import (
     Constraint,
@@ -23,7 +27,17 @@ from finegrain.album.outcome import (
     label,
     render,
 )
-from finegrain.album.plan import PersonMatch, PlaceKey, PlaceMatch, Plan, TimeRange, UnknownMention
+from finegrain.album.photobench import import_photobench
+from finegrain.album.plan import (
+    LLMConfig,
+    PersonMatch,
+    PlaceKey,
+    PlaceMatch,
+    Plan,
+    TimeRange,
+    UnknownMention,
+    plan_query_llm,
+)
 from finegrain.album.plan.records import ImpossibleTime
 from finegrain.album.tools import parse_tools, restrict_plan, tools_label
 from finegrain.errors import FinegrainError
@@ -195,3 +209,41 @@ def test_the_engine_runs_only_the_enabled_tools(captioned) -> None:
     f_only = _run(store, _plan(places=(HANGZHOU,)), tools="F")
     assert f_only.abstained and f_only.outcome.kind is OutcomeKind.TOOLS_DISABLED
     assert f_only.outcome.details == (Constraint(ConstraintKind.PLACE, "Hangzhou"),) and "enabled: F" in f_only.reason
+
+
+# --------------------------------------------------------------------------- the LLM planner keeps the rules' findings
+
+
+class _PoiPlanner(BaseHTTPRequestHandler):
+    """An LLM that passes the typo'd place through as a place name."""
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers["Content-Length"]))
+        plan = {"source": "M", "time_ranges": [], "places": ["Yantain"], "people": [], "event_words": [],
+                "visual_text": ""}
+        raw = json.dumps({"choices": [{"message": {"role": "assistant", "content": json.dumps(plan)}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+def test_an_llm_plan_keeps_the_unknown_place_and_its_suggestion(album_dir, tmp_path) -> None:
+    pytest.importorskip("pydantic")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _PoiPlanner)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    config = LLMConfig(f"http://127.0.0.1:{server.server_address[1]}/v1", "stub")
+    try:
+        with SqliteCatalog(tmp_path / "a.sqlite") as store:
+            import_photobench(album_dir, store, lang="en")
+            r = search(store, "photos in Yantain", planner=lambda q, v, lang: plan_query_llm(q, v, config, lang=lang))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert r.plan.planner == "llm" and r.plan.places == ()
+    assert ("rules: unknown place", "Yantain") in r.plan.explain()
+    assert r.outcome.kind is OutcomeKind.NO_SUCH_PLACE and "did you mean Yantian District?" in r.reason

@@ -4,7 +4,9 @@
 the JSON schema of a plan and the album's vocabulary (people and places), parses the
 reply's message content as JSON, validates it (pydantic; people must be album
 nicknames, dates ISO with start <= end, source one of the seven labels), and resolves
-names to person ids and place keys. On any failure (network, timeout, HTTP status,
+names to person ids and place keys. The rules' own findings about the text (impossible
+dates, people and places the album lacks, with a did-you-mean) are kept on the LLM's
+plan. On any failure (network, timeout, HTTP status,
 non-JSON, schema violation, unknown person) it returns the rule-based plan with
 ``planner="rules"`` and ``fallback_reason`` saying what went wrong, so a search never
 fails because the LLM did.
@@ -85,9 +87,24 @@ def plan_query_llm(text: str, vocab: AlbumVocabulary, config: LLMConfig, *, lang
     try:
         content = _ask(config, _messages(text, vocab))
         data = _parse_json(content)
-        return _to_plan(_validate(data), text, lang, vocab)
+        return _with_rule_checks(_to_plan(_validate(data), text, lang, vocab), fallback)
     except _PlanError as e:
         return replace(fallback, fallback_reason=f"LLM planner not used: {e}")
+
+
+def _with_rule_checks(plan: Plan, rules: Plan) -> Plan:
+    """The LLM's plan with the rules' facts about the query text kept: dates that name no calendar
+    day and people or places the album does not have (with their did-you-mean). An unknown place
+    the LLM passed through as a point of interest is dropped from its places, so the engine says
+    "no place called ..." instead of searching it as visual text."""
+    if not rules.unknown and not rules.impossible_times:
+        return plan
+    unknown_places = {" ".join(u.text.casefold().split()) for u in rules.unknown if u.kind == "place"}
+    places = tuple(p for p in plan.places
+                   if p.in_album or " ".join(p.text.casefold().split()) not in unknown_places)
+    steps = (*plan.steps, *(("rules: unknown " + u.kind, u.text) for u in rules.unknown),
+             *(("rules: impossible time", t.text) for t in rules.impossible_times))
+    return replace(plan, places=places, unknown=rules.unknown, impossible_times=rules.impossible_times, steps=steps)
 
 
 def _messages(text: str, vocab: AlbumVocabulary) -> list[dict[str, str]]:
