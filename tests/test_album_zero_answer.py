@@ -17,8 +17,8 @@ import pytest
 
 from finegrain.album.catalog.sqlite import SqliteCatalog
 from finegrain.album.engine import SearchContext, search
-from finegrain.album.outcome import OutcomeKind
 from finegrain.album.evaluation import evaluate_album
+from finegrain.album.outcome import OutcomeKind
 from finegrain.album.photobench import import_photobench
 from finegrain.album.plan import plan_query
 from finegrain.album.plan.records import PersonMatch
