@@ -81,7 +81,7 @@ def people_command(
     replace: bool = typer.Option(
         False, "--replace", help="--name replaces the person's names instead of adding to them (warns what goes)."),
     merge: list[str] = typer.Option(
-        [], "--merge", "-m",
+        [], "--merge",
         help="INTO,FROM[,FROM...] (repeatable): move the faces and names of FROM clusters into INTO, e.g. --merge p3,p7.",
     ),
     me: str | None = typer.Option(None, "--me", help="The cluster id of the album owner."),
