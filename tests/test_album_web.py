@@ -365,3 +365,26 @@ def test_a_known_photo_without_its_file_gets_a_placeholder(album: tuple[Path, Pa
         assert c.get("/photo/gone.jpg").status_code == 404  # the original is not faked
         assert c.get("/api/photo/gone.jpg").json()["file"] == "missing"
         assert c.get("/thumb/never-indexed.jpg").status_code == 404
+
+
+def test_the_server_keeps_idle_connections_longer_than_clients(album: tuple[Path, Path, Path], monkeypatch: Any) -> None:
+    """The keep-alive race (issue 14): a server closing idle connections when httpx's pool also
+    expires them (both 5 s) breaks the reuse; the album server keeps them longer."""
+    import httpx
+
+    from finegrain.album.web import server
+    from finegrain.cli.main import main
+
+    _, catalog, _ = album
+    app = create_app(catalog, engine=stand_in_search)
+    config = server.uvicorn_config(app, "127.0.0.1", 0)
+    assert config.timeout_keep_alive == server.KEEP_ALIVE_S == 75
+    assert config.timeout_keep_alive > httpx.Limits().keepalive_expiry
+    with pytest.raises(Exception, match="keep-alive must be a positive"):
+        server.uvicorn_config(app, "127.0.0.1", 0, keep_alive=0)
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(server, "serve", lambda app, host, port, keep_alive: seen.update(host=host, port=port, ka=keep_alive))
+    assert main(["album", "serve", str(catalog), "--port", "8123"]) == 0
+    assert seen == {"host": "127.0.0.1", "port": 8123, "ka": 75}
+    assert main(["album", "serve", str(catalog), "--keep-alive", "5"]) == 0 and seen["ka"] == 5
+    assert main(["album", "serve", str(catalog), "--keep-alive", "0"]) == 2

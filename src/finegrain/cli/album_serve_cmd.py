@@ -8,6 +8,7 @@ nothing: the CLI root registers the command.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -27,8 +28,13 @@ def serve_command(
         help="Encoder for the visual part of queries: the one of the catalog's caption (e.g. e5) or image (clip:PATH) embeddings.",
     ),
     today: str | None = typer.Option(None, "--today", help="The 'now' of relative dates (YYYY-MM-DD); default: the newest photo's date, or today's when no photo is dated."),
+    keep_alive: int = typer.Option(
+        75, "--keep-alive", min=1, max=3600,
+        help="Seconds an idle connection stays open; keep it longer than clients keep theirs (httpx: 5) "
+             "or a reused connection can be closed under the client's request.",
+    ),
 ) -> None:
-    """Serve a search page over CATALOG: a search box, the plan as chips, a grid of thumbnails."""
+    """Serve the album page over CATALOG: timeline, search with removable chips, people, places, a map, photo detail."""
     from finegrain.album.plan_catalog import parse_today
 
     now = parse_today(today)
@@ -39,11 +45,13 @@ def serve_command(
         )
     from finegrain.album.web.app import create_app
 
-    options: dict = {} if now is None else {"today": now}
+    options: dict[str, Any] = {} if now is None else {"today": now}
     if encoder:
         from finegrain.retrieve.encoders.registry import get_encoder
 
         options["encoder"] = get_encoder(encoder)
     app = create_app(catalog, allowed_hosts=allowed, engine_options=options)
+    from finegrain.album.web.server import serve
+
     serving.echo_serving(str(catalog), host, port)
-    serving.serve(app, host, port, "web")
+    serve(app, host, port, keep_alive=keep_alive)

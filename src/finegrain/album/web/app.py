@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, nullcontext
 from importlib import resources
@@ -48,6 +49,7 @@ from finegrain.errors import FinegrainError, MissingDependencyError, UnknownName
 try:
     from fastapi import Body, FastAPI, HTTPException, Query
     from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+    from starlette.concurrency import run_in_threadpool as run_in_thread
 except ImportError as e:  # pragma: no cover - exercised only without the extra
     raise MissingDependencyError("fastapi", "web") from e
 
@@ -166,15 +168,72 @@ def _raw_chips(plan: Any, names: dict[str, str]) -> list[dict[str, str]]:
 
 def _ordered_ids(result: Any) -> list[tuple[str, float | None]]:
     """Ranked ids first (engine order), then the rest of the set in id order."""
+    return _top_ids(result, None)[1]
+
+
+def _top_ids(result: Any, limit: int | None) -> tuple[int, list[tuple[str, float | None]]]:
+    """(how many photos the answer has, its first ``limit`` as ``(id, score)``): ranked ids first
+    in engine order, then the rest of the set in id order (score None). Only the shown part is
+    built: the ranked list of a broad query is tens of thousands long."""
+    ranked = getattr(result, "ranked", ()) or ()
+    members = set(getattr(result, "photo_ids", ()) or ())
     out: list[tuple[str, float | None]] = []
     seen: set[str] = set()
-    for pid, score in getattr(result, "ranked", ()) or ():
-        if pid not in seen:
-            seen.add(pid)
+    extra = 0  # ranked ids outside the set
+    for pid, score in ranked:
+        if pid in seen:
+            continue
+        seen.add(pid)
+        if pid not in members:
+            extra += 1
+        if limit is None or len(out) < limit:
             out.append((pid, float(score)))
-    for pid in sorted(set(getattr(result, "photo_ids", ()) or ()) - seen):
-        out.append((pid, None))
-    return out
+    rest = members - seen
+    if limit is None or len(out) < limit:
+        out.extend((pid, None) for pid in sorted(rest)[: None if limit is None else limit - len(out)])
+    return len(members) + extra, out
+
+
+def _json_bytes(body: Any) -> bytes:
+    import json
+
+    return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+class _VersionedCache:
+    """A bounded LRU whose entries belong to one ``data_version`` of the catalog: a new version
+    empties it and calls ``on_change`` (which drops the engine's search context)."""
+
+    def __init__(self, on_change: Callable[[], None], entries: int = 1024) -> None:
+        self._on_change = on_change
+        self._entries = entries
+        self._version: int | None = None
+        self._data: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _sync(self, version: int) -> None:
+        if version != self._version:
+            if self._version is not None:
+                self._on_change()
+            self._data.clear()
+            self._version = version
+
+    def get(self, key: Any, version: int) -> Any:
+        with self._lock:
+            self._sync(version)
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: Any, version: int, value: Any) -> None:
+        with self._lock:
+            if version != self._version:
+                return  # computed from a state that is already gone
+            self._data[key] = value
+            while len(self._data) > self._entries:
+                self._data.popitem(last=False)
+
 
 
 _CONNECTOR_EN = re.compile(
@@ -274,6 +333,8 @@ def create_app(
     page = _page_html()
     options = dict(engine_options or {})
     roots_seen: dict[tuple[str, ...], list[Path]] = {}
+    contexts: list[Any] = []  # the default engine's SearchContext, made on the first query
+    memo = _VersionedCache(on_change=contexts.clear)  # answers per state of the catalog
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -291,8 +352,6 @@ def create_app(
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
-
-    contexts: list[Any] = []  # the default engine's SearchContext, made on the first query
 
     def run_search(query: str, lang: str | None) -> Any:
         if engine is not None:
@@ -340,7 +399,7 @@ def create_app(
         lang: str | None = Query(None, pattern="^(en|zh)$"),
         limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
         without: list[str] = Query([], max_length=20, description="Chip labels to remove from the query."),
-    ) -> JSONResponse:
+    ) -> Response:
         query = q.strip()
         if not query:
             raise HTTPException(status_code=400, detail="empty query: type what to look for")
@@ -355,6 +414,11 @@ def create_app(
                 return JSONResponse({"query": "", "removed": removed, "cleared": True, "abstained": False,
                                      "reason": "", "source": None, "chips": [], "plan": None, "total": 0,
                                      "results": []})
+        key = ("search", query, lang, limit)
+        version = reader.data_version()
+        cached = memo.get(key, version)
+        if cached is not None:
+            return Response(cached, media_type="application/json", headers={"X-Finegrain-Cache": "hit"})
         with lock, _snapshot(store):  # the plan, the set and the rows shown: one state of the catalog
             try:
                 result = run_search(query, lang)
@@ -362,8 +426,7 @@ def create_app(
                 raise HTTPException(status_code=400, detail=str(e)) from None
             plan = getattr(result, "plan", None)
             names = {p.id: p.display_name for p in store.people()}
-            ordered = [] if result.abstained else _ordered_ids(result)
-            shown = ordered[:limit]
+            total, shown = (0, []) if result.abstained else _top_ids(result, limit)
             plan_lang = getattr(plan, "lang", lang or "en")
             items = []
             for pid, score in shown:
@@ -391,10 +454,21 @@ def create_app(
             "source": getattr(plan, "source", None),
             "chips": plan_chips(plan, names),
             "plan": plan.to_dict() if plan is not None and hasattr(plan, "to_dict") else None,
-            "total": len(ordered),
+            "total": total,
             "results": items,
         }
-        return JSONResponse(body)
+        data = _json_bytes(body)
+        memo.put(key, version, data)
+        return Response(data, media_type="application/json", headers={"X-Finegrain-Cache": "miss"})
+
+    def versioned(name: str, make: Callable[[], Any]) -> Any:
+        """``make()`` once per state of the catalog (the month index, people, places, the map)."""
+        version = reader.data_version()
+        value = memo.get((name,), version)
+        if value is None:
+            value = make()
+            memo.put((name,), version, value)
+        return value
 
     @app.get("/api/timeline")
     def api_timeline(
@@ -403,13 +477,14 @@ def create_app(
         lang: str | None = Query(None, pattern="^(en|zh)$"),
     ) -> JSONResponse:
         try:
-            return JSONResponse(reader.timeline(before, limit, ui_lang(lang)))
+            return JSONResponse(reader.timeline(before, limit, ui_lang(lang),
+                                                months=lambda: versioned("months", reader.months)))
         except FinegrainError as e:
             raise HTTPException(status_code=400, detail=str(e)) from None
 
     @app.get("/api/people")
     def api_people() -> JSONResponse:
-        people = reader.people()
+        people = versioned("people", reader.people)
         return JSONResponse({"people": people, "total": len(people)})
 
     def person_or_404(person_id: str) -> dict[str, Any]:
@@ -462,17 +537,17 @@ def create_app(
                 raise HTTPException(status_code=404, detail=str(e)) from None
             except FinegrainError as e:
                 raise HTTPException(status_code=400, detail=str(e)) from None
-            contexts.clear()  # the engine's vocabulary knew the old names
+            contexts.clear()  # the engine's vocabulary knew the old names (the next data_version drops the rest)
         return JSONResponse({"person": person_or_404(person_id), "action": action})
 
     @app.get("/api/places")
     def api_places(lang: str | None = Query(None, pattern="^(en|zh)$")) -> JSONResponse:
-        places = reader.places(ui_lang(lang))
+        places = versioned(f"places-{ui_lang(lang)}", lambda: reader.places(ui_lang(lang)))
         return JSONResponse({"lang": ui_lang(lang), "places": places, "total": sum(p["count"] for p in places)})
 
     @app.get("/api/map")
     def api_map(cell: float = Query(0.01, ge=0.0001, le=10.0, description="Grid cell in degrees.")) -> JSONResponse:
-        return JSONResponse(reader.map_points(cell))
+        return JSONResponse(versioned(f"map-{cell!r}", lambda: reader.map_points(cell)))
 
     @app.get("/api/photos")
     def api_photos(
@@ -492,8 +567,10 @@ def create_app(
         return JSONResponse(reader.photos(lang=ui_lang(lang), offset=offset, limit=limit, person=person,
                                           place=place, level=level, bbox=box))
 
+    # The two routes a page hits most answer on the event loop (a few SQLite reads and stats,
+    # no lock); only making a thumbnail (Pillow) goes to a worker thread.
     @app.get("/api/photo/{photo_id:path}")
-    def api_photo(photo_id: str) -> JSONResponse:
+    async def api_photo(photo_id: str) -> JSONResponse:
         info = reader.photo(photo_id)
         if info is None:
             raise HTTPException(status_code=404, detail=f"no photo {photo_id!r} in the catalog")
@@ -506,7 +583,7 @@ def create_app(
         return JSONResponse(info)
 
     @app.get("/thumb/{photo_id:path}")
-    def thumb(photo_id: str) -> Response:
+    async def thumb(photo_id: str) -> Response:
         try:
             path = file_of(photo_id)
         except PhotoRefused as e:
@@ -515,7 +592,9 @@ def create_app(
                                 headers={"Cache-Control": "no-cache", "X-Finegrain-Placeholder": "missing"})
             raise HTTPException(status_code=e.status, detail=e.detail) from None
         try:
-            data = thumbs.get(photo_id, path, THUMB_SIZE)
+            data = thumbs.cached(photo_id, path, THUMB_SIZE)
+            if data is None:
+                data = await run_in_thread(thumbs.get, photo_id, path, THUMB_SIZE)
         except Exception as e:  # a file Pillow cannot decode (or odd EXIF): not a server fault  # noqa: BLE001
             raise HTTPException(status_code=415, detail=f"cannot read the image ({type(e).__name__})") from None
         return Response(data, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=3600"})

@@ -18,6 +18,7 @@ import json
 import re
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -107,6 +108,7 @@ class CatalogReader:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
+        self._watch: sqlite3.Connection | None = None
 
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -119,8 +121,18 @@ class CatalogReader:
                 self._all.append(db)
         return db
 
+    def data_version(self) -> int:
+        """A number that changes whenever any connection commits to the catalog (SQLite's
+        ``PRAGMA data_version`` on a connection of its own that never writes)."""
+        with self._guard:
+            if self._watch is None:
+                self._watch = sqlite3.connect(self.path.as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+                self._all.append(self._watch)
+            return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+
     def close(self) -> None:
         with self._guard:
+            self._watch = None
             for db in self._all:
                 db.close()
             self._all.clear()
@@ -152,9 +164,11 @@ class CatalogReader:
             "caption": row[2],
         }
 
-    def timeline(self, before: str | None, limit: int, lang: str) -> dict[str, Any]:
+    def timeline(self, before: str | None, limit: int, lang: str,
+                 months: Callable[[], list[dict[str, Any]]] | None = None) -> dict[str, Any]:
         """One page of the timeline (``limit`` photos after ``before``), its ``next`` cursor (None at
-        the end) and, on the first page (``before`` None), the month index with counts."""
+        the end) and, on the first page (``before`` None), the month index with counts (from
+        ``months``, e.g. a cached :meth:`months`, when given)."""
         cursor = Cursor.parse(before) if before else None
         db = self._db()
         rows: list[tuple[Any, ...]] = []
@@ -178,7 +192,7 @@ class CatalogReader:
         nxt = Cursor(rows[-1][1], rows[-1][0]).encode() if len(rows) == limit else None
         body: dict[str, Any] = {"photos": [self._item(r, lang) for r in rows], "next": nxt}
         if cursor is None:
-            body["months"] = self.months()
+            body["months"] = (months or self.months)()
             body["total"] = sum(m["count"] for m in body["months"])
         return body
 

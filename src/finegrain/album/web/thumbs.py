@@ -65,9 +65,9 @@ class ThumbCache:
     def path_of(self, key: str) -> Path | None:
         return None if self.folder is None else self.folder / key[:2] / f"{key}.jpg"
 
-    def get(self, photo_id: str, path: Path, edge: int = THUMB_SIZE) -> bytes:
-        st = path.stat()
-        key = self.key(photo_id, st.st_mtime_ns, st.st_size, edge)
+    def cached(self, photo_id: str, path: Path, edge: int = THUMB_SIZE) -> bytes | None:
+        """The thumbnail from memory or disk, None when it has to be made (no Pillow here)."""
+        key = self._key_of(photo_id, path, edge)
         with self._lock:
             data = self._memory.get(key)
             if data is not None:
@@ -75,23 +75,39 @@ class ThumbCache:
                 self.stats["memory"] += 1
                 return data
         stored = self.path_of(key)
-        data = None
+        if stored is None:
+            return None
+        try:
+            data = stored.read_bytes()
+        except OSError:
+            return None
+        self.stats["disk"] += 1
+        self._remember(key, data)
+        return data
+
+    def get(self, photo_id: str, path: Path, edge: int = THUMB_SIZE) -> bytes:
+        """The thumbnail of ``path``: cached, else made with Pillow and stored (disk, memory)."""
+        data = self.cached(photo_id, path, edge)
+        if data is not None:
+            return data
+        key = self._key_of(photo_id, path, edge)
+        data = make_thumbnail(path, edge)
+        self.stats["made"] += 1
+        stored = self.path_of(key)
         if stored is not None:
-            try:
-                data = stored.read_bytes()
-                self.stats["disk"] += 1
-            except OSError:
-                data = None
-        if data is None:
-            data = make_thumbnail(path, edge)
-            self.stats["made"] += 1
-            if stored is not None:
-                self._write(stored, data)
+            self._write(stored, data)
+        self._remember(key, data)
+        return data
+
+    def _key_of(self, photo_id: str, path: Path, edge: int) -> str:
+        st = path.stat()
+        return self.key(photo_id, st.st_mtime_ns, st.st_size, edge)
+
+    def _remember(self, key: str, data: bytes) -> None:
         with self._lock:
             self._memory[key] = data
             while len(self._memory) > self._entries:
                 self._memory.popitem(last=False)
-        return data
 
     def _write(self, target: Path, data: bytes) -> None:
         try:
