@@ -305,3 +305,24 @@ def test_search_without_a_chip_runs_the_shorter_query(client: TestClient) -> Non
     assert gone["cleared"] is True and gone["query"] == "" and gone["results"] == []
     r = client.get("/api/search", params={"q": "photos in Hangzhou", "without": "Paris"})
     assert r.status_code == 400 and "Paris" in r.json()["detail"]
+
+
+# ---------------------------------------------------------------- answers cached per state of the catalog
+
+
+def test_search_answers_are_cached_until_the_catalog_changes(client: TestClient, catalog: Path) -> None:
+    q = {"q": "photos with Vivi"}
+    first = client.get("/api/search", params=q)
+    assert first.headers["x-finegrain-cache"] == "miss" and first.json()["abstained"] is True  # no such name yet
+    again = client.get("/api/search", params=q)
+    assert again.headers["x-finegrain-cache"] == "hit" and again.content == first.content
+    # another connection commits (an index run, the CLI): the cache and the search context are dropped
+    with open_catalog(catalog, create=False) as store:
+        store.add_person_names("2", ["Vivi"])
+    fresh = client.get("/api/search", params=q)
+    assert fresh.headers["x-finegrain-cache"] == "miss"
+    with open_catalog(catalog, create=False) as store:
+        theirs = store.ids_with_person("2")
+    assert fresh.json()["abstained"] is False and fresh.json()["total"] == len(theirs)
+    names = {p["id"]: p["names"] for p in client.get("/api/people").json()["people"]}
+    assert "Vivi" in names["2"]  # the cached people list was dropped too
