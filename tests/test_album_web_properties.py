@@ -96,3 +96,38 @@ def test_the_search_cli_never_traces_back(catalog, capsys, q: str) -> None:
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
     assert code == 0 or (code == 2 and err.startswith("error: ") and err.count("\n") == 1), (q, code, err)
+
+
+# The page's other endpoints: any parameter text is a 2xx or a 4xx with a detail, never a 5xx.
+params_text = st.one_of(st.text(max_size=40), st.sampled_from(
+    ["", "|", "2023-05", "2023-13-45", "9999-12-31T23:59:59|p1.jpg", "|p3.jpg", "1,2,3,4", "-91,0,0,0", "nan,nan,nan,nan",
+     "inf,-inf,1,2", "1e309,0,1,2", "../../etc/passwd", "%00", "\x00", "杭州", "Hangzhou", "city", "2", "p1.jpg"]))
+endpoints = st.sampled_from([
+    ("/api/timeline", "before"), ("/api/photos", "bbox"), ("/api/photos", "place"), ("/api/photos", "person"),
+    ("/api/map", "cell"), ("/api/places", "lang"), ("/api/people/{}", None), ("/api/photo/{}", None),
+    ("/thumb/{}", None), ("/api/search?q=photos+in+Hangzhou", "without"),
+])
+
+
+@settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(endpoint=endpoints, value=params_text)
+def test_any_view_parameter_is_answered_without_a_server_error(client, endpoint: tuple[str, str | None], value: str) -> None:
+    from urllib.parse import quote
+
+    path, param = endpoint
+    if param is None:
+        r = client.get(path.format(quote(value, safe="")))
+    else:
+        r = client.get(path, params={param: value})
+    assert r.status_code < 500, (path, param, value, r.status_code, r.text[:300])
+    if r.status_code >= 400:
+        assert r.json().get("detail"), (path, value, r.text[:200])
+
+
+@settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+                         lambda c: st.lists(c, max_size=3) | st.dictionaries(
+                             st.sampled_from(["add_names", "rename", "merge", "x"]), c, max_size=3), max_leaves=8))
+def test_any_edit_body_for_an_unknown_person_is_a_client_error(client, body: object) -> None:
+    r = client.post("/api/people/nobody", json=body)
+    assert r.status_code in (400, 404, 422), (body, r.status_code, r.text[:200])
