@@ -393,8 +393,11 @@ def create_app(
     def index() -> HTMLResponse:
         return HTMLResponse(page, headers={"Cache-Control": "no-cache"})
 
+    # Hot routes answer on the event loop when the answer is cached (or cheap: a few indexed
+    # SQLite reads); work that takes longer (a search, a view computed afresh, Pillow) goes to a
+    # worker thread, so a slow query never holds up thumbnails.
     @app.get("/api/search")
-    def api_search(
+    async def api_search(
         q: str = Query(..., max_length=500, description="The query, in Chinese or English."),
         lang: str | None = Query(None, pattern="^(en|zh)$"),
         limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
@@ -414,11 +417,18 @@ def create_app(
                 return JSONResponse({"query": "", "removed": removed, "cleared": True, "abstained": False,
                                      "reason": "", "source": None, "chips": [], "plan": None, "total": 0,
                                      "results": []})
-        key = ("search", query, lang, limit)
+        key = ("search", query, lang, limit, tuple(removed))
         version = reader.data_version()
-        cached = memo.get(key, version)
-        if cached is not None:
-            return Response(cached, media_type="application/json", headers={"X-Finegrain-Cache": "hit"})
+        data = memo.get(key, version)
+        state = "hit"
+        if data is None:
+            data = await run_in_thread(search_answer, query, lang, limit, removed)
+            memo.put(key, version, data)
+            state = "miss"
+        return Response(data, media_type="application/json", headers={"X-Finegrain-Cache": state})
+
+    def search_answer(query: str, lang: str | None, limit: int, removed: list[str]) -> bytes:
+        """The JSON answer of one search, encoded."""
         with lock, _snapshot(store):  # the plan, the set and the rows shown: one state of the catalog
             try:
                 result = run_search(query, lang)
@@ -457,35 +467,44 @@ def create_app(
             "total": total,
             "results": items,
         }
-        data = _json_bytes(body)
-        memo.put(key, version, data)
-        return Response(data, media_type="application/json", headers={"X-Finegrain-Cache": "miss"})
+        return _json_bytes(body)
 
-    def versioned(name: str, make: Callable[[], Any]) -> Any:
-        """``make()`` once per state of the catalog (the month index, people, places, the map)."""
+
+    async def versioned(name: str, make: Callable[[], Any]) -> bytes:
+        """The JSON of ``make()``, computed (in a worker thread) once per state of the catalog."""
         version = reader.data_version()
-        value = memo.get((name,), version)
+        data: bytes | None = memo.get((name,), version)
+        if data is None:
+            data = _json_bytes(await run_in_thread(make))
+            memo.put((name,), version, data)
+        return data
+
+    def months() -> list[dict[str, Any]]:
+        version = reader.data_version()
+        value: list[dict[str, Any]] | None = memo.get(("months",), version)
         if value is None:
-            value = make()
-            memo.put((name,), version, value)
+            value = reader.months()
+            memo.put(("months",), version, value)
         return value
 
     @app.get("/api/timeline")
-    def api_timeline(
+    async def api_timeline(
         before: str | None = Query(None, max_length=600, description="A page's 'next' cursor, or a date: photos before it."),
         limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
         lang: str | None = Query(None, pattern="^(en|zh)$"),
     ) -> JSONResponse:
         try:
-            return JSONResponse(reader.timeline(before, limit, ui_lang(lang),
-                                                months=lambda: versioned("months", reader.months)))
+            return JSONResponse(await run_in_thread(lambda: reader.timeline(before, limit, ui_lang(lang), months=months)))
         except FinegrainError as e:
             raise HTTPException(status_code=400, detail=str(e)) from None
 
     @app.get("/api/people")
-    def api_people() -> JSONResponse:
-        people = versioned("people", reader.people)
-        return JSONResponse({"people": people, "total": len(people)})
+    async def api_people() -> Response:
+        def make() -> dict[str, Any]:
+            people = reader.people()
+            return {"people": people, "total": len(people)}
+
+        return Response(await versioned("people", make), media_type="application/json")
 
     def person_or_404(person_id: str) -> dict[str, Any]:
         person = reader.person(person_id)
@@ -541,13 +560,16 @@ def create_app(
         return JSONResponse({"person": person_or_404(person_id), "action": action})
 
     @app.get("/api/places")
-    def api_places(lang: str | None = Query(None, pattern="^(en|zh)$")) -> JSONResponse:
-        places = versioned(f"places-{ui_lang(lang)}", lambda: reader.places(ui_lang(lang)))
-        return JSONResponse({"lang": ui_lang(lang), "places": places, "total": sum(p["count"] for p in places)})
+    async def api_places(lang: str | None = Query(None, pattern="^(en|zh)$")) -> Response:
+        def make() -> dict[str, Any]:
+            places = reader.places(ui_lang(lang))
+            return {"lang": ui_lang(lang), "places": places, "total": sum(p["count"] for p in places)}
+
+        return Response(await versioned(f"places-{ui_lang(lang)}", make), media_type="application/json")
 
     @app.get("/api/map")
-    def api_map(cell: float = Query(0.01, ge=0.0001, le=10.0, description="Grid cell in degrees.")) -> JSONResponse:
-        return JSONResponse(versioned(f"map-{cell!r}", lambda: reader.map_points(cell)))
+    async def api_map(cell: float = Query(0.01, ge=0.0001, le=10.0, description="Grid cell in degrees.")) -> Response:
+        return Response(await versioned(f"map-{cell!r}", lambda: reader.map_points(cell)), media_type="application/json")
 
     @app.get("/api/photos")
     def api_photos(
