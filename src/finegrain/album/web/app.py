@@ -40,9 +40,8 @@ from contextlib import asynccontextmanager, nullcontext
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-from finegrain.album.web.queries import CatalogReader, place_label
+from finegrain.album.web.queries import CatalogReader
 from finegrain.album.web.thumbs import THUMB_SIZE, ThumbCache, cache_dir_for, make_thumbnail, placeholder_svg
 from finegrain.errors import FinegrainError, MissingDependencyError, UnknownNameError
 
@@ -429,7 +428,7 @@ def create_app(
 
     def search_answer(query: str, lang: str | None, limit: int, removed: list[str]) -> bytes:
         """The JSON answer of one search, encoded."""
-        with lock, _snapshot(store):  # the plan, the set and the rows shown: one state of the catalog
+        with lock, _snapshot(store):  # the plan, the set and the names: one state of the catalog
             try:
                 result = run_search(query, lang)
             except FinegrainError as e:
@@ -437,22 +436,10 @@ def create_app(
             plan = getattr(result, "plan", None)
             names = {p.id: p.display_name for p in store.people()}
             total, shown = (0, []) if result.abstained else _top_ids(result, limit)
-            plan_lang = getattr(plan, "lang", lang or "en")
-            items = []
-            for pid, score in shown:
-                photo = store.get_photo(pid)
-                if photo is None:
-                    continue
-                when = photo.local_time
-                items.append({
-                    "id": pid,
-                    "score": score,
-                    "thumb": f"/thumb/{quote(pid, safe='/')}",
-                    "photo": f"/photo/{quote(pid, safe='/')}",
-                    "taken_at": when.isoformat(sep=" ", timespec="minutes") if when else None,
-                    "place": _place_of(store.get_place(pid), plan_lang),
-                    "caption": photo.caption,
-                })
+            plan_lang = "zh" if getattr(plan, "lang", lang) == "zh" else "en"
+        # the rows shown, in one indexed read (a photo deleted since the search is left out)
+        rows = reader.items([pid for pid, _ in shown], plan_lang)
+        items = [{**rows[pid], "score": score} for pid, score in shown if pid in rows]
         outcome = getattr(result, "outcome", None)
         body = {
             "query": query,
@@ -468,7 +455,6 @@ def create_app(
             "results": items,
         }
         return _json_bytes(body)
-
 
     async def versioned(name: str, make: Callable[[], Any]) -> bytes:
         """The JSON of ``make()``, computed (in a worker thread) once per state of the catalog."""
@@ -666,10 +652,3 @@ def _outcome_texts(outcome: Any) -> dict[str, str] | None:
         return {"en": str(render("en")), "zh": str(render("zh"))}
     except Exception:  # noqa: BLE001 - a renderer in flux must not break the answer; reason stays
         return None
-
-
-def _place_of(place: Any, lang: str) -> str | None:
-    if place is None:
-        return None
-    return place_label({f"{lv}_{lg}": getattr(place, f"{lv}_{lg}", None)
-                        for lv in ("district", "city", "province", "country") for lg in ("en", "zh")}, lang)

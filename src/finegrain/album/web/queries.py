@@ -164,6 +164,17 @@ class CatalogReader:
             "caption": row[2],
         }
 
+    def items(self, photo_ids: list[str], lang: str) -> dict[str, dict[str, Any]]:
+        """Grid items (id, urls, time, place label, caption) of ``photo_ids``, by id (unknown ids absent)."""
+        out: dict[str, dict[str, Any]] = {}
+        db = self._db()
+        for i in range(0, len(photo_ids), 500):
+            chunk = photo_ids[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in db.execute(f"{_PHOTO_SELECT} WHERE p.id IN ({marks})", chunk):
+                out[row[0]] = self._item(row, lang)
+        return out
+
     def timeline(self, before: str | None, limit: int, lang: str,
                  months: Callable[[], list[dict[str, Any]]] | None = None) -> dict[str, Any]:
         """One page of the timeline (``limit`` photos after ``before``), its ``next`` cursor (None at
