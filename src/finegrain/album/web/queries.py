@@ -188,9 +188,9 @@ class CatalogReader:
             if cursor is None:
                 rows = db.execute(f"{_PHOTO_SELECT} WHERE p.taken_local IS NOT NULL{_ORDER} LIMIT ?", (limit,)).fetchall()
             elif cursor.photo_id:
-                rows = db.execute(
-                    f"{_PHOTO_SELECT} WHERE (p.taken_local < ? OR (p.taken_local = ? AND p.id < ?)){_ORDER} LIMIT ?",
-                    (cursor.taken_local, cursor.taken_local, cursor.photo_id, limit),
+                rows = db.execute(  # a row-value bound: one range scan of the (taken_local, id) index
+                    f"{_PHOTO_SELECT} WHERE p.taken_local IS NOT NULL AND (p.taken_local, p.id) < (?, ?){_ORDER} LIMIT ?",
+                    (cursor.taken_local, cursor.photo_id, limit),
                 ).fetchall()
             else:
                 rows = db.execute(f"{_PHOTO_SELECT} WHERE p.taken_local < ?{_ORDER} LIMIT ?",
