@@ -78,7 +78,7 @@ def album1_dir(data_root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def moved(album1_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> HeldoutAlbum:
-    return make_heldout(album1_dir, tmp_path_factory.mktemp("heldout") / "unseen", HeldoutSpec("unseen", 5, -28))
+    return make_heldout(album1_dir, tmp_path_factory.mktemp("heldout") / "unseen", HeldoutSpec("unseen", 5, -28, english_names=3))
 
 
 def test_ground_truth_photos_and_faces_are_kept(album1_dir: Path, moved: HeldoutAlbum) -> None:

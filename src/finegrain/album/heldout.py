@@ -57,12 +57,15 @@ _LUNAR = re.compile(r"spring festival|chinese new year|lunar new year|mid-autumn
 
 @dataclass(frozen=True, slots=True)
 class HeldoutSpec:
-    """One transformed album: its ``name``, the random ``seed`` of its renames and moves, and
-    its ``year_shift`` (a non-zero multiple of 28)."""
+    """One transformed album: its ``name``, the random ``seed`` of its renames and moves, its
+    ``year_shift`` (a non-zero multiple of 28), and how many people get an English nickname
+    (``english_names``) in place of their given name in English, drawn from names that are
+    also words of time ("May", "Summer", "Dawn", "Eve") or of things ("Sky", "Rose")."""
 
     name: str
     seed: int
     year_shift: int
+    english_names: int = 0
 
     def __post_init__(self) -> None:
         if self.year_shift == 0 or self.year_shift % _YEAR_CYCLE:
@@ -72,7 +75,13 @@ class HeldoutSpec:
             )
 
 
-DEFAULT_SPECS = (HeldoutSpec("unseen-a", 1, -28), HeldoutSpec("unseen-b", 2, 28), HeldoutSpec("unseen-c", 3, -56))
+DEFAULT_SPECS = (
+    HeldoutSpec("unseen-a", 1, -28),
+    HeldoutSpec("unseen-b", 2, 28, english_names=3),
+    HeldoutSpec("unseen-c", 3, -56, english_names=5),
+)
+ENGLISH_NAMES = ("April", "May", "June", "Summer", "Autumn", "Dawn", "Eve", "Sky", "Joy", "Grace", "Jack", "Lily",
+                 "Rose", "Max", "Leo", "Hope")
 
 
 @dataclass(frozen=True)
@@ -187,6 +196,25 @@ def rename_people(
     return new_en, new_cn, cmap
 
 
+def english_nicknames(
+    en: Mapping[str, Sequence[str]], cn: Mapping[str, Sequence[str]], cmap: Mapping[str, tuple[str, str, str]],
+    count: int, rng: random.Random,
+) -> dict[str, tuple[str, str]]:
+    """For ``count`` people (never the owner): person id -> (the English nickname to replace,
+    an English given name). The replaced nickname is the one that spells a two-character
+    given name ("Xiaotong" of 晓彤), so "Li Xiaotong" and "Little Li" keep their pinyin."""
+    cands = []
+    for pid, names in en.items():
+        given = [e for e, z in zip(names, cn.get(pid, ()))
+                 if len(z) == 2 and all(c in cmap for c in z) and z[0] != z[1] and " " not in e]
+        if pid != "1" and given:
+            cands.append((pid, given[0]))
+    rng.shuffle(cands)
+    pool = list(ENGLISH_NAMES)
+    rng.shuffle(pool)
+    return {pid: (old, pool[i]) for i, (pid, old) in enumerate(sorted(cands[:count]))}
+
+
 # ------------------------------------------------------------------------------------ places
 
 
@@ -216,7 +244,9 @@ def move_places(
     from finegrain.album.profile.places import reverse_geocode_many
 
     ids = sorted(points)
-    places = reverse_geocode_many([points[i] for i in ids])
+    # a photo's district as the plan vocabulary sees it (points rounded to 3 decimals), so that
+    # every district name the planner knows for the album is renamed
+    places = reverse_geocode_many([(round(points[i][0], 3), round(points[i][1], 3)) for i in ids])
     by_district: dict[str, list[str]] = defaultdict(list)
     level_of: dict[str, Any] = {}
     for pid, place in zip(ids, places):
@@ -448,6 +478,11 @@ def make_heldout(src: str | Path, dst: str | Path, spec: HeldoutSpec) -> Heldout
     meta = _read(src / "metadata.json")
     face_en, face_cn = _read(src / "face_info_en.json"), _read(src / "face_info_cn.json")
     new_en, new_cn, cmap = rename_people(face_en["face_id_to_nicknames"], face_cn["face_id_to_nicknames"], rng)
+    english = english_nicknames(face_en["face_id_to_nicknames"], face_cn["face_id_to_nicknames"], cmap,
+                                spec.english_names, rng)
+    for pid, (old, name) in english.items():
+        at = face_en["face_id_to_nicknames"][pid].index(old)
+        new_en[pid][at] = name
     people: dict[str, str] = {}
     for old_lists, new_lists in ((face_en["face_id_to_nicknames"], new_en), (face_cn["face_id_to_nicknames"], new_cn)):
         for pid, names in old_lists.items():

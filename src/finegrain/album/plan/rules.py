@@ -169,8 +169,10 @@ def _find_words(t: _Text, words: Iterable[str], lang: str) -> list[tuple[str, in
     return out
 
 
-_PERSON_CONTEXT_EN = re.compile(r"(?:\bwith|\band|&|,|\bof|\bby)\s*$", re.IGNORECASE)
+_PERSON_CONTEXT_EN = re.compile(r"(?:\bwith|\band|&|\bof|\bby)\s*$", re.IGNORECASE)
 _PERSON_CONTEXT_ZH = re.compile(r"(?:和|跟|与|同|给|、)$")
+_LIST_COMMA_EN = re.compile(r",\s*$")
+_SUBJECT_EN = re.compile(r"\s+(?:and|&)\s+|\s+[a-z]+ing\b|'s\b")  # "May and Yaoge", "May barging in", "May's"
 
 
 def _name_spans(text: str, aliases: Iterable[str], lang: str) -> list[tuple[int, int]]:
@@ -180,15 +182,30 @@ def _name_spans(text: str, aliases: Iterable[str], lang: str) -> list[tuple[int,
 
 def _yields_to_name(text: str, span: tuple[int, int], names: list[tuple[int, int]], lang: str) -> bool:
     """A time match at ``span`` is part of a name when a longer nickname covers it ("Jun" in
-    "Li Jun"), or when a nickname spells exactly it and a person is expected there ("with May")."""
+    "Li Jun"), or when a nickname spells exactly it and a person is expected there: after
+    "with"/"and"/"of"/"和"/"、" ("with May"), after a comma that follows another name
+    ("Xiaotong, May and me"; not "in the kitchen, May"), or opening the query as its subject
+    ("May and Yaoge ...", "May barging into my room", "May's birthday")."""
     s, e = span
     for ns, ne in names:
         if ns <= s and e <= ne and (ne - ns) > (e - s):
             return True
-        if (ns, ne) == (s, e):
-            context = _PERSON_CONTEXT_ZH if lang == "zh" else _PERSON_CONTEXT_EN
-            if context.search(text[:s]) or text[e:e + 2] == "'s":
+        if (ns, ne) != (s, e):
+            continue
+        before = text[:s]
+        if lang == "zh":
+            if _PERSON_CONTEXT_ZH.search(before):
                 return True
+            continue
+        if _PERSON_CONTEXT_EN.search(before) or text[e:e + 2] == "'s":
+            return True
+        comma = _LIST_COMMA_EN.search(before)
+        if comma is not None:
+            head = before[: comma.start()].rstrip()
+            if any(oe == len(head) for os, oe in names if (os, oe) != (ns, ne)) or head.lower().endswith(" me"):
+                return True
+        if not before.strip() and _SUBJECT_EN.match(text, e):
+            return True
     return False
 
 
@@ -325,6 +342,7 @@ _PAIR_EN = re.compile(rf"^{_NAME_EN}\s+(?:and|&)\s+[A-Z]")  # "Judy and Nick": t
 # "in"/"near" name a place outright; "at"/"to"/"visiting" also precede venues and events
 # ("lunch at Disneyland"), so they count only when nothing visual is left in the query
 _PLACE_FRAME_EN = re.compile(rf"(?:\bin|\bnear|\baround)\s+(?:the\s+)?{_NAME_EN}(?![\w'])")
+_ADMIN_NAME_EN = re.compile(r"\b((?:[A-Z][a-z][\w'\-]*\s+){1,2}(?:District|County|Province|Prefecture))\b")
 _WEAK_PLACE_FRAME_EN = re.compile(rf"(?:\bat|\bto|\bvisiting|\bvisit)\s+(?:the\s+)?{_NAME_EN}(?![\w'])")
 # words that open a capitalised phrase without being a name ("with The ...", "in A ...")
 _NOT_NAME_EN = frozenset({"the", "a", "an", "my", "our", "his", "her", "their", "me", "i", "we", "this", "that"})
@@ -368,7 +386,8 @@ def _unknown_mentions(
 
 def _unknown_spans_en(t: _Text) -> list[tuple[str, int, int]]:
     out: list[tuple[str, int, int]] = []
-    frames = [("place", _PLACE_FRAME_EN), ("person", _PERSON_FRAME_EN), ("person", _POSSESSIVE_EN), ("person", _PAIR_EN)]
+    frames = [("place", _ADMIN_NAME_EN), ("place", _PLACE_FRAME_EN), ("person", _PERSON_FRAME_EN),
+              ("person", _POSSESSIVE_EN), ("person", _PAIR_EN)]
     for kind, pattern in (*frames, ("place", _WEAK_PLACE_FRAME_EN)):
         for m in pattern.finditer(t.text):
             if pattern is _WEAK_PLACE_FRAME_EN:

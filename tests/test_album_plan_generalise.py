@@ -1,0 +1,52 @@
+"""Planner rules that must hold on any album, not only album1: English nicknames that are
+also words of time ("May", "Summer"), two-digit years read against the album's own dates,
+and administrative place names the album does not have."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from finegrain.album.plan import AlbumVocabulary, PlaceKey, plan_query
+from finegrain.album.plan.time_rules import two_digit_year
+
+
+@pytest.fixture(scope="module")
+def vocab() -> AlbumVocabulary:
+    return AlbumVocabulary.build(
+        people={"1": ["me", "我"], "2": ["May", "Wang Lan", "小王"], "3": ["Yaoge", "瑶哥"], "4": ["Xiaotong", "晓彤"]},
+        places={"hangzhou": PlaceKey("city", "杭州市")},
+        latest_date=date(1997, 11, 20),
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["May barging into my room", "May and Yaoge looking like a teen movie poster", "May's birthday cake",
+     "photos with May", "Xiaotong, May and me at the lake", "me and May"],
+)
+def test_a_nickname_spelled_like_a_month_is_the_person_where_a_person_is_expected(
+    vocab: AlbumVocabulary, text: str
+) -> None:
+    plan = plan_query(text, vocab)
+    assert "2" in plan.person_ids and not plan.time_ranges, plan.explain()
+
+
+@pytest.mark.parametrize("text", ["prepping ingredients in the kitchen, May", "photos from May 1996", "in May"])
+def test_a_month_stays_a_month_elsewhere(vocab: AlbumVocabulary, text: str) -> None:
+    plan = plan_query(text, vocab)
+    assert "2" not in plan.person_ids and plan.time_ranges[0].start.month == 5
+
+
+def test_two_digit_years_are_read_against_the_albums_latest_date(vocab: AlbumVocabulary) -> None:
+    assert plan_query("95年11月16号的照片", vocab).time_ranges[0].start == date(1995, 11, 16)
+    assert plan_query("97年的照片", vocab).time_ranges[0].start == date(1997, 1, 1)
+    assert two_digit_year(25, date(2025, 6, 1)) == 2025 and two_digit_year(26, date(2025, 6, 1)) == 2026
+    assert two_digit_year(97, date(2025, 6, 1)) == 1997 and two_digit_year(27, date(2025, 6, 1)) == 1927
+
+
+def test_an_administrative_name_without_photos_is_a_place_not_a_scene(vocab: AlbumVocabulary) -> None:
+    plan = plan_query("Changning District at dusk", vocab)
+    assert [(u.kind, u.text) for u in plan.unknown] == [("place", "Changning District")]
+    assert "M" in plan.source
