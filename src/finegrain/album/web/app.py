@@ -465,11 +465,12 @@ def create_app(
             memo.put((name,), version, data)
         return data
 
-    def months() -> list[dict[str, Any]]:
+    async def months() -> list[dict[str, Any]]:
+        """The month index, computed (in a worker thread) once per state of the catalog."""
         version = reader.data_version()
         value: list[dict[str, Any]] | None = memo.get(("months",), version)
         if value is None:
-            value = reader.months()
+            value = await run_in_thread(reader.months)
             memo.put(("months",), version, value)
         return value
 
@@ -480,7 +481,9 @@ def create_app(
         lang: str | None = Query(None, pattern="^(en|zh)$"),
     ) -> JSONResponse:
         try:
-            return JSONResponse(await run_in_thread(lambda: reader.timeline(before, limit, ui_lang(lang), months=months)))
+            index = None if before else await months()
+            # one range scan of the (time, id) index: answered on the event loop
+            return JSONResponse(reader.timeline(before, limit, ui_lang(lang), months=None if index is None else lambda: index))
         except FinegrainError as e:
             raise HTTPException(status_code=400, detail=str(e)) from None
 
