@@ -81,3 +81,20 @@ def test_unknown_mention_kind_is_checked() -> None:
     assert UnknownMention.from_dict({"kind": "place", "text": "Paris"}) == UnknownMention("place", "Paris", None)
     with pytest.raises(FinegrainError, match="lacks 'text'"):
         UnknownMention.from_dict({"kind": "place"})
+
+
+def test_cli_plan_names_the_unknown_person(capsys: pytest.CaptureFixture[str]) -> None:
+    from finegrain.cli.main import main
+
+    code = main(["album", "plan", "photos with Zoe", "--now", "2025-06-01"])
+    out = capsys.readouterr().out
+    assert code in (0, None) and "'Zoe' is not in the album" in out
+
+
+def test_the_albums_own_event_words_are_event_words(vocab: AlbumVocabulary) -> None:
+    import dataclasses
+
+    plain = plan_query("hanfu parade photos", vocab)
+    assert plain.event_words == ()
+    own = plan_query("hanfu parade photos", dataclasses.replace(vocab, event_words=("hanfu parade",)))
+    assert own.event_words == ("hanfu parade",) and ("event word", "hanfu parade") in own.explain()

@@ -94,6 +94,9 @@ def _print_plan(plan) -> None:  # noqa: ANN001
         console.print(f"person: {p.person_id}  ({p.text})")
     for r in plan.roles:
         console.print(f"role:   {r}")
+    for u in getattr(plan, "unknown", ()):
+        hint = f", did you mean {u.suggestion!r}?" if u.suggestion else ""
+        console.print(f"[yellow]{u.kind}: {u.text!r} is not in the album{hint}[/yellow]")
     if plan.event_words:
         console.print(f"events: {', '.join(plan.event_words)}")
     console.print(f"visual: {plan.visual_text or '-'}")

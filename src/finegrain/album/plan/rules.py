@@ -18,8 +18,8 @@ residue do not see it again:
    venue alone is visual as well;
 5. **trip and capture words** (trip, travel, boarding, landing, 出发, 旅行, camera model
    words): these are answered from time and place traces, so they count as metadata (M);
-6. **event words** (birthday, party, wedding, ...) are kept for the engine; they count as
-   visual unless a time or place also appears;
+6. **event words** (birthday, party, wedding, ..., and the album's own ``vocab.event_words``)
+   are kept for the engine; they count as visual unless a time or place also appears;
 7. the **visual residue** is what is left after removing the matched text and function
    words ("photos", "taken", "of", "的照片", "拍的", ...); it is visual (V) when it
    still holds a content word.
@@ -300,7 +300,7 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
     events = []
     probe = _Text(text)
     probe.taken = list(t.taken)
-    for _w, s, e in _find_words(probe, EVENT_EN if lang == "en" else EVENT_ZH, lang):
+    for _w, s, e in _find_words(probe, (*(EVENT_EN if lang == "en" else EVENT_ZH), *vocab.event_words), lang):
         events.append(text[s:e])
         steps.append(("event word", text[s:e]))
 
@@ -456,11 +456,14 @@ def _poi_spans(t: _Text, lang: str, skip: set[str]) -> list[tuple[int, int]]:
                 out.append(m.span())
         return out
     for s, e in _jieba_places(t.text):
-        ends_poi = any(t.text[s:e].endswith(suf) for suf in POI_SUFFIX_ZH)
+        # a name that ends in a place word is a point of interest when the name part is there
+        # too (泉城湖, 东华门; not the common noun 石桥 "stone bridge")
+        ends_poi = e - s >= 3 and any(t.text[s:e].endswith(suf) for suf in POI_SUFFIX_ZH)
         next_poi = any(t.text.startswith(suf, e) for suf in POI_SUFFIX_ZH)
         if t.free(s, e) and (ends_poi or next_poi) and t.text[s:e] not in skip:
-            # extend over a following POI suffix (会稽 + 山, 中山南 + 路)
-            for suf in sorted(POI_SUFFIX_ZH, key=len, reverse=True):
+            # extend a bare name over the place word that follows (会稽 + 山, 中山南 + 路);
+            # a name that has its place word already keeps the rest (会稽山 + 寺门)
+            for suf in sorted(POI_SUFFIX_ZH, key=len, reverse=True) if not ends_poi else ():
                 if t.text.startswith(suf, e) and t.free(e, e + len(suf)):
                     e += len(suf)
                     break
