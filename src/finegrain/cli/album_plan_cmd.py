@@ -12,18 +12,24 @@ import json
 import os
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from finegrain.cli.options import lang_option
 from finegrain.errors import FinegrainError
 
+if TYPE_CHECKING:
+    from finegrain.album.plan.records import Plan
+    from finegrain.album.plan.vocabulary import AlbumVocabulary
+    from finegrain.album.routing import RoutingReport
+
 LLM_URL_ENV = "FINEGRAIN_LLM_URL"
 LLM_MODEL_ENV = "FINEGRAIN_LLM_MODEL"
 LLM_KEY_ENV = "FINEGRAIN_LLM_API_KEY"
 
 
-def _vocabulary(photobench: Path | None, lang: str, now: str | None):  # noqa: ANN202
+def _vocabulary(photobench: Path | None, lang: str, now: str | None) -> AlbumVocabulary:
     from finegrain.album.plan.records import PlaceKey
     from finegrain.album.plan.vocabulary import AlbumVocabulary, builtin_gazetteer
 
@@ -70,7 +76,7 @@ def plan_command(
     _print_plan(plan)
 
 
-def _print_plan(plan) -> None:  # noqa: ANN001
+def _print_plan(plan: Plan) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -88,13 +94,13 @@ def _print_plan(plan) -> None:  # noqa: ANN001
             [f", hours {r.hours[0]}-{r.hours[1]}" if r.hours else "", f", weekdays {list(r.weekdays)}" if r.weekdays else ""]
         )
         console.print(f"time:   {span}{extra}  ({r.text})")
-    for p in plan.places:
-        console.print(f"place:  {p.place.level} {p.place.name}  ({p.text}{'' if p.in_album else ', no photo there'})")
-    for p in plan.people:
-        console.print(f"person: {p.person_id}  ({p.text})")
-    for r in plan.roles:
-        console.print(f"role:   {r}")
-    for u in getattr(plan, "unknown", ()):
+    for place in plan.places:
+        console.print(f"place:  {place.place.level} {place.place.name}  ({place.text}{'' if place.in_album else ', no photo there'})")
+    for person in plan.people:
+        console.print(f"person: {person.person_id}  ({person.text})")
+    for role in plan.roles:
+        console.print(f"role:   {role}")
+    for u in plan.unknown:
         hint = f", did you mean {u.suggestion!r}?" if u.suggestion else ""
         console.print(f"[yellow]{u.kind}: {u.text!r} is not in the album{hint}[/yellow]")
     if plan.event_words:
@@ -119,7 +125,7 @@ def eval_routing_command(
     _print_routing(report, errors)
 
 
-def _print_routing(report, errors: int) -> None:  # noqa: ANN001
+def _print_routing(report: RoutingReport, errors: int) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -146,10 +152,13 @@ def _print_routing(report, errors: int) -> None:  # noqa: ANN001
     console.print(table)
     scores = Table("label", "precision", "recall", "predicted", "support", title="per label")
     for s in report.per_label:
-        fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
-        scores.add_row(s.label, fmt(s.precision), fmt(s.recall), str(s.predicted), str(s.support))
+        scores.add_row(s.label, _fmt(s.precision), _fmt(s.recall), str(s.predicted), str(s.support))
     console.print(scores)
     if errors:
         wrong = [r for r in report.per_query if r[2] != r[3]][:errors]
         for qid, text, gold, pred in wrong:
             console.print(f"{qid}  label {gold:<3} predicted {pred:<3} {text}")
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
