@@ -23,16 +23,16 @@ Routes of :func:`create_app`:
 
 Every bad parameter is a 4xx answer whose ``detail`` names the value and the fix.
 
-Serving files: a photo is reached only by its catalog id. The id gives the catalog row, the
-row gives a path (absolute, or relative to a root), the path is resolved (symlinks followed)
-and served only when the resolved file lies inside one of the resolved catalog roots. Any id
-not in the catalog is 404; a row whose file resolves outside every root is 403. No part of
-the URL is ever used as a file path.
+Files are reached only by catalog id, inside the catalog's roots (:mod:`.files`); no part of
+the URL is ever used as a file path. Reads for the views go through a read-only connection
+per thread (:mod:`.queries`); answers that are costly to compute (search, month index,
+people, places, map) are cached per state of the catalog (SQLite's ``data_version``), so a
+commit by anyone (an index run, ``album people``, the page's own naming) drops them. The
+server's settings (keep-alive) are in :mod:`.server`.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -41,6 +41,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from finegrain.album.web.chips import drop_constraint, plan_chips
+from finegrain.album.web.files import PathRow, PhotoRefused, resolve_photo_file, resolve_roots
 from finegrain.album.web.queries import CatalogReader
 from finegrain.album.web.thumbs import THUMB_SIZE, ThumbCache, cache_dir_for, make_thumbnail, placeholder_svg
 from finegrain.errors import FinegrainError, MissingDependencyError, UnknownNameError
@@ -59,115 +61,6 @@ DEFAULT_LIMIT = 60
 MAX_OFFSET = 10_000_000
 
 SearchFn = Callable[..., Any]
-
-
-class PhotoRefused(Exception):
-    """A photo id that must not be served: ``status`` is 404 (unknown, no file) or 403 (outside the
-    roots); ``missing`` is True for a photo the catalog has whose file is not on this machine."""
-
-    def __init__(self, status: int, detail: str, *, missing: bool = False) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.detail = detail
-        self.missing = missing
-
-
-def resolve_roots(raw_roots: Sequence[str]) -> list[Path]:
-    """The catalog roots that exist here, resolved (symlinks followed)."""
-    roots: list[Path] = []
-    for r in raw_roots:
-        try:
-            roots.append(Path(r).resolve(strict=True))
-        except (OSError, RuntimeError):
-            continue
-    return roots
-
-
-def resolve_photo_file(store: Any, photo_id: str, *, roots: Sequence[Path] | None = None) -> Path:
-    """The file of ``photo_id``, resolved, guaranteed to be a regular file inside a catalog root.
-
-    ``store`` needs ``get_photo(id)`` (a record with ``id`` and ``path``) and ``roots()``;
-    ``roots``, when given, are the already resolved roots (:func:`resolve_roots`).
-    Raises :class:`PhotoRefused` (404: no such id or no file; 403: the file resolves
-    outside every root of the catalog, e.g. through a symlink or a tampered row).
-    """
-    photo = store.get_photo(photo_id)
-    if photo is None:
-        raise PhotoRefused(404, "no such photo in the catalog")
-    if roots is None:
-        roots = resolve_roots(store.roots())
-    if not roots:
-        raise PhotoRefused(404, "the catalog has no photo folder on this machine", missing=True)
-    raw = Path(photo.path) if photo.path else None
-    candidates: list[Path] = []
-    if raw is not None and raw.is_absolute():
-        candidates.append(raw)
-    elif raw is not None:
-        candidates.extend(root / raw for root in roots)
-    candidates.extend(root / photo.id for root in roots)  # a folder that moved: ids are root-relative
-    outside = False
-    for candidate in candidates:
-        try:
-            resolved = candidate.resolve(strict=True)
-        except (OSError, RuntimeError):
-            continue
-        if not any(resolved.is_relative_to(root) for root in roots):
-            outside = True
-            continue
-        if resolved.is_file():
-            return resolved
-    if outside:
-        raise PhotoRefused(403, "the photo's file is outside the catalog's folders")
-    raise PhotoRefused(404, "the photo's file is missing", missing=True)
-
-
-def plan_chips(plan: Any, people_names: dict[str, str] | None = None) -> list[dict[str, str]]:
-    """The plan as chips ``{"kind", "label", "title"}``: time, place, people, event, visual.
-
-    One chip per (kind, label): a constraint the plan holds twice (a season read as two
-    ranges, "2023 winter") shows once, its titles joined with " or "."""
-    chips = _raw_chips(plan, people_names or {})
-    merged: dict[tuple[str, str], dict[str, str]] = {}
-    for chip in chips:
-        key = (chip["kind"], chip["label"].strip().lower())
-        if key in merged:
-            if chip["title"] not in merged[key]["title"].split(" or "):
-                merged[key]["title"] += " or " + chip["title"]
-        else:
-            merged[key] = dict(chip)
-    return list(merged.values())
-
-
-def _raw_chips(plan: Any, names: dict[str, str]) -> list[dict[str, str]]:
-    if plan is None:
-        return []
-    chips: list[dict[str, str]] = []
-    for t in getattr(plan, "time_ranges", ()):
-        span = f"{t.start:%m-%d}..{t.end:%m-%d} every year" if t.every_year else f"{t.start}..{t.end}"
-        if t.hours:
-            span += f", {t.hours[0]:02d}h-{t.hours[1]:02d}h"
-        chips.append({"kind": "time", "label": t.text, "title": f"{span} ({t.rule})"})
-    for t in getattr(plan, "impossible_times", ()):
-        chips.append({"kind": "time", "label": t.text, "title": f"no such date: {t.reason}"})
-    for p in getattr(plan, "places", ()):
-        title = f"{p.place.level}: {p.place.name}" + ("" if p.in_album else " (no photos there)")
-        chips.append({"kind": "place", "label": p.text, "title": title})
-    for p in getattr(plan, "people", ()):
-        name = names.get(p.person_id, p.person_id)
-        chips.append({"kind": "people", "label": p.text, "title": f"person {name} ({p.person_id})"})
-    for role in getattr(plan, "roles", ()):
-        chips.append({"kind": "people", "label": role, "title": "a role the album does not resolve"})
-    for word in getattr(plan, "event_words", ()):
-        chips.append({"kind": "event", "label": word, "title": "event word"})
-    visual = getattr(plan, "visual_text", "")
-    if visual:
-        chips.append({"kind": "visual", "label": visual, "title": "matched against captions and images"})
-    return chips
-
-
-def _ordered_ids(result: Any) -> list[tuple[str, float | None]]:
-    """Ranked ids first (engine order), then the rest of the set in id order."""
-    return _top_ids(result, None)[1]
 
 
 def _top_ids(result: Any, limit: int | None) -> tuple[int, list[tuple[str, float | None]]]:
@@ -233,51 +126,6 @@ class _VersionedCache:
             while len(self._data) > self._entries:
                 self._data.popitem(last=False)
 
-
-
-_CONNECTOR_EN = re.compile(
-    r"(?i)(?:^|\s)(?:in|at|from|during|on|of|with|and|near|around|since|taken in|taken at|taken on)(?:\s+(?:the|a|an|my))?\s*$")
-_CONNECTOR_ZH = re.compile(r"(?:在|于|和|跟|与|同)\s*$")
-# words that ask for photos without constraining them: a query left with only these is empty
-_FILLER = re.compile(r"(?i)\b(?:all|my|the|a|of|show|find|me\s+all|photos?|pictures?|pics?|images?|shots?)\b|"
-                     r"(?:所有的?|全部的?|的?照片|的?相片|的?图片)")
-
-
-def drop_constraint(query: str, label: str) -> str:
-    """``query`` without the words of the chip ``label`` (and the connector right before them:
-    "in", "from", "with", 在, 和 ...), whitespace tidied. The chip's label is the text the planner
-    read the constraint from; a label that is not one span of the query (a visual chip made of
-    the words left over) loses each of its words. Raises :class:`FinegrainError` when nothing of
-    ``label`` is in ``query``."""
-    text = label.strip()
-    if not text:
-        raise FinegrainError("without= is empty", "pass the label of a chip of this query, e.g. without=2023")
-    at = query.lower().find(text.lower())
-    if at >= 0:
-        before, after = query[:at], query[at + len(text):]
-        m = _CONNECTOR_EN.search(before) or _CONNECTOR_ZH.search(before)
-        if m:
-            before = before[: m.start()]
-        if not before.strip() or _CONNECTOR_ZH.search(before) is None and re.search(r"[\u3400-\u9fff]$", text):
-            after = re.sub(r"^\s*的", "", after)  # 薇薇的照片 without 薇薇 -> 照片
-        out = f"{before} {after}"
-    else:
-        out = query
-        for word in text.split():
-            out, n = re.subn(rf"(?i)(?<!\w){re.escape(word)}(?!\w)", " ", out, count=1)
-            if n == 0 and word.lower() in out.lower():
-                k = out.lower().find(word.lower())
-                out = out[:k] + " " + out[k + len(word):]
-        if out == query:
-            raise FinegrainError(
-                f"the chip {label!r} is not part of the query {query!r}",
-                "pass without= with the label of one of this query's chips, or edit the query",
-            )
-    out = re.sub(r"\s+", " ", out).strip(" ,;，、")
-    while (m := _CONNECTOR_EN.search(out) or _CONNECTOR_ZH.search(out)) is not None:  # a connector left dangling
-        out = out[: m.start()].rstrip(" ,;，、")
-    rest = _FILLER.sub(" ", out)
-    return "" if not re.search(r"\w", rest) else out
 
 
 def _snapshot(store: Any) -> Any:
@@ -366,7 +214,7 @@ def create_app(
         @staticmethod
         def get_photo(photo_id: str) -> Any:
             row = reader.photo_path(photo_id)
-            return None if row is None else _PathRow(*row)
+            return None if row is None else PathRow(*row)
 
         @staticmethod
         def roots() -> list[str]:
@@ -615,14 +463,6 @@ def create_app(
         return FileResponse(served_file(photo_id), headers={"Cache-Control": "private, max-age=3600"})
 
     return app
-
-
-class _PathRow:
-    __slots__ = ("id", "path")
-
-    def __init__(self, photo_id: str, path: str) -> None:
-        self.id = photo_id
-        self.path = path
 
 
 def _parse_bbox(text: str) -> tuple[float, float, float, float]:
