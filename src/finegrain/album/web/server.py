@@ -5,9 +5,10 @@ response; its default is 5 s, exactly the idle expiry of httpx's pool (``keepali
 5 s). When a client reuses a connection just before its own expiry while the server's timer
 fires, the request goes out on a socket the server is closing and the client reads
 "Server disconnected without sending a response" (httpx ``RemoteProtocolError``; urllib3
-"RemoteDisconnected"): under a steady load about 1 in 1,000 keep-alive connections, and 3 of
-200 connections reused 4.97-5.01 s after a response in ``benchmarks/album_web_load.py``'s
-idle probe. HTTP/1.1 gives the server no way to warn the client, so the fix is the rule
+"RemoteDisconnected"): about 1 in 250 httpx connections reused 4.97-5.01 s after a response
+failed that way, and a client that keeps connections longer (aiohttp 15 s, urllib3 without
+limit) fails on every reuse after 5 s (``benchmarks/album_web_load.py``'s idle probe: 355 of
+400 connections reused 4.9-6.0 s after a response with ``--keep-alive 5``, none with 75). HTTP/1.1 gives the server no way to warn the client, so the fix is the rule
 proxies follow: the server keeps idle connections longer than clients do, so the client is
 always the side that closes an idle connection. :data:`KEEP_ALIVE_S` is 75 s (nginx's default),
 longer than httpx (5 s) and aiohttp (15 s) keep idle connections; browsers, which keep them
