@@ -19,7 +19,7 @@ from finegrain.album.heldout import (
     rename_people,
     shift_years_text,
 )
-from finegrain.album.plan import AlbumVocabulary, plan_query
+from finegrain.album.plan import AlbumVocabulary, Plan, plan_query
 from finegrain.album.routing import evaluate_routing
 from finegrain.errors import FinegrainError
 from finegrain.io.photobench import Album, read_album
@@ -141,3 +141,16 @@ def test_routing_does_not_collapse_on_the_moved_album(album1_dir: Path, moved: H
     old_f = [q for q in before.per_query if q[2] == "F" and q[3] == "F"]
     new_f = {q[0]: q[3] for q in after.per_query}
     assert sum(new_f[q[0]] == "F" for q in old_f) >= len(old_f) - 1
+
+
+@pytest.mark.parametrize("lang", ["en", "cn"])
+def test_the_check_catches_a_planner_that_memorised_album1(album1_dir: Path, moved: HeldoutAlbum, lang: str) -> None:
+    """Planning the moved album with album1's names and places (what rules fitted to album1
+    would do) loses several points; planning it with its own vocabulary does not."""
+    old_vocab = AlbumVocabulary.from_photobench(read_album(album1_dir), lang)
+
+    def memorised(text: str, _vocab: AlbumVocabulary, plan_lang: str) -> Plan:
+        return plan_query(text, old_vocab, lang=plan_lang)
+
+    album = read_album(moved.path)
+    assert evaluate_routing(album, lang, planner=memorised).accuracy <= evaluate_routing(album, lang).accuracy - 0.04

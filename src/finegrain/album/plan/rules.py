@@ -35,6 +35,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 from finegrain.album.plan.records import (
     ImpossibleTime,
@@ -143,7 +144,10 @@ _FROM_TO_ZH = re.compile(r"(从)?[\u4e00-\u9fff]{2,4}(到|去|至)[\u4e00-\u9fff
 _ZH_OWNER = {"我": re.compile(r"(?<!自)我(?![们])")}
 
 
+@lru_cache(maxsize=16384)
 def _alias_pattern(alias: str, lang: str) -> re.Pattern[str]:
+    """The pattern of one vocabulary word (compiled once: an album's vocabulary has more words
+    than the ``re`` module's own cache holds)."""
     if alias in _ZH_OWNER:
         return _ZH_OWNER[alias]
     if lang == "zh" or _CJK.search(alias):
