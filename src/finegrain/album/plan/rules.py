@@ -16,6 +16,11 @@ residue do not see it again:
    + 山/湖/站/路/...), then venue words whose answer is a GPS position (airport, zoo,
    museum, hotel, 机场, 动物园, ...); a venue is also a visible scene, so a query of a
    venue alone is visual as well;
+   4b. **unknown mentions**: a name in a person frame ("with Zoe", "me and Zoe", "Zoe's",
+   "和张伟的合照") or a place frame ("in Paris", "photos in Yantain", "Changning District",
+   "在巴黎的照片") that none of the rules above resolved becomes ``Plan.unknown`` with the
+   vocabulary's did-you-mean; it still counts as a face (F) or metadata (M) constraint, and
+   the engine answers "no such person/place" instead of searching;
 5. **trip and capture words** (trip, travel, boarding, landing, 出发, 旅行, camera model
    words): these are answered from time and place traces, so they count as metadata (M);
 6. **event words** (birthday, party, wedding, ..., and the album's own ``vocab.event_words``)
@@ -25,8 +30,18 @@ residue do not see it again:
    still holds a content word.
 
 The source type is V if the residue is visual (or a venue was named), M if any time
-(other than a part of the day or a season alone, which are visible), place, venue or
-trip word matched, F if any person, role or selfie matched (``V`` when nothing matched).
+(other than a part of the day or a season alone, which are visible), place, venue,
+trip word or unknown place matched, F if any person, role, selfie or unknown person
+matched (``V`` when nothing matched).
+
+Nothing here names album1's people, places or years: people and places come from the
+album's vocabulary (its face file and its photos' reverse-geocoded places), known places
+without photos from the general gazetteer, relative times and two-digit years from the
+album's latest date. The word lists below (roles, venues, trip and event words) are
+general words, though several were first met in album1's even-indexed queries ("toll
+booth", "卡片机", "sports day"): they cover album1's phrasing better than another album's.
+``benchmarks/album_generalisation.py`` checks the planner on albums made from album1 with
+other people, cities and years (:mod:`finegrain.album.heldout`).
 """
 
 from __future__ import annotations
