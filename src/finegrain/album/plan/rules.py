@@ -199,6 +199,29 @@ _LIST_COMMA_EN = re.compile(r",\s*$")
 _SUBJECT_EN = re.compile(r"\s+(?:and|&)\s+|\s+[a-z]+ing\b|'s\b")  # "May and Yaoge", "May barging in", "May's"
 
 
+class _WordBounds:
+    """``keep`` for Chinese word lists: a match must start and end on jieba word boundaries
+    (a list word inside a longer word or across two words is not that word); every match
+    counts when jieba is missing."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._bounds: set[int] | None = None
+
+    def __call__(self, _word: str, s: int, e: int) -> bool:
+        if self._bounds is None:
+            try:
+                words = [w for w, _ in pos_words(self.text)]
+            except MissingDependencyError:
+                return True
+            pos, bounds = 0, {0}
+            for w in words:
+                pos += len(w)
+                bounds.add(pos)
+            self._bounds = bounds
+        return s in self._bounds and e in self._bounds
+
+
 class _EnglishNames:
     """Whether a nickname match in an English query is the person. A nickname that is also an
     English word ("Rose", "Sky", "Joy", "Sister") is the person when written with a capital,
@@ -303,6 +326,9 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
         if _soft_time(r):
             steps.append(("time: part of day or season alone (visible; a soft constraint)", r.text))
 
+    # a Chinese list word must be whole jieba words: 车上 is not in 火车上 or 开车上高速
+    words_zh = _WordBounds(text) if lang == "zh" else None
+
     # 2. people (album nicknames, owner words, selfie)
     people: list[PersonMatch] = []
     as_name = None if lang == "zh" else _EnglishNames(text, vocab)
@@ -335,7 +361,7 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
         places.append(PlaceMatch(text[s:e], vocab.known_places[w], False))
         steps.append((f"place: known {vocab.known_places[w].level} without photos", text[s:e]))
     venues = []
-    for _w, s, e in _find_words(t, VENUES_EN if lang == "en" else VENUES_ZH, lang):
+    for _w, s, e in _find_words(t, VENUES_EN if lang == "en" else VENUES_ZH, lang, keep=words_zh):
         venues.append(text[s:e])
         steps.append(("place: venue (answered by GPS position)", text[s:e]))
 
@@ -353,7 +379,7 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
                 t.take(*route.span(g))
         trips.append(route.group(0))
         steps.append(("metadata: a route 'from X to Y'", route.group(0)))
-    for _w, s, e in _find_words(t, TRIP_EN if lang == "en" else TRIP_ZH, lang):
+    for _w, s, e in _find_words(t, TRIP_EN if lang == "en" else TRIP_ZH, lang, keep=words_zh):
         trips.append(text[s:e])
         steps.append(("metadata: trip or capture word", text[s:e]))
 
@@ -361,7 +387,8 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
     events = []
     probe = _Text(text)
     probe.taken = list(t.taken)
-    for _w, s, e in _find_words(probe, (*(EVENT_EN if lang == "en" else EVENT_ZH), *vocab.event_words), lang):
+    for _w, s, e in _find_words(probe, (*(EVENT_EN if lang == "en" else EVENT_ZH), *vocab.event_words), lang,
+                                keep=words_zh):
         events.append(text[s:e])
         steps.append(("event word", text[s:e]))
 
