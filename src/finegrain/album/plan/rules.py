@@ -70,6 +70,7 @@ from finegrain.text.lang import CJK, Lang, detect_lang, parse_lang
 from finegrain.text.segment import load_jieba, pos_words
 
 _CJK = CJK  # the one definition of a Chinese character (finegrain.text.lang)
+_LATIN = re.compile(r"[A-Za-z]")
 
 ROLES_EN = (
     "boyfriend", "girlfriend", "best friends", "best friend", "bestie", "besties", "friends", "friend", "classmates",
@@ -166,23 +167,28 @@ def _alias_pattern(alias: str, lang: str) -> re.Pattern[str]:
     than the ``re`` module's own cache holds)."""
     if alias in _ZH_OWNER:
         return _ZH_OWNER[alias]
-    if lang == "zh" or _CJK.search(alias):
+    if _CJK.search(alias):
         return re.compile(re.escape(alias))
     parts = [re.escape(p) for p in re.split(r"[\s\-]+", alias) if p]
     body = r"[\s\-]?".join(parts)
-    return re.compile(rf"(?<![\w']){body}(?:'s)?(?![\w'])", re.IGNORECASE)
+    # a Latin name inside Chinese text ("Weiwei的照片") borders Chinese characters, which are \w
+    edge = r"[A-Za-z0-9']" if lang == "zh" else r"[\w']"
+    return re.compile(rf"(?<!{edge}){body}(?:'s)?(?!{edge})", re.IGNORECASE)
 
 
 def _find_words(
-    t: _Text, words: Iterable[str], lang: str, keep: Callable[[str, int, int], bool] | None = None
+    t: _Text, words: Iterable[str], lang: str, keep: Callable[[str, int, int], bool] | None = None,
+    *, cross_script: bool = False,
 ) -> list[tuple[str, int, int]]:
     """Longest-first matches of ``words`` in the free text: (word, start, end); ``keep(word,
-    start, end)`` may turn a match down (it is then left free)."""
+    start, end)`` may turn a match down (it is then left free). ``cross_script``: Latin words of
+    3+ letters also match in a Chinese query that has Latin letters (names: "Weiwei的照片")."""
     out = []
+    latin = cross_script and lang == "zh" and _LATIN.search(t.text) is not None
     for w in sorted(set(words), key=lambda w: (-len(w), w)):
         if lang == "en" and _CJK.search(w):
             continue
-        if lang == "zh" and not _CJK.search(w):
+        if lang == "zh" and not _CJK.search(w) and not (latin and len(w) >= 3):
             continue
         for m in _alias_pattern(w, lang).finditer(t.text):
             if t.free(*m.span()) and (keep is None or keep(w, *m.span())):
@@ -302,7 +308,10 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
 
     # 1. time; a festival word that modifies a noun ("Christmas tree", "圣诞装饰") stays visual, and
     # a month word inside a nickname ("Jun" in "Li Jun", "with May") is left to the people rule
-    aliases = {a: pid for a, pid in vocab.people.items() if (lang == "zh") == bool(_CJK.search(a))}
+    # the query's script, and Latin names of 3+ letters in a Chinese query that has Latin letters ("Weiwei的照片")
+    mixed = lang == "zh" and _LATIN.search(text) is not None
+    aliases = {a: pid for a, pid in vocab.people.items()
+               if (lang == "zh") == bool(_CJK.search(a)) or (mixed and len(a) >= 3 and not _CJK.search(a))}
     names = _name_spans(text, aliases, lang)
     ranges, tmatches = find_times(text, lang, vocab.latest_date, modifier=lambda end: _modifies_noun(text, end, lang),
                                   is_name=lambda span: _yields_to_name(text, span, names, lang))
@@ -332,7 +341,7 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
     # 2. people (album nicknames, owner words, selfie)
     people: list[PersonMatch] = []
     as_name = None if lang == "zh" else _EnglishNames(text, vocab)
-    for w, s, e in _find_words(t, aliases, lang, keep=as_name):
+    for w, s, e in _find_words(t, aliases, lang, keep=as_name, cross_script=True):
         people.append(PersonMatch(text[s:e], aliases[w]))
         rule = "person: owner" if aliases[w] == vocab.owner_id else f"person: nickname of {aliases[w]}"
         steps.append((rule, text[s:e]))
@@ -354,10 +363,10 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
     for s, e in _poi_spans(t, lang, skip={*vocab.places, *vocab.known_places}):
         places.append(PlaceMatch(text[s:e], PlaceKey("poi", text[s:e]), False))
         steps.append(("place: named point of interest", text[s:e]))
-    for w, s, e in _find_words(t, vocab.places, lang):
+    for w, s, e in _find_words(t, vocab.places, lang, cross_script=True):
         places.append(PlaceMatch(text[s:e], vocab.places[w], True))
         steps.append((f"place: album {vocab.places[w].level}", text[s:e]))
-    for w, s, e in _find_words(t, vocab.known_places, lang):
+    for w, s, e in _find_words(t, vocab.known_places, lang, cross_script=True):
         places.append(PlaceMatch(text[s:e], vocab.known_places[w], False))
         steps.append((f"place: known {vocab.known_places[w].level} without photos", text[s:e]))
     venues = []
