@@ -275,7 +275,7 @@ def _places_for(coords: list[tuple[float, float]]) -> tuple[dict[str, PlaceKey],
     for g in builtin_gazetteer():
         for a in g.aliases():
             known.setdefault(a, PlaceKey(g.level, g.name_zh))
-    seen = sorted({(round(lat, 3), round(lon, 3)) for lat, lon in coords})
+    seen = sorted(set(coords))  # exact points, as the catalog geocodes them (rounding moved 6 album1 photos)
     profile = _profile_places()
     if profile is not None:
         try:
