@@ -176,6 +176,24 @@ def _alias_pattern(alias: str, lang: str) -> re.Pattern[str]:
     return re.compile(rf"(?<!{edge}){body}(?:'s)?(?!{edge})", re.IGNORECASE)
 
 
+@lru_cache(maxsize=16384)
+def _probe(alias: str) -> str | None:
+    """A substring every match of ``alias``'s pattern contains (its first part, lower-cased),
+    or None when there is none to rely on (non-ASCII letters: case folding may differ)."""
+    if alias in _ZH_OWNER:
+        return None
+    if _CJK.search(alias):
+        return alias
+    first = next((p for p in re.split(r"[\s\-]+", alias) if p), "")
+    return first.lower() if first.isascii() and first else None
+
+
+def _absent(alias: str, lower_text: str) -> bool:
+    """True when ``alias`` cannot occur in the text (a plain substring test before the regex)."""
+    probe = _probe(alias)
+    return probe is not None and probe not in lower_text
+
+
 def _find_words(
     t: _Text, words: Iterable[str], lang: str, keep: Callable[[str, int, int], bool] | None = None,
     *, cross_script: bool = False,
@@ -185,10 +203,13 @@ def _find_words(
     3+ letters also match in a Chinese query that has Latin letters (names: "Weiwei的照片")."""
     out = []
     latin = cross_script and lang == "zh" and _LATIN.search(t.text) is not None
+    lower = t.text.lower()
     for w in sorted(set(words), key=lambda w: (-len(w), w)):
         if lang == "en" and _CJK.search(w):
             continue
         if lang == "zh" and not _CJK.search(w) and not (latin and len(w) >= 3):
+            continue
+        if _absent(w, lower):
             continue
         for m in _alias_pattern(w, lang).finditer(t.text):
             if t.free(*m.span()) and (keep is None or keep(w, *m.span())):
