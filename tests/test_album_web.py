@@ -27,6 +27,7 @@ from finegrain.album.catalog import open_catalog  # noqa: E402
 from finegrain.album.indexer import index_folder  # noqa: E402
 from finegrain.album.plan import PlaceKey, PlaceMatch, Plan, TimeRange  # noqa: E402
 from finegrain.album.web.app import PhotoRefused, create_app, resolve_photo_file  # noqa: E402
+from finegrain.errors import FinegrainError  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -311,6 +312,26 @@ def test_the_default_engine_answers_and_abstains(album: tuple[Path, Path, Path])
         none = c.get("/api/search", params={"q": "photos from 1999"}).json()
         assert none["abstained"] is True and none["results"] == []
         assert "1999" in none["reason"]
+
+
+def test_a_search_process_answers_as_the_server_does_and_sees_renames(album: tuple[Path, Path, Path]) -> None:
+    """``search_processes=1`` (what ``album serve`` uses): the worker process gives the same bytes as a
+    search in the server, and a commit (a new data_version) reaches it."""
+    pytest.importorskip("finegrain.album.engine")
+    _, catalog, _ = album
+    queries = ["photos in Hangzhou in May 2023", "杭州", "photos from 1999"]
+    with TestClient(create_app(catalog)) as c:
+        here = [c.get("/api/search", params={"q": q}).content for q in queries]
+    with TestClient(create_app(catalog, search_processes=1)) as c:
+        there = [c.get("/api/search", params={"q": q}).content for q in queries]
+        assert c.get("/api/search", params={"q": "photos", "lang": "fr"}).status_code == 422
+        with open_catalog(catalog) as store:
+            store.set_meta("touched", "yes")  # a commit by another connection: a new data_version
+        again = c.get("/api/search", params={"q": queries[0]})
+        assert again.headers["X-Finegrain-Cache"] == "miss" and again.content == here[0]
+    assert there == here
+    with pytest.raises(FinegrainError, match="custom engine"):
+        create_app(catalog, engine=stand_in_search, search_processes=1)
 
 
 def test_thumbnails_are_cached_on_disk_beside_the_catalog(tmp_path: Path) -> None:

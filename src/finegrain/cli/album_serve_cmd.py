@@ -33,6 +33,11 @@ def serve_command(
         help="Seconds an idle connection stays open; keep it longer than clients keep theirs (httpx: 5) "
              "or a reused connection can be closed under the client's request.",
     ),
+    search_processes: int = typer.Option(
+        1, "--search-processes", min=0, max=16,
+        help="Worker processes for searches that are not cached (0: a thread of the server; they then "
+             "compete with every other request for one interpreter).",
+    ),
 ) -> None:
     """Serve the album page over CATALOG: timeline, search with removable chips, people, places, a map, photo detail."""
     from finegrain.album.plan_catalog import parse_today
@@ -50,7 +55,8 @@ def serve_command(
         from finegrain.retrieve.encoders.registry import get_encoder
 
         options["encoder"] = get_encoder(encoder)
-    app = create_app(catalog, allowed_hosts=allowed, engine_options=options)
+    app = create_app(catalog, allowed_hosts=allowed, engine_options=options, search_processes=search_processes,
+                     encoder_name=encoder or None)
     from finegrain.album.web.server import serve
 
     serving.echo_serving(str(catalog), host, port)

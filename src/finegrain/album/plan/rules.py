@@ -51,6 +51,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 from finegrain.album.plan.records import (
@@ -194,6 +195,23 @@ def _absent(alias: str, lower_text: str) -> bool:
     return probe is not None and probe not in lower_text
 
 
+_ORDERED: dict[int, tuple[object, tuple[str, ...]]] = {}
+
+
+def _longest_first(words: Iterable[str]) -> tuple[str, ...]:
+    """``words`` longest first (ties by text), remembered for the vocabulary's own read-only tables
+    and the module's word lists (a query's own dict is sorted afresh)."""
+    if not isinstance(words, (tuple, frozenset, MappingProxyType)):
+        return tuple(sorted(set(words), key=lambda w: (-len(w), w)))
+    hit = _ORDERED.get(id(words))
+    if hit is None or hit[0] is not words:
+        if len(_ORDERED) > 256:
+            _ORDERED.clear()
+        hit = (words, tuple(sorted(set(words), key=lambda w: (-len(w), w))))
+        _ORDERED[id(words)] = hit  # the table is kept alive with its order, so its id is not reused
+    return hit[1]
+
+
 def _find_words(
     t: _Text, words: Iterable[str], lang: str, keep: Callable[[str, int, int], bool] | None = None,
     *, cross_script: bool = False,
@@ -204,7 +222,7 @@ def _find_words(
     out = []
     latin = cross_script and lang == "zh" and _LATIN.search(t.text) is not None
     lower = t.text.lower()
-    for w in sorted(set(words), key=lambda w: (-len(w), w)):
+    for w in _longest_first(words):
         if lang == "en" and _CJK.search(w):
             continue
         if lang == "zh" and not _CJK.search(w) and not (latin and len(w) >= 3):

@@ -36,7 +36,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager, nullcontext
+from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,7 @@ from typing import Any
 from finegrain.album.web.chips import drop_constraint, plan_chips
 from finegrain.album.web.files import PathRow, PhotoRefused, resolve_photo_file, resolve_roots
 from finegrain.album.web.queries import CatalogReader
+from finegrain.album.web.search import SearchProcess, answer_search, engine_module, json_bytes
 from finegrain.album.web.thumbs import THUMB_SIZE, ThumbCache, cache_dir_for, make_thumbnail, placeholder_svg
 from finegrain.errors import FinegrainError, MissingDependencyError, UnknownNameError
 
@@ -61,35 +62,6 @@ DEFAULT_LIMIT = 60
 MAX_OFFSET = 10_000_000
 
 SearchFn = Callable[..., Any]
-
-
-def _top_ids(result: Any, limit: int | None) -> tuple[int, list[tuple[str, float | None]]]:
-    """(how many photos the answer has, its first ``limit`` as ``(id, score)``): ranked ids first
-    in engine order, then the rest of the set in id order (score None). Only the shown part is
-    built: the ranked list of a broad query is tens of thousands long."""
-    ranked = getattr(result, "ranked", ()) or ()
-    members = set(getattr(result, "photo_ids", ()) or ())
-    out: list[tuple[str, float | None]] = []
-    seen: set[str] = set()
-    extra = 0  # ranked ids outside the set
-    for pid, score in ranked:
-        if pid in seen:
-            continue
-        seen.add(pid)
-        if pid not in members:
-            extra += 1
-        if limit is None or len(out) < limit:
-            out.append((pid, float(score)))
-    rest = members - seen
-    if limit is None or len(out) < limit:
-        out.extend((pid, None) for pid in sorted(rest)[: None if limit is None else limit - len(out)])
-    return len(members) + extra, out
-
-
-def _json_bytes(body: Any) -> bytes:
-    import json
-
-    return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
 
 
 class _VersionedCache:
@@ -128,22 +100,6 @@ class _VersionedCache:
 
 
 
-def _snapshot(store: Any) -> Any:
-    """The store's consistent-read context (``SqliteCatalog.snapshot``), or a no-op without one."""
-    snapshot = getattr(store, "snapshot", None)
-    return snapshot() if callable(snapshot) else nullcontext()
-
-
-def _engine_module() -> Any:
-    try:
-        from finegrain.album import engine
-    except ImportError as e:
-        raise FinegrainError(
-            f"the album search engine cannot be loaded ({e})", "install finegrain with the album extra"
-        ) from e
-    return engine
-
-
 def _page_html() -> str:
     return resources.files("finegrain.album.web").joinpath("templates/index.html").read_text(encoding="utf-8")
 
@@ -155,6 +111,8 @@ def create_app(
     allowed_hosts: Sequence[str] | None = None,
     engine_options: dict[str, Any] | None = None,
     thumb_cache: str | Path | None | bool = True,
+    search_processes: int = 0,
+    encoder_name: str | None = None,
 ) -> FastAPI:
     """The web app over the catalog at ``catalog_path`` (which must exist).
 
@@ -168,6 +126,9 @@ def create_app(
     blocks DNS-rebinding pages from reaching a local server); None accepts any.
     ``thumb_cache``: the thumbnail folder (True: beside the catalog, see
     :func:`~finegrain.album.web.thumbs.cache_dir_for`; False or None: memory only).
+    ``search_processes``: searches that miss the answer cache run in this many worker processes
+    (:class:`~finegrain.album.web.search.SearchProcess`; ``album serve`` uses 1), which build
+    the encoder named ``encoder_name`` themselves; 0 runs them in a thread of the server.
     """
     from finegrain.album.catalog import open_catalog
 
@@ -182,10 +143,16 @@ def create_app(
     roots_seen: dict[tuple[str, ...], list[Path]] = {}
     contexts: list[Any] = []  # the default engine's SearchContext, made on the first query
     memo = _VersionedCache(on_change=contexts.clear)  # answers per state of the catalog
+    if search_processes and engine is not None:
+        raise FinegrainError("a custom engine cannot run in a search process", "pass search_processes=0")
+    worker = SearchProcess(catalog_path, today=options.get("today"), encoder=encoder_name,
+                           processes=search_processes) if search_processes else None
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
+        if worker is not None:
+            worker.close()
         with lock:
             store.close()
         reader.close()
@@ -203,7 +170,7 @@ def create_app(
     def run_search(query: str, lang: str | None) -> Any:
         if engine is not None:
             return engine(store, query, lang=lang, **options)
-        mod = _engine_module()
+        mod = engine_module()
         if not contexts:
             contexts.append(mod.SearchContext(store, **options))
         return mod.search(store, query, lang=lang, context=contexts[0])
@@ -269,47 +236,29 @@ def create_app(
         data = memo.get(key, version)
         state = "hit"
         if data is None:
-            data = await run_in_thread(search_answer, query, lang, limit, removed)
+            if worker is not None:
+                status, data = await worker.answer(version, query, lang, limit, removed)
+                if status != 200:
+                    raise HTTPException(status_code=status, detail=data.decode("utf-8"))
+            else:
+                data = await run_in_thread(search_answer, query, lang, limit, removed)
             memo.put(key, version, data)
             state = "miss"
         return Response(data, media_type="application/json", headers={"X-Finegrain-Cache": state})
 
     def search_answer(query: str, lang: str | None, limit: int, removed: list[str]) -> bytes:
-        """The JSON answer of one search, encoded."""
-        with lock, _snapshot(store):  # the plan, the set and the names: one state of the catalog
-            try:
-                result = run_search(query, lang)
-            except FinegrainError as e:
-                raise HTTPException(status_code=400, detail=str(e)) from None
-            plan = getattr(result, "plan", None)
-            names = {p.id: p.display_name for p in store.people()}
-            total, shown = (0, []) if result.abstained else _top_ids(result, limit)
-            plan_lang = "zh" if getattr(plan, "lang", lang) == "zh" else "en"
-        # the rows shown, in one indexed read (a photo deleted since the search is left out)
-        rows = reader.items([pid for pid, _ in shown], plan_lang)
-        items = [{**rows[pid], "score": score} for pid, score in shown if pid in rows]
-        outcome = getattr(result, "outcome", None)
-        body = {
-            "query": query,
-            "removed": removed,
-            "abstained": bool(result.abstained),
-            "reason": str(getattr(result, "reason", "") or ""),
-            "outcome": _outcome_dict(outcome),
-            "reason_ui": _outcome_texts(outcome),
-            "source": getattr(plan, "source", None),
-            "chips": plan_chips(plan, names),
-            "plan": plan.to_dict() if plan is not None and hasattr(plan, "to_dict") else None,
-            "total": total,
-            "results": items,
-        }
-        return _json_bytes(body)
+        """The JSON answer of one search, encoded (in a worker thread of the server)."""
+        try:
+            return answer_search(store, reader, lock, run_search, query, lang, limit, removed)
+        except FinegrainError as e:
+            raise HTTPException(status_code=400, detail=str(e)) from None
 
     async def versioned(name: str, make: Callable[[], Any]) -> bytes:
         """The JSON of ``make()``, computed (in a worker thread) once per state of the catalog."""
         version = reader.data_version()
         data: bytes | None = memo.get((name,), version)
         if data is None:
-            data = _json_bytes(await run_in_thread(make))
+            data = json_bytes(await run_in_thread(make))
             memo.put((name,), version, data)
         return data
 
@@ -476,22 +425,3 @@ def _parse_bbox(text: str) -> tuple[float, float, float, float]:
     return south, west, north, east
 
 
-def _outcome_dict(outcome: Any) -> Any:
-    """The engine's typed outcome as JSON (None when the engine does not type it)."""
-    if outcome is None:
-        return None
-    to_dict = getattr(outcome, "to_dict", None)
-    if callable(to_dict):
-        return to_dict()
-    return {"kind": str(getattr(outcome, "value", outcome))}
-
-
-def _outcome_texts(outcome: Any) -> dict[str, str] | None:
-    """The outcome rendered in both page languages (None when the engine cannot render it)."""
-    render = getattr(outcome, "render", None)
-    if not callable(render):
-        return None
-    try:
-        return {"en": str(render("en")), "zh": str(render("zh"))}
-    except Exception:  # noqa: BLE001 - a renderer in flux must not break the answer; reason stays
-        return None

@@ -1,0 +1,200 @@
+"""One search answer of the album page, computed in the server or in a search worker process.
+
+:func:`answer_search` is the whole answer of ``/api/search`` for one query: the engine's
+result, its first ``limit`` photos with their rows, the chips, the plan and the typed outcome
+rendered in both page languages, as JSON bytes.
+
+:class:`SearchProcess` computes it in a separate process (``album serve`` starts one by
+default). Why: a search that misses the answer cache costs a few milliseconds of Python, and in
+one process every such search holds the interpreter while the event loop answers the cached
+searches, thumbnails and timeline pages of everyone else; under 50 concurrent clients the
+searches queued behind each other (p95 ~450 ms on the 100k-photo benchmark). The worker
+process has its own interpreter, its own read-only connection and search context, so
+searches run beside the event loop. It is told the catalog's ``data_version`` with every
+query and rebuilds its context when the catalog changed (a person named, a photo indexed).
+Only names travel: the catalog path, ``today`` and the encoder's name (the process builds the
+encoder itself), never objects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from finegrain.errors import FinegrainError
+
+
+def _top_ids(result: Any, limit: int | None) -> tuple[int, list[tuple[str, float | None]]]:
+    """(how many photos the answer has, its first ``limit`` as ``(id, score)``): ranked ids first
+    in engine order, then the rest of the set in id order (score None). Only the shown part is
+    built: the ranked list of a broad query is tens of thousands long."""
+    ranked = getattr(result, "ranked", ()) or ()
+    members = set(getattr(result, "photo_ids", ()) or ())
+    ranked_ids = dict.fromkeys(pid for pid, _ in ranked)  # first occurrence, engine order (C loops)
+    extra = len(ranked_ids.keys() - members)  # ranked ids outside the set
+    out: list[tuple[str, float | None]] = []
+    if limit is None or limit > 0:
+        seen: set[str] = set()
+        for pid, score in ranked:
+            if pid in seen:
+                continue
+            seen.add(pid)
+            out.append((pid, float(score)))
+            if limit is not None and len(out) >= limit:
+                break
+    if limit is None or len(out) < limit:
+        rest = members.difference(ranked_ids)
+        out.extend((pid, None) for pid in sorted(rest)[: None if limit is None else limit - len(out)])
+    return len(members) + extra, out
+
+
+def json_bytes(body: Any) -> bytes:
+    return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+def _snapshot(store: Any) -> Any:
+    """The store's consistent-read context (``SqliteCatalog.snapshot``), or a no-op without one."""
+    snapshot = getattr(store, "snapshot", None)
+    return snapshot() if callable(snapshot) else nullcontext()
+
+
+def engine_module() -> Any:
+    try:
+        from finegrain.album import engine
+    except ImportError as e:
+        raise FinegrainError(
+            f"the album search engine cannot be loaded ({e})", "install finegrain with the album extra"
+        ) from e
+    return engine
+
+
+def _outcome_dict(outcome: Any) -> Any:
+    """The engine's typed outcome as JSON (None when the engine does not type it)."""
+    if outcome is None:
+        return None
+    to_dict = getattr(outcome, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    return {"kind": str(getattr(outcome, "value", outcome))}
+
+
+def _outcome_texts(outcome: Any) -> dict[str, str] | None:
+    """The outcome rendered in both page languages (None when the engine cannot render it)."""
+    render = getattr(outcome, "render", None)
+    if not callable(render):
+        return None
+    try:
+        return {"en": str(render("en")), "zh": str(render("zh"))}
+    except Exception:  # noqa: BLE001 - a renderer in flux must not break the answer; reason stays
+        return None
+
+
+def answer_search(store: Any, reader: Any, lock: Any, run_search: Callable[[str, str | None], Any],
+                  query: str, lang: str | None, limit: int, removed: Sequence[str]) -> bytes:
+    """The JSON answer of one search (see the module docstring); FinegrainError for a bad query."""
+    with lock, _snapshot(store):  # the plan, the set and the names: one state of the catalog
+        result = run_search(query, lang)
+        plan = getattr(result, "plan", None)
+        names = {p.id: p.display_name for p in store.people()}
+        total, shown = (0, []) if result.abstained else _top_ids(result, limit)
+        plan_lang = "zh" if getattr(plan, "lang", lang) == "zh" else "en"
+    # the rows shown, in one indexed read (a photo deleted since the search is left out)
+    rows = reader.items([pid for pid, _ in shown], plan_lang)
+    items = [{**rows[pid], "score": score} for pid, score in shown if pid in rows]
+    outcome = getattr(result, "outcome", None)
+    from finegrain.album.web.chips import plan_chips
+
+    body = {
+        "query": query,
+        "removed": list(removed),
+        "abstained": bool(result.abstained),
+        "reason": str(getattr(result, "reason", "") or ""),
+        "outcome": _outcome_dict(outcome),
+        "reason_ui": _outcome_texts(outcome),
+        "source": getattr(plan, "source", None),
+        "chips": plan_chips(plan, names),
+        "plan": plan.to_dict() if plan is not None and hasattr(plan, "to_dict") else None,
+        "total": total,
+        "results": items,
+    }
+    return json_bytes(body)
+
+
+# --------------------------------------------------------------------------- the worker process
+
+_WORKER: _Worker | None = None
+
+
+class _Worker:
+    """The state of a search worker process: its connection, reader and search context."""
+
+    def __init__(self, catalog: str, today: str | None, encoder: str | None) -> None:
+        from finegrain.album.catalog import open_catalog
+        from finegrain.album.web.queries import CatalogReader
+
+        self.store = open_catalog(catalog, create=False)
+        self.reader = CatalogReader(catalog)
+        self.options: dict[str, Any] = {} if today is None else {"today": date.fromisoformat(today)}
+        if encoder is not None:
+            from finegrain.retrieve.encoders.registry import get_encoder
+
+            self.options["encoder"] = get_encoder(encoder)
+        self.version: int | None = None
+        self.context: Any = None
+
+    def answer(self, version: int, query: str, lang: str | None, limit: int,
+               removed: Sequence[str]) -> tuple[int, bytes]:
+        engine = engine_module()
+        if version != self.version or self.context is None:
+            self.context = engine.SearchContext(self.store, **self.options)
+            self.version = version
+
+        def run(q: str, language: str | None) -> Any:
+            return engine.search(self.store, q, lang=language, context=self.context)
+
+        try:
+            return 200, answer_search(self.store, self.reader, nullcontext(), run, query, lang, limit, removed)
+        except FinegrainError as e:
+            return 400, str(e).encode("utf-8")
+
+
+def _init_worker(catalog: str, today: str | None, encoder: str | None) -> None:
+    global _WORKER
+    _WORKER = _Worker(catalog, today, encoder)
+
+
+def _answer_in_worker(version: int, query: str, lang: str | None, limit: int,
+                      removed: tuple[str, ...]) -> tuple[int, bytes]:
+    if _WORKER is None:  # pragma: no cover - the pool's initializer always runs first
+        raise RuntimeError("search worker not initialised")
+    return _WORKER.answer(version, query, lang, limit, removed)
+
+
+class SearchProcess:
+    """Searches in one (or ``processes``) spawned worker process(es); ``answer`` is awaitable."""
+
+    def __init__(self, catalog: str | Path, *, today: date | None = None, encoder: str | None = None,
+                 processes: int = 1) -> None:
+        if processes < 1:
+            raise FinegrainError(f"search processes={processes}", "use 1 or more (0 searches in the server)")
+        self._pool = ProcessPoolExecutor(
+            max_workers=processes, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
+            initargs=(str(Path(catalog).resolve()), today.isoformat() if today else None, encoder))
+        self._lock = threading.Lock()
+
+    async def answer(self, version: int, query: str, lang: str | None, limit: int,
+                     removed: Sequence[str]) -> tuple[int, bytes]:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, _answer_in_worker, version, query, lang, limit,
+                                          tuple(removed))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
