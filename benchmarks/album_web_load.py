@@ -26,7 +26,11 @@ at uvicorn's default 5 s the reuses after 5 s fail with "Server disconnected wit
 (``--serve-arg=--keep-alive=5`` shows it); see :mod:`finegrain.album.web.server`.
 
 Search answers are cached per state of the catalog (``X-Finegrain-Cache: hit|miss``); the
-report splits search into hits and misses. The query pool (614 distinct queries on the 100k album) is
+report splits search into hits and misses. A miss runs in the server's search worker process
+(``album serve --search-processes``, default 1; ``--serve-arg=--search-processes=0`` runs it in a
+thread of the server, as before). With 50 clients in a closed loop both cores stay busy and
+every request gets a share of them, so a request's latency grows with its own CPU cost: a miss
+costs ~7 ms of CPU against ~0.6 ms for a hit, which is why misses, not hits, set search's p95. The query pool (614 distinct queries on the 100k album) is
 walked in a shuffled cycle, so a query comes back only after all the others: with 10,000
 requests about one search in six is a miss, each running the planner and the engine.
 
