@@ -80,3 +80,18 @@ def test_the_same_word_lower_case_in_a_description_is_a_thing(word_names: AlbumV
 def test_a_chinese_list_word_is_a_whole_word(vocab: AlbumVocabulary, text: str, venue: bool) -> None:
     plan = plan_query(text, vocab)
     assert (("place: venue (answered by GPS position)", "车上") in plan.explain()) is venue
+
+
+@pytest.mark.parametrize("text", ["长宁区", "湟中区的照片", "开福区的夜景"])
+def test_a_bare_chinese_district_the_album_lacks_is_a_place(vocab: AlbumVocabulary, text: str) -> None:
+    """A county-level name (GeoToolCN's list) is a place without 在...拍的 around it; jieba may cut it (湟中 + 区)."""
+    pytest.importorskip("GeoToolCN")
+    plan = plan_query(text, vocab)
+    assert [u.kind for u in plan.unknown] == ["place"] and "M" in plan.source, plan.explain()
+    assert plan.unknown[0].text == text.split("的")[0]
+
+
+@pytest.mark.parametrize("text", ["小区门口", "市区夜景", "探访老城区", "城区的街道"])
+def test_everyday_nouns_ending_in_an_admin_word_stay_visual(vocab: AlbumVocabulary, text: str) -> None:
+    plan = plan_query(text, vocab)
+    assert not plan.unknown and plan.source == "V", plan.explain()

@@ -66,6 +66,7 @@ from finegrain.album.plan.records import (
 )
 from finegrain.album.plan.time_rules import MODIFIER_RULE, NAME_RULE, find_times
 from finegrain.album.plan.vocabulary import AlbumVocabulary
+from finegrain.album.profile.places import chinese_admin_names
 from finegrain.errors import FinegrainError, MissingDependencyError
 from finegrain.text.lang import CJK, Lang, detect_lang, parse_lang
 from finegrain.text.segment import load_jieba, pos_words
@@ -486,6 +487,7 @@ _PERSON_BEFORE_ZH = ("和", "跟", "与", "同", "、", "有")
 _PERSON_AFTER_ZH = ("和", "跟", "与", "、", "的", "在内", "一起", "去", "在", "拍", "合")
 _PERSON_PUNCT_ZH = " ,，。!！?？;；"
 _PLACE_BEFORE_ZH = ("在", "去", "到", "于")
+_ADMIN_SUFFIX_ZH = "区县市旗"
 _PLACE_AFTER_ZH = ("拍的", "的照片", "拍摄", "旅行", "之行", "旅游")
 _PERSON_FRAME_ZH = re.compile(r"(?:和|跟|与|同|、)([\u4e00-\u9fff]{2,3}?)(?=的照片|的合照|的合影|$|[，,、和])")
 _PLACE_FRAME_ZH = re.compile(r"(?:在|去|到)([\u4e00-\u9fff]{2,5}?)(?=拍的|的照片|旅行|旅游|玩)")
@@ -545,6 +547,7 @@ def _unknown_spans_zh(t: _Text, vocab: AlbumVocabulary) -> list[tuple[str, int, 
         jieba = load_jieba()
     except MissingDependencyError:
         return []
+    admin_names = chinese_admin_names()
     out: list[tuple[str, int, int]] = []
     pos = 0
     for word, flag in words:
@@ -557,12 +560,17 @@ def _unknown_spans_zh(t: _Text, vocab: AlbumVocabulary) -> list[tuple[str, int, 
         if len(name) < 2 or not all(_CJK.match(c) for c in name) or not t.free(s, e):
             continue
         before, after = t.text[:s].rstrip(), t.text[e:]
+        if after and after[0] in _ADMIN_SUFFIX_ZH and name + after[0] in admin_names and t.free(s, e + 1):
+            e += 1  # jieba cuts the admin word off a district it does not list: 湟中 + 区
+            name, after = t.text[s:e], t.text[e:]
+        # a county- or prefecture-level name stands for its place without a frame ("长宁区", "开福区的夜景")
+        admin = name in admin_names
         outside = jieba.get_FREQ(name) is None
         ends = not after or after[0] in _PERSON_PUNCT_ZH or after.startswith(_PERSON_AFTER_ZH)
         person_frame = (before.endswith(_PERSON_BEFORE_ZH) and ends) or (not before and after.startswith(("和", "、", "跟")))
         if flag.startswith("nr") and person_frame:
             out.append(("person", s, e))
-        elif (flag == "ns" or outside) and (before.endswith(_PLACE_BEFORE_ZH) or after.startswith(_PLACE_AFTER_ZH)):
+        elif admin or (flag == "ns" or outside) and (before.endswith(_PLACE_BEFORE_ZH) or after.startswith(_PLACE_AFTER_ZH)):
             out.append(("place", s, e))
     # frames jieba may cut across ("在盐天拍的" -> 盐/天拍, "和小美" -> 小/美)
     for kind, pattern in (("person", _PERSON_FRAME_ZH), ("place", _PLACE_FRAME_ZH)):

@@ -289,6 +289,23 @@ def reverse_geocode_many(points: Iterable[tuple[float, float]]) -> list[Place | 
     return _default().reverse_many(points)
 
 
+# county-level names that are also everyday nouns ("探访老城区": the old town, not Luoyang's district)
+_GENERIC_ADMIN_ZH = frozenset({"城区", "老城区", "新城区", "市区", "郊区", "矿区", "新区", "开发区", "高新区"})
+
+
+@lru_cache(maxsize=1)
+def chinese_admin_names() -> frozenset[str]:
+    """Every prefecture- and county-level name of mainland China in GeoToolCN ("长宁区", "湟中区",
+    "杭州市"), less the ones that are also everyday nouns; empty when GeoToolCN is not installed."""
+    try:
+        geotool = require("GeoToolCN", "geo", "geotool-cn")
+    except (FinegrainError, ImportError):
+        return frozenset()
+    tool = geotool.GeoTool()
+    names = {r.name for level in ("city", "district") for r in tool.list_regions(level)}
+    return frozenset(names - _GENERIC_ADMIN_ZH)
+
+
 _LEVEL_RANK = {lv: i for i, lv in enumerate(PLACE_LEVELS)}
 
 
