@@ -409,3 +409,41 @@ def test_the_server_keeps_idle_connections_longer_than_clients(album: tuple[Path
     assert seen == {"host": "127.0.0.1", "port": 8123, "ka": 75}
     assert main(["album", "serve", str(catalog), "--keep-alive", "5"]) == 0 and seen["ka"] == 5
     assert main(["album", "serve", str(catalog), "--keep-alive", "0"]) == 2
+
+
+def test_a_person_s_cover_is_their_face_cropped_from_the_photo(tmp_path: Path) -> None:
+    """People covers are face crops (``/face/ID?i=N``) of the newest photo with a face box; a face the
+    catalog has no box for falls back to the thumbnail; unknown faces are 404, a missing file a placeholder."""
+    from finegrain.album.records import FaceOccurrence, Person
+
+    root = tmp_path / "photos"
+    _jpeg(root / "old.jpg", (200, 40, 40), "2023:05:01 10:00:00")
+    _jpeg(root / "new.jpg", (40, 40, 200), "2023:06:01 10:00:00")
+    catalog = tmp_path / "catalog.sqlite"
+    with open_catalog(catalog) as store:
+        index_folder(root, store, faces=False, show_progress=False)
+        img = Image.open(root / "new.jpg").convert("RGB")
+        img.paste((250, 250, 0), (300, 100, 400, 200))  # the "face": a yellow square at left 300, top 100
+        img.save(root / "new.jpg", "JPEG", exif=Image.open(root / "old.jpg").info.get("exif", b""))
+        store.set_faces("old.jpg", [FaceOccurrence("old.jpg", "p1", (10, 60, 60, 10), 0)])
+        store.set_faces("new.jpg", [FaceOccurrence("new.jpg", "p1", (100, 400, 200, 300), 0),
+                                    FaceOccurrence("new.jpg", "p2", None, 1)])
+        store.put_person(Person("p1", ("Mum",)))
+        store.put_person(Person("p2", ("Dad",)))
+        store.assign_faces({("old.jpg", 0): "p1", ("new.jpg", 0): "p1", ("new.jpg", 1): "p2"})
+    with TestClient(create_app(catalog, engine=stand_in_search)) as c:
+        people = {p["id"]: p for p in c.get("/api/people").json()["people"]}
+        assert people["p1"]["cover"] == "/face/new.jpg?i=0"
+        assert people["p2"]["cover"] == "/thumb/new.jpg"  # no box: the photo
+        r = c.get(people["p1"]["cover"])
+        assert r.status_code == 200 and r.headers["content-type"] == "image/jpeg"
+        face = Image.open(io.BytesIO(r.content)).convert("RGB")
+        assert max(face.size) <= 160 and abs(face.width - face.height) <= 2
+        centre = face.getpixel((face.width // 2, face.height // 2))
+        assert centre[0] > 200 and centre[1] > 200 and centre[2] < 80  # the yellow face is in the middle
+        assert c.get("/face/new.jpg", params={"i": 1}).status_code == 404  # a face without a box
+        assert c.get("/face/new.jpg", params={"i": 7}).status_code == 404
+        assert c.get("/face/new.jpg", params={"i": -1}).status_code == 422
+        (root / "new.jpg").unlink()
+        missing = c.get("/face/new.jpg", params={"i": 0})
+        assert missing.status_code == 200 and missing.headers["X-Finegrain-Placeholder"] == "missing"

@@ -45,7 +45,15 @@ from finegrain.album.web.chips import drop_constraint, plan_chips
 from finegrain.album.web.files import PathRow, PhotoRefused, resolve_photo_file, resolve_roots
 from finegrain.album.web.queries import CatalogReader
 from finegrain.album.web.search import SearchProcess, answer_search, engine_module, json_bytes
-from finegrain.album.web.thumbs import THUMB_SIZE, ThumbCache, cache_dir_for, make_thumbnail, placeholder_svg
+from finegrain.album.web.thumbs import (
+    FACE_SIZE,
+    THUMB_SIZE,
+    ThumbCache,
+    cache_dir_for,
+    make_face_crop,
+    make_thumbnail,
+    placeholder_svg,
+)
 from finegrain.errors import FinegrainError, MissingDependencyError, UnknownNameError
 
 try:
@@ -405,6 +413,30 @@ def create_app(
                 data = await run_in_thread(thumbs.get, photo_id, path, THUMB_SIZE)
         except Exception as e:  # a file Pillow cannot decode (or odd EXIF): not a server fault  # noqa: BLE001
             raise HTTPException(status_code=415, detail=f"cannot read the image ({type(e).__name__})") from None
+        return Response(data, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=3600"})
+
+    @app.get("/face/{photo_id:path}")
+    async def face(photo_id: str, i: int = Query(..., ge=0, le=10_000, description="The face's index in the photo.")
+                   ) -> Response:
+        """A square portrait of one face (a person's cover), cached like the thumbnails."""
+        box = reader.face_box(photo_id, i)
+        if box is None:
+            raise HTTPException(status_code=404, detail=f"no face {i} with a box in {photo_id!r}")
+        try:
+            path = file_of(photo_id)
+        except PhotoRefused as e:
+            if e.missing:
+                return Response(placeholder_svg(), media_type="image/svg+xml",
+                                headers={"Cache-Control": "no-cache", "X-Finegrain-Placeholder": "missing"})
+            raise HTTPException(status_code=e.status, detail=e.detail) from None
+        key = f"{photo_id}\0face\0{i}\0{box}"
+        try:
+            data = thumbs.cached(key, path, FACE_SIZE)
+            if data is None:
+                data = await run_in_thread(thumbs.get, key, path, FACE_SIZE,
+                                           lambda p, edge: make_face_crop(p, box, edge))
+        except Exception as e:  # a file Pillow cannot decode, or a box outside it: not a server fault  # noqa: BLE001
+            raise HTTPException(status_code=415, detail=f"cannot crop the face ({type(e).__name__}: {e})") from None
         return Response(data, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=3600"})
 
     @app.get("/photo/{photo_id:path}")

@@ -47,6 +47,10 @@ def photo_urls(photo_id: str) -> dict[str, str]:
     return {"thumb": f"/thumb/{q}", "photo": f"/photo/{q}"}
 
 
+def face_url(photo_id: str, index: int) -> str:
+    return f"/face/{quote(photo_id, safe='/')}?i={int(index)}"
+
+
 def place_label(names: dict[str, str | None], lang: str) -> str | None:
     """The two most precise known levels of a place in ``lang`` (the other language filling gaps):
     ``"Xihu District, Hangzhou"`` / ``"杭州市西湖区"``."""
@@ -276,23 +280,33 @@ class CatalogReader:
     # ------------------------------------------------------------------ people
 
     def people(self) -> list[dict[str, Any]]:
-        """Every person (face cluster) with names by language, photo count and a cover photo (their newest)."""
+        """Every person (face cluster) with names by language, photo count and a cover: their face in
+        their newest photo that has a face box (``/face/ID?i=N``), else that photo's thumbnail."""
         db = self._db()
         stats = {
-            pid: (n, cover)
-            for pid, n, cover, _ in db.execute(
-                "SELECT f.person_id, COUNT(DISTINCT f.photo_id), p.id, MAX(COALESCE(p.taken_local, '')) "
+            pid: (n, cover, idx, box)
+            for pid, n, cover, idx, box, _ in db.execute(
+                "SELECT f.person_id, COUNT(DISTINCT f.photo_id), p.id, f.idx, f.box_top IS NOT NULL, "
+                "MAX(CASE WHEN f.box_top IS NULL THEN '0' ELSE '1' END || COALESCE(p.taken_local, '')) "
                 "FROM faces f JOIN photos p ON p.id = f.photo_id WHERE f.person_id IS NOT NULL GROUP BY f.person_id"
             )
         }
         out = []
         for pid, names, is_me in db.execute("SELECT id, names, is_me FROM people"):
-            n, cover = stats.get(pid, (0, None))
+            n, cover, idx, box = stats.get(pid, (0, None, None, False))
             entry = person_names(pid, json.loads(names))
-            entry.update(is_me=bool(is_me), count=n, cover=photo_urls(cover)["thumb"] if cover else None)
+            url = None if cover is None else face_url(cover, idx) if box else photo_urls(cover)["thumb"]
+            entry.update(is_me=bool(is_me), count=n, cover=url)
             out.append(entry)
         out.sort(key=lambda p: (-p["count"], _natural(p["id"])))
         return out
+
+    def face_box(self, photo_id: str, index: int) -> tuple[int, int, int, int] | None:
+        """The (top, right, bottom, left) box of face ``index`` in the photo; None when unknown."""
+        row = self._db().execute(
+            "SELECT box_top, box_right, box_bottom, box_left FROM faces WHERE photo_id = ? AND idx = ?",
+            (photo_id, index)).fetchone()
+        return None if row is None or row[0] is None else (int(row[0]), int(row[1]), int(row[2]), int(row[3]))
 
     def person(self, person_id: str) -> dict[str, Any] | None:
         return next((p for p in self.people() if p["id"] == person_id), None)

@@ -18,6 +18,7 @@ import os
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 THUMB_SIZE = 320
@@ -36,6 +37,33 @@ def make_thumbnail(path: Path, edge: int = THUMB_SIZE) -> bytes:
             im = im.convert("RGB")
         buf = io.BytesIO()
         im.save(buf, "JPEG", quality=82, optimize=True)
+    return buf.getvalue()
+
+
+FACE_SIZE = 160
+FACE_MARGIN = 0.35  # of the face box's size on each side: hair and chin, as a person's portrait
+
+
+def make_face_crop(path: Path, box: tuple[int, int, int, int], edge: int = FACE_SIZE) -> bytes:
+    """A square JPEG portrait around ``box`` = (top, right, bottom, left) in the upright image's pixels
+    (as the indexer stored it), with a margin, clipped to the image, ``edge`` pixels wide."""
+    from PIL import Image, ImageOps
+
+    top, right, bottom, left = box
+    with Image.open(path) as src:
+        im = ImageOps.exif_transpose(src)
+        side = max(right - left, bottom - top) * (1 + 2 * FACE_MARGIN)
+        cx, cy = (left + right) / 2, (top + bottom) / 2
+        x0, y0 = max(0, int(cx - side / 2)), max(0, int(cy - side / 2))
+        x1, y1 = min(im.width, int(cx + side / 2)), min(im.height, int(cy + side / 2))
+        if x1 <= x0 or y1 <= y0:
+            raise ValueError(f"face box {box} lies outside the {im.width}x{im.height} image")
+        face = im.crop((x0, y0, x1, y1))
+        face.thumbnail((edge, edge))
+        if face.mode != "RGB":
+            face = face.convert("RGB")
+        buf = io.BytesIO()
+        face.save(buf, "JPEG", quality=85)
     return buf.getvalue()
 
 
@@ -85,13 +113,15 @@ class ThumbCache:
         self._remember(key, data)
         return data
 
-    def get(self, photo_id: str, path: Path, edge: int = THUMB_SIZE) -> bytes:
-        """The thumbnail of ``path``: cached, else made with Pillow and stored (disk, memory)."""
+    def get(self, photo_id: str, path: Path, edge: int = THUMB_SIZE,
+            make: Callable[[Path, int], bytes] = make_thumbnail) -> bytes:
+        """The thumbnail of ``path``: cached, else made with Pillow (``make``) and stored (disk, memory).
+        A picture other than the whole photo (a face crop) passes its own ``make`` and an id of its own."""
         data = self.cached(photo_id, path, edge)
         if data is not None:
             return data
         key = self._key_of(photo_id, path, edge)
-        data = make_thumbnail(path, edge)
+        data = make(path, edge)
         self.stats["made"] += 1
         stored = self.path_of(key)
         if stored is not None:
