@@ -336,6 +336,16 @@ def test_people_add_an_alias_merge_and_find_by_it(browser: DevToolsPage, album1_
     browser.wait_for("document.body.dataset.view === 'people' && document.querySelectorAll('#people .person').length >= 10")
     assert _count(browser, "#people .person") == 10
     _shot(browser, tmp_path, "view_people")
+    # the arrow keys move across the people cards too; Enter opens the focused person
+    browser.eval("document.activeElement.blur(); true")
+    browser.press("ArrowRight")
+    browser.press("ArrowRight")
+    second = browser.eval("document.activeElement.dataset.id")
+    assert second == browser.eval("document.querySelectorAll('#people .person')[1].dataset.id")
+    browser.press("Enter")
+    browser.wait_for(f"document.body.dataset.person === {json.dumps(second)}")
+    browser.click("nav button[data-nav='people']")
+    browser.wait_for("document.body.dataset.view === 'people'")
     browser.click("#people .person[data-id='10']")
     browser.wait_for("document.body.dataset.person === '10' && document.getElementById('person-title').textContent.length > 0")
     assert browser.eval("document.getElementById('person-title').textContent") == "Xiaowei"
