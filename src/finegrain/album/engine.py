@@ -67,11 +67,13 @@ own value (``--threshold``).
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from functools import cached_property
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -148,6 +150,40 @@ class SearchResult:
         }
 
 
+#: photo ids a SearchContext keeps in each of its two caches (sets per filter, time orders per set)
+CACHED_IDS = 400_000
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _SizedLRU(Generic[K, V]):
+    """A least-recently-used map bounded by the total ``size`` of its values (photo ids held)."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._data: OrderedDict[K, tuple[V, int]] = OrderedDict()
+        self._held = 0
+
+    def get(self, key: K) -> tuple[bool, V | None]:
+        entry = self._data.get(key)
+        if entry is None:
+            return False, None
+        self._data.move_to_end(key)
+        return True, entry[0]
+
+    def put(self, key: K, value: V, size: int) -> None:
+        if size > self.capacity:
+            return
+        old = self._data.pop(key, None)
+        self._held -= old[1] if old else 0
+        self._data[key] = (value, size)
+        self._held += size
+        while self._held > self.capacity:
+            _, (_, n) = self._data.popitem(last=False)
+            self._held -= n
+
+
 class SearchContext:
     """What search needs per catalog, computed once and reused across queries: the vocabulary,
     photo times, the embeddings of the encoder's model (unit rows) and the calibrated visual
@@ -164,6 +200,27 @@ class SearchContext:
         self._events: list[Event] | None = None
         self._embeddings: tuple[list[str], np.ndarray] | None = None
         self._threshold = visual_threshold
+        # sets and time orders of constraint combinations already asked for (queries that differ in
+        # wording or language, or a chip removed and put back, share them); bounded by photo ids held
+        self._filtered: _SizedLRU[PhotoFilter, frozenset[str] | None] = _SizedLRU(CACHED_IDS)
+        self._ordered: _SizedLRU[frozenset[str], tuple[tuple[str, float], ...]] = _SizedLRU(CACHED_IDS)
+
+    def select_ids(self, where: PhotoFilter) -> frozenset[str] | None:
+        """``store.select_ids(where)``, remembered for this context (it sees one state of the catalog)."""
+        found, hit = self._filtered.get(where)
+        if not found:
+            ids = self.store.select_ids(where)
+            hit = None if ids is None else frozenset(ids)
+            self._filtered.put(where, hit, len(hit or ()))
+        return hit
+
+    def time_ranked(self, ids: frozenset[str]) -> tuple[tuple[str, float], ...]:
+        """:func:`_time_ranked` of ``ids``, remembered (a frozenset's hash is computed once)."""
+        found, hit = self._ordered.get(ids)
+        if not found or hit is None:
+            hit = tuple(_time_ranked(ids, self))
+            self._ordered.put(ids, hit, len(ids))
+        return hit
 
     @property
     def vocab(self) -> AlbumVocabulary:
@@ -274,7 +331,7 @@ def search(
     plan = restrict_plan(full_plan, enabled) if enabled != ALL_TOOLS else full_plan
     timings["plan"] = _ms(t0)
 
-    def done(ids: set[str], ranked: Any, outcome: Outcome, **kw: Any) -> SearchResult:
+    def done(ids: AbstractSet[str], ranked: Any, outcome: Outcome, **kw: Any) -> SearchResult:
         timings["total"] = _ms(t0)
         rank = ranked if callable(ranked) else (lambda: ranked)
         return SearchResult(plan, frozenset(ids), not ids, render(outcome, plan.lang), timings, rank=rank,
@@ -292,7 +349,7 @@ def search(
     events = event_filter(store, plan.event_words, ctx.events) if plan.event_words else None
     labels = _constraints(store, plan, named, events is not None)
 
-    hard = _one_query(store, plan, named) if events is None else None
+    hard: AbstractSet[str] | None = _one_query(ctx, plan, named) if events is None else None
     if hard is None or not hard:
         # each constraint on its own: the general path, and the reason when the fast path found nothing
         sets = {
@@ -320,7 +377,7 @@ def search(
                 return done(set(), [], Outcome(OutcomeKind.TOOLS_DISABLED, _dropped(plan),
                                                note=tools_label(enabled)))
             return done(set(), [], Outcome(OutcomeKind.NOTHING_TO_SEARCH))
-        return done(hard, (lambda: _time_ranked(hard, ctx)), Outcome(OutcomeKind.FOUND, matched, count=len(hard)))
+        return done(hard, (lambda: ctx.time_ranked(frozenset(hard))), Outcome(OutcomeKind.FOUND, matched, count=len(hard)))
 
     t = time.perf_counter()
     threshold = ctx.visual_threshold
@@ -337,7 +394,7 @@ def search(
         if unverified_visual == "abstain" or (unverified_visual == "one_day" and not _one_day(plan)):
             return done(set(), [], Outcome(OutcomeKind.VISUAL_UNCHECKABLE, seen, gap=gap, note=note,
                                            count=len(hard)))
-        return done(hard, (lambda: _time_ranked(hard, ctx)),
+        return done(hard, (lambda: ctx.time_ranked(frozenset(hard))),
                     Outcome(OutcomeKind.FOUND_VISUAL_UNCHECKED, seen, count=len(hard), gap=gap, note=note))
     best = hits.best
     if best is None or threshold is None or best < threshold:
@@ -412,7 +469,7 @@ def _constraints(store: CatalogStore, plan: Plan, named: Sequence[Any], events_m
     return out
 
 
-def _one_query(store: CatalogStore, plan: Plan, named: Sequence[Any]) -> set[str] | None:
+def _one_query(ctx: SearchContext, plan: Plan, named: Sequence[Any]) -> frozenset[str] | None:
     """The hard set in one indexed store query (``select_ids``) when the plan is simple enough:
     at most one plain date range and one album place; None otherwise (or with no constraint)."""
     if len(plan.time_ranges) > 1 or _needs_times(plan) or len(plan.places) > 1:
@@ -427,7 +484,7 @@ def _one_query(store: CatalogStore, plan: Plan, named: Sequence[Any]) -> set[str
         kw["places"] = [(plan.places[0].place.level, plan.places[0].place.name)]
     if named:
         kw["people"] = list(dict.fromkeys(p.person_id for p in named))
-    return store.select_ids(PhotoFilter(**kw)) if kw else None
+    return ctx.select_ids(PhotoFilter(**kw)) if kw else None
 
 
 def _midnight(d: Any) -> datetime:
@@ -463,7 +520,7 @@ def _visual_text(plan: Plan, events_matched: bool, store: CatalogStore) -> str:
     return " ".join(dict.fromkeys(p for p in parts if p))
 
 
-def _time_ranked(ids: set[str], ctx: SearchContext) -> list[tuple[str, float]]:
+def _time_ranked(ids: AbstractSet[str], ctx: SearchContext) -> list[tuple[str, float]]:
     """``ids`` oldest first (undated last), ties by id; scores ``1 - rank / n``."""
     pos = ctx.positions
     times = ctx.times
