@@ -398,8 +398,9 @@ def create_app(
         info.pop("path", None)  # the page needs no file system path
         return JSONResponse(info)
 
-    @app.get("/thumb/{photo_id:path}")
-    async def thumb(photo_id: str) -> Response:
+    async def picture(photo_id: str, key: str, edge: int, make: Callable[[Path, int], bytes]) -> Response:
+        """A cached JPEG made from the photo's file by ``make`` (thumbnail, face crop); a placeholder
+        when the file is missing, 415 when Pillow cannot read it."""
         try:
             path = file_of(photo_id)
         except PhotoRefused as e:
@@ -408,12 +409,16 @@ def create_app(
                                 headers={"Cache-Control": "no-cache", "X-Finegrain-Placeholder": "missing"})
             raise HTTPException(status_code=e.status, detail=e.detail) from None
         try:
-            data = thumbs.cached(photo_id, path, THUMB_SIZE)
+            data = thumbs.cached(key, path, edge)
             if data is None:
-                data = await run_in_thread(thumbs.get, photo_id, path, THUMB_SIZE)
-        except Exception as e:  # a file Pillow cannot decode (or odd EXIF): not a server fault  # noqa: BLE001
+                data = await run_in_thread(thumbs.get, key, path, edge, make)
+        except Exception as e:  # a file Pillow cannot decode, odd EXIF, a box outside it: no server fault  # noqa: BLE001
             raise HTTPException(status_code=415, detail=f"cannot read the image ({type(e).__name__})") from None
         return Response(data, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=3600"})
+
+    @app.get("/thumb/{photo_id:path}")
+    async def thumb(photo_id: str) -> Response:
+        return await picture(photo_id, photo_id, THUMB_SIZE, make_thumbnail)
 
     @app.get("/face/{photo_id:path}")
     async def face(photo_id: str, i: int = Query(..., ge=0, le=10_000, description="The face's index in the photo.")
@@ -422,22 +427,8 @@ def create_app(
         box = reader.face_box(photo_id, i)
         if box is None:
             raise HTTPException(status_code=404, detail=f"no face {i} with a box in {photo_id!r}")
-        try:
-            path = file_of(photo_id)
-        except PhotoRefused as e:
-            if e.missing:
-                return Response(placeholder_svg(), media_type="image/svg+xml",
-                                headers={"Cache-Control": "no-cache", "X-Finegrain-Placeholder": "missing"})
-            raise HTTPException(status_code=e.status, detail=e.detail) from None
-        key = f"{photo_id}\0face\0{i}\0{box}"
-        try:
-            data = thumbs.cached(key, path, FACE_SIZE)
-            if data is None:
-                data = await run_in_thread(thumbs.get, key, path, FACE_SIZE,
-                                           lambda p, edge: make_face_crop(p, box, edge))
-        except Exception as e:  # a file Pillow cannot decode, or a box outside it: not a server fault  # noqa: BLE001
-            raise HTTPException(status_code=415, detail=f"cannot crop the face ({type(e).__name__}: {e})") from None
-        return Response(data, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=3600"})
+        return await picture(photo_id, f"{photo_id}\0face\0{i}\0{box}", FACE_SIZE,
+                             lambda path, edge: make_face_crop(path, box, edge))
 
     @app.get("/photo/{photo_id:path}")
     def photo(photo_id: str) -> FileResponse:
