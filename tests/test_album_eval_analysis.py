@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from tests.llm_stub import chat_server
 
 from finegrain.album.analysis import ablation_row, complexity_table, dimension_rows, outcome_counts
 from finegrain.album.evaluation import METRICS, evaluate_album
@@ -123,46 +122,25 @@ def test_cli_tools_and_ablation(album_dir, tmp_path, capsys) -> None:
 # --------------------------------------------------------------------------- the LLM planner end to end
 
 
-class _Planner(BaseHTTPRequestHandler):
+def _plan_reply(query: str) -> str | int:
     """Valid plans for two queries, an unknown person for a third, HTTP 500 for the rest."""
-
-    def do_POST(self) -> None:  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        query = body["messages"][-1]["content"]
-        plan: dict[str, Any] = {"source": "M", "time_ranges": [], "places": [], "people": [], "event_words": [],
-                                "visual_text": ""}
-        if query == "photos in Yantian District":
-            plan["places"] = ["Yantian District"]
-        elif query == "photos from May 2024":
-            plan["time_ranges"] = [{"start": "2024-05-01", "end": "2024-05-31", "text": "May 2024"}]
-        elif query.startswith("photos with Weiwei"):
-            plan["people"] = ["Nobody"]
-        else:
-            self.send_response(500)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        raw = json.dumps({"choices": [{"message": {"role": "assistant", "content": json.dumps(plan)}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
-    def log_message(self, *args: object) -> None:
-        return None
+    plan: dict[str, Any] = {"source": "M", "time_ranges": [], "places": [], "people": [], "event_words": [],
+                            "visual_text": ""}
+    if query == "photos in Yantian District":
+        plan["places"] = ["Yantian District"]
+    elif query == "photos from May 2024":
+        plan["time_ranges"] = [{"start": "2024-05-01", "end": "2024-05-31", "text": "May 2024"}]
+    elif query.startswith("photos with Weiwei"):
+        plan["people"] = ["Nobody"]
+    else:
+        return 500
+    return json.dumps(plan)
 
 
 @pytest.fixture
 def stub_llm() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Planner)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with chat_server(_plan_reply) as url:
+        yield url
 
 
 def test_llm_planner_end_to_end(album_dir, tmp_path, capsys, stub_llm) -> None:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from datetime import date
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from tests.llm_stub import chat_server
 
 from album_search_fixtures import KITE
 from finegrain.album.catalog.sqlite import SqliteCatalog
@@ -214,36 +213,14 @@ def test_the_engine_runs_only_the_enabled_tools(captioned) -> None:
 # --------------------------------------------------------------------------- the LLM planner keeps the rules' findings
 
 
-class _PoiPlanner(BaseHTTPRequestHandler):
-    """An LLM that passes the typo'd place through as a place name."""
-
-    def do_POST(self) -> None:  # noqa: N802
-        self.rfile.read(int(self.headers["Content-Length"]))
-        plan = {"source": "M", "time_ranges": [], "places": ["Yantain"], "people": [], "event_words": [],
-                "visual_text": ""}
-        raw = json.dumps({"choices": [{"message": {"role": "assistant", "content": json.dumps(plan)}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
-    def log_message(self, *args: object) -> None:
-        return None
-
-
 def test_an_llm_plan_keeps_the_unknown_place_and_its_suggestion(album_dir, tmp_path) -> None:
     pytest.importorskip("pydantic")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _PoiPlanner)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    config = LLMConfig(f"http://127.0.0.1:{server.server_address[1]}/v1", "stub")
-    try:
-        with SqliteCatalog(tmp_path / "a.sqlite") as store:
-            import_photobench(album_dir, store, lang="en")
-            r = search(store, "photos in Yantain", planner=lambda q, v, lang: plan_query_llm(q, v, config, lang=lang))
-    finally:
-        server.shutdown()
-        server.server_close()
+    # an LLM that passes the typo'd place through as a place name
+    plan = {"source": "M", "time_ranges": [], "places": ["Yantain"], "people": [], "event_words": [], "visual_text": ""}
+    with chat_server(lambda _query: json.dumps(plan)) as url, SqliteCatalog(tmp_path / "a.sqlite") as store:
+        config = LLMConfig(url, "stub")
+        import_photobench(album_dir, store, lang="en")
+        r = search(store, "photos in Yantain", planner=lambda q, v, lang: plan_query_llm(q, v, config, lang=lang))
     assert r.plan.planner == "llm" and r.plan.places == ()
     assert ("rules: unknown place", "Yantain") in r.plan.explain()
     assert r.outcome.kind is OutcomeKind.NO_SUCH_PLACE and "did you mean Yantian District?" in r.reason

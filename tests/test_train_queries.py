@@ -6,13 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
+from tests.llm_stub import chat_server
 
 from finegrain.build.textset import as_text_set
 from finegrain.cli.main import main
@@ -127,51 +126,36 @@ def test_zh_kw_with_jieba_on_real_capretrieval(tmp_path: Path, data_root: Path) 
 # --------------------------------------------------------------------------- LLM stub
 
 
-class _Stub(BaseHTTPRequestHandler):
-    calls: dict[str, int] = {}
+def _keywords_reply(calls: dict[str, int]) -> Callable[[str], str | int]:
+    """Answers by the passage's first word: valid, fenced, flaky then valid, a copy, HTTP 500, prose."""
 
-    def do_POST(self) -> None:  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        prompt = body["messages"][-1]["content"]
+    def reply(prompt: str) -> str | int:
         passage = prompt.rsplit("Passage: ", 1)[-1]
         key = passage.split()[0]
-        n = _Stub.calls[key] = _Stub.calls.get(key, 0) + 1
+        n = calls[key] = calls.get(key, 0) + 1
         if key == "GOOD":
-            content = json.dumps(["red bicycle", "bicycle", "vehicle"])
-        elif key == "FENCE":
-            content = '```json\n["wet street", "rainy day"]\n```'
-        elif key == "FLAKY" and n >= 2:
-            content = json.dumps(["flaky answer"])
-        elif key == "COPY":
-            content = json.dumps([passage])
-        elif key == "HTTP":
-            self.send_response(500)
-            self.end_headers()
-            return
-        else:
-            content = "Sure! Here are some keywords: bicycle, street"
-        raw = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
+            return json.dumps(["red bicycle", "bicycle", "vehicle"])
+        if key == "FENCE":
+            return '```json\n["wet street", "rainy day"]\n```'
+        if key == "FLAKY" and n >= 2:
+            return json.dumps(["flaky answer"])
+        if key == "COPY":
+            return json.dumps([passage])
+        if key == "HTTP":
+            return 500
+        return "Sure! Here are some keywords: bicycle, street"
 
-    def log_message(self, *args: object) -> None:
-        return None
+    return reply
+
+
+STUB_CALLS: dict[str, int] = {}  # requests per passage key, of the current stub_url
 
 
 @pytest.fixture
 def stub_url() -> Iterator[str]:
-    _Stub.calls = {}
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    STUB_CALLS.clear()
+    with chat_server(_keywords_reply(STUB_CALLS)) as url:
+        yield url
 
 
 def test_stub_llm_valid_malformed_and_fallback(stub_url: str) -> None:
@@ -186,7 +170,7 @@ def test_stub_llm_valid_malformed_and_fallback(stub_url: str) -> None:
     assert {p.source for p in qs.pairs if p.passage_id in "gfk"} == {"llm"}
     assert {p.source for p in qs.pairs if p.passage_id in "bch"} == {"rules"}
     assert qs.fallbacks == {"kw": 3}
-    assert _Stub.calls == {"GOOD": 1, "FENCE": 1, "FLAKY": 2, "BAD": 2, "COPY": 2, "HTTP": 2}  # 1 + retries at most
+    assert STUB_CALLS == {"GOOD": 1, "FENCE": 1, "FLAKY": 2, "BAD": 2, "COPY": 2, "HTTP": 2}  # 1 + retries at most
     assert qs.provenance["generator"]["llm"]["model"] == "stub-model"
 
 
