@@ -145,6 +145,6 @@ def person_label(person: Any, lang: str) -> str:
 
 
 def _has_cjk(text: str) -> bool:
-    from finegrain.album.plan.fuzzy import is_cjk
+    from finegrain.text.lang import has_cjk
 
-    return is_cjk(text)
+    return has_cjk(text)

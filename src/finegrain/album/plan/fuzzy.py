@@ -24,15 +24,12 @@ import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
-__all__ = ["edit_distance", "is_cjk", "max_edits", "name_key", "nearest", "pinyin_syllables"]
+from finegrain.text.distance import osa_distance
+from finegrain.text.lang import has_cjk
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+__all__ = ["max_edits", "name_key", "nearest", "pinyin_syllables"]
+
 _DROP = re.compile(r"[\s'’\-.·・_]+")
-
-
-def is_cjk(text: str) -> bool:
-    """True when ``text`` holds a Chinese character."""
-    return bool(_CJK.search(text))
 
 
 @lru_cache(maxsize=16384)
@@ -51,35 +48,9 @@ def pinyin_syllables(text: str) -> tuple[str, ...]:
 def name_key(text: str) -> str:
     """The comparison key of a name: NFKC, case-folded, pinyin for Chinese, no separators."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    if is_cjk(text):
+    if has_cjk(text):
         text = " ".join(pinyin_syllables(text))
     return _DROP.sub("", text)
-
-
-def edit_distance(a: str, b: str, limit: int | None = None) -> int:
-    """Optimal-string-alignment (restricted Damerau–Levenshtein) distance between ``a`` and ``b``.
-
-    With ``limit``, any distance above it is reported as ``limit + 1`` (a cheaper early stop)."""
-    if a == b:
-        return 0
-    if limit is not None and abs(len(a) - len(b)) > limit:
-        return limit + 1
-    n, m = len(a), len(b)
-    prev2: list[int] = []
-    prev = list(range(m + 1))
-    for i in range(1, n + 1):
-        cur = [i] + [0] * m
-        for j in range(1, m + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            best = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                best = min(best, prev2[j - 2] + 1)
-            cur[j] = best
-        if limit is not None and min(cur) > limit:
-            return limit + 1
-        prev2, prev = prev, cur
-    d = prev[m]
-    return d if limit is None or d <= limit else limit + 1
 
 
 def max_edits(length: int) -> int:
@@ -104,10 +75,10 @@ def nearest(text: str, candidates: Iterable[str]) -> tuple[str, int] | None:
         if not ckey:
             continue
         limit = max_edits(min(len(key), len(ckey)))
-        d = edit_distance(key, ckey, limit)
+        d = osa_distance(key, ckey, limit)
         if d > limit:
             continue
-        rank = (d, edit_distance(text.casefold(), cand.casefold()), -len(cand), cand)
+        rank = (d, osa_distance(text.casefold(), cand.casefold()), -len(cand), cand)
         if best is None or rank < best:
             best = rank
     return None if best is None else (best[3], best[0])

@@ -34,11 +34,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from finegrain.album.plan.fuzzy import edit_distance, is_cjk, name_key, nearest, pinyin_syllables
+from finegrain.album.plan.fuzzy import name_key, nearest, pinyin_syllables
 from finegrain.album.plan.records import PlaceKey
 from finegrain.album.profile.places import km
 from finegrain.errors import FinegrainError
 from finegrain.io.photobench import photobench_lang
+from finegrain.text.distance import osa_distance
+from finegrain.text.lang import has_cjk
 
 OWNER_ID = "1"
 OWNER_WORDS = {"en": ("me", "myself"), "zh": ("我", "自己")}
@@ -108,7 +110,7 @@ def _norm(alias: str) -> str:
 def _pinyin_variants(alias: str) -> tuple[str, ...]:
     """A Chinese alias of two or more syllables written in pinyin, spaced and joined
     ("薇薇" -> "wei wei", "weiwei"); nothing for other aliases (one syllable is too ambiguous)."""
-    if not is_cjk(alias):
+    if not has_cjk(alias):
         return ()
     sylls = [s for s in pinyin_syllables(alias) if s.isascii() and s.isalpha()]
     if len(sylls) < 2 or len(sylls) != len(pinyin_syllables(alias)):
@@ -210,9 +212,9 @@ class AlbumVocabulary:
             return None
         pid = self.people[found]
         # the person's own spelling of that name in the query's script
-        same = [a for a in self.spellings if self.people.get(a) == pid and is_cjk(a) == is_cjk(text)]
+        same = [a for a in self.spellings if self.people.get(a) == pid and has_cjk(a) == has_cjk(text)]
         if found not in self.spellings and same:  # a pinyin variant matched: name the person in Latin letters
-            found = min(same, key=lambda a: (edit_distance(name_key(text), name_key(a)), -len(a), a))
+            found = min(same, key=lambda a: (osa_distance(name_key(text), name_key(a)), -len(a), a))
         return self.spellings.get(found) or _title(found)
 
     def suggest_place(self, text: str) -> str | None:
@@ -227,7 +229,7 @@ class AlbumVocabulary:
 
     def _nearest_in_script(self, text: str, aliases: list[str]) -> str | None:
         """Nearest alias, preferring aliases in the script of ``text`` (Latin or Chinese)."""
-        same = [a for a in aliases if is_cjk(a) == is_cjk(text)]
+        same = [a for a in aliases if has_cjk(a) == has_cjk(text)]
         for pool in (same, aliases):
             hit = nearest(_norm(text), pool)
             if hit is not None:
@@ -236,8 +238,8 @@ class AlbumVocabulary:
 
     def _place_display(self, alias: str, key: PlaceKey, table: Mapping[str, PlaceKey]) -> str:
         """The place's name in the script of ``alias``, with its level word when it has one."""
-        if is_cjk(alias):
-            return key.name if is_cjk(key.name) and key.name.startswith(alias) else alias
+        if has_cjk(alias):
+            return key.name if has_cjk(key.name) and key.name.startswith(alias) else alias
         for word in _LEVEL_WORDS:
             if alias.endswith(word):
                 break

@@ -158,16 +158,3 @@ def related_form(a: str, b: str, zh: bool) -> bool:
 
 def is_han(c: str) -> bool:
     return "CJK" in unicodedata.name(c, "")
-
-
-def osa(a: str, b: str) -> int:
-    """Optimal string alignment distance (Levenshtein plus adjacent transpositions)."""
-    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            cost = a[i - 1] != b[j - 1]
-            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
-    return d[len(a)][len(b)]
-

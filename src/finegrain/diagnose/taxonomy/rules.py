@@ -18,10 +18,10 @@ from finegrain.diagnose.taxonomy.lexicon import (
     category,
     is_han,
     known_english,
-    osa,
     related_form,
 )
 from finegrain.diagnose.taxonomy.text import Analyzer, Term, View
+from finegrain.text.distance import osa_distance
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class _Rules:
             for v, df in a.word_df.items():
                 if abs(len(v) - len(word)) > lim or not v.isalpha() or v[0] != word[0]:
                     continue
-                d = osa(word, v)
+                d = osa_distance(word, v)
                 other = (a.m.tok.queries([v])[0] or [v])[0] if not self.zh else v.rstrip("s")
                 if d <= lim and other != stem and (best is None or (d, -df, v) < best):
                     best = (d, -df, v)
