@@ -51,7 +51,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
-from types import MappingProxyType
 from typing import Any
 
 from finegrain.album.plan.records import (
@@ -196,21 +195,14 @@ def _absent(alias: str, lower_text: str) -> bool:
     return probe is not None and probe not in lower_text
 
 
-_ORDERED: dict[int, tuple[object, tuple[str, ...]]] = {}
-
-
 def _longest_first(words: Iterable[str]) -> tuple[str, ...]:
-    """``words`` longest first (ties by text), remembered for the vocabulary's own read-only tables
-    and the module's word lists (a query's own dict is sorted afresh)."""
-    if not isinstance(words, (tuple, frozenset, MappingProxyType)):
-        return tuple(sorted(set(words), key=lambda w: (-len(w), w)))
-    hit = _ORDERED.get(id(words))
-    if hit is None or hit[0] is not words:
-        if len(_ORDERED) > 256:
-            _ORDERED.clear()
-        hit = (words, tuple(sorted(set(words), key=lambda w: (-len(w), w))))
-        _ORDERED[id(words)] = hit  # the table is kept alive with its order, so its id is not reused
-    return hit[1]
+    """``words`` longest first (ties by text); the order of a word list is computed once."""
+    return _ordered(tuple(words))
+
+
+@lru_cache(maxsize=256)
+def _ordered(words: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(sorted(set(words), key=lambda w: (-len(w), w)))
 
 
 def _find_words(

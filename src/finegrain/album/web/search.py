@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import multiprocessing
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import nullcontext
@@ -188,7 +187,6 @@ class SearchProcess:
         self._pool = ProcessPoolExecutor(
             max_workers=processes, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
             initargs=(str(Path(catalog).resolve()), today.isoformat() if today else None, encoder))
-        self._lock = threading.Lock()
 
     async def answer(self, version: int, query: str, lang: str | None, limit: int,
                      removed: Sequence[str]) -> tuple[int, bytes]:
