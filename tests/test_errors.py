@@ -269,3 +269,17 @@ def test_errors_table_renders(zh: ErrorAnalysis) -> None:
         assert tag in text
     assert "errors per query type" in text and "白猫" in text
     assert error_tables({"schema": "finegrain.errors/1", "skipped": "the run is empty"}) == []
+
+
+def test_every_error_survives_pickling_with_its_type_message_and_hint() -> None:
+    """Errors cross process boundaries (a search worker, a process pool): a subclass whose constructor
+    takes other arguments than (message, hint) must come back as itself."""
+    import pickle
+
+    from finegrain.errors import FinegrainError, UnknownNameError
+
+    for err in (FinegrainError("bad value 3", "use 1 or 2"), UnknownNameError("metric", "ndgc@10", ["ndcg@10", "map"])):
+        back = pickle.loads(pickle.dumps(err))
+        assert type(back) is type(err) and str(back) == str(err)
+        assert (back.message, back.hint) == (err.message, err.hint)
+    assert back.suggestions == ["ndcg@10"] and back.name == "ndgc@10"  # type: ignore[attr-defined]

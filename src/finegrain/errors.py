@@ -26,6 +26,18 @@ class FinegrainError(Exception):
     def __str__(self) -> str:
         return f"{self.message} ({self.hint})" if self.hint else self.message
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled with its attributes, not its constructor's arguments, so every subclass crosses a
+        process boundary (a search worker, a process pool) as itself, message and hint intact."""
+        return _restore, (type(self), self.args, dict(self.__dict__))
+
+
+def _restore(cls: type[FinegrainError], args: tuple[object, ...], state: dict[str, object]) -> FinegrainError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
+
 
 class DataFormatError(FinegrainError):
     """A file does not have the format it should: names path, line, expected and found."""
