@@ -332,6 +332,8 @@ def test_a_search_process_answers_as_the_server_does_and_sees_renames(album: tup
     assert there == here
     with pytest.raises(FinegrainError, match="custom engine"):
         create_app(catalog, engine=stand_in_search, search_processes=1)
+    with pytest.raises(FinegrainError, match="search worker could not start.*no-such-encoder"):
+        create_app(catalog, search_processes=1, encoder_name="no-such-encoder")
 
 
 def test_thumbnails_are_cached_on_disk_beside_the_catalog(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ def serve_command(
     from finegrain.album.web.app import create_app
 
     options: dict[str, Any] = {} if now is None else {"today": now}
-    if encoder:
+    if encoder and not search_processes:  # a search process builds the encoder itself
         from finegrain.retrieve.encoders.registry import get_encoder
 
         options["encoder"] = get_encoder(encoder)

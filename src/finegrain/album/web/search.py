@@ -165,16 +165,33 @@ class _Worker:
             return 400, str(e).encode("utf-8")
 
 
+_ARGS: tuple[str, str | None, str | None] | None = None
+
+
 def _init_worker(catalog: str, today: str | None, encoder: str | None) -> None:
+    global _ARGS
+    _ARGS = (catalog, today, encoder)
+
+
+def _worker() -> _Worker:
+    """This process's worker, built on first use (so a bad encoder name comes back as an error
+    with its message, not as a broken pool)."""
     global _WORKER
-    _WORKER = _Worker(catalog, today, encoder)
+    if _WORKER is None:
+        if _ARGS is None:  # pragma: no cover - the pool's initializer always runs first
+            raise RuntimeError("search worker not initialised")
+        _WORKER = _Worker(*_ARGS)
+    return _WORKER
+
+
+def _start_worker() -> bool:
+    _worker()
+    return True
 
 
 def _answer_in_worker(version: int, query: str, lang: str | None, limit: int,
                       removed: tuple[str, ...]) -> tuple[int, bytes]:
-    if _WORKER is None:  # pragma: no cover - the pool's initializer always runs first
-        raise RuntimeError("search worker not initialised")
-    return _WORKER.answer(version, query, lang, limit, removed)
+    return _worker().answer(version, query, lang, limit, removed)
 
 
 class SearchProcess:
@@ -187,6 +204,16 @@ class SearchProcess:
         self._pool = ProcessPoolExecutor(
             max_workers=processes, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
             initargs=(str(Path(catalog).resolve()), today.isoformat() if today else None, encoder))
+        try:  # start every worker now: a catalog or encoder it cannot open fails here, not on a search
+            for started in [self._pool.submit(_start_worker) for _ in range(processes)]:
+                started.result()
+        except FinegrainError as e:
+            self.close()
+            raise FinegrainError(f"the search worker could not start: {e.message}", e.hint) from None
+        except Exception as e:
+            self.close()
+            raise FinegrainError(f"the search worker could not start ({type(e).__name__}: {e})",
+                                 "pass --search-processes 0 to search in the server") from None
 
     async def answer(self, version: int, query: str, lang: str | None, limit: int,
                      removed: Sequence[str]) -> tuple[int, bytes]:
