@@ -5,7 +5,9 @@
 * :mod:`~finegrain.retrieve.bm25.index` -- the term-by-document score matrix;
 * :mod:`~finegrain.retrieve.bm25.search` -- batched search, cuts, tie rules;
 * :mod:`~finegrain.retrieve.bm25.model` -- :class:`BM25`, the public scorer;
-* :mod:`~finegrain.retrieve.bm25.files` -- the on-disk format (records the tokenizer).
+* :mod:`~finegrain.retrieve.bm25.files` -- the on-disk format (records the tokenizer);
+* :mod:`~finegrain.retrieve.bm25.shard` -- corpus statistics per shard, merged, for shard indexes
+  that score exactly as one index.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from __future__ import annotations
 from finegrain.retrieve.bm25.index import BM25Index, frozen_array, read_only_csr
 from finegrain.retrieve.bm25.model import BM25, TIES, Ties
 from finegrain.retrieve.bm25.scoring import SCORING, VARIANTS, BM25Params, Scoring, Variant, finite
+from finegrain.retrieve.bm25.shard import CorpusStats, corpus_stats, merge_stats
 
 __all__ = [
-    "BM25", "SCORING", "TIES", "VARIANTS", "BM25Index", "BM25Params", "Scoring", "Ties", "Variant",
-    "finite", "frozen_array", "read_only_csr",
+    "BM25", "SCORING", "TIES", "VARIANTS", "BM25Index", "BM25Params", "CorpusStats", "Scoring", "Ties", "Variant",
+    "corpus_stats", "finite", "frozen_array", "merge_stats", "read_only_csr",
 ]

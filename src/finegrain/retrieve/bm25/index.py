@@ -6,6 +6,11 @@ as CSR rows per term, so a batch of queries is one sparse product
 ``Q @ S`` (Q: queries by terms, one entry per query token, in query order).
 Scores therefore add up in the same order as rank_bm25's ``get_scores``.
 The scoring variant (:mod:`~finegrain.retrieve.bm25.scoring`) decides idf and tfc.
+
+Building is two steps: :func:`postings` turns token lists into (term, document,
+tf) entries and the corpus statistics; :func:`assemble` weighs them with idf
+and tfc from statistics that may be the corpus' own or those of a larger corpus
+the documents are one shard of (:mod:`~finegrain.retrieve.bm25.shard`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import chain
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,6 +29,9 @@ from finegrain.ranking import string_ranks
 from finegrain.retrieve.bm25.scoring import BM25Params
 from finegrain.retrieve.bm25.scoring import idf as _idf
 from finegrain.retrieve.bm25.scoring import tfc as _tfc
+
+if TYPE_CHECKING:
+    from finegrain.retrieve.bm25.shard import CorpusStats
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,22 +55,46 @@ class BM25Index:
         return string_ranks(self.doc_ids)
 
 
-def build_index(p: BM25Params, docs: Sequence[Sequence[str]], doc_ids: Sequence[str]) -> BM25Index:
+@dataclass(frozen=True, eq=False)
+class Postings:
+    """Unweighted postings of token lists: entry i is (term ``row[i]``, document ``col[i]``, ``tf[i]``),
+    sorted by term then document; ``terms`` in order of first occurrence, ``df`` per term."""
+
+    terms: dict[str, int]
+    row: np.ndarray  # int64
+    col: np.ndarray  # int64
+    tf: np.ndarray  # float64
+    df: np.ndarray  # int64, per term
+    lengths: np.ndarray  # int64, per document
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.lengths)
+
+
+def check_corpus(docs: Sequence[Sequence[str]], doc_ids: Sequence[str] | None) -> None:
+    """Token lists (and ids, when given): lists, as many as ids, unique ids, no bare strings."""
     if isinstance(docs, str) or isinstance(doc_ids, str):
         raise FinegrainError("expected lists of token lists and of ids, got a string", "pass lists")
     n = len(docs)
-    if n != len(doc_ids):
-        raise FinegrainError(f"got {n} token lists for {len(doc_ids)} document ids", "pass one token list per id")
+    if doc_ids is not None:
+        if n != len(doc_ids):
+            raise FinegrainError(f"got {n} token lists for {len(doc_ids)} document ids", "pass one token list per id")
+        check_unique_ids(doc_ids, "document id")
     if n == 0:
         raise FinegrainError("cannot index an empty corpus", "pass at least one document")
-    check_unique_ids(doc_ids, "document id")
     for i, toks in enumerate(docs):
         if isinstance(toks, str):
+            name = repr(doc_ids[i]) if doc_ids is not None else str(i)
             raise FinegrainError(
-                f"document {doc_ids[i]!r} is the string {toks[:40]!r}, not a token list",
+                f"document {name} is the string {toks[:40]!r}, not a token list",
                 "tokenize the texts first, e.g. tokenizer.documents(texts)",
             )
 
+
+def postings(docs: Sequence[Sequence[str]]) -> Postings:
+    """The (term, document, tf) entries of ``docs`` (checked with :func:`check_corpus` first)."""
+    n = len(docs)
     lengths = np.fromiter(map(len, docs), dtype=np.int64, count=n)
     total = int(lengths.sum())
     try:
@@ -73,7 +106,6 @@ def build_index(p: BM25Params, docs: Sequence[Sequence[str]], doc_ids: Sequence[
         raise FinegrainError(f"token {bad!r} is a {type(bad).__name__}, not a string", "tokens must be strings")
     terms = dict(zip(unique, range(len(unique))))
     del unique
-    n_terms = len(terms)
 
     # One sortable key per token, term * N + document; sorted, equal keys are one (term, document)
     # entry with tf = their count, in CSR order (by term, then document).
@@ -90,25 +122,46 @@ def build_index(p: BM25Params, docs: Sequence[Sequence[str]], doc_ids: Sequence[
     del starts
     row, col = np.divmod(key, n)
     del key
-    df = np.bincount(row, minlength=n_terms)
-    index_dtype = np.int32 if max(len(col), n) < 2**31 - 1 else np.int64
-    indptr = np.zeros(n_terms + 1, dtype=index_dtype)
-    np.cumsum(df, out=indptr[1:])
+    df = np.bincount(row, minlength=len(terms))
+    return Postings(terms, row, col, tf, df, lengths)
 
-    avgdl = total / n
-    idf = _idf(p, df.astype(np.float64), n)
-    data = idf[row]
-    del row
-    data *= _tfc(p, tf, lengths[col].astype(np.float64), avgdl)
-    matrix = read_only_csr(sp.csr_array((data, col.astype(index_dtype), indptr), shape=(n_terms, n)))
+
+def assemble(
+    p: BM25Params, post: Postings, doc_ids: Sequence[str], *, stats: CorpusStats | None = None
+) -> BM25Index:
+    """Weigh ``post`` into an index: idf from ``stats`` (default: the postings' own corpus), tfc
+    with avgdl = stats' total length / stats' documents."""
+    n = post.n_docs
+    n_terms = len(post.terms)
+    if stats is None:
+        n_all, total = n, int(post.lengths.sum())
+        idf = _idf(p, post.df.astype(np.float64), n)
+    else:
+        n_all, total = stats.n_docs, stats.total_length
+        idf = stats.idf(p)[stats.positions(post.terms, post.df)]
+    avgdl = total / n_all
+    index_dtype = np.int32 if max(len(post.col), n) < 2**31 - 1 else np.int64
+    indptr = np.zeros(n_terms + 1, dtype=index_dtype)
+    np.cumsum(post.df, out=indptr[1:])
+    data = idf[post.row]
+    data *= _tfc(p, post.tf, post.lengths[post.col].astype(np.float64), avgdl)
+    matrix = read_only_csr(sp.csr_array((data, post.col.astype(index_dtype), indptr), shape=(n_terms, n)))
     return BM25Index(
         doc_ids=tuple(doc_ids),
-        terms=terms,
+        terms=post.terms,
         matrix=matrix,
-        doc_lengths=frozen_array(lengths),
-        idf=frozen_array(idf),
+        doc_lengths=frozen_array(post.lengths),
+        idf=frozen_array(np.ascontiguousarray(idf)),
         avgdl=avgdl,
     )
+
+
+def build_index(
+    p: BM25Params, docs: Sequence[Sequence[str]], doc_ids: Sequence[str], *, stats: CorpusStats | None = None
+) -> BM25Index:
+    """The index of ``docs``; with ``stats`` (of a corpus ``docs`` is part of), weighted as that corpus' index."""
+    check_corpus(docs, doc_ids)
+    return assemble(p, postings(docs), doc_ids, stats=stats)
 
 
 def read_only_csr(m: sp.csr_array) -> sp.csr_array:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from os import PathLike
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -22,6 +22,9 @@ from finegrain.retrieve.bm25.scoring import BM25Params, Variant, finite
 from finegrain.retrieve.bm25.search import search_index
 from finegrain.text.tokenizer import Tokenizer
 from finegrain.types import Run
+
+if TYPE_CHECKING:
+    from finegrain.retrieve.bm25.shard import CorpusStats
 
 Ties = Literal["doc-id", "index-order"]
 TIES: tuple[str, ...] = ("doc-id", "index-order")
@@ -87,9 +90,16 @@ class BM25:
     def doc_ids(self) -> tuple[str, ...]:
         return self._require().doc_ids
 
-    def index(self, tokenized_docs: Sequence[Sequence[str]], doc_ids: Sequence[str]) -> BM25:
-        """Build the score matrix for ``tokenized_docs`` (one token list per id of ``doc_ids``); returns self."""
-        self._index = build_index(self._params, tokenized_docs, doc_ids)
+    def index(
+        self, tokenized_docs: Sequence[Sequence[str]], doc_ids: Sequence[str], *, stats: CorpusStats | None = None
+    ) -> BM25:
+        """Build the score matrix for ``tokenized_docs`` (one token list per id of ``doc_ids``); returns self.
+
+        ``stats`` (:func:`~finegrain.retrieve.bm25.shard.merge_stats` of every shard's
+        :func:`~finegrain.retrieve.bm25.shard.corpus_stats`) makes this a shard of a larger corpus: its
+        documents then score exactly as in the index of the whole corpus.
+        """
+        self._index = build_index(self._params, tokenized_docs, doc_ids, stats=stats)
         return self
 
     def index_texts(self, texts: Sequence[str], doc_ids: Sequence[str]) -> BM25:

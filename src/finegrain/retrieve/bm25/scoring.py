@@ -82,10 +82,14 @@ def _idf_atire(f: float, n: int) -> float:
 
 
 def _floor_negative_idf(idf: np.ndarray, p: BM25Params) -> np.ndarray:
-    """rank_bm25's floor: negative idfs become epsilon * (mean idf of the vocabulary, before flooring)."""
+    """rank_bm25's floor: negative idfs become epsilon * (mean idf of the vocabulary, before flooring).
+
+    The sum is exact (``math.fsum``, then rounded once), so the floor does not depend on the
+    vocabulary's order: a shard index built with merged statistics gets the single index's floor.
+    rank_bm25 adds in vocabulary order, which may differ from it in the last bits of the mean.
+    """
     if len(idf):
-        # rank_bm25 averages with a running sum in vocabulary order; cumsum adds in the same order.
-        floor = p.epsilon * (float(np.cumsum(idf)[-1]) / len(idf))
+        floor = p.epsilon * (math.fsum(idf.tolist()) / len(idf))
         idf[idf < 0] = floor
     return idf
 
