@@ -13,6 +13,13 @@ DEFAULT_METRICS = ("ndcg@1", "ndcg@5", "ndcg@10")
 MTEB_FILE = "mteb.json"
 
 
+class EngineChoice(str, Enum):
+    """Where ``finegrain eval`` retrieves and scores: this process, or Ray (finegrain.scale)."""
+
+    LOCAL = "local"
+    RAY = "ray"
+
+
 class ResultFormat(str, Enum):
     """What ``finegrain eval`` writes besides the run: results.json, and with ``mteb`` an MTEB result JSON too."""
 
@@ -35,6 +42,14 @@ def eval_command(
         None, "--split-by",
         help="overlap=FILE: report the queries FILE lists ('finegrain overlap' pairs or one id per line) as "
              "group Overlap and the rest as Others, in place of the query types (DuReader Table 6)."),
+    engine: EngineChoice = typer.Option(
+        EngineChoice.LOCAL, "--engine",
+        help="local: this process; ray: sharded BM25 / dense search and per-query metrics on Ray "
+             "(the same results; needs pip install 'finegrain[ray]')."),
+    address: str | None = typer.Option(
+        None, "--address",
+        help="Ray cluster to join (the address 'ray start --head' prints, e.g. 127.0.0.1:6379); "
+             "without it --engine ray starts a local Ray."),
 ) -> None:
     """Retrieve, evaluate and write DIR/results.json and the run.
 
@@ -52,15 +67,18 @@ def eval_command(
     )
     from finegrain.io.results import write_results
     from finegrain.report.table import print_evaluation
+    from finegrain.scale.engine import Engine
     from finegrain.settings import Settings
 
     names = opt.metric_keys(metrics, DEFAULT_METRICS)
     checked = opt.retriever_options(retriever, options)  # fails here, before the dataset is read
+    where = Engine(engine.value, address=address)  # type: ignore[arg-type]  # --address without ray fails here
     outcome = run_experiment(
         Experiment(dataset=dataset, retriever=retriever, metrics=names, top_k=top_k,
                    retriever_options=checked, split_by=split_by),
         Settings.from_env(),
         show_progress=not quiet,
+        engine=where,
     )
     path = write_results(out, outcome.results)
     run_path = save_run(out, outcome.run, outcome.results.get("run_file"))

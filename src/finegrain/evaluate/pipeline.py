@@ -34,9 +34,11 @@ class Outcome:
     results: Mapping[str, Any]  # the JSON-able content of results.json
 
 
-def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool = True) -> Outcome:
+def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool = True,
+                   engine: Any = None) -> Outcome:
+    """Load, retrieve, evaluate. ``engine`` (a :class:`finegrain.scale.Engine`; None: local) says where
+    retrieval and the per-query metrics run: this process, or a Ray cluster (same saved numbers)."""
     from finegrain.datasets import load_dataset
-    from finegrain.evaluate.evaluate import evaluate
     from finegrain.evaluate.groups import parse_split
     from finegrain.machine import run_environment
     from finegrain.metrics.spec import parse_metric
@@ -52,17 +54,25 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
             f"list this dataset's query ids: finegrain overlap {exp.dataset} TRAIN -o FILE",
         )
 
-    started = time.perf_counter()
-    run = retriever.retrieve(ds.corpus, ds.queries, lang=ds.lang, top_k=exp.top_k, show_progress=show_progress)
-    retrieve_s = time.perf_counter() - started
+    from finegrain.scale.engine import LOCAL
 
-    types = ds.queries.types() if split is None else split.groups(ds.queries)
-    evaluation = evaluate(ds.qrels, run, specs, queries=list(ds.queries), query_types=types)
+    engine = LOCAL if engine is None else engine
+    with engine.open(show_progress=show_progress) as ex:  # local, or Ray up for this block
+        started = time.perf_counter()
+        run = ex.retrieve(retriever, ds.corpus, ds.queries, lang=ds.lang, top_k=exp.top_k,
+                          show_progress=show_progress)
+        retrieve_s = time.perf_counter() - started
+
+        types = ds.queries.types() if split is None else split.groups(ds.queries)
+        evaluation = ex.evaluate(ds.qrels, run, specs, queries=list(ds.queries), query_types=types)
+        curves = metric_curves(ds.qrels, run, list(ds.queries), evaluate=ex.evaluate)
+        engine_info = ex.describe() if engine.kind != "local" else None
+        engine_notes = list(ex.notes)
     body = evaluation.to_json_dict()
     results = {
         **body,
         "aggregation": evaluation.aggregation(),  # mean / median / ratio per metric: see finegrain.evaluate.saved
-        "curves": metric_curves(ds.qrels, run, list(ds.queries)),
+        "curves": curves,
         "queries": {q.id: {"text": q.text, "type": types[q.id]} for q in ds.queries.values()},
         "provenance": {
             "dataset": {"name": ds.name, "lang": ds.lang, **_jsonable(ds.meta),
@@ -73,6 +83,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
             **({"query_groups": split.describe(ds.queries)} if split is not None else {}),
             **run_environment(),  # version, Python, machine, command, time: finegrain.machine
             "retrieve_seconds": round(retrieve_s, 3),
+            **({"engine": engine_info} if engine_info is not None else {}),  # --engine ray: finegrain.scale
         },
     }
     results["errors"] = error_section(ds, run)  # error analysis: see error_section below
@@ -80,7 +91,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
     results["judged"] = judged_section(ds.qrels, run, list(ds.queries),  # grades of the top k: the report's drill-down
                                        fully_judged=bool(ds.meta.get("fully_judged", False)))
     results["run_file"] = run_file_name(run)  # run.trec, or run.jsonl for ids TREC cannot hold: see save_run
-    results["provenance"]["warnings"] = _warnings(ds, run) + _split_warnings(split, ds)
+    results["provenance"]["warnings"] = _warnings(ds, run) + _split_warnings(split, ds) + engine_notes
     trained_on_eval = transductive_models(results["provenance"]["retriever"], ds.name)
     if trained_on_eval:
         results["provenance"]["transductive"] = {"dataset": ds.name, "models": trained_on_eval}
@@ -143,9 +154,11 @@ CURVE_KS = (1, 2, 3, 5, 10, 20, 50, 100)
 CURVE_FAMILIES = ("ndcg", "recall", "hit_rate")
 
 
-def metric_curves(qrels: Any, run: Any, queries: list[str]) -> dict[str, dict[str, float | None]]:
-    """Mean of each curve family at every k of :data:`CURVE_KS` (for metric-vs-k plots)."""
-    from finegrain.evaluate.evaluate import evaluate
+def metric_curves(qrels: Any, run: Any, queries: list[str], *, evaluate: Any = None) -> dict[str, dict[str, float | None]]:
+    """Mean of each curve family at every k of :data:`CURVE_KS` (for metric-vs-k plots); ``evaluate``:
+    the function computing them (default :func:`finegrain.evaluate.evaluate`; an engine's on Ray)."""
+    if evaluate is None:
+        from finegrain.evaluate.evaluate import evaluate
 
     specs = [f"{f}@{k}" for f in CURVE_FAMILIES for k in CURVE_KS]
     agg = evaluate(qrels, run, specs, queries=queries).aggregate()

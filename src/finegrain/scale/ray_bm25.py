@@ -1,0 +1,167 @@
+"""Sharded BM25 on Ray: the same run as :class:`~finegrain.retrieve.lexical.BM25Retriever`, bit for bit.
+
+1. The corpus is cut into contiguous shards (corpus order). One task per shard
+   tokenizes it and returns its :class:`~finegrain.retrieve.bm25.shard.CorpusStats`;
+   the token lists stay in Ray's object store.
+2. The driver merges the statistics (N, total length, df per term) and
+   tokenizes the queries once.
+3. One task per shard indexes its token lists with the merged statistics, so
+   each of its documents scores exactly what the single index gives it
+   (:mod:`finegrain.retrieve.bm25.shard`), and keeps per query the documents
+   passing the threshold, cut at k by the retriever's tie rule.
+4. The driver merges the shards' candidates per query: the top k of their
+   union under the same total order (score, then the tie rule) is the single
+   index's top k; ``ties="index-order"`` then separates equal scores as the
+   single search does (:func:`finegrain.retrieve.bm25.search`), over global
+   corpus positions.
+
+Shards are contiguous, so a shard's own id ranks and corpus positions order its
+documents as the global ones do, and a cut inside a shard never drops a
+document the global cut keeps.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from finegrain.errors import FinegrainError
+
+if TYPE_CHECKING:
+    from finegrain.retrieve.bm25.shard import CorpusStats
+    from finegrain.retrieve.lexical import BM25Retriever
+    from finegrain.scale.engine import RayExecutor
+    from finegrain.types import Corpus, Queries, Run
+
+_TOKENIZE_CHUNK = 4096
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """One shard's kept documents per query: ``docs[offsets[i]:offsets[i+1]]`` (global corpus positions)
+    and their raw scores (no tie separation), for query ``i``."""
+
+    offsets: np.ndarray
+    docs: np.ndarray
+    scores: np.ndarray
+
+
+def doc_text(title: str, text: str) -> str:
+    """A document's text for a text retriever: ``title + " " + text`` when it has a title."""
+    return f"{title} {text}" if title else text
+
+
+def retrieve_bm25(ex: RayExecutor, r: BM25Retriever, corpus: Corpus, queries: Queries, *, lang: str,
+                  top_k: int | None) -> Run:
+    """``r.retrieve(corpus, queries, lang=lang, top_k=top_k)`` computed over shards on Ray."""
+    from finegrain.ranking import string_ranks
+    from finegrain.retrieve.bm25.shard import merge_stats
+    from finegrain.scale.ray_metrics import shard_bounds
+    from finegrain.text.tokenizer import get_tokenizer
+
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise FinegrainError(f"top_k={top_k!r} is not a whole number >= 1", "pass top_k=1000 or None")
+    tok = get_tokenizer(lang, r.tokenizer)  # a bad language fails here, before any task
+    ids = corpus.ids
+    if not ids:
+        raise FinegrainError("cannot index an empty corpus", "pass at least one document")
+    texts = [doc_text(d.title, d.text) for d in corpus.values()]
+    ray = ex.ray
+    bounds = shard_bounds(len(ids), ex.n_shards)
+    tokenize = ray.remote(num_returns=2)(_tokenize_shard)
+    token_refs, stat_refs = [], []
+    for a, b in bounds:
+        t_ref, s_ref = tokenize.remote(texts[a:b], lang, r.tokenizer)
+        token_refs.append(t_ref)
+        stat_refs.append(s_ref)
+    del texts
+    stats = merge_stats(ex.gather(stat_refs, "BM25 tokenize"))
+
+    qids = list(queries.ids)
+    q_ref = ray.put(tok.queries(queries.texts))
+    k = top_k if top_k is not None else r.default_k
+    params = (r.variant, r.k1, r.b, r.epsilon)
+    search = ray.remote(_search_shard)
+    refs = [search.remote(t_ref, ids[a:b], a, stats, params, q_ref, qids, k, r.threshold, r.ties)
+            for t_ref, (a, b) in zip(token_refs, bounds)]
+    parts = ex.gather(refs, "BM25 search")
+    tie_key = string_ranks(ids) if r.ties == "doc-id" else -np.arange(len(ids), dtype=np.int64)
+    return merge_candidates(parts, qids, ids, k=k, ties=r.ties, tie_key=tie_key, name=r.name)
+
+
+def _tokenize_shard(texts: list[str], lang: str, preset: str) -> tuple[list[list[str]], CorpusStats]:
+    """A shard's token lists and corpus statistics (the Ray task of step 1)."""
+    from finegrain.retrieve.bm25.shard import corpus_stats
+    from finegrain.text.tokenizer import get_tokenizer
+
+    tok = get_tokenizer(lang, preset)
+    tokens: list[list[str]] = []
+    for i in range(0, len(texts), _TOKENIZE_CHUNK):
+        tokens.extend(tok.documents(texts[i : i + _TOKENIZE_CHUNK]))
+    return tokens, corpus_stats(tokens)
+
+
+def _search_shard(tokens: list[list[str]], ids: Sequence[str], offset: int, stats: CorpusStats,
+                  params: tuple[str, float, float, float], q_tokens: list[list[str]], qids: list[str],
+                  k: int | None, threshold: float | None, ties: str) -> Candidates:
+    """Index one shard with the global statistics and keep each query's candidates (the Ray task of step 3)."""
+    from finegrain.ranking import top_k_positions
+    from finegrain.retrieve.bm25 import BM25
+
+    variant, k1, b, epsilon = params
+    bm = BM25(variant, k1=k1, b=b, epsilon=epsilon).index(tokens, ids, stats=stats)  # type: ignore[arg-type]
+    del tokens
+    # "doc-id": the search's own cut is the global one (id ranks within a shard keep the global order).
+    # "index-order": raw scores of every candidate, cut below by corpus position (earlier wins).
+    own_k = k if ties == "doc-id" else None
+    thr = threshold if threshold is not None or own_k is not None else -sys.float_info.max
+    run = bm.search(q_tokens, qids, k=own_k, threshold=thr, ties="doc-id", show_progress=False)
+    offsets, docs, scores = run.offsets, run.doc_codes, run.values
+    if ties != "doc-id" and k is not None and (np.diff(offsets) > k).any():
+        tie_key = -np.arange(len(ids), dtype=np.int64)
+        keep = [np.arange(a, e)[top_k_positions(scores[a:e], docs[a:e], k, tie_key)] if e - a > k
+                else np.arange(a, e) for a, e in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+        counts = np.fromiter(map(len, keep), dtype=np.int64, count=len(keep))
+        sel = np.concatenate(keep) if keep else np.empty(0, dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(counts)])
+        docs, scores = docs[sel], scores[sel]
+    return Candidates(np.asarray(offsets, dtype=np.int64), np.asarray(docs, dtype=np.int64) + offset,
+                      np.asarray(scores, dtype=np.float64))
+
+
+def merge_candidates(parts: Sequence[Candidates], qids: Sequence[str], doc_ids: Sequence[str], *, k: int | None,
+                     ties: str, tie_key: np.ndarray, name: str) -> Run:
+    """The run of the whole corpus from its shards' candidates: per query the top ``k`` of their union
+    (score, then ``tie_key``, higher first), and for ``ties="index-order"`` equal scores separated as
+    :func:`finegrain.retrieve.bm25.search.search_index` separates them."""
+    from finegrain.ranking import top_k_positions
+    from finegrain.retrieve.bm25.search import _separate_ties  # the one tie separation of the BM25 search
+    from finegrain.types import Run
+
+    n_q = len(qids)
+    docs_out: list[np.ndarray] = []
+    vals_out: list[np.ndarray] = []
+    counts = np.zeros(n_q, dtype=np.int64)
+    for i in range(n_q):
+        d = np.concatenate([p.docs[p.offsets[i] : p.offsets[i + 1]] for p in parts])
+        v = np.concatenate([p.scores[p.offsets[i] : p.offsets[i + 1]] for p in parts])
+        if k is not None and len(v) > k:
+            sel = top_k_positions(v, d, k, tie_key)
+            d, v = d[sel], v[sel]
+        if ties == "index-order" and len(v) > 1:
+            d, v = _separate_ties(d, v)
+        docs_out.append(d)
+        vals_out.append(v)
+        counts[i] = len(d)
+    offsets = np.zeros(n_q + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    doc_codes = np.concatenate(docs_out).astype(np.int64) if docs_out else np.empty(0, dtype=np.int64)
+    values = np.concatenate(vals_out) if vals_out else np.empty(0, dtype=np.float64)
+    return Run(list(qids), offsets, doc_codes, tuple(doc_ids), values, name=name, check=False)
+
+
+__all__ = ["Candidates", "doc_text", "merge_candidates", "retrieve_bm25"]
