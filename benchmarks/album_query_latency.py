@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
         t = time.perf_counter()
         ctx = SearchContext(store, encoder=RandomTextEncoder())
-        _ = ctx.vocab, ctx.times, ctx.positions, ctx.embeddings, ctx.visual_threshold
+        _ = ctx.vocab, ctx.times, ctx.order, ctx.embeddings, ctx.visual_threshold
         build = time.perf_counter() - t
 
         # the two most photographed friends whose names the planner reads as that person only

@@ -16,10 +16,12 @@
    their intersection (T_S ``and``) is empty. A "selfie" and unresolved social
    roles ("with friends") are not face constraints: face indexes miss most
    selfies (in PhotoBench album1 only 1 of 22 judged selfie photos lists the
-   owner's face), so they join the visual text. A plan with at most one plain
-   date range and one album place is answered by one indexed store query
-   (``select_ids``); the constraints are run one by one only when that finds
-   nothing (to name the one that fails) or the plan is more complex;
+   owner's face), so they join the visual text. A plan with time ranges, at most
+   one album place and named people is answered from the context's constraint
+   index (photo sets as positions in capture order,
+   :mod:`finegrain.album.photo_order`); the constraints are run one by one only
+   when that finds nothing (to name the one that fails) or the plan is more
+   complex (events, several places);
 3. when the plan has visual text (the residue, selfie and role words, event
    words no event is named after, points of interest the catalog does not
    know), score it with T_V over the candidates; **abstain** when the best
@@ -67,19 +69,20 @@ own value (``--threshold``).
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date
 from functools import cached_property
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import numpy as np
 
 from finegrain.album.catalog.store import EMBEDDING_KINDS, CatalogStore, PhotoFilter
 from finegrain.album.outcome import Constraint, ConstraintKind, Outcome, OutcomeKind, VisualGap, render
+from finegrain.album.photo_order import ConstraintIndex, OrderedIds, PhotoOrder
 from finegrain.album.plan import AlbumVocabulary, Plan, plan_query
+from finegrain.album.plan.records import TimeRange
 from finegrain.album.plan_catalog import vocabulary_from_catalog
 from finegrain.album.records import Event
 from finegrain.album.tools import (
@@ -112,14 +115,17 @@ CALIBRATION_SAMPLE = 500
 class SearchResult:
     """The answer to one query: the predicted set (empty when abstaining), the ranked list, why.
 
-    ``ranked`` is built on first access (ordering tens of thousands of photos by
-    time costs more than finding them), so read it while the catalog is open;
+    ``ranked`` orders exactly ``photo_ids``; it is built on first access (ordering tens of
+    thousands of photos by time costs more than finding them), so read it while the catalog
+    is open, and :meth:`head` gives its first ``k`` without building the rest when it can.
+    ``photo_ids`` is a frozenset, or for a time-ranked answer an
+    :class:`~finegrain.album.photo_order.OrderedIds` (a set held as positions in capture order);
     ``timings`` are milliseconds per step of finding the set. ``outcome`` is why, typed;
     ``reason`` renders it in the plan's language.
     """
 
     plan: Plan
-    photo_ids: frozenset[str]
+    photo_ids: AbstractSet[str]
     abstained: bool
     reason: str
     timings: dict[str, float] = field(default_factory=dict)
@@ -132,6 +138,13 @@ class SearchResult:
     def ranked(self) -> tuple[tuple[str, float], ...]:
         """``[(photo id, score)]`` best first: by visual score, or by capture time without one."""
         return tuple(self.rank()) if self.rank is not None else ()
+
+    def head(self, k: int | None) -> Sequence[tuple[str, float]]:
+        """The first ``k`` of :attr:`ranked` (all when None); a time ranking builds those alone."""
+        head = getattr(self.rank, "head", None)
+        if "ranked" not in self.__dict__ and callable(head):
+            return tuple(head(k))
+        return self.ranked if k is None else self.ranked[:k]
 
     def to_dict(self, *, top: int | None = None) -> dict[str, Any]:
         ranked = self.ranked if top is None else self.ranked[:top]
@@ -150,40 +163,6 @@ class SearchResult:
         }
 
 
-#: photo ids a SearchContext keeps in each of its two caches (sets per filter, time orders per set)
-CACHED_IDS = 400_000
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class _SizedLRU(Generic[K, V]):
-    """A least-recently-used map bounded by the total ``size`` of its values (photo ids held)."""
-
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._data: OrderedDict[K, tuple[V, int]] = OrderedDict()
-        self._held = 0
-
-    def get(self, key: K) -> tuple[bool, V | None]:
-        entry = self._data.get(key)
-        if entry is None:
-            return False, None
-        self._data.move_to_end(key)
-        return True, entry[0]
-
-    def put(self, key: K, value: V, size: int) -> None:
-        if size > self.capacity:
-            return
-        old = self._data.pop(key, None)
-        self._held -= old[1] if old else 0
-        self._data[key] = (value, size)
-        self._held += size
-        while self._held > self.capacity:
-            _, (_, n) = self._data.popitem(last=False)
-            self._held -= n
-
-
 class SearchContext:
     """What search needs per catalog, computed once and reused across queries: the vocabulary,
     photo times, the embeddings of the encoder's model (unit rows) and the calibrated visual
@@ -196,31 +175,31 @@ class SearchContext:
         self.today = today
         self._vocab = vocab
         self._times: PhotoTimes | None = None
-        self._positions: dict[str, int] | None = None
+        self._order: PhotoOrder | None = None
+        self._index: ConstraintIndex | None = None
         self._events: list[Event] | None = None
         self._embeddings: tuple[list[str], np.ndarray] | None = None
         self._threshold = visual_threshold
-        # sets and time orders of constraint combinations already asked for (queries that differ in
-        # wording or language, or a chip removed and put back, share them); bounded by photo ids held
-        self._filtered: _SizedLRU[PhotoFilter, frozenset[str] | None] = _SizedLRU(CACHED_IDS)
-        self._ordered: _SizedLRU[frozenset[str], tuple[tuple[str, float], ...]] = _SizedLRU(CACHED_IDS)
 
-    def select_ids(self, where: PhotoFilter) -> frozenset[str] | None:
-        """``store.select_ids(where)``, remembered for this context (it sees one state of the catalog)."""
-        found, hit = self._filtered.get(where)
-        if not found:
-            ids = self.store.select_ids(where)
-            hit = None if ids is None else frozenset(ids)
-            self._filtered.put(where, hit, len(hit or ()))
-        return hit
+    def select_ids(self, where: PhotoFilter, ranges: Sequence[TimeRange] = ()) -> OrderedIds | None:
+        """``store.select_ids(where)`` as positions in capture order, further limited to any of the
+        time ``ranges`` (None when there is no constraint); each constraint's photos are read
+        from the store once per context (:class:`~finegrain.album.photo_order.ConstraintIndex`)."""
+        if self._index is None:
+            self._index = ConstraintIndex(self.store, self.order, self.times)
+        return self._index.select(where, ranges)
 
-    def time_ranked(self, ids: frozenset[str]) -> tuple[tuple[str, float], ...]:
-        """:func:`_time_ranked` of ``ids``, remembered (a frozenset's hash is computed once)."""
-        found, hit = self._ordered.get(ids)
-        if not found or hit is None:
-            hit = tuple(_time_ranked(ids, self))
-            self._ordered.put(ids, hit, len(ids))
-        return hit
+    def time_ranked(self, ids: AbstractSet[str]) -> OrderedIds:
+        """``ids`` in capture order, oldest first (undated last, by id); calling the result gives
+        ``[(id, 1 - rank / n)]``, its ``head(k)`` the first ``k`` alone."""
+        return self.order.of(ids)
+
+    @property
+    def order(self) -> PhotoOrder:
+        """Every photo's position in capture order (built once per context)."""
+        if self._order is None:
+            self._order = PhotoOrder.from_times(self.times, self.store)
+        return self._order
 
     @property
     def vocab(self) -> AlbumVocabulary:
@@ -239,12 +218,6 @@ class SearchContext:
         if self._events is None:
             self._events = self.store.events()
         return self._events
-
-    @property
-    def positions(self) -> dict[str, int]:
-        if self._positions is None:
-            self._positions = self.times.position()
-        return self._positions
 
     @property
     def embeddings(self) -> tuple[list[str], np.ndarray]:
@@ -334,7 +307,8 @@ def search(
     def done(ids: AbstractSet[str], ranked: Any, outcome: Outcome, **kw: Any) -> SearchResult:
         timings["total"] = _ms(t0)
         rank = ranked if callable(ranked) else (lambda: ranked)
-        return SearchResult(plan, frozenset(ids), not ids, render(outcome, plan.lang), timings, rank=rank,
+        found = ids if isinstance(ids, OrderedIds) else frozenset(ids)
+        return SearchResult(plan, found, not ids, render(outcome, plan.lang), timings, rank=rank,
                             outcome=outcome, **kw)
 
     if plan.impossible_times:
@@ -377,7 +351,8 @@ def search(
                 return done(set(), [], Outcome(OutcomeKind.TOOLS_DISABLED, _dropped(plan),
                                                note=tools_label(enabled)))
             return done(set(), [], Outcome(OutcomeKind.NOTHING_TO_SEARCH))
-        return done(hard, (lambda: ctx.time_ranked(frozenset(hard))), Outcome(OutcomeKind.FOUND, matched, count=len(hard)))
+        ordered = ctx.time_ranked(hard)
+        return done(ordered, ordered, Outcome(OutcomeKind.FOUND, matched, count=len(hard)))
 
     t = time.perf_counter()
     threshold = ctx.visual_threshold
@@ -394,7 +369,8 @@ def search(
         if unverified_visual == "abstain" or (unverified_visual == "one_day" and not _one_day(plan)):
             return done(set(), [], Outcome(OutcomeKind.VISUAL_UNCHECKABLE, seen, gap=gap, note=note,
                                            count=len(hard)))
-        return done(hard, (lambda: ctx.time_ranked(frozenset(hard))),
+        ordered = ctx.time_ranked(hard)
+        return done(ordered, ordered,
                     Outcome(OutcomeKind.FOUND_VISUAL_UNCHECKED, seen, count=len(hard), gap=gap, note=note))
     best = hits.best
     if best is None or threshold is None or best < threshold:
@@ -469,31 +445,20 @@ def _constraints(store: CatalogStore, plan: Plan, named: Sequence[Any], events_m
     return out
 
 
-def _one_query(ctx: SearchContext, plan: Plan, named: Sequence[Any]) -> frozenset[str] | None:
-    """The hard set in one indexed store query (``select_ids``) when the plan is simple enough:
-    at most one plain date range and one album place; None otherwise (or with no constraint)."""
-    if len(plan.time_ranges) > 1 or _needs_times(plan) or len(plan.places) > 1:
+def _one_query(ctx: SearchContext, plan: Plan, named: Sequence[Any]) -> OrderedIds | None:
+    """The hard set from the context's constraint index (:meth:`SearchContext.select_ids`) when
+    the plan is simple enough: its time ranges, at most one album place and the named people;
+    None otherwise (or with no constraint)."""
+    if len(plan.places) > 1:
         return None
     if plan.places and (not plan.places[0].in_album or plan.places[0].place.level not in CATALOG_LEVELS):
         return None
     kw: dict[str, Any] = {}
-    if plan.time_ranges:
-        r = plan.time_ranges[0]
-        kw["start"], kw["end"] = _midnight(r.start), _day_after(r.end)
     if plan.places:
         kw["places"] = [(plan.places[0].place.level, plan.places[0].place.name)]
     if named:
         kw["people"] = list(dict.fromkeys(p.person_id for p in named))
-    return ctx.select_ids(PhotoFilter(**kw)) if kw else None
-
-
-def _midnight(d: Any) -> datetime:
-    return datetime(d.year, d.month, d.day)
-
-
-def _day_after(d: date) -> datetime | None:
-    """Midnight after day ``d``; None (an open end) after the calendar's last day."""
-    return None if d >= date.max else _midnight(d + timedelta(days=1))
+    return ctx.select_ids(PhotoFilter(**kw), plan.time_ranges) if kw or plan.time_ranges else None
 
 
 def _rules(query: str, vocab: AlbumVocabulary, lang: str | None) -> Plan:
@@ -518,21 +483,6 @@ def _visual_text(plan: Plan, events_matched: bool, store: CatalogStore) -> str:
         parts.extend(plan.event_words)
     parts.extend(p.text for p in plan.places if p.place.level == "poi" and not store.ids_at_place(p.place.name))
     return " ".join(dict.fromkeys(p for p in parts if p))
-
-
-def _time_ranked(ids: AbstractSet[str], ctx: SearchContext) -> list[tuple[str, float]]:
-    """``ids`` oldest first (undated last), ties by id; scores ``1 - rank / n``."""
-    pos = ctx.positions
-    times = ctx.times
-    dated = ids & pos.keys()
-    rows = np.fromiter(map(pos.__getitem__, dated), dtype=np.int64, count=len(dated))
-    rows.sort()  # rows follow id order, so a stable sort by time breaks ties by id
-    rows = rows[np.argsort(times.seconds[rows], kind="stable")]
-    order = list(map(times.ids.__getitem__, rows.tolist()))
-    if len(dated) < len(ids):
-        order.extend(sorted(ids - dated))
-    n = len(order)
-    return list(zip(order, (1.0 - np.arange(n) / n).tolist()))
 
 
 def _ms(t: float) -> float:

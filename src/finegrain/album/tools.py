@@ -218,6 +218,10 @@ class PhotoTimes:
         )
 
     def matching(self, r: TimeRange) -> set[str]:
+        return {self.ids[i] for i in np.flatnonzero(self.mask(r)).tolist()}
+
+    def mask(self, r: TimeRange) -> np.ndarray:
+        """Which rows are in ``r`` (its dates, every year or not, its hours and weekdays)."""
         if r.every_year:
             lo, hi = r.start.month * 100 + r.start.day, r.end.month * 100 + r.end.day
             md = self.month_day
@@ -230,7 +234,7 @@ class PhotoTimes:
             first, last = r.hours
             h = self.hour
             mask &= (h >= first) & (h <= last) if first <= last else (h >= first) | (h <= last)
-        return {self.ids[i] for i in np.flatnonzero(mask).tolist()}
+        return mask
 
 
 def time_filter(store: CatalogStore, ranges: Sequence[TimeRange], times: PhotoTimes | None = None) -> set[str] | None:

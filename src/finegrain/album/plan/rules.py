@@ -189,20 +189,24 @@ def _probe(alias: str) -> str | None:
     return first.lower() if first.isascii() and first else None
 
 
-def _absent(alias: str, lower_text: str) -> bool:
-    """True when ``alias`` cannot occur in the text (a plain substring test before the regex)."""
-    probe = _probe(alias)
-    return probe is not None and probe not in lower_text
-
-
-def _longest_first(words: Iterable[str]) -> tuple[str, ...]:
-    """``words`` longest first (ties by text); the order of a word list is computed once."""
-    return _ordered(tuple(words))
+def _candidates(words: Iterable[str], lang: str, latin: bool) -> tuple[tuple[str, str | None], ...]:
+    """The ``words`` that can match in a query of ``lang`` (English: non-Chinese words; Chinese:
+    Chinese words, and Latin words of 3+ letters when ``latin``), longest first (ties by text),
+    each with its :func:`_probe`; computed once per word list, language and ``latin``."""
+    return _script_words(tuple(words), lang, latin)
 
 
 @lru_cache(maxsize=256)
-def _ordered(words: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(sorted(set(words), key=lambda w: (-len(w), w)))
+def _script_words(words: tuple[str, ...], lang: str, latin: bool) -> tuple[tuple[str, str | None], ...]:
+    out = []
+    for w in sorted(set(words), key=lambda w: (-len(w), w)):
+        cjk = _CJK.search(w) is not None
+        if lang == "en" and cjk:
+            continue
+        if lang == "zh" and not cjk and not (latin and len(w) >= 3):
+            continue
+        out.append((w, _probe(w)))
+    return tuple(out)
 
 
 def _find_words(
@@ -215,12 +219,8 @@ def _find_words(
     out = []
     latin = cross_script and lang == "zh" and _LATIN.search(t.text) is not None
     lower = t.text.lower()
-    for w in _longest_first(words):
-        if lang == "en" and _CJK.search(w):
-            continue
-        if lang == "zh" and not _CJK.search(w) and not (latin and len(w) >= 3):
-            continue
-        if _absent(w, lower):
+    for w, probe in _candidates(words, lang, latin):
+        if probe is not None and probe not in lower:  # cannot occur: skip the regex
             continue
         for m in _alias_pattern(w, lang).finditer(t.text):
             if t.free(*m.span()) and (keep is None or keep(w, *m.span())):

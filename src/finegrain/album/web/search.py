@@ -34,7 +34,12 @@ from finegrain.errors import FinegrainError
 def _top_ids(result: Any, limit: int | None) -> tuple[int, list[tuple[str, float | None]]]:
     """(how many photos the answer has, its first ``limit`` as ``(id, score)``): ranked ids first
     in engine order, then the rest of the set in id order (score None). Only the shown part is
-    built: the ranked list of a broad query is tens of thousands long."""
+    built: the ranked list of a broad query is tens of thousands long. An engine
+    :class:`~finegrain.album.engine.SearchResult` ranks exactly its set, so its ``head`` is the
+    answer; any other result is reconciled with its set here."""
+    head = getattr(result, "head", None)
+    if callable(head):
+        return len(result.photo_ids), [(pid, float(score)) for pid, score in head(limit)]
     ranked = getattr(result, "ranked", ()) or ()
     members = set(getattr(result, "photo_ids", ()) or ())
     ranked_ids = dict.fromkeys(pid for pid, _ in ranked)  # first occurrence, engine order (C loops)
