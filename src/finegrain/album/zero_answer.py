@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from os import PathLike
 from typing import Any
 
-from finegrain.album.catalog.sqlite import SqliteCatalog
+from finegrain.album.catalog import open_catalog
 from finegrain.album.catalog.store import CatalogStore
 from finegrain.album.engine import SearchContext
 from finegrain.album.plan import plan_query
@@ -280,8 +280,8 @@ def _stores(given: Any, codes: tuple[str, ...], stack: ExitStack) -> dict[str, C
         if isinstance(item, CatalogStore):
             return item
         if isinstance(item, str | PathLike):
-            return stack.enter_context(closing(SqliteCatalog(item, create=False)))
-        raise FinegrainError(f"{item!r:.60} is not a catalog store or file", "pass a CatalogStore or a catalog path")
+            return stack.enter_context(closing(open_catalog(item, create=False)))
+        raise FinegrainError(f"{item!r:.60} is not a catalog store or file", "pass a CatalogStore, a catalog path or a postgresql:// URL")
 
     if isinstance(given, Mapping):
         by_lang = {str(parse_lang(k)): v for k, v in given.items()}

@@ -26,7 +26,9 @@ def default_catalog(photo_dir: Path) -> Path:
 
 def index_command(
     photo_dir: Path = typer.Argument(..., help="Folder of photos (searched recursively)."),
-    catalog: Path | None = typer.Option(None, "--catalog", "-c", help="Catalog file (default: PHOTO_DIR/.finegrain/catalog.sqlite)."),
+    catalog: str | None = typer.Option(
+        None, "--catalog", "-c",
+        help="Catalog file, or a postgresql://USER@HOST/DB URL (default: PHOTO_DIR/.finegrain/catalog.sqlite)."),
     no_faces: bool = typer.Option(False, "--no-faces", help="Skip face detection and clustering."),
     no_captions: bool = typer.Option(False, "--no-captions", help="Ignore XMP/JSON sidecar captions."),
     encoder: str | None = typer.Option(
@@ -38,7 +40,7 @@ def index_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Index (or re-index, incrementally) the photos under PHOTO_DIR."""
-    from finegrain.album.catalog import open_catalog
+    from finegrain.album.catalog import catalog_target, describe, open_catalog
     from finegrain.album.indexer import check_image_encoder, index_folder, photo_folder
     from finegrain.retrieve.encoders import get_encoder
 
@@ -46,33 +48,34 @@ def index_command(
     text_enc = get_encoder(encoder) if encoder else None
     image_enc = get_encoder(image_encoder) if image_encoder else None
     check_image_encoder(image_enc, text_enc)  # before the catalog is touched
-    path = catalog or default_catalog(photo_dir)
+    path = catalog_target(catalog) if catalog else default_catalog(photo_dir)
     with open_catalog(path) as store:
         report = index_folder(photo_dir, store, faces=not no_faces, captions=not no_captions, show_progress=not quiet,
                               encoder=text_enc, image_encoder=image_enc, datum=datum)
     typer.echo(report.summary())
-    typer.echo(f"catalog: {path}")
+    typer.echo(f"catalog: {describe(path)}")
 
 
 def import_photobench_command(
     album_dir: Path = typer.Argument(..., help="A PhotoBench album folder (metadata.json, face_info_*.json)."),
-    catalog: Path = typer.Option(..., "--catalog", "-c", help="Catalog file to create or update."),
+    catalog: str = typer.Option(
+        ..., "--catalog", "-c", help="Catalog to create or update: a file, or a postgresql://USER@HOST/DB URL."),
     lang: str = lang_option("Language of the people's nicknames:"),
     datum: str = typer.Option("wgs84", "--datum", help=_DATUM_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Build a catalog from a PhotoBench album folder (no images needed)."""
-    from finegrain.album.catalog import open_catalog
+    from finegrain.album.catalog import catalog_target, describe, open_catalog
     from finegrain.album.photobench import import_photobench
 
-    with open_catalog(catalog) as store:
+    with open_catalog(catalog_target(catalog)) as store:
         report = import_photobench(album_dir, store, lang=lang, show_progress=not quiet, datum=datum)
     typer.echo(report.summary())
-    typer.echo(f"catalog: {catalog}")
+    typer.echo(f"catalog: {describe(catalog)}")
 
 
 def people_command(
-    catalog: Path = typer.Argument(..., help="Catalog file."),
+    catalog: str = typer.Argument(..., help="Catalog file, or a postgresql://USER@HOST/DB URL."),
     name: list[str] = typer.Option(
         [], "--name", "-n",
         help="CLUSTER_ID=NAME[,NICKNAME...] (repeatable): adds these aliases, in any language, to the "
@@ -87,11 +90,11 @@ def people_command(
     me: str | None = typer.Option(None, "--me", help="The cluster id of the album owner."),
 ) -> None:
     """List face clusters with their photo counts; name them (aliases in any language), merge them, mark "me"."""
-    from finegrain.album.catalog import open_catalog
+    from finegrain.album.catalog import catalog_target, open_catalog
 
     namings = [parse_naming(item) for item in name]  # every item checked before anything is written
     merges = [parse_merge(item) for item in merge]
-    with open_catalog(catalog, create=False) as store:
+    with open_catalog(catalog_target(catalog), create=False) as store:
         for into, sources in merges:
             merged = store.merge_people(into, sources)
             typer.echo(f"merged {', '.join(sources)} into {into}: {', '.join(merged.names) or '(unnamed)'}")
@@ -137,3 +140,16 @@ def parse_naming(item: str) -> tuple[str, list[str]]:
     if not sep or not pid.strip() or not names:
         raise FinegrainError(f"--name {item!r} is not CLUSTER_ID=NAME[,NICKNAME...]", "write it like --name p3=Mum,Mom")
     return pid.strip(), names
+
+
+def migrate_command(
+    source: str = typer.Option(..., "--from", help="The catalog to copy: a file, or a postgresql://USER@HOST/DB URL."),
+    target: str = typer.Option(
+        ..., "--to", help="Where to copy it (created; must be empty): a file, or a postgresql://USER@HOST/DB URL."),
+) -> None:
+    """Copy a catalog between SQLite and Postgres (either way), verifying every part's count and content."""
+    from finegrain.album.catalog import catalog_target
+    from finegrain.album.catalog.migrate import migrate_catalog
+
+    report = migrate_catalog(catalog_target(source), catalog_target(target))
+    typer.echo(report.summary())

@@ -41,7 +41,9 @@ def eval_command(
     photobench: Path = typer.Option(..., "--photobench", "-p", help="A PhotoBench album folder."),
     lang: str = lang_option("Query language:"),
     out: Path | None = typer.Option(None, "--out", "-o", help="Folder for results.json."),
-    catalog: Path | None = typer.Option(None, "--catalog", "-c", help="Reuse (or create) this catalog file instead of a temporary one."),
+    catalog: str | None = typer.Option(
+        None, "--catalog", "-c",
+        help="Reuse (or create) this catalog instead of a temporary one: a file, or a postgresql://USER@HOST/DB URL."),
     encoder: str | None = typer.Option(None, "--encoder", "-e", help="Text encoder of the catalog's caption embeddings."),
     unverified_visual: str = typer.Option("abstain", "--unverified-visual", help=_POLICY_HELP),
     queries: list[Path] = typer.Option(

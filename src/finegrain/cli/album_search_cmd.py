@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import Any
 
 import typer
 
 from finegrain.cli.options import lang_option
-from finegrain.errors import FinegrainError
 
 _POLICY_HELP = (
     "When the visual part of a query cannot be checked (no caption/image embeddings): "
@@ -36,7 +35,8 @@ def _encoder(name: str | None):  # noqa: ANN202
 
 
 def search_command(
-    catalog: Path = typer.Argument(..., help="A catalog file (from 'album index' or 'album import-photobench')."),
+    catalog: str = typer.Argument(
+        ..., help="A catalog (from 'album index' or 'album import-photobench'): a file or a postgresql://USER@HOST/DB URL."),
     query: str = typer.Argument(..., help="The search query, in Chinese or English."),
     lang: str | None = lang_option("Query language (default: detected):", None),
     as_json: bool = typer.Option(False, "--json", help="Print the result (plan, set, ranked list, reason) as JSON."),
@@ -47,16 +47,14 @@ def search_command(
     today: str | None = typer.Option(None, "--today", help="The 'now' of relative dates (YYYY-MM-DD); default: the newest photo's date, or today's when no photo is dated."),
 ) -> None:
     """Search CATALOG for QUERY: the photo set, a ranked list and the plan; nothing when it abstains."""
-    from finegrain.album.catalog.sqlite import SqliteCatalog
+    from finegrain.album.catalog import catalog_target, open_catalog
     from finegrain.album.engine import search
     from finegrain.album.plan_catalog import parse_today
 
     now = parse_today(today)
 
-    if not catalog.is_file():
-        raise FinegrainError(f"no catalog file {catalog}", "build one with 'finegrain album index' or 'album import-photobench'")
     plan_lang = lang  # zh | en | None, checked by --lang
-    store = SqliteCatalog(catalog, create=False)
+    store = open_catalog(catalog_target(catalog), create=False)
     try:
         result = search(store, query, lang=plan_lang, encoder=_encoder(encoder), visual_threshold=threshold,
                         unverified_visual=unverified_visual, today=now)

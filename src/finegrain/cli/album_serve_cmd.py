@@ -17,7 +17,7 @@ from finegrain.errors import FinegrainError
 
 
 def serve_command(
-    catalog: Path = typer.Argument(..., help="Catalog file (e.g. PHOTO_DIR/.finegrain/catalog.sqlite)."),
+    catalog: str = typer.Argument(..., help="Catalog file (e.g. PHOTO_DIR/.finegrain/catalog.sqlite)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (loopback unless --allow-remote)."),
     port: int = typer.Option(8765, "--port", min=1, max=65535, help="TCP port."),
     allow_remote: bool = typer.Option(
@@ -44,9 +44,17 @@ def serve_command(
 
     now = parse_today(today)
     allowed = serving.allowed_hosts(host, allow_remote, "the page has no login and serves your photos")
-    if not catalog.is_file():
+    from finegrain.album.catalog import describe, is_postgres_url
+
+    if is_postgres_url(catalog):
         raise FinegrainError(
-            f"no catalog at {str(catalog)!r}", "build one with `finegrain album index PHOTO_DIR` first"
+            f"album serve reads a catalog file, not the Postgres catalog {describe(catalog)!r} (the page reads SQLite only)",
+            "copy it to a file and serve that: finegrain album migrate --from URL --to album.sqlite",
+        )
+    path = Path(catalog)
+    if not path.is_file():
+        raise FinegrainError(
+            f"no catalog at {str(path)!r}", "build one with `finegrain album index PHOTO_DIR` first"
         )
     from finegrain.album.web.app import create_app
 
@@ -55,9 +63,9 @@ def serve_command(
         from finegrain.retrieve.encoders.registry import get_encoder
 
         options["encoder"] = get_encoder(encoder)
-    app = create_app(catalog, allowed_hosts=allowed, engine_options=options, search_processes=search_processes,
+    app = create_app(path, allowed_hosts=allowed, engine_options=options, search_processes=search_processes,
                      encoder_name=encoder or None)
     from finegrain.album.web.server import serve
 
-    serving.echo_serving(str(catalog), host, port)
+    serving.echo_serving(str(path), host, port)
     serve(app, host, port, keep_alive=keep_alive)

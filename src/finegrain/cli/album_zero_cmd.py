@@ -29,7 +29,7 @@ def zero_answer_command(
     import tempfile
 
     from finegrain import __version__
-    from finegrain.album.catalog.sqlite import SqliteCatalog
+    from finegrain.album.catalog import open_catalog
     from finegrain.album.photobench import import_photobench
     from finegrain.album.zero_answer import check_count, make_zero_answer, parse_langs, write_zero_answer
     from finegrain.io.photobench import read_album
@@ -38,7 +38,7 @@ def zero_answer_command(
     check_count(n)
     album = read_album(photobench)
     with tempfile.TemporaryDirectory(prefix="finegrain-zero-") as tmp:
-        stores = {code: SqliteCatalog(Path(tmp) / f"{album.name}-{code}.sqlite") for code in codes}
+        stores = {code: open_catalog(Path(tmp) / f"{album.name}-{code}.sqlite") for code in codes}
         try:
             for code, store in stores.items():
                 import_photobench(photobench, store, lang=code)

@@ -1,7 +1,10 @@
-"""The album catalog: the storage protocol and its embedded SQLite implementation."""
+"""The album catalog: the storage protocol, its SQLite and Postgres implementations and the one opener."""
 
+from finegrain.album.catalog.opener import catalog_target, describe, open_catalog
+from finegrain.album.catalog.postgres_schema import is_postgres_url
 from finegrain.album.catalog.schema import SCHEMA_VERSION
-from finegrain.album.catalog.sqlite import SqliteCatalog, open_catalog
+from finegrain.album.catalog.sqlite import SqliteCatalog
 from finegrain.album.catalog.store import CatalogStore, PhotoFilter
 
-__all__ = ["SCHEMA_VERSION", "CatalogStore", "PhotoFilter", "SqliteCatalog", "open_catalog"]
+__all__ = ["SCHEMA_VERSION", "CatalogStore", "PhotoFilter", "SqliteCatalog", "catalog_target", "describe",
+           "is_postgres_url", "open_catalog"]

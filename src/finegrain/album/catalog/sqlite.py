@@ -40,11 +40,9 @@ from finegrain.album.catalog.schema import (
     photo_row,
     place_of,
 )
-from finegrain.album.catalog.store import PhotoFilter
+from finegrain.album.catalog.store import VOLATILE_META, PhotoFilter, clean_names, merge_names, natural_key
 from finegrain.album.records import Event, FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.errors import FinegrainError
-
-_VOLATILE_META = frozenset({"last_indexed_at"})
 
 
 class SqliteCatalog:
@@ -321,7 +319,7 @@ class SqliteCatalog:
     def people(self) -> list[Person]:
         rows = self._db.execute("SELECT id, names, is_me FROM people").fetchall()
         people = [Person(r[0], tuple(json.loads(r[1])), bool(r[2])) for r in rows]
-        return sorted(people, key=lambda p: _natural(p.id))
+        return sorted(people, key=lambda p: natural_key(p.id))
 
     def person_photo_counts(self) -> dict[str, int]:
         rows = self._db.execute(
@@ -331,7 +329,7 @@ class SqliteCatalog:
 
     def name_person(self, person_id: str, names: Sequence[str]) -> Person:
         person = self._require_person(person_id)
-        clean = _clean_names(names)
+        clean = clean_names(names)
         if not clean:
             raise FinegrainError(f"no name given for person {person_id!r}", "pass at least one non-empty name")
         named = Person(person.id, clean, person.is_me)
@@ -341,10 +339,10 @@ class SqliteCatalog:
     def add_person_names(self, person_id: str, names: Sequence[str]) -> Person:
         with self.transaction():
             person = self._require_person(person_id)
-            added = _clean_names(names)
+            added = clean_names(names)
             if not added:
                 raise FinegrainError(f"no name given for person {person_id!r}", "pass at least one non-empty name")
-            named = Person(person.id, _merge_names(person.names, added), person.is_me)
+            named = Person(person.id, merge_names(person.names, added), person.is_me)
             self.put_person(named)
         return named
 
@@ -360,7 +358,7 @@ class SqliteCatalog:
             others = [self._require_person(f) for f in sources]
             names = target.names
             for o in others:
-                names = _merge_names(names, o.names)
+                names = merge_names(names, o.names)
             merged = Person(target.id, names, target.is_me or any(o.is_me for o in others))
             for o in others:
                 self._db.execute("UPDATE faces SET person_id=? WHERE person_id=?", (target.id, o.id))
@@ -403,7 +401,7 @@ class SqliteCatalog:
     def events(self) -> list[Event]:
         rows = self._db.execute("SELECT id, start, end, n_photos FROM events").fetchall()
         out = [Event(r[0], parse_dt(r[1]), parse_dt(r[2]), r[3]) for r in rows]
-        return sorted(out, key=lambda e: (e.start or datetime.min, _natural(e.id)))
+        return sorted(out, key=lambda e: (e.start or datetime.min, natural_key(e.id)))
 
     # ------------------------------------------------------------------ embeddings
 
@@ -592,7 +590,7 @@ class SqliteCatalog:
         ]
         meta = {
             k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta ORDER BY key")
-            if k not in _VOLATILE_META
+            if k not in VOLATILE_META
         }
         steps: dict[str, list[str]] = {}
         for step, pid in self._db.execute("SELECT step, photo_id FROM steps ORDER BY photo_id, step"):
@@ -622,33 +620,3 @@ class SqliteCatalog:
             if f.exists():
                 total += f.stat().st_size
         return total
-
-
-def open_catalog(path: str | Path, *, create: bool = True) -> SqliteCatalog:
-    """Open (or create) the SQLite catalog at ``path``."""
-    return SqliteCatalog(path, create=create)
-
-
-# ---------------------------------------------------------------------- helpers
-
-
-def _natural(text: str) -> tuple[Any, ...]:
-    import re
-
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
-
-
-def _clean_names(names: Sequence[str]) -> tuple[str, ...]:
-    """Stripped, non-empty names, first spelling kept when two differ only in case."""
-    return _merge_names((), [n.strip() for n in names if n.strip()])
-
-
-def _merge_names(old: Sequence[str], new: Sequence[str]) -> tuple[str, ...]:
-    """``old`` then the names of ``new`` not already present (case-insensitive), in order."""
-    out = list(old)
-    seen = {n.casefold() for n in out}
-    for n in new:
-        if n.casefold() not in seen:
-            seen.add(n.casefold())
-            out.append(n)
-    return tuple(out)

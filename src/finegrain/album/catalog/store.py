@@ -13,6 +13,7 @@ Times in filters are local wall-clock times (naive datetimes), see
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ from finegrain.errors import FinegrainError
 #: Catalog meta key: ``{model id: "image"}`` for models whose vectors embed the pixels;
 #: a model not listed embeds captions.
 EMBEDDING_KINDS = "embedding_kinds"
+#: Meta keys left out of ``dump()`` (they change on every run, not with the catalog's content).
+VOLATILE_META = frozenset({"last_indexed_at"})
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,10 @@ class CatalogStore(Protocol):
 
     # --- lifecycle
     def close(self) -> None: ...
-    def transaction(self) -> AbstractContextManager[None]: ...
+    def transaction(self) -> AbstractContextManager[None]:
+        """Group writes into one commit (rolled back on error); nested uses join the outer one."""
+    def snapshot(self) -> AbstractContextManager[None]:
+        """Run several reads against one consistent state of the catalog; nested uses join the outer one."""
 
     # --- photos
     def put_photo(self, photo: Photo) -> None:
@@ -151,3 +157,27 @@ class CatalogStore(Protocol):
     # --- comparison
     def dump(self) -> dict[str, Any]:
         """Everything stored, as plain JSON-able data in a canonical order (for tests and export)."""
+
+
+# ---------------------------------------------------------------------- rules every store shares
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort key reading digit runs as numbers (``p2`` before ``p10``); people and events sort by it."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
+
+
+def clean_names(names: Sequence[str]) -> tuple[str, ...]:
+    """Stripped, non-empty names, first spelling kept when two differ only in case."""
+    return merge_names((), [n.strip() for n in names if n.strip()])
+
+
+def merge_names(old: Sequence[str], new: Sequence[str]) -> tuple[str, ...]:
+    """``old`` then the names of ``new`` not already present (case-insensitive), in order."""
+    out = list(old)
+    seen = {n.casefold() for n in out}
+    for n in new:
+        if n.casefold() not in seen:
+            seen.add(n.casefold())
+            out.append(n)
+    return tuple(out)
