@@ -194,6 +194,14 @@ class SearchContext:
         ``[(id, 1 - rank / n)]``, its ``head(k)`` the first ``k`` alone."""
         return self.order.of(ids)
 
+    def warm(self) -> SearchContext:
+        """Build now what the first queries would otherwise build: the vocabulary, the capture
+        order and the planner's segmenter (jieba's dictionary, loaded by the first Chinese plan)."""
+        _ = self.order
+        for query, lang in (("photos from 2020", "en"), ("2020年的照片", "zh")):
+            plan_query(query, self.vocab, lang=lang)
+        return self
+
     @property
     def order(self) -> PhotoOrder:
         """Every photo's position in capture order (built once per context)."""

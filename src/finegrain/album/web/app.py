@@ -245,7 +245,7 @@ def create_app(
         state = "hit"
         if data is None:
             if worker is not None:
-                status, data = await worker.answer(version, query, lang, limit, removed)
+                status, data = await worker.answer(query, lang, limit, removed)
                 if status != 200:
                     raise HTTPException(status_code=status, detail=data.decode("utf-8"))
             else:
