@@ -22,6 +22,7 @@ as it is and left open.
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -40,19 +41,22 @@ class Engine:
 
     ``address``: a Ray cluster to join (``ray`` only; None starts a local Ray);
     ``num_cpus``: CPUs of a local Ray (None: all of this machine's);
-    ``shards``: corpus and query shards (None: the cluster's CPUs, at least 2).
+    ``shards``: corpus and query shards (None: the cluster's CPUs, at least 2);
+    ``workers``: encoding actors, one CPU each (None: the cluster's CPUs).
     """
 
     kind: EngineKind = "local"
     address: str | None = None
     num_cpus: int | None = None
     shards: int | None = None
+    workers: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ENGINES:
             raise UnknownNameError("engine", str(self.kind), ENGINES)
-        if self.kind == "local" and (self.address is not None or self.num_cpus is not None or self.shards is not None):
-            given = "address" if self.address is not None else "num_cpus" if self.num_cpus is not None else "shards"
+        ray_only = {"address": self.address, "num_cpus": self.num_cpus, "shards": self.shards, "workers": self.workers}
+        given = next((name for name, v in ray_only.items() if v is not None), None)
+        if self.kind == "local" and given is not None:
             raise FinegrainError(f"{given} is an option of the ray engine; the engine is 'local'",
                                  "pass --engine ray (Engine('ray', ...)) or drop the option")
         if self.address is not None and (not isinstance(self.address, str) or not self.address.strip()):
@@ -61,14 +65,15 @@ class Engine:
         if self.address is not None and self.num_cpus is not None:
             raise FinegrainError("num_cpus sizes a local Ray; a cluster joined by address has its own CPUs",
                                  "drop num_cpus, or drop the address to start a local Ray")
-        for name in ("num_cpus", "shards"):
+        for name in ("num_cpus", "shards", "workers"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
                 raise FinegrainError(f"{name}={v!r} is not a whole number >= 1", f"pass {name}=2, say, or None")
 
     def describe(self) -> dict[str, Any]:
         """JSON-able, for provenance."""
-        return {"kind": self.kind, "address": self.address, "num_cpus": self.num_cpus, "shards": self.shards}
+        return {"kind": self.kind, "address": self.address, "num_cpus": self.num_cpus, "shards": self.shards,
+                "workers": self.workers}
 
     @contextmanager
     def open(self, *, show_progress: bool = True) -> Iterator[LocalExecutor | RayExecutor]:
@@ -114,7 +119,15 @@ class RayExecutor:
     engine: Engine
     show_progress: bool = True
     notes: list[str] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)  # what the stages report (cache hits, ...), for provenance
     kind: str = "ray"
+
+    @property
+    def n_workers(self) -> int:
+        """Encoding actors: the engine's, else the cluster's CPUs."""
+        if self.engine.workers is not None:
+            return self.engine.workers
+        return max(1, int(self.ray.cluster_resources().get("CPU", 1)))
 
     @property
     def n_shards(self) -> int:
@@ -149,8 +162,9 @@ class RayExecutor:
 
     def describe(self) -> dict[str, Any]:
         res = self.ray.cluster_resources()
-        return {"kind": "ray", "address": self.engine.address, "shards": self.n_shards,
-                "cluster_cpus": res.get("CPU"), "nodes": len(self.ray.nodes()), "ray_version": self.ray.__version__}
+        return {"kind": "ray", "address": self.engine.address, "shards": self.n_shards, "workers": self.n_workers,
+                "cluster_cpus": res.get("CPU"), "nodes": len(self.ray.nodes()), "ray_version": self.ray.__version__,
+                **self.stats}
 
     # -- helpers for the stages ---------------------------------------------------
 
@@ -221,6 +235,8 @@ def _quiet_ray_data() -> None:
         from ray.data import DataContext
     except ImportError:  # pragma: no cover - Ray without Ray Data
         return
-    ctx = DataContext.get_current()
+    with warnings.catch_warnings():  # Ray's own context sets its deprecated fields at creation
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ctx = DataContext.get_current()
     ctx.enable_progress_bars = False
     ctx.verbose_progress = False

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,24 +34,10 @@ if TYPE_CHECKING:
     from finegrain.retrieve.bm25.shard import CorpusStats
     from finegrain.retrieve.lexical import BM25Retriever
     from finegrain.scale.engine import RayExecutor
+    from finegrain.scale.shards import Candidates
     from finegrain.types import Corpus, Queries, Run
 
 _TOKENIZE_CHUNK = 4096
-
-
-@dataclass(frozen=True)
-class Candidates:
-    """One shard's kept documents per query: ``docs[offsets[i]:offsets[i+1]]`` (global corpus positions)
-    and their raw scores (no tie separation), for query ``i``."""
-
-    offsets: np.ndarray
-    docs: np.ndarray
-    scores: np.ndarray
-
-
-def doc_text(title: str, text: str) -> str:
-    """A document's text for a text retriever: ``title + " " + text`` when it has a title."""
-    return f"{title} {text}" if title else text
 
 
 def retrieve_bm25(ex: RayExecutor, r: BM25Retriever, corpus: Corpus, queries: Queries, *, lang: str,
@@ -60,7 +45,7 @@ def retrieve_bm25(ex: RayExecutor, r: BM25Retriever, corpus: Corpus, queries: Qu
     """``r.retrieve(corpus, queries, lang=lang, top_k=top_k)`` computed over shards on Ray."""
     from finegrain.ranking import string_ranks
     from finegrain.retrieve.bm25.shard import merge_stats
-    from finegrain.scale.ray_metrics import shard_bounds
+    from finegrain.scale.shards import doc_text, merge_candidates, shard_bounds
     from finegrain.text.tokenizer import get_tokenizer
 
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
@@ -90,7 +75,8 @@ def retrieve_bm25(ex: RayExecutor, r: BM25Retriever, corpus: Corpus, queries: Qu
             for t_ref, (a, b) in zip(token_refs, bounds)]
     parts = ex.gather(refs, "BM25 search")
     tie_key = string_ranks(ids) if r.ties == "doc-id" else -np.arange(len(ids), dtype=np.int64)
-    return merge_candidates(parts, qids, ids, k=k, ties=r.ties, tie_key=tie_key, name=r.name)
+    return merge_candidates(parts, qids, ids, k=k, tie_key=tie_key, separate_ties=r.ties == "index-order",
+                            name=r.name)
 
 
 def _tokenize_shard(texts: list[str], lang: str, preset: str) -> tuple[list[list[str]], CorpusStats]:
@@ -111,6 +97,7 @@ def _search_shard(tokens: list[list[str]], ids: Sequence[str], offset: int, stat
     """Index one shard with the global statistics and keep each query's candidates (the Ray task of step 3)."""
     from finegrain.ranking import top_k_positions
     from finegrain.retrieve.bm25 import BM25
+    from finegrain.scale.shards import Candidates
 
     variant, k1, b, epsilon = params
     bm = BM25(variant, k1=k1, b=b, epsilon=epsilon).index(tokens, ids, stats=stats)  # type: ignore[arg-type]
@@ -120,48 +107,16 @@ def _search_shard(tokens: list[list[str]], ids: Sequence[str], offset: int, stat
     own_k = k if ties == "doc-id" else None
     thr = threshold if threshold is not None or own_k is not None else -sys.float_info.max
     run = bm.search(q_tokens, qids, k=own_k, threshold=thr, ties="doc-id", show_progress=False)
-    offsets, docs, scores = run.offsets, run.doc_codes, run.values
-    if ties != "doc-id" and k is not None and (np.diff(offsets) > k).any():
-        tie_key = -np.arange(len(ids), dtype=np.int64)
-        keep = [np.arange(a, e)[top_k_positions(scores[a:e], docs[a:e], k, tie_key)] if e - a > k
-                else np.arange(a, e) for a, e in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
-        counts = np.fromiter(map(len, keep), dtype=np.int64, count=len(keep))
-        sel = np.concatenate(keep) if keep else np.empty(0, dtype=np.int64)
-        offsets = np.concatenate([[0], np.cumsum(counts)])
-        docs, scores = docs[sel], scores[sel]
-    return Candidates(np.asarray(offsets, dtype=np.int64), np.asarray(docs, dtype=np.int64) + offset,
-                      np.asarray(scores, dtype=np.float64))
+    cands = Candidates.from_run(run, offset)
+    if ties == "doc-id" or k is None or not (np.diff(cands.offsets) > k).any():
+        return cands
+    tie_key = -np.arange(offset, offset + len(ids), dtype=np.int64)  # earlier corpus position wins
+    off, docs, scores = cands.offsets.tolist(), cands.docs, cands.scores
+    keep = [np.arange(a, e)[top_k_positions(scores[a:e], docs[a:e] - offset, k, tie_key)] if e - a > k
+            else np.arange(a, e) for a, e in zip(off[:-1], off[1:])]
+    counts = np.fromiter(map(len, keep), dtype=np.int64, count=len(keep))
+    sel = np.concatenate(keep) if keep else np.empty(0, dtype=np.int64)
+    return Candidates(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), docs[sel], scores[sel])
 
 
-def merge_candidates(parts: Sequence[Candidates], qids: Sequence[str], doc_ids: Sequence[str], *, k: int | None,
-                     ties: str, tie_key: np.ndarray, name: str) -> Run:
-    """The run of the whole corpus from its shards' candidates: per query the top ``k`` of their union
-    (score, then ``tie_key``, higher first), and for ``ties="index-order"`` equal scores separated as
-    :func:`finegrain.retrieve.bm25.search.search_index` separates them."""
-    from finegrain.ranking import top_k_positions
-    from finegrain.retrieve.bm25.search import _separate_ties  # the one tie separation of the BM25 search
-    from finegrain.types import Run
-
-    n_q = len(qids)
-    docs_out: list[np.ndarray] = []
-    vals_out: list[np.ndarray] = []
-    counts = np.zeros(n_q, dtype=np.int64)
-    for i in range(n_q):
-        d = np.concatenate([p.docs[p.offsets[i] : p.offsets[i + 1]] for p in parts])
-        v = np.concatenate([p.scores[p.offsets[i] : p.offsets[i + 1]] for p in parts])
-        if k is not None and len(v) > k:
-            sel = top_k_positions(v, d, k, tie_key)
-            d, v = d[sel], v[sel]
-        if ties == "index-order" and len(v) > 1:
-            d, v = _separate_ties(d, v)
-        docs_out.append(d)
-        vals_out.append(v)
-        counts[i] = len(d)
-    offsets = np.zeros(n_q + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    doc_codes = np.concatenate(docs_out).astype(np.int64) if docs_out else np.empty(0, dtype=np.int64)
-    values = np.concatenate(vals_out) if vals_out else np.empty(0, dtype=np.float64)
-    return Run(list(qids), offsets, doc_codes, tuple(doc_ids), values, name=name, check=False)
-
-
-__all__ = ["Candidates", "doc_text", "merge_candidates", "retrieve_bm25"]
+__all__ = ["retrieve_bm25"]

@@ -45,6 +45,7 @@ def evaluate_sharded(
     from finegrain.interop.coerce import as_qrels, as_run
     from finegrain.metrics import parse_metrics
     from finegrain.metrics.join import universe_of
+    from finegrain.scale.shards import shard_bounds
 
     qrels, run = as_qrels(qrels), as_run(run)
     items = [metrics] if isinstance(metrics, str) or not isinstance(metrics, Iterable) else list(metrics)
@@ -77,13 +78,6 @@ def _shard_values(qrels: Qrels, run: Run, part: tuple[str, ...], specs: list[Met
 
     joined = join(qrels, run, part)
     return np.array(joined.in_run), [compute(joined, s) for s in specs]
-
-
-def shard_bounds(n: int, shards: int) -> list[tuple[int, int]]:
-    """``shards`` contiguous ranges covering ``range(n)``, sizes differing by at most one (no empty range)."""
-    k = max(1, min(shards, n))
-    edges = [n * i // k for i in range(k + 1)]
-    return [(edges[i], edges[i + 1]) for i in range(k) if edges[i + 1] > edges[i]]
 
 
 def subset(table: T, qids: Sequence[str]) -> T:

@@ -1,0 +1,143 @@
+"""Encoding on Ray Data, behind finegrain's one embedding cache.
+
+:class:`RayDataEncoder` is an :class:`~finegrain.retrieve.encoders.base.Encoder`
+whose ``encode`` runs a Ray Data job: the texts in blocks, mapped by a pool of
+actors (one CPU each) that each build the encoder once. It is meant to sit
+inside :class:`~finegrain.retrieve.encoders.cache.CachedEncoder`, exactly as a
+local encoder does in :class:`~finegrain.retrieve.dense.DenseRetriever`: the
+driver looks every text up in the cache (``$FINEGRAIN_CACHE``, one format for
+both engines), sends only the missing ones to Ray, and writes what comes back
+as cache shards. A second run, on either engine, encodes nothing. The cache
+lives where the driver runs, so workers on other machines need no shared
+folder; vectors travel through Ray's object store.
+
+The encoder is built in each actor by a :class:`EncoderFactory` (a copy of the
+retriever's configuration, or a picklable Encoder object), so its model id
+and dimension are the driver's and its vectors are cached under the same keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from finegrain.errors import FinegrainError
+
+if TYPE_CHECKING:
+    from finegrain.retrieve.dense import DenseRetriever
+    from finegrain.retrieve.encoders.base import Encoder
+
+#: Texts per :meth:`RayDataEncoder.encode` call from the cache wrapper (its flush unit: progress kept).
+CHUNK = 16_384
+#: Texts per actor call (each actor encodes them in the encoder's own batches).
+ACTOR_BATCH = 256
+
+
+@dataclass(frozen=True)
+class EncoderFactory:
+    """Builds the encoder of ``retriever`` (a fresh copy of its configuration) in a worker."""
+
+    retriever: DenseRetriever
+
+    @classmethod
+    def of(cls, retriever: DenseRetriever) -> EncoderFactory:
+        return cls(dataclasses.replace(retriever))  # no loaded model travels: the copy builds its own
+
+    def __call__(self) -> Encoder:
+        return self.retriever.get_encoder()
+
+
+class _EncodeBatch:
+    """The Ray Data actor: holds one encoder, maps a batch ``{"i", "text"}`` to ``{"i", "vec"}``."""
+
+    def __init__(self, factory: EncoderFactory, kind: str) -> None:
+        self.encoder = factory()
+        self.kind = kind
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        texts = [str(t) for t in batch["text"].tolist()]
+        vecs = self.encoder.encode(texts, kind=self.kind)  # type: ignore[arg-type]
+        return {"i": batch["i"], "vec": np.asarray(vecs, dtype=np.float32)}
+
+
+class RayDataEncoder:
+    """An Encoder whose ``encode`` is a Ray Data job over ``workers`` actors (see the module docstring)."""
+
+    builtin_prefixes = False
+
+    def __init__(self, ray: Any, factory: EncoderFactory, *, model_id: str, dim: int, workers: int,
+                 show_progress: bool = False, config: dict[str, Any] | None = None) -> None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise FinegrainError(f"workers={workers!r} is not a whole number >= 1", "pass workers=2, say")
+        self.ray = ray
+        self.factory = factory
+        self.model_id = model_id
+        self.dim = int(dim)
+        self.workers = workers
+        self.batch_size = CHUNK  # what CachedEncoder hands over per call
+        self.show_progress = show_progress
+        self._config = dict(config or {})
+        self.n_encoded = 0
+
+    def config(self) -> dict[str, Any]:
+        return {**self._config, "engine": "ray-data", "workers": self.workers}
+
+    def encode(self, texts: Sequence[str], *, kind: str) -> np.ndarray:
+        from ray.data import ActorPoolStrategy, from_items
+        from tqdm.auto import tqdm
+
+        n = len(texts)
+        out = np.empty((n, self.dim), dtype=np.float32)
+        if n == 0:
+            return out
+        blocks = max(self.workers, -(-n // ACTOR_BATCH))
+        ds = from_items([{"i": i, "text": t} for i, t in enumerate(texts)], override_num_blocks=blocks)
+        mapped = ds.map_batches(
+            _EncodeBatch, fn_constructor_args=(self.factory, kind), batch_size=ACTOR_BATCH, batch_format="numpy",
+            compute=ActorPoolStrategy(size=min(self.workers, blocks)), num_cpus=1,
+        )
+        done = np.zeros(n, dtype=bool)
+        with tqdm(total=n, desc=f"encode {kind}s (Ray Data, {self.workers} workers)", unit="text",
+                  disable=not self.show_progress, leave=False) as bar:
+            for batch in mapped.iter_batches(batch_size=None, batch_format="numpy"):
+                idx = np.asarray(batch["i"], dtype=np.int64)
+                vec = np.asarray(batch["vec"], dtype=np.float32)
+                if vec.shape != (len(idx), self.dim):
+                    raise FinegrainError(f"encoder {self.model_id!r} returned vectors of shape {vec.shape} for "
+                                         f"{len(idx)} texts on a Ray worker", f"an encoder must return {self.dim}-d rows")
+                out[idx] = vec
+                done[idx] = True
+                bar.update(len(idx))
+        if not done.all():
+            raise FinegrainError(f"Ray Data returned {int(done.sum())} of {n} vectors",
+                                 "run again; if it persists, use --engine local")
+        self.n_encoded += n
+        return out
+
+
+def encode_cached(ray: Any, retriever: DenseRetriever, texts: Sequence[str], *, kind: str, workers: int,
+                  show_progress: bool = False) -> tuple[np.ndarray, dict[str, int]]:
+    """``texts`` encoded by ``retriever``'s encoder on Ray, through its embedding cache (when it has one):
+    the vectors and the cache counts (``requested``, ``hits``, ``misses``)."""
+    from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
+
+    local = retriever.get_encoder()  # model id and dim only: e5 loads its model on first encode
+    remote = RayDataEncoder(ray, EncoderFactory.of(retriever), model_id=local.model_id, dim=int(local.dim),
+                            workers=workers, show_progress=show_progress, config=local.config())
+    cache = EmbeddingCache(cache_root(retriever)) if retriever.cache else None
+    wrapped = CachedEncoder(remote, cache, show_progress=False)
+    vecs = wrapped.encode(texts, kind=kind)  # type: ignore[arg-type]
+    return vecs, wrapped.stats.to_dict()
+
+
+def cache_root(retriever: DenseRetriever) -> str:
+    """The retriever's cache folder: its ``cache_dir``, else ``$FINEGRAIN_CACHE`` (as the local path uses)."""
+    if retriever.cache_dir is not None:
+        return str(retriever.cache_dir)
+    from finegrain.settings import default_cache_dir
+
+    return str(default_cache_dir())

@@ -1,0 +1,87 @@
+"""Shards and their merge: contiguous ranges, per-shard candidates, the exact top-k of their union.
+
+A corpus is cut into contiguous ranges (:func:`shard_bounds`), so within a
+shard both tie keys of finegrain order documents as they order them in the
+whole corpus: document id rank (the one ranking rule, :mod:`finegrain.ranking`)
+and corpus position (BM25's ``ties="index-order"``). Each shard keeps, per
+query, its best ``k`` under (score, tie key); the best ``k`` of the union of
+those lists under the same total order is the best ``k`` of the whole corpus
+(:func:`merge_candidates`), because a document beaten by ``k`` documents of its
+own shard is beaten by at least ``k`` in the corpus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from finegrain.types import Run
+
+
+@dataclass(frozen=True, eq=False)
+class Candidates:
+    """One shard's kept documents per query: for query ``i``, ``docs[offsets[i]:offsets[i+1]]``
+    (positions in the whole corpus) and their ``scores`` (as computed, no tie separation)."""
+
+    offsets: np.ndarray  # int64, n_queries + 1
+    docs: np.ndarray  # int64
+    scores: np.ndarray  # float64
+
+    @classmethod
+    def from_run(cls, run: Run, offset: int) -> Candidates:
+        """A shard's run (its vocabulary: the shard's ids in corpus order) as candidates at ``offset``."""
+        return cls(np.asarray(run.offsets, dtype=np.int64), np.asarray(run.doc_codes, dtype=np.int64) + offset,
+                   np.asarray(run.values, dtype=np.float64))
+
+
+def shard_bounds(n: int, shards: int) -> list[tuple[int, int]]:
+    """``shards`` contiguous ranges covering ``range(n)``, sizes differing by at most one (no empty range)."""
+    k = max(1, min(shards, n))
+    edges = [n * i // k for i in range(k + 1)]
+    return [(edges[i], edges[i + 1]) for i in range(k) if edges[i + 1] > edges[i]]
+
+
+def merge_candidates(parts: Sequence[Candidates], qids: Sequence[str], doc_ids: Sequence[str], *, k: int | None,
+                     tie_key: np.ndarray, separate_ties: bool = False, name: str = "run") -> Run:
+    """The run over the whole corpus from its shards' candidates.
+
+    Per query: the top ``k`` of the union (score, then ``tie_key[doc]``, higher
+    first; ``k=None``: all of them). ``separate_ties`` (BM25's
+    ``ties="index-order"``) then lifts equal scores apart exactly as the single
+    BM25 search does, with the earlier corpus position first.
+    """
+    from finegrain.ranking import top_k_positions
+    from finegrain.types import Run
+
+    if separate_ties:
+        from finegrain.retrieve.bm25.search import _separate_ties  # the BM25 search's one tie separation
+
+    n_q = len(qids)
+    docs_out: list[np.ndarray] = []
+    vals_out: list[np.ndarray] = []
+    counts = np.zeros(n_q, dtype=np.int64)
+    for i in range(n_q):
+        d = np.concatenate([p.docs[p.offsets[i] : p.offsets[i + 1]] for p in parts])
+        v = np.concatenate([p.scores[p.offsets[i] : p.offsets[i + 1]] for p in parts])
+        if k is not None and len(v) > k:
+            sel = top_k_positions(v, d, k, tie_key)
+            d, v = d[sel], v[sel]
+        if separate_ties and len(v) > 1:
+            d, v = _separate_ties(d, v)
+        docs_out.append(d)
+        vals_out.append(v)
+        counts[i] = len(d)
+    offsets = np.zeros(n_q + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    doc_codes = np.concatenate(docs_out).astype(np.int64) if docs_out else np.empty(0, dtype=np.int64)
+    values = np.concatenate(vals_out).astype(np.float64) if vals_out else np.empty(0, dtype=np.float64)
+    return Run(list(qids), offsets, doc_codes, tuple(doc_ids), values, name=name, check=False)
+
+
+def doc_text(title: str, text: str) -> str:
+    """A document's text for a text retriever: ``title + " " + text`` when it has a title."""
+    return f"{title} {text}" if title else text
