@@ -208,6 +208,11 @@ def _init(conn: Any, shown: str, create: bool) -> None:
         if row is None:
             conn.execute("INSERT INTO meta (key, value) VALUES ('schema_version', %s) ON CONFLICT DO NOTHING",
                          (json.dumps(SCHEMA_VERSION),))
+    except psycopg.Error as e:
+        conn.execute("ROLLBACK")
+        raise FinegrainError(f"cannot open the catalog in {shown!r}: {_first_line(e)}",
+                             "connect as the user who created the catalog, or have its owner GRANT this user "
+                             "SELECT, INSERT, UPDATE, DELETE on its tables") from e
     except BaseException:
         conn.execute("ROLLBACK")
         raise
