@@ -1,4 +1,5 @@
-"""Indexing a folder of real JPEGs: EXIF, sidecars, skips, incremental and resumable runs.
+"""Indexing a folder of real JPEGs: EXIF, sidecars, skips, incremental and resumable runs (the
+catalog-writing tests on both stores, SQLite and Postgres: the ``catalog_target`` fixture).
 
 The album is built in ``tmp_path`` from COCO-mini images with EXIF written by
 piexif; a file of random bytes stands in for a corrupt photo.
@@ -101,14 +102,14 @@ def album(tmp_path, data_root) -> Path:
     return root
 
 
-def run(root: Path, catalog: Path, **kw):
+def run(root: Path, catalog: Path | str, **kw):
     with open_catalog(catalog) as store:
         report = index_folder(root, store, faces=False, show_progress=False, **kw)
         return report, store.dump()
 
 
-def test_first_run_reads_exif_sidecars_and_reports_bad_files(album, tmp_path):
-    report, dump = run(album, tmp_path / "c.sqlite")
+def test_first_run_reads_exif_sidecars_and_reports_bad_files(album, catalog_target):
+    report, dump = run(album, catalog_target)
     photos = {p["id"]: p for p in dump["photos"]}
     assert sorted(photos) == ["IMG_0001.jpg", "IMG_0002.jpg", "IMG_0003.jpg", "scan.jpg", "screenshot.png",
                               "trip/IMG_0100.jpg", "trip/IMG_0101.jpg"]
@@ -129,11 +130,11 @@ def test_first_run_reads_exif_sidecars_and_reports_bad_files(album, tmp_path):
     assert dump["meta"]["roots"] == [str(album.resolve())]
 
 
-def test_places_time_tags_and_events_come_from_the_profile(album, tmp_path):
+def test_places_time_tags_and_events_come_from_the_profile(album, catalog_target):
     prof = Profiler.load(faces=False)
     if prof.reverse_geocode is None or prof.time_tags is None or prof.cluster_events is None:
         pytest.skip(f"profile functions not installed: {prof.notes}")
-    _, dump = run(album, tmp_path / "c.sqlite")
+    _, dump = run(album, catalog_target)
     keqiao = dump["places"]["IMG_0001.jpg"]
     assert (keqiao["district_zh"], keqiao["city_en"], keqiao["country_code"]) == ("柯桥区", "Shaoxing", "CN")
     assert dump["places"]["trip/IMG_0100.jpg"]["country_code"] == "FR"
@@ -146,8 +147,8 @@ def test_places_time_tags_and_events_come_from_the_profile(album, tmp_path):
     assert events["trip/IMG_0100.jpg"] is None and len(dump["events"]) == 1
 
 
-def test_rerun_is_incremental(album, tmp_path):
-    catalog = tmp_path / "c.sqlite"
+def test_rerun_is_incremental(album, catalog_target):
+    catalog = catalog_target
     _, first = run(album, catalog)
     report, second = run(album, catalog)
     assert (report.added, report.updated, report.unchanged, report.removed) == (0, 0, 7, 0)
@@ -173,7 +174,8 @@ class Stop(Exception):
 
 
 @pytest.mark.parametrize("stop_after", [1, 4])
-def test_interrupted_then_resumed_equals_one_run(album, tmp_path, stop_after):
+def test_interrupted_then_resumed_equals_one_run(album, tmp_path, catalog_target, stop_after):
+    """Resumed in the store under test, equal to one whole run into a SQLite file."""
     _, whole = run(album, tmp_path / "whole.sqlite")
     done: list[str] = []
 
@@ -182,7 +184,7 @@ def test_interrupted_then_resumed_equals_one_run(album, tmp_path, stop_after):
         if len(done) == stop_after:
             raise Stop
 
-    catalog = tmp_path / "resumed.sqlite"
+    catalog = catalog_target
     with pytest.raises(Stop):
         run(album, catalog, on_photo=interrupt)
     with open_catalog(catalog) as store:  # every photo handed to the callback is committed
@@ -192,9 +194,9 @@ def test_interrupted_then_resumed_equals_one_run(album, tmp_path, stop_after):
     assert resumed == whole
 
 
-def test_caption_embeddings_are_stored_per_model(album, tmp_path):
+def test_caption_embeddings_are_stored_per_model(album, catalog_target):
     enc = BagOfWordsEncoder(dim=64, model_id="fake/bow-64")
-    with open_catalog(tmp_path / "c.sqlite") as store:
+    with open_catalog(catalog_target) as store:
         index_folder(album, store, faces=False, show_progress=False, encoder=enc)
         ids, matrix = store.get_embeddings("fake/bow-64")
     assert ids == ["IMG_0001.jpg", "trip/IMG_0100.jpg"] and matrix.shape == (2, 64)
@@ -238,7 +240,7 @@ def test_cli_index_default_catalog_and_people(album, capsys):
     assert "no people yet" in capsys.readouterr().out
 
 
-def test_faces_are_detected_clustered_and_names_survive_reindexing(tmp_path, data_root):
+def test_faces_are_detected_clustered_and_names_survive_reindexing(tmp_path, data_root, catalog_target):
     prof = Profiler.load(faces=True)
     if prof.detect_faces is None or prof.cluster_faces is None:
         pytest.skip(f"face module not installed: {prof.notes}")
@@ -261,7 +263,7 @@ def test_faces_are_detected_clustered_and_names_survive_reindexing(tmp_path, dat
     for name, path, flip in (("a1.jpg", a, False), ("a2.jpg", a, True), ("b1.jpg", b, False), ("b2.jpg", b, True)):
         with Image.open(path) as im:
             (ImageOps.mirror(im) if flip else im.copy()).save(root / name, quality=92)
-    catalog = tmp_path / "c.sqlite"
+    catalog = catalog_target
     with open_catalog(catalog) as store:
         report = index_folder(root, store, faces=True, show_progress=False)
         assert report.faces_found == 4 and report.people == 2
@@ -279,10 +281,10 @@ def test_faces_are_detected_clustered_and_names_survive_reindexing(tmp_path, dat
         assert store.person_photo_counts()[person] == 3
 
 
-def test_one_catalog_holds_one_folder_and_follows_a_move(album, tmp_path):
+def test_one_catalog_holds_one_folder_and_follows_a_move(album, tmp_path, catalog_target):
     from finegrain.errors import FinegrainError
 
-    catalog = tmp_path / "c.sqlite"
+    catalog = catalog_target
     _, before = run(album, catalog)
     other = tmp_path / "other"
     other.mkdir()
