@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from finegrain.album.catalog.sqlite import SqliteCatalog
+from finegrain.album.catalog import open_catalog
 from finegrain.album.records import FaceOccurrence, Person, Photo, PhotoPlace
 
 WORDS = (
@@ -25,11 +25,11 @@ SHANGHAI = PhotoPlace(country_en="China", country_zh="中国", province_en="Shan
                       city_en="Shanghai", city_zh="上海市", country_code="CN")
 
 
-def build_caption_catalog(path: Path, encoder, *, n: int = 60, seed: int = 7) -> SqliteCatalog:  # noqa: ANN001
+def build_caption_catalog(path: Path | str, encoder, *, n: int = 60, seed: int = 7):  # noqa: ANN001, ANN201
     """``n`` photos in Hangzhou or Shanghai (2024), random 3-word captions, Anna (id 2) in every 4th;
     one photo (:data:`KITE`) captioned :data:`KITE_CAPTION` in Hangzhou with Anna; captions embedded."""
     rng = random.Random(seed)
-    store = SqliteCatalog(path)
+    store = open_catalog(path)
     store.put_person(Person("1", ("me",), True))
     store.put_person(Person("2", ("Anna",), False))
     start = datetime(2024, 3, 1, 9, 0)

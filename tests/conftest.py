@@ -45,13 +45,14 @@ def album(album_dir: Path):
 
 
 @pytest.fixture
-def captioned(tmp_path: Path):
-    """A synthetic album catalog with captions embedded by a bag-of-words encoder: (store, encoder)."""
+def captioned(catalog_target):
+    """A synthetic album catalog with captions embedded by a bag-of-words encoder: (store, encoder),
+    once per store (SQLite, Postgres)."""
     from album_search_fixtures import build_caption_catalog
     from dense_fakes import BagOfWordsEncoder
 
     enc = BagOfWordsEncoder()
-    s = build_caption_catalog(tmp_path / "cap.sqlite", enc)
+    s = build_caption_catalog(catalog_target, enc)
     yield s, enc
     s.close()
 

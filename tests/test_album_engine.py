@@ -1,4 +1,5 @@
-"""The album engine on real catalogs (PhotoBench album1, en and cn) and a captioned synthetic one."""
+"""The album engine on real catalogs (PhotoBench album1, en and cn) and a captioned synthetic one, each
+in both stores (SQLite and Postgres)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from album_search_fixtures import KITE
-from finegrain.album.catalog.sqlite import SqliteCatalog
+from finegrain.album.catalog import open_catalog
 from finegrain.album.engine import SearchContext, calibrate_visual_threshold, search
 from finegrain.album.outcome import ConstraintKind, OutcomeKind, VisualGap
 from finegrain.album.photobench import import_photobench
@@ -17,12 +18,14 @@ from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
 
 
-@pytest.fixture(scope="module")
-def catalogs(album_dir, tmp_path_factory):
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def catalogs(request, album_dir, tmp_path_factory):
     root = tmp_path_factory.mktemp("engine")
     out = {}
     for lang in ("en", "cn"):
-        s = SqliteCatalog(root / f"album1-{lang}.sqlite")
+        target = (root / f"album1-{lang}.sqlite" if request.param == "sqlite"
+                  else request.getfixturevalue("postgres_server").new_database(f"engine_{lang}"))
+        s = open_catalog(target)
         import_photobench(album_dir, s, lang=lang)
         out[lang] = s
     yield out
@@ -170,7 +173,8 @@ def test_calibration_is_deterministic_and_held_out():
 def test_cli_search(catalogs, capsys):
 
 
-    path = str(catalogs["en"].path)
+    store = catalogs["en"]
+    path = str(getattr(store, "path", None) or store.url)  # a file or a postgresql:// URL
     assert main(["album", "search", path, "photos in Yantian District"]) == 0
     out = capsys.readouterr().out
     assert "6 photos" in out and "IMG_6343.JPG" in out
