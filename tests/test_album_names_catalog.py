@@ -1,4 +1,4 @@
-"""People's names in the catalog: aliases in any language are added, replaced and merged."""
+"""People's names in the catalog (both stores): aliases in any language are added, replaced and merged."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from finegrain.errors import FinegrainError, UnknownNameError
 
 
 @pytest.fixture
-def store(tmp_path):
-    with open_catalog(tmp_path / "c.sqlite") as s:
+def store(catalog_target):
+    with open_catalog(catalog_target) as s:
         for name in ("a", "b", "c"):
             s.put_photo(Photo(f"{name}.jpg", f"/p/{name}.jpg", 1, 1.0, name, datetime(2023, 3, 1), None, None, None))
         s.set_faces("a.jpg", [FaceOccurrence("a.jpg", "p1", None, 0), FaceOccurrence("a.jpg", "p2", None, 1)])
@@ -89,8 +89,8 @@ def _cli(args, capsys):
 
 
 @pytest.fixture
-def catalog(store):
-    return str(store.path)
+def catalog(store, catalog_target):
+    return str(catalog_target)  # a file or a postgresql:// URL
 
 
 def test_cli_name_adds_aliases_and_keeps_the_english_ones(catalog, capsys):

@@ -8,7 +8,7 @@ import pytest
 
 from album_search_fixtures import KITE
 from dense_fakes import BagOfWordsEncoder
-from finegrain.album.catalog.sqlite import SqliteCatalog
+from finegrain.album.catalog import open_catalog
 from finegrain.album.photobench import import_photobench
 from finegrain.album.plan import PlaceKey, PlaceMatch, Plan, TimeRange
 from finegrain.album.plan_catalog import vocabulary_from_catalog
@@ -23,9 +23,11 @@ from finegrain.album.tools import (
 from finegrain.errors import FinegrainError
 
 
-@pytest.fixture(scope="module")
-def store(album_dir, tmp_path_factory):
-    s = SqliteCatalog(tmp_path_factory.mktemp("tools") / "album1-en.sqlite")
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def store(request, album_dir, tmp_path_factory):
+    target = (tmp_path_factory.mktemp("tools") / "album1-en.sqlite" if request.param == "sqlite"
+              else request.getfixturevalue("postgres_server").new_database("tools"))
+    s = open_catalog(target)
     import_photobench(album_dir, s, lang="en")
     yield s
     s.close()
