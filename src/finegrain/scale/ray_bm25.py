@@ -7,13 +7,15 @@
    tokenizes the queries once.
 3. One task per shard indexes its token lists with the merged statistics, so
    each of its documents scores exactly what the single index gives it
-   (:mod:`finegrain.retrieve.bm25.shard`), and keeps per query the documents
-   passing the threshold, cut at k by the retriever's tie rule.
-4. The driver merges the shards' candidates per query: the top k of their
+   (:mod:`finegrain.retrieve.bm25.shard`); the shard indexes stay in the
+   object store (:class:`ShardedBM25`).
+4. One task per shard searches it and keeps per query the documents passing
+   the threshold, with their raw scores, cut at k by the retriever's tie rule.
+5. The driver merges the shards' candidates per query: the top k of their
    union under the same total order (score, then the tie rule) is the single
    index's top k; ``ties="index-order"`` then separates equal scores as the
-   single search does (:func:`finegrain.retrieve.bm25.search`), over global
-   corpus positions.
+   single search does (:func:`finegrain.retrieve.bm25.search.search_index`),
+   over global corpus positions (:func:`finegrain.scale.shards.merge_candidates`).
 
 Shards are contiguous, so a shard's own id ranks and corpus positions order its
 documents as the global ones do, and a cut inside a shard never drops a
@@ -24,13 +26,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from finegrain.errors import FinegrainError
 
 if TYPE_CHECKING:
+    from finegrain.retrieve.bm25 import BM25
     from finegrain.retrieve.bm25.shard import CorpusStats
     from finegrain.retrieve.lexical import BM25Retriever
     from finegrain.scale.engine import RayExecutor
@@ -40,43 +44,74 @@ if TYPE_CHECKING:
 _TOKENIZE_CHUNK = 4096
 
 
+@dataclass(frozen=True, eq=False)
+class ShardedBM25:
+    """A BM25 index held as shards in Ray's object store (one :class:`~finegrain.retrieve.bm25.BM25` each,
+    weighted with the corpus' merged statistics); :meth:`search` is the single index's search."""
+
+    ex: RayExecutor
+    retriever: BM25Retriever
+    lang: str
+    doc_ids: tuple[str, ...]
+    bounds: tuple[tuple[int, int], ...]
+    shards: tuple[Any, ...]  # ObjectRefs of the shards' BM25
+
+    @classmethod
+    def build(cls, ex: RayExecutor, r: BM25Retriever, corpus: Corpus, *, lang: str) -> ShardedBM25:
+        """Tokenize and count per shard, merge the statistics, index each shard with them (steps 1-3)."""
+        from finegrain.retrieve.bm25.shard import merge_stats
+        from finegrain.scale.shards import doc_text, shard_bounds
+        from finegrain.text.tokenizer import get_tokenizer
+
+        get_tokenizer(lang, r.tokenizer)  # a bad language fails here, before any task
+        ids = corpus.ids
+        if not ids:
+            raise FinegrainError("cannot index an empty corpus", "pass at least one document")
+        texts = [doc_text(d.title, d.text) for d in corpus.values()]
+        ray = ex.ray
+        bounds = shard_bounds(len(ids), ex.n_shards)
+        tokenize = ray.remote(num_returns=2)(_tokenize_shard)
+        token_refs, stat_refs = [], []
+        for a, b in bounds:
+            t_ref, s_ref = tokenize.remote(texts[a:b], lang, r.tokenizer)
+            token_refs.append(t_ref)
+            stat_refs.append(s_ref)
+        del texts
+        stats = ray.put(merge_stats(ex.gather(stat_refs, "BM25 tokenize")))
+        index = ray.remote(_index_shard)
+        params = (r.variant, r.k1, r.b, r.epsilon)
+        shards = [index.remote(t_ref, ids[a:b], stats, params) for t_ref, (a, b) in zip(token_refs, bounds)]
+        ex.gather(shards, "BM25 index")
+        return cls(ex, r, lang, ids, tuple(bounds), tuple(shards))
+
+    def search(self, queries: Queries, *, top_k: int | None) -> Run:
+        """The retriever's run for ``queries`` (its threshold, ``top_k`` or its default_k, its tie rule)."""
+        from finegrain.ranking import string_ranks
+        from finegrain.scale.shards import merge_candidates
+        from finegrain.text.tokenizer import get_tokenizer
+
+        r, ex = self.retriever, self.ex
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+            raise FinegrainError(f"top_k={top_k!r} is not a whole number >= 1", "pass top_k=1000 or None")
+        qids = list(queries.ids)
+        q_ref = ex.ray.put(get_tokenizer(self.lang, r.tokenizer).queries(queries.texts))
+        k = top_k if top_k is not None else r.default_k
+        search = ex.ray.remote(_search_shard)
+        refs = [search.remote(shard, a, q_ref, qids, k, r.threshold, r.ties)
+                for shard, (a, _) in zip(self.shards, self.bounds)]
+        parts = ex.gather(refs, "BM25 search")
+        ids = self.doc_ids
+        tie_key = string_ranks(ids) if r.ties == "doc-id" else -np.arange(len(ids), dtype=np.int64)
+        return merge_candidates(parts, qids, ids, k=k, tie_key=tie_key, separate_ties=r.ties == "index-order",
+                                name=r.name)
+
+
 def retrieve_bm25(ex: RayExecutor, r: BM25Retriever, corpus: Corpus, queries: Queries, *, lang: str,
                   top_k: int | None) -> Run:
     """``r.retrieve(corpus, queries, lang=lang, top_k=top_k)`` computed over shards on Ray."""
-    from finegrain.ranking import string_ranks
-    from finegrain.retrieve.bm25.shard import merge_stats
-    from finegrain.scale.shards import doc_text, merge_candidates, shard_bounds
-    from finegrain.text.tokenizer import get_tokenizer
-
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
         raise FinegrainError(f"top_k={top_k!r} is not a whole number >= 1", "pass top_k=1000 or None")
-    tok = get_tokenizer(lang, r.tokenizer)  # a bad language fails here, before any task
-    ids = corpus.ids
-    if not ids:
-        raise FinegrainError("cannot index an empty corpus", "pass at least one document")
-    texts = [doc_text(d.title, d.text) for d in corpus.values()]
-    ray = ex.ray
-    bounds = shard_bounds(len(ids), ex.n_shards)
-    tokenize = ray.remote(num_returns=2)(_tokenize_shard)
-    token_refs, stat_refs = [], []
-    for a, b in bounds:
-        t_ref, s_ref = tokenize.remote(texts[a:b], lang, r.tokenizer)
-        token_refs.append(t_ref)
-        stat_refs.append(s_ref)
-    del texts
-    stats = merge_stats(ex.gather(stat_refs, "BM25 tokenize"))
-
-    qids = list(queries.ids)
-    q_ref = ray.put(tok.queries(queries.texts))
-    k = top_k if top_k is not None else r.default_k
-    params = (r.variant, r.k1, r.b, r.epsilon)
-    search = ray.remote(_search_shard)
-    refs = [search.remote(t_ref, ids[a:b], a, stats, params, q_ref, qids, k, r.threshold, r.ties)
-            for t_ref, (a, b) in zip(token_refs, bounds)]
-    parts = ex.gather(refs, "BM25 search")
-    tie_key = string_ranks(ids) if r.ties == "doc-id" else -np.arange(len(ids), dtype=np.int64)
-    return merge_candidates(parts, qids, ids, k=k, tie_key=tie_key, separate_ties=r.ties == "index-order",
-                            name=r.name)
+    return ShardedBM25.build(ex, r, corpus, lang=lang).search(queries, top_k=top_k)
 
 
 def _tokenize_shard(texts: list[str], lang: str, preset: str) -> tuple[list[list[str]], CorpusStats]:
@@ -91,17 +126,21 @@ def _tokenize_shard(texts: list[str], lang: str, preset: str) -> tuple[list[list
     return tokens, corpus_stats(tokens)
 
 
-def _search_shard(tokens: list[list[str]], ids: Sequence[str], offset: int, stats: CorpusStats,
-                  params: tuple[str, float, float, float], q_tokens: list[list[str]], qids: list[str],
-                  k: int | None, threshold: float | None, ties: str) -> Candidates:
-    """Index one shard with the global statistics and keep each query's candidates (the Ray task of step 3)."""
-    from finegrain.ranking import top_k_positions
+def _index_shard(tokens: list[list[str]], ids: Sequence[str], stats: CorpusStats,
+                 params: tuple[str, float, float, float]) -> BM25:
+    """One shard's index, weighted with the corpus' statistics (the Ray task of step 3)."""
     from finegrain.retrieve.bm25 import BM25
-    from finegrain.scale.shards import Candidates
 
     variant, k1, b, epsilon = params
-    bm = BM25(variant, k1=k1, b=b, epsilon=epsilon).index(tokens, ids, stats=stats)  # type: ignore[arg-type]
-    del tokens
+    return BM25(variant, k1=k1, b=b, epsilon=epsilon).index(tokens, ids, stats=stats)  # type: ignore[arg-type]
+
+
+def _search_shard(bm: BM25, offset: int, q_tokens: list[list[str]], qids: list[str], k: int | None,
+                  threshold: float | None, ties: str) -> Candidates:
+    """One shard's candidates per query (the Ray task of step 4): raw scores, cut at k by the tie rule."""
+    from finegrain.ranking import top_k_positions
+    from finegrain.scale.shards import Candidates
+
     # "doc-id": the search's own cut is the global one (id ranks within a shard keep the global order).
     # "index-order": raw scores of every candidate, cut below by corpus position (earlier wins).
     own_k = k if ties == "doc-id" else None
@@ -110,7 +149,7 @@ def _search_shard(tokens: list[list[str]], ids: Sequence[str], offset: int, stat
     cands = Candidates.from_run(run, offset)
     if ties == "doc-id" or k is None or not (np.diff(cands.offsets) > k).any():
         return cands
-    tie_key = -np.arange(offset, offset + len(ids), dtype=np.int64)  # earlier corpus position wins
+    tie_key = -np.arange(offset, offset + len(bm.doc_ids), dtype=np.int64)  # earlier corpus position wins
     off, docs, scores = cands.offsets.tolist(), cands.docs, cands.scores
     keep = [np.arange(a, e)[top_k_positions(scores[a:e], docs[a:e] - offset, k, tie_key)] if e - a > k
             else np.arange(a, e) for a, e in zip(off[:-1], off[1:])]
@@ -119,4 +158,4 @@ def _search_shard(tokens: list[list[str]], ids: Sequence[str], offset: int, stat
     return Candidates(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), docs[sel], scores[sel])
 
 
-__all__ = ["retrieve_bm25"]
+__all__ = ["ShardedBM25", "retrieve_bm25"]
