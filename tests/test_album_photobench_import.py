@@ -1,4 +1,4 @@
-"""Building the catalog from PhotoBench album1 (metadata.json + face_info_*.json, no images)."""
+"""Building the catalog from PhotoBench album1 (metadata.json + face_info_*.json, no images), in both stores."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from finegrain.errors import FinegrainError
 from finegrain.io.photobench import read_album
 
 
-@pytest.fixture(scope="module")
-def imported(album_dir, tmp_path_factory):
-    path = tmp_path_factory.mktemp("pb") / "album1.sqlite"
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def imported(request, album_dir, tmp_path_factory):
+    path = (tmp_path_factory.mktemp("pb") / "album1.sqlite" if request.param == "sqlite"
+            else request.getfixturevalue("postgres_server").new_database("pb"))
     with open_catalog(path) as store:
         report = import_photobench(album_dir, store, lang="en")
         yield report, store.dump(), path
@@ -75,8 +76,8 @@ def test_places_and_events_when_the_profile_is_installed(imported):
         assert len(dump["time_tags"]) == 1069 - 13
 
 
-def test_chinese_names_and_reimport_is_idempotent(album_dir, tmp_path):
-    path = tmp_path / "cn.sqlite"
+def test_chinese_names_and_reimport_is_idempotent(album_dir, tmp_path, catalog_target):
+    path = catalog_target
     quiet = Profiler()  # no enrichment: only what the album files hold
     with open_catalog(path) as store:
         import_photobench(album_dir, store, lang="cn", profiler=quiet)

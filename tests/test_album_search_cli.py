@@ -1,4 +1,5 @@
-"""``finegrain album search`` in the terminal: date, place and people per hit, in the query language."""
+"""``finegrain album search`` in the terminal: date, place and people per hit, in the query language
+(a catalog file or a ``postgresql://`` URL)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ PARIS = PhotoPlace(country_en="France", country_zh="法国", city_en="Paris", co
 
 
 @pytest.fixture
-def catalog(tmp_path):
-    path = tmp_path / "c.sqlite"
+def catalog(catalog_target):
+    path = catalog_target
     with open_catalog(path) as s:
         s.put_photo(Photo("a", "/photos/2024/IMG_1.JPG", 1, 1.0, "a", datetime(2024, 10, 5, 17, 34), None, 22.58, 114.27))
         s.put_photo(Photo("b", "/photos/2024/IMG_2.JPG", 1, 1.0, "b", datetime(2024, 10, 6, 9, 5), None, 22.58, 114.27))
