@@ -22,12 +22,10 @@ Concurrency. Several processes (indexers, searchers, the web page) may use one d
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -45,13 +43,14 @@ from finegrain.album.catalog.schema import (
     LEVELS,
     PHOTO_COLS,
     PLACE_COLS,
+    dump_catalog,
     local_key,
     parse_dt,
     photo_of,
     photo_row,
     place_of,
 )
-from finegrain.album.catalog.store import VOLATILE_META, PhotoFilter, clean_names, merge_names, natural_key
+from finegrain.album.catalog.store import PhotoFilter, clean_names, merge_names, natural_key
 from finegrain.album.records import Event, FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.errors import FinegrainError
 
@@ -520,49 +519,7 @@ class PostgresCatalog:
     def dump(self) -> dict[str, Any]:
         """Everything stored, in the canonical form of :meth:`SqliteCatalog.dump` (equal for equal catalogs)."""
         with self.snapshot():
-            return self._dump()
-
-    def _dump(self) -> dict[str, Any]:
-        photos = []
-        for p in self.iter_photos():
-            d = asdict(p)
-            d["taken_at"] = p.taken_at.isoformat() if p.taken_at else None
-            d["keywords"] = list(p.keywords)
-            photos.append(d)
-        faces = [
-            {"photo_id": r[0], "index": r[1], "person_id": r[2], "box": None if r[3] is None else list(r[3:7]),
-             "embedding_sha256": None if r[7] is None else hashlib.sha256(r[7].tobytes()).hexdigest()}
-            for r in self._all("SELECT photo_id, idx, person_id, box_top, box_right, box_bottom, box_left, embedding "
-                               "FROM faces ORDER BY photo_id, idx", binary=True)
-        ]
-        tags: dict[str, list[str]] = {}
-        for tag, pid in self._all("SELECT tag, photo_id FROM time_tags ORDER BY photo_id, tag"):
-            tags.setdefault(pid, []).append(tag)
-        embeddings = [
-            {"model_id": r[0], "photo_id": r[1], "dim": r[2], "sha256": hashlib.sha256(r[3].tobytes()).hexdigest()}
-            for r in self._all("SELECT model_id, photo_id, dim, vector FROM embeddings ORDER BY model_id, photo_id",
-                               binary=True)
-        ]
-        meta = {k: json.loads(v) for k, v in self._all("SELECT key, value FROM meta ORDER BY key")
-                if k not in VOLATILE_META}
-        steps: dict[str, list[str]] = {}
-        for step, pid in self._all("SELECT step, photo_id FROM steps ORDER BY photo_id, step"):
-            steps.setdefault(pid, []).append(step)
-        return {
-            "meta": meta,
-            "steps": steps,
-            "photos": photos,
-            "places": {pid: asdict(pl) | {"aliases": [list(a) for a in pl.aliases]} for pid, pl in self.places().items()},
-            "time_tags": tags,
-            "faces": faces,
-            "people": [asdict(p) | {"names": list(p.names)} for p in self.people()],
-            "events": [
-                {"id": e.id, "start": e.start.isoformat() if e.start else None,
-                 "end": e.end.isoformat() if e.end else None, "n_photos": e.n_photos}
-                for e in self.events()
-            ],
-            "embeddings": embeddings,
-        }
+            return dump_catalog(self, lambda sql: self._all(sql, binary=True))
 
     def size_on_disk(self) -> int:
         """Bytes of the catalog database (tables, indexes and their TOAST)."""

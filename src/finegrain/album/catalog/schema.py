@@ -18,11 +18,14 @@ Layout (schema version :data:`SCHEMA_VERSION`, stored in ``meta``):
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
+from finegrain.album.catalog.store import VOLATILE_META, CatalogStore
 from finegrain.album.records import Photo, PhotoPlace
 
 SCHEMA_VERSION = 1
@@ -118,3 +121,60 @@ def place_of(r: Sequence[Any]) -> PhotoPlace:
 
 def parse_dt(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
+
+
+#: What ``dump()`` reads as rows besides the records (SQL both stores run as is), in canonical order.
+DUMP_QUERIES = {
+    "faces": "SELECT photo_id, idx, person_id, box_top, box_right, box_bottom, box_left, embedding FROM faces "
+             "ORDER BY photo_id, idx",
+    "time_tags": "SELECT tag, photo_id FROM time_tags ORDER BY photo_id, tag",
+    "embeddings": "SELECT model_id, photo_id, dim, vector FROM embeddings ORDER BY model_id, photo_id",
+    "meta": "SELECT key, value FROM meta ORDER BY key",
+    "steps": "SELECT step, photo_id FROM steps ORDER BY photo_id, step",
+}
+
+
+def dump_catalog(store: CatalogStore, rows: Callable[[str], Iterable[Sequence[Any]]]) -> dict[str, Any]:
+    """The canonical ``dump()`` of ``store``: its records, and the rows ``rows(sql)`` returns for each of
+    :data:`DUMP_QUERIES` (a vector cell as float32 bytes or a float32 array: both hash alike). Call it
+    inside one snapshot."""
+    photos = []
+    for p in store.iter_photos():
+        d = asdict(p)
+        d["taken_at"] = p.taken_at.isoformat() if p.taken_at else None
+        d["keywords"] = list(p.keywords)
+        photos.append(d)
+    faces = [
+        {"photo_id": r[0], "index": r[1], "person_id": r[2], "box": None if r[3] is None else list(r[3:7]),
+         "embedding_sha256": None if r[7] is None else _sha256(r[7])}
+        for r in rows(DUMP_QUERIES["faces"])
+    ]
+    tags: dict[str, list[str]] = {}
+    for tag, pid in rows(DUMP_QUERIES["time_tags"]):
+        tags.setdefault(pid, []).append(tag)
+    embeddings = [{"model_id": r[0], "photo_id": r[1], "dim": r[2], "sha256": _sha256(r[3])}
+                  for r in rows(DUMP_QUERIES["embeddings"])]
+    meta = {k: json.loads(v) for k, v in rows(DUMP_QUERIES["meta"]) if k not in VOLATILE_META}
+    steps: dict[str, list[str]] = {}
+    for step, pid in rows(DUMP_QUERIES["steps"]):
+        steps.setdefault(pid, []).append(step)
+    return {
+        "meta": meta,
+        "steps": steps,
+        "photos": photos,
+        "places": {pid: asdict(pl) | {"aliases": [list(a) for a in pl.aliases]} for pid, pl in store.places().items()},
+        "time_tags": tags,
+        "faces": faces,
+        "people": [asdict(p) | {"names": list(p.names)} for p in store.people()],
+        "events": [
+            {"id": e.id, "start": e.start.isoformat() if e.start else None,
+             "end": e.end.isoformat() if e.end else None, "n_photos": e.n_photos}
+            for e in store.events()
+        ],
+        "embeddings": embeddings,
+    }
+
+
+def _sha256(vector: Any) -> str:
+    """SHA-256 of a float32 vector's bytes (a SQLite blob, or an array read from Postgres)."""
+    return hashlib.sha256(vector.tobytes() if hasattr(vector, "tobytes") else bytes(vector)).hexdigest()

@@ -15,13 +15,11 @@ searches) is either wholly seen or not at all. Callers can group several reads t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -34,13 +32,14 @@ from finegrain.album.catalog.schema import (
     PLACE_COLS,
     SCHEMA,
     SCHEMA_VERSION,
+    dump_catalog,
     local_key,
     parse_dt,
     photo_of,
     photo_row,
     place_of,
 )
-from finegrain.album.catalog.store import VOLATILE_META, PhotoFilter, clean_names, merge_names, natural_key
+from finegrain.album.catalog.store import PhotoFilter, clean_names, merge_names, natural_key
 from finegrain.album.records import Event, FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.errors import FinegrainError
 
@@ -567,49 +566,7 @@ class SqliteCatalog:
 
     def dump(self) -> dict[str, Any]:
         with self.snapshot():
-            return self._dump()
-
-    def _dump(self) -> dict[str, Any]:
-        photos = []
-        for p in self.iter_photos():
-            d = asdict(p)
-            d["taken_at"] = p.taken_at.isoformat() if p.taken_at else None
-            d["keywords"] = list(p.keywords)
-            photos.append(d)
-        faces = [
-            {"photo_id": r[0], "index": r[1], "person_id": r[2], "box": None if r[3] is None else list(r[3:7]),
-             "embedding_sha256": None if r[7] is None else hashlib.sha256(r[7]).hexdigest()}
-            for r in self._db.execute("SELECT * FROM faces ORDER BY photo_id, idx")
-        ]
-        tags: dict[str, list[str]] = {}
-        for tag, pid in self._db.execute("SELECT tag, photo_id FROM time_tags ORDER BY photo_id, tag"):
-            tags.setdefault(pid, []).append(tag)
-        embeddings = [
-            {"model_id": r[0], "photo_id": r[1], "dim": r[2], "sha256": hashlib.sha256(r[3]).hexdigest()}
-            for r in self._db.execute("SELECT * FROM embeddings ORDER BY model_id, photo_id")
-        ]
-        meta = {
-            k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta ORDER BY key")
-            if k not in VOLATILE_META
-        }
-        steps: dict[str, list[str]] = {}
-        for step, pid in self._db.execute("SELECT step, photo_id FROM steps ORDER BY photo_id, step"):
-            steps.setdefault(pid, []).append(step)
-        return {
-            "meta": meta,
-            "steps": steps,
-            "photos": photos,
-            "places": {pid: asdict(pl) | {"aliases": [list(a) for a in pl.aliases]} for pid, pl in self.places().items()},
-            "time_tags": tags,
-            "faces": faces,
-            "people": [asdict(p) | {"names": list(p.names)} for p in self.people()],
-            "events": [
-                {"id": e.id, "start": e.start.isoformat() if e.start else None,
-                 "end": e.end.isoformat() if e.end else None, "n_photos": e.n_photos}
-                for e in self.events()
-            ],
-            "embeddings": embeddings,
-        }
+            return dump_catalog(self, self._db.execute)
 
     def size_on_disk(self) -> int:
         """Bytes of the catalog file plus its WAL, after a checkpoint."""
