@@ -42,6 +42,11 @@ def eval_command(
         None, "--split-by",
         help="overlap=FILE: report the queries FILE lists ('finegrain overlap' pairs or one id per line) as "
              "group Overlap and the rest as Others, in place of the query types (DuReader Table 6)."),
+    sweep: str | None = typer.Option(
+        None, "--sweep",
+        help="threshold=START:STOP:STEP[,norm=none|minmax|zscore][,folds=5][,seed=0]: score the -m metrics on "
+             "the items scoring >= each threshold (threshold retrieval; pair_f1, set_f1, reject_f1) and choose "
+             "the threshold by k-fold cross-validation over queries (finegrain.evaluate.threshold)."),
     engine: EngineChoice = typer.Option(
         EngineChoice.LOCAL, "--engine",
         help="local: this process; ray: sharded BM25 / dense search and per-query metrics on Ray "
@@ -75,7 +80,7 @@ def eval_command(
     where = Engine(engine.value, address=address)  # type: ignore[arg-type]  # --address without ray fails here
     outcome = run_experiment(
         Experiment(dataset=dataset, retriever=retriever, metrics=names, top_k=top_k,
-                   retriever_options=checked, split_by=split_by),
+                   retriever_options=checked, split_by=split_by, sweep=sweep),
         Settings.from_env(),
         show_progress=not quiet,
         engine=where,
@@ -84,6 +89,10 @@ def eval_command(
     run_path = save_run(out, outcome.run, outcome.results.get("run_file"))
     mark = " · TRANSDUCTIVE (trained on this dataset's passages)" if is_transductive(outcome.results) else ""
     print_evaluation(outcome.results, title=f"{dataset} · {retriever}{mark}")
+    if "threshold_sweep" in outcome.results:
+        from finegrain.report.threshold_table import print_sweep
+
+        print_sweep(outcome.results["threshold_sweep"], title=f"{dataset} · {retriever}")
     typer.echo(f"wrote {path} and {run_path}")
     if out_format is ResultFormat.MTEB:
         from finegrain.evaluate.mteb_json import write_mteb_json

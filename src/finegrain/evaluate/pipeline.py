@@ -25,6 +25,7 @@ class Experiment:
     top_k: int | None = None
     retriever_options: Mapping[str, Any] = field(default_factory=dict)
     split_by: str | None = None  # "overlap=FILE": query groups Overlap / Others instead of the query types
+    sweep: str | None = None  # "threshold=START:STOP:STEP[,norm=..,folds=..]": finegrain.evaluate.threshold
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
 
     specs = [parse_metric(m) for m in exp.metrics]  # fail on a bad name before any work
     split = parse_split(exp.split_by) if exp.split_by is not None else None  # and on a bad split file
+    sweep = _parse_sweep(exp.sweep)  # and on a bad --sweep
     retriever = get_retriever(exp.retriever, **dict(exp.retriever_options))
     ds = load_dataset(exp.dataset, settings)
     if split is not None and not split.members & set(ds.queries):
@@ -90,6 +92,11 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
     results["taxonomy"] = taxonomy_section(ds, run)  # DuReader Table 9 error types: see taxonomy_section
     results["judged"] = judged_section(ds.qrels, run, list(ds.queries),  # grades of the top k: the report's drill-down
                                        fully_judged=bool(ds.meta.get("fully_judged", False)))
+    if sweep is not None:  # threshold retrieval with a cross-validated threshold: finegrain.evaluate.threshold
+        from finegrain.evaluate.threshold import sweep_thresholds
+
+        results["threshold_sweep"] = sweep_thresholds(ds.qrels, run, [s.key for s in specs], sweep,
+                                                      queries=list(ds.queries)).to_json_dict()
     results["run_file"] = run_file_name(run)  # run.trec, or run.jsonl for ids TREC cannot hold: see save_run
     results["provenance"]["warnings"] = _warnings(ds, run) + _split_warnings(split, ds) + engine_notes
     trained_on_eval = transductive_models(results["provenance"]["retriever"], ds.name)
@@ -99,6 +106,14 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
             f"TRANSDUCTIVE: {', '.join(trained_on_eval)} was trained on the passages of {ds.name} "
             "(label-free); these results are not zero-shot")
     return Outcome(run=run, evaluation=evaluation, results=results)
+
+
+def _parse_sweep(text: str | None) -> Any:
+    if text is None:
+        return None
+    from finegrain.evaluate.threshold import parse_sweep
+
+    return parse_sweep(text)
 
 
 def transductive_models(config: Any, dataset: str) -> list[str]:
