@@ -7,6 +7,7 @@ reachable from another host), with durability off (``fsync``, ``synchronous_comm
 thrown away. Postgres refuses to run as root: under root the server runs as the ``nobody`` user, which
 owns the folder (the client, root, reaches the socket anyway). :meth:`LocalPostgres.new_database` gives a
 fresh database with pgvector already created (a copy of a template database, tens of milliseconds).
+A watchdog process ends the server and removes its folder if the test process dies without stopping it.
 """
 
 from __future__ import annotations
@@ -15,12 +16,32 @@ import itertools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 _UNPRIVILEGED = "nobody"  # the user the server runs as when the tests run as root
+
+# Run by a detached process: once the test process is gone, stop the server (SIGQUIT: immediate
+# shutdown) and remove its folder; once the folder is gone (a normal stop), just exit.
+_WATCHDOG = """
+import os, shutil, signal, sys, time
+parent, root = int(sys.argv[1]), sys.argv[2]
+while os.path.isdir(root):
+    time.sleep(1)
+    try:
+        os.kill(parent, 0)
+    except ProcessLookupError:
+        try:
+            with open(os.path.join(root, "data", "postmaster.pid")) as f:
+                os.kill(int(f.readline()), signal.SIGQUIT)
+            time.sleep(2)
+        except (OSError, ValueError):
+            pass
+        shutil.rmtree(root, ignore_errors=True)
+"""
 
 
 class ServerUnavailable(RuntimeError):
@@ -85,6 +106,8 @@ class LocalPostgres:
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "server.log"), "-w",
                   "-t", "60", "-o", options, "start")
         self.started = True
+        subprocess.Popen([sys.executable, "-c", _WATCHDOG, str(os.getpid()), str(self.root)], start_new_session=True,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         with self.connect("postgres") as conn:
             conn.execute("CREATE DATABASE fg_template")
         with self.connect("fg_template") as conn:
