@@ -138,24 +138,17 @@ def _index_shard(tokens: list[list[str]], ids: Sequence[str], stats: CorpusStats
 def _search_shard(bm: BM25, offset: int, q_tokens: list[list[str]], qids: list[str], k: int | None,
                   threshold: float | None, ties: str) -> Candidates:
     """One shard's candidates per query (the Ray task of step 4): raw scores, cut at k by the tie rule."""
-    from finegrain.ranking import top_k_positions
-    from finegrain.scale.shards import Candidates
+    from finegrain.scale.shards import Candidates, merge_candidates
 
     # "doc-id": the search's own cut is the global one (id ranks within a shard keep the global order).
     # "index-order": raw scores of every candidate, cut below by corpus position (earlier wins).
     own_k = k if ties == "doc-id" else None
     thr = threshold if threshold is not None or own_k is not None else -sys.float_info.max
     run = bm.search(q_tokens, qids, k=own_k, threshold=thr, ties="doc-id", show_progress=False)
-    cands = Candidates.from_run(run, offset)
-    if ties == "doc-id" or k is None or not (np.diff(cands.offsets) > k).any():
-        return cands
-    tie_key = -np.arange(offset, offset + len(bm.doc_ids), dtype=np.int64)  # earlier corpus position wins
-    off, docs, scores = cands.offsets.tolist(), cands.docs, cands.scores
-    keep = [np.arange(a, e)[top_k_positions(scores[a:e], docs[a:e] - offset, k, tie_key)] if e - a > k
-            else np.arange(a, e) for a, e in zip(off[:-1], off[1:])]
-    counts = np.fromiter(map(len, keep), dtype=np.int64, count=len(keep))
-    sel = np.concatenate(keep) if keep else np.empty(0, dtype=np.int64)
-    return Candidates(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), docs[sel], scores[sel])
-
+    if ties != "doc-id" and k is not None and (np.diff(run.offsets) > k).any():
+        # the cut at k, earlier corpus position first among equal scores (no separation: the driver does it)
+        run = merge_candidates([Candidates.from_run(run, 0)], qids, bm.doc_ids, k=k,
+                               tie_key=-np.arange(len(bm.doc_ids), dtype=np.int64))
+    return Candidates.from_run(run, offset)
 
 __all__ = ["ShardedBM25", "retrieve_bm25"]

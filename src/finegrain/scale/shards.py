@@ -54,32 +54,32 @@ def merge_candidates(parts: Sequence[Candidates], qids: Sequence[str], doc_ids: 
     ``ties="index-order"``) then lifts equal scores apart exactly as the single
     BM25 search does, with the earlier corpus position first.
     """
-    from finegrain.ranking import top_k_positions
     from finegrain.types import Run
 
-    if separate_ties:
-        from finegrain.retrieve.bm25.search import _separate_ties  # the BM25 search's one tie separation
-
     n_q = len(qids)
-    docs_out: list[np.ndarray] = []
-    vals_out: list[np.ndarray] = []
-    counts = np.zeros(n_q, dtype=np.int64)
-    for i in range(n_q):
-        d = np.concatenate([p.docs[p.offsets[i] : p.offsets[i + 1]] for p in parts])
-        v = np.concatenate([p.scores[p.offsets[i] : p.offsets[i + 1]] for p in parts])
-        if k is not None and len(v) > k:
-            sel = top_k_positions(v, d, k, tie_key)
-            d, v = d[sel], v[sel]
-        if separate_ties and len(v) > 1:
-            d, v = _separate_ties(d, v)
-        docs_out.append(d)
-        vals_out.append(v)
-        counts[i] = len(d)
+    seg = np.concatenate([np.repeat(np.arange(n_q, dtype=np.int64), np.diff(p.offsets)) for p in parts]
+                         + [np.empty(0, dtype=np.int64)])
+    d = np.concatenate([np.asarray(p.docs, dtype=np.int64) for p in parts] + [np.empty(0, dtype=np.int64)])
+    v = np.concatenate([np.asarray(p.scores, dtype=np.float64) for p in parts] + [np.empty(0)])
+    # One sort: query, then score descending, then tie key descending; each query's first k are its top k.
+    order = np.lexsort((-np.asarray(tie_key)[d], -v, seg))
+    seg, d, v = seg[order], d[order], v[order]
+    counts = np.bincount(seg, minlength=n_q).astype(np.int64)
+    if k is not None and len(seg):
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        keep = np.arange(len(seg)) - starts[seg] < k
+        seg, d, v = seg[keep], d[keep], v[keep]
+        counts = np.minimum(counts, k)
     offsets = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    doc_codes = np.concatenate(docs_out).astype(np.int64) if docs_out else np.empty(0, dtype=np.int64)
-    values = np.concatenate(vals_out).astype(np.float64) if vals_out else np.empty(0, dtype=np.float64)
-    return Run(list(qids), offsets, doc_codes, tuple(doc_ids), values, name=name, check=False)
+    if separate_ties and len(seg) > 1:
+        from finegrain.retrieve.bm25.search import _separate_ties  # the BM25 search's one tie separation
+
+        tied = np.flatnonzero((v[1:] == v[:-1]) & (seg[1:] == seg[:-1]))
+        for i in np.unique(seg[tied]).tolist():
+            a, b = int(offsets[i]), int(offsets[i + 1])
+            d[a:b], v[a:b] = _separate_ties(d[a:b], v[a:b])
+    return Run(list(qids), offsets, d, tuple(doc_ids), v, name=name, check=False)
 
 
 def doc_text(title: str, text: str) -> str:
