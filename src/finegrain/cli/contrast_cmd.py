@@ -22,6 +22,12 @@ def contrast_command(
     options: list[str] = set_option("Encoder option KEY=VALUE (repeatable); see finegrain list encoders."),
     resamples: int = typer.Option(10000, "--resamples", min=1, help="Bootstrap resamples (over pairs)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+    pool: bool = typer.Option(False, "--pool",
+                              help="Also retrieve from a pool (CCD Tables 2/4): R@1/R@5 with the targets alone and "
+                                   "with every contrastive negative added, and the mean cosine of the contrastive "
+                                   "pairs per category."),
+    min_pairs: int = typer.Option(10, "--min-pairs", min=1,
+                                  help="Ablation table: a cell with fewer pairs is flagged sparse."),
     no_cache: bool = no_cache_option(),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON instead of tables."),
     quiet: bool = quiet_option(),
@@ -70,7 +76,7 @@ def contrast_command(
     texts = CachedEncoder(enc, cache, show_progress=not quiet)
     images = enc if hasattr(enc, "encode_images") else None
     outcome = run_contrast(pair_list, texts, images, directions=directions or None, category_order=order,
-                           n_resamples=resamples, seed=seed)
+                           n_resamples=resamples, seed=seed, pool=pool, min_pairs=min_pairs)
 
     body = {
         "schema": "finegrain.contrast/1", "tool": "finegrain contrast", "version": __version__,
@@ -87,6 +93,9 @@ def contrast_command(
         raise FinegrainError(f"cannot write {str(out)!r}: {e.strerror}", "choose a writable --out folder") from None
     if as_json:
         summary = {k: v for k, v in body.items() if k != "records"}
+        if "pool" in summary:
+            summary["pool"] = {**summary["pool"], "directions": [{k: v for k, v in d.items() if k != "units"}
+                                                                 for d in summary["pool"]["directions"]]}
         typer.echo(json.dumps(summary, ensure_ascii=False, indent=1))
     else:
         print_contrast(body, title=f"{source['name']} · {encoder}")
@@ -119,3 +128,78 @@ def print_contrast(body: dict[str, Any], title: str = "") -> None:
             console.print(f"{d['unmapped_units']} (pair, query) units have no CCD category")
     for name, why in body.get("skipped_directions", {}).items():
         console.print(f"skipped {name}: {why}")
+    for a in body.get("ablation") or []:
+        print_ablation(console, a, title)
+    for p in (body.get("pool") or {}).get("directions") or []:
+        print_pool(console, p, title)
+
+
+def _ci(lo: float, hi: float) -> str:
+    return f"{100 * lo:.1f}-{100 * hi:.1f}"
+
+
+def print_ablation(console: Any, a: dict[str, Any], title: str = "") -> None:
+    """CCD category x dataset category: pairs and FG-CDA per cell (· empty, * sparse)."""
+    from rich.table import Table
+
+    t = Table(title=f"{title} · {a['direction']} · CCD category x category: pairs (FG-CDA %)", title_justify="left")
+    t.add_column("CCD category", no_wrap=True)
+    for c in [*a["columns"], "all"]:
+        t.add_column(c, justify="right", no_wrap=True)
+
+    def cell(c: dict[str, Any]) -> str:
+        if not c["n_pairs"]:
+            return "·"
+        return f"{c['n_pairs']}{'*' if c['sparse'] else ''} ({100 * c['fg_cda']:.0f})"
+
+    for i, r in enumerate(a["rows"]):
+        t.add_row(r, *[cell(c) for c in a["cells"][i]], cell(a["row_totals"][i]))
+    t.add_row("all", *[cell(c) for c in a["column_totals"]], cell(a["total"] | {"sparse": False}),
+              end_section=True)
+    console.print(t)
+    console.print(f"{len(a['ccd_with_data'])} of {a['n_ccd_categories']} CCD categories have pairs; "
+                  f"· no pair, * fewer than {a['min_pairs']} pairs (sparse)")
+
+
+def print_pool(console: Any, p: dict[str, Any], title: str = "") -> None:
+    """R@k without and with the contrastive negatives side by side, then the pair cosines per category."""
+    from rich.table import Table
+
+    ks = [key for key in p["change"]]
+    t = Table(title=f"{title} · {p['direction']} · contrastive-pool retrieval ({p['n_units']} queries of "
+                    f"{p['n_items']} items)", title_justify="left")
+    t.add_column("pool", no_wrap=True)
+    t.add_column("candidates", justify="right")
+    for key in ks:
+        name = key.replace("recall@", "R@")
+        t.add_column(name, justify="right")
+        t.add_column(f"{name} 95% CI", justify="right")
+    for setting in ("without_negatives", "with_negatives"):
+        s = p[setting]
+        cells = []
+        for key in ks:
+            r = s[key]
+            cells += [f"{100 * r['value']:.1f}", _ci(*r["ci"])]
+        t.add_row(s["name"], str(s["n_candidates"]), *cells)
+    change = []
+    for key in ks:
+        c = p["change"][key]
+        change += [f"{100 * c['delta']:+.1f}", f"{100 * c['ci'][0]:+.1f} to {100 * c['ci'][1]:+.1f}"]
+    t.add_row("change", "", *change)
+    console.print(t)
+    if p["n_excluded_query_in_pool"]:
+        console.print(f"{p['n_excluded_query_in_pool']} (item, query) units left out: the query is itself a "
+                      "candidate of the pool")
+    c = Table(title=f"{title} · {p['direction']} · mean cosine of the contrastive pairs (CCD Fig. 5)",
+              title_justify="left")
+    for col, just in (("slice", "left"), ("name", "left"), ("pairs", "right"), ("mean cos", "right"),
+                      ("95% CI", "right"), ("min", "right"), ("max", "right")):
+        c.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
+    pc = p["pair_cosine"]
+    for label, rows in (("overall", [pc["overall"]]), ("category", pc["by_category"]),
+                        ("CCD category", pc["by_ccd_category"])):
+        for i, r in enumerate(rows):
+            c.add_row(label if i == 0 else "", r["name"], str(r["n_pairs"]), f"{r['mean']:.3f}",
+                      f"{r['ci'][0]:.3f}-{r['ci'][1]:.3f}", f"{r['min']:.3f}", f"{r['max']:.3f}",
+                      end_section=i == len(rows) - 1)
+    console.print(c)

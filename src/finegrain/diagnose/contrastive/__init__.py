@@ -33,9 +33,21 @@ cross-modal ones the pairs support; with a text encoder, ``text->text``.
 Categories follow CCD's two-level taxonomy (Table 5): entity type / attribute /
 relation / emotion, scene type / attribute, event type / attribute, style &
 presentation; a dataset may keep its own categories and map them onto the
-taxonomy (:data:`SUGARCREPE_TO_CCD`).
+taxonomy (:data:`SUGARCREPE_TO_CCD`). :mod:`.ablation` crosses the two (CCD
+category x dataset category, pair counts and FG-CDA per cell, empty and sparse
+cells kept visible).
+
+:mod:`.pool` retrieves from a pool instead of a pair (CCD Tables 2 and 4):
+R@1/R@5 with the targets alone and with every contrastive negative added, and
+the cosine of each contrastive pair per category (CCD Fig. 5).
 """
 
+from finegrain.diagnose.contrastive.ablation import (
+    UNMAPPED,
+    AblationCell,
+    AblationTable,
+    ablation_table,
+)
 from finegrain.diagnose.contrastive.categories import (
     CCD_CATEGORIES,
     CCD_GROUPS,
@@ -52,6 +64,17 @@ from finegrain.diagnose.contrastive.metrics import (
     pair_bootstrap_ci,
     report,
 )
+from finegrain.diagnose.contrastive.pool import (
+    POOL_KS,
+    PairCosine,
+    PoolReport,
+    PoolSetting,
+    PoolUnit,
+    RecallAt,
+    RecallChange,
+    best_relevant_ranks,
+    pool_retrieval,
+)
 from finegrain.diagnose.contrastive.records import (
     DIRECTIONS,
     ContrastPair,
@@ -65,11 +88,16 @@ from finegrain.diagnose.contrastive.run import ContrastOutcome, run_contrast
 from finegrain.diagnose.contrastive.scoring import (
     ContrastScores,
     ImageEncoder,
+    MemoEncoder,
     TextEncoder,
     score,
 )
 
 __all__ = [
+    "POOL_KS",
+    "UNMAPPED",
+    "AblationCell",
+    "AblationTable",
     "Accuracy",
     "CCD_CATEGORIES",
     "CCD_GROUPS",
@@ -82,16 +110,26 @@ __all__ = [
     "DirectionReport",
     "GROUP_ORDER",
     "ImageEncoder",
+    "MemoEncoder",
+    "PairCosine",
+    "PoolReport",
+    "PoolSetting",
+    "PoolUnit",
+    "RecallAt",
+    "RecallChange",
     "SUGARCREPE_MAPPING_NOTES",
     "SUGARCREPE_TO_CCD",
     "TextEncoder",
+    "ablation_table",
     "accuracy",
+    "best_relevant_ranks",
     "canonical_ccd",
     "ccd_group",
     "default_directions",
     "expand",
     "make_pair",
     "pair_bootstrap_ci",
+    "pool_retrieval",
     "report",
     "run_contrast",
     "score",

@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from finegrain.diagnose.contrastive.ablation import DEFAULT_MIN_PAIRS, AblationTable, ablation_table
 from finegrain.diagnose.contrastive.metrics import DirectionReport, report
+from finegrain.diagnose.contrastive.pool import POOL_KS, PoolReport, pool_retrieval
 from finegrain.diagnose.contrastive.records import (
     ContrastPair,
     check_direction,
@@ -16,6 +18,7 @@ from finegrain.diagnose.contrastive.records import (
 from finegrain.diagnose.contrastive.scoring import (
     ContrastScores,
     ImageEncoder,
+    MemoEncoder,
     TextEncoder,
     score,
 )
@@ -24,11 +27,14 @@ from finegrain.errors import FinegrainError
 
 @dataclass(frozen=True)
 class ContrastOutcome:
-    """Reports and scores of every direction run, and the directions skipped with the reason."""
+    """Reports, scores and ablation tables of every direction run, the directions skipped with the reason,
+    and (when asked) the contrastive-pool retrieval of each direction."""
 
     reports: tuple[DirectionReport, ...]
     scores: tuple[ContrastScores, ...]
     skipped: Mapping[str, str] = field(default_factory=dict)
+    ablations: tuple[AblationTable, ...] = ()
+    pools: tuple[PoolReport, ...] = ()
 
     def to_json_dict(self, *, records: bool = True) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -36,7 +42,18 @@ class ContrastOutcome:
                       "ties fail; FG-CDE = 1 - FG-CDA; CI: percentile bootstrap over pairs",
             "directions": [r.to_dict() for r in self.reports],
             "skipped_directions": dict(self.skipped),
+            "ablation": [a.to_dict() for a in self.ablations],
         }
+        if self.pools:
+            body["pool"] = {
+                "protocol": "CCD Tables 2/4, Fig. 4: every query scored against a pool of the targets (without "
+                            "negatives) and of the targets plus every contrastive candidate (with negatives); "
+                            "relevant = the targets of the query's item (its image, else its target); rank = 1 + "
+                            "non-relevant candidates scoring >= the best relevant one; R@k = share of units with "
+                            "rank <= k; CI: percentile bootstrap over items; pair cosine: cos(target, contrastive) "
+                            "of each pair, encoded as candidates",
+                "directions": [p.to_dict(units=records) for p in self.pools],
+            }
         if records:
             body["records"] = {
                 s.direction: [
@@ -60,8 +77,12 @@ def run_contrast(
     n_resamples: int = 10000,
     confidence: float = 0.95,
     seed: int | None = 0,
+    pool: bool = False,
+    pool_ks: Sequence[int] = POOL_KS,
+    min_pairs: int = DEFAULT_MIN_PAIRS,
 ) -> ContrastOutcome:
-    """Score ``pairs`` in each direction (default: :func:`default_directions`) and report FG-CDA.
+    """Score ``pairs`` in each direction (default: :func:`default_directions`) and report FG-CDA,
+    the CCD category x category ablation table, and with ``pool`` the contrastive-pool retrieval.
 
     An explicitly asked direction the pairs cannot give, or that needs an
     image encoder that is missing, is an error; a default one is skipped.
@@ -76,7 +97,9 @@ def run_contrast(
         for d in (("text->image", "image->text") if has_images else ("text->text",)):
             if d not in todo:
                 skipped[d] = "no pair has the fields this direction needs"
-    reports, all_scores = [], []
+    memo = MemoEncoder(text_encoder, image_encoder)
+    images = memo if has_images else None
+    reports, all_scores, ablations, pools = [], [], [], []
     for d in todo:
         recs = expand(pairs, d)
         if not recs:
@@ -85,11 +108,15 @@ def run_contrast(
                 "text->text needs target, contrastive and queries; text->image target_image and contrastive_image; "
                 "image->text target_image, target and contrastive",
             )
-        s = score(recs, text_encoder, image_encoder)
+        s = score(recs, memo, images)
         all_scores.append(s)
         reports.append(report(s, category_order=category_order, n_resamples=n_resamples,
                               confidence=confidence, seed=seed))
+        ablations.append(ablation_table(s, category_order=category_order, min_pairs=min_pairs))
+        if pool:
+            pools.append(pool_retrieval(pairs, d, memo, images, ks=pool_ks, category_order=category_order,
+                                        n_resamples=n_resamples, confidence=confidence, seed=seed))
     if not reports:
         raise FinegrainError("no direction can be run on these pairs",
                              "give queries for text->text, or images and an image encoder (clip:PATH)")
-    return ContrastOutcome(tuple(reports), tuple(all_scores), skipped)
+    return ContrastOutcome(tuple(reports), tuple(all_scores), skipped, tuple(ablations), tuple(pools))

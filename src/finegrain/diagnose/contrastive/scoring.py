@@ -64,6 +64,30 @@ def score(
     return ContrastScores(direction, tuple(records), target, contrastive)
 
 
+class MemoEncoder:
+    """Text and image encoders behind one in-memory memo, so texts and images scored twice (pairwise
+    and in the pool) are encoded once; rows are returned as the wrapped encoder gave them."""
+
+    def __init__(self, text_encoder: TextEncoder, image_encoder: ImageEncoder | None = None) -> None:
+        self.text_encoder, self.image_encoder = text_encoder, image_encoder
+        self._memo: dict[tuple[str, str], np.ndarray] = {}
+
+    def _get(self, items: Sequence[str], kind: str, fn: Any) -> np.ndarray:
+        todo = list(dict.fromkeys(x for x in items if (kind, x) not in self._memo))
+        if todo:
+            for x, v in zip(todo, np.asarray(fn(todo), dtype=np.float32)):
+                self._memo[(kind, x)] = v
+        return np.stack([self._memo[(kind, x)] for x in items]) if items else np.zeros((0, 0), np.float32)
+
+    def encode(self, texts: Sequence[str], *, kind: Any) -> np.ndarray:
+        return self._get(list(texts), f"text:{kind}", lambda t: self.text_encoder.encode(t, kind=kind))
+
+    def encode_images(self, paths: Sequence[str]) -> np.ndarray:
+        if self.image_encoder is None:
+            raise FinegrainError("no image encoder", "use --encoder clip:PATH")
+        return self._get(list(paths), "image", self.image_encoder.encode_images)
+
+
 def _encode(items: list[str], image: bool, kind: str, text_encoder: TextEncoder,
             image_encoder: ImageEncoder | None) -> np.ndarray:
     uniq = list(dict.fromkeys(items))
