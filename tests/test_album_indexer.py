@@ -240,6 +240,15 @@ def test_cli_index_default_catalog_and_people(album, capsys):
     assert "no people yet" in capsys.readouterr().out
 
 
+def test_cli_index_into_a_postgres_catalog(album, postgres_url, capsys):
+    assert main(["album", "index", str(album), "--catalog", postgres_url, "--no-faces", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "7 added" in out and f"catalog: {postgres_url}" in out
+    assert not (album / ".finegrain").exists()  # nothing written beside the photos
+    assert main(["album", "index", str(album), "--catalog", postgres_url, "--no-faces", "-q"]) == 0
+    assert "0 added, 0 updated, 7 unchanged" in capsys.readouterr().out
+
+
 def test_faces_are_detected_clustered_and_names_survive_reindexing(tmp_path, data_root, catalog_target):
     prof = Profiler.load(faces=True)
     if prof.detect_faces is None or prof.cluster_faces is None:
