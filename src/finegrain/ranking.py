@@ -22,15 +22,137 @@ def string_ranks(vocab: Sequence[str]) -> np.ndarray:
 
 
 def rank_order(
-    segment: np.ndarray, scores: np.ndarray, doc_codes: np.ndarray, vocab: Sequence[str]
+    segment: np.ndarray,
+    scores: np.ndarray,
+    doc_codes: np.ndarray,
+    vocab: Sequence[str],
+    *,
+    offsets: np.ndarray | None = None,
 ) -> np.ndarray:
     """Indices that sort entries by (segment ascending, score descending, doc id descending).
 
     ``segment`` is the query index of each entry, ``doc_codes`` index ``vocab``.
-    The sort is the same whatever order the entries come in.
+    The sort is the same whatever order the entries come in; entries equal in
+    all three keys keep their input order.
+
+    When the entries of each segment are contiguous and segments ascend (as in
+    a :class:`~finegrain.types.Run`; ``offsets`` gives the segment bounds, or
+    they are found), the entries are laid out one row per segment and each
+    row is sorted on its own (:func:`_rank_rows`); otherwise one global sort
+    (:func:`_rank_global`).
     """
-    if len(scores) == 0:
+    n = len(scores)
+    if n == 0:
         return np.empty(0, dtype=np.int64)
+    segment = np.asarray(segment)
+    if offsets is None:
+        offsets = _contiguous_offsets(segment)
+    if offsets is not None:
+        counts = np.diff(offsets)
+        width = int(counts.max()) if len(counts) else 0
+        if len(counts) * width <= 2 * n + 4096:  # padding at most doubles the work
+            got = _rank_rows(np.asarray(offsets, dtype=np.int64), counts, width, scores, doc_codes, vocab)
+            if got is not None:
+                return got
+    return _rank_global(segment, scores, doc_codes, vocab)
+
+
+def _contiguous_offsets(segment: np.ndarray) -> np.ndarray | None:
+    """Offsets of segments ``0..max`` when ``segment`` is non-decreasing and non-negative, else None."""
+    if int(segment[0]) < 0 or (len(segment) > 1 and bool((segment[1:] < segment[:-1]).any())):
+        return None
+    counts = np.bincount(segment)
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
+def _rank_rows(
+    offsets: np.ndarray, counts: np.ndarray, width: int, scores: np.ndarray, doc_codes: np.ndarray,
+    vocab: Sequence[str],
+) -> np.ndarray | None:
+    """The rule on a ``(segments, width)`` layout: each row sorted on its own (None if a key would overflow).
+
+    1. Rows are sorted by score descending (padding, +inf after negation, last).
+    2. Rows with equal neighbouring scores are sorted again on one integer key:
+       the score's rank in its row, then the document id descending (padding
+       last), then the input position, so equal entries keep their order.
+       Document ids are compared only among the documents of those rows.
+    """
+    n_rows = len(counts)
+    values = np.asarray(scores, dtype=np.float64)
+    if bool((counts == width).all()):
+        grid = values.reshape(n_rows, width)
+        valid = None
+    else:
+        grid = np.full((n_rows, width), -np.inf)
+        valid = np.arange(width) < counts[:, None]
+        grid[valid] = values
+    # Ascending sort, read backwards: score descending, padding (-inf) last.
+    entry = np.argsort(grid, axis=1)[:, ::-1]
+    entry += offsets[:-1, None]  # column -> entry index (padding cells point past their row)
+    if valid is not None:
+        pad = entry >= offsets[1:, None]
+        entry[pad] = 0
+        ranked = values[entry]
+        ranked[pad] = -np.inf
+    else:
+        pad = None
+        ranked = values[entry]
+    same = ranked[:, 1:] == ranked[:, :-1]
+    del ranked
+    tied_rows = np.flatnonzero(same.any(axis=1))
+    if len(tied_rows):
+        every = len(tied_rows) == n_rows
+        sub = entry if every else entry[tied_rows]
+        sub_same = same if every else same[tied_rows]
+        tie, n_tie = _tie_ranks(np.asarray(doc_codes)[sub].reshape(-1), vocab)
+        if width * width * (n_tie + 1) >= 2**62:
+            return None
+        # key = (score rank in the row, id descending (padding last), position in the row)
+        key = np.zeros(sub.shape, dtype=np.int64)
+        np.cumsum(~sub_same, axis=1, out=key[:, 1:])
+        key *= n_tie + 1
+        tie = tie.reshape(sub.shape)
+        np.subtract(n_tie - 1, tie, out=tie)
+        if pad is not None:
+            tie[pad if every else pad[tied_rows]] = n_tie
+        key += tie
+        del tie
+        key *= width
+        key += _row_positions(sub, offsets, tied_rows, every)
+        resorted = np.take_along_axis(sub, np.argsort(key, axis=1), axis=1)
+        if every:
+            entry = resorted
+        else:
+            entry[tied_rows] = resorted
+    return entry.reshape(-1) if valid is None else entry[valid]
+
+
+def _row_positions(sub: np.ndarray, offsets: np.ndarray, rows: np.ndarray, every: bool) -> np.ndarray:
+    """Position within its row of each entry index in ``sub`` (padding cells: anything below the width)."""
+    starts = offsets[:-1] if every else offsets[rows]
+    pos: np.ndarray = sub - starts[:, None]
+    np.maximum(pos, 0, out=pos)
+    return pos
+
+
+def _tie_ranks(codes: np.ndarray, vocab: Sequence[str]) -> tuple[np.ndarray, int]:
+    """Rank of each document code's id among the ids of ``codes`` (ascending code-point order), and how many.
+
+    The vocabulary may be much larger than the documents in tied rows (a
+    dense index's whole corpus): then only those documents' ids are sorted.
+    """
+    n_vocab = len(vocab)
+    if len(codes) * 4 >= n_vocab:
+        return string_ranks(vocab)[codes], n_vocab
+    present = np.unique(codes)
+    ranks = string_ranks([vocab[c] for c in present.tolist()])
+    return ranks[np.searchsorted(present, codes)], len(present)
+
+
+def _rank_global(segment: np.ndarray, scores: np.ndarray, doc_codes: np.ndarray, vocab: Sequence[str]) -> np.ndarray:
+    """The rule as one sort over all entries (any segment layout)."""
     doc_rank = string_ranks(vocab)[doc_codes]
     # One integer key (segment, score rank descending, doc rank descending) sorts
     # several times faster than a three-key lexsort; same order, same stability.

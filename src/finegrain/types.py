@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain, repeat
+from operator import itemgetter, methodcaller
 from types import MappingProxyType
 from typing import Any, Generic, Self, TypeVar
 
@@ -133,16 +135,23 @@ class _Table(Mapping[str, Mapping[str, Any]]):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Mapping[str, Any]], **kw: Any) -> Self:
-        vocab: dict[str, int] = {}
-        codes: list[int] = []
-        values: list[Any] = []
-        offsets = [0]
-        for doc_values in data.values():
-            for d, v in doc_values.items():
-                codes.append(vocab.setdefault(d, len(vocab)))
-                values.append(v)
-            offsets.append(len(codes))
-        return cls(list(data), np.asarray(offsets), np.asarray(codes), list(vocab), np.asarray(values), **kw)
+        """From ``{qid: {doc_id: value}}`` (the fast path from Python data: a few C-level passes, no
+        per-entry Python code). Document codes follow first occurrence."""
+        per_query = list(data.values())
+        counts = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
+        offsets = np.zeros(len(per_query) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        n = int(offsets[-1])
+        keys = list(chain.from_iterable(per_query))
+        vocab = list(dict.fromkeys(keys))
+        codes = _codes(keys, dict(zip(vocab, range(len(vocab)))))
+        del keys
+        values = _values(per_query, n, cls._value_dtype)
+        check = kw.pop("check", True)
+        table = cls(list(data), offsets, codes, vocab, values, check=False, **kw)
+        if check:
+            table._check(duplicates=False)  # a mapping holds each document once per query
+        return table
 
     @classmethod
     def from_records(cls, records: Iterable[tuple[str, str, Any]], **kw: Any) -> Self:
@@ -169,13 +178,13 @@ class _Table(Mapping[str, Mapping[str, Any]]):
             **kw,
         )
 
-    def _check(self) -> None:
+    def _check(self, *, duplicates: bool = True) -> None:
         n = len(self._docs)
         if len(self._offsets) != len(self._qids) + 1 or self._offsets[0] != 0 or self._offsets[-1] != n:
             raise ValueError("inconsistent table offsets")
         if len(self._values) != n:
             raise ValueError("values and documents differ in length")
-        if n == 0:
+        if n == 0 or not duplicates:
             return
         seg = self.segments
         key = seg * max(len(self._vocab), 1) + self._docs
@@ -252,6 +261,11 @@ class _Table(Mapping[str, Mapping[str, Any]]):
         """Query index of every entry."""
         return read_only(np.repeat(np.arange(len(self._qids), dtype=np.int64), np.diff(self._offsets)))
 
+    @cached_property
+    def positions(self) -> np.ndarray:
+        """0-based position of every entry within its query."""
+        return read_only(np.arange(self.n_entries, dtype=np.int64) - self._offsets[self.segments])
+
     def counts(self) -> np.ndarray:
         return np.diff(self._offsets)
 
@@ -277,6 +291,17 @@ class Qrels(_Table):
             return frozenset()
         return frozenset(d for d, g in self[qid].items() if g >= rel)
 
+    def codes_of(self, doc_ids: Sequence[str]) -> np.ndarray | None:
+        """The code of each of ``doc_ids`` in this table's vocabulary (-1 where absent); None if it is this vocabulary."""
+        if doc_ids is self._vocab or doc_ids == self._vocab:
+            return None
+        index = self._code_index
+        return np.fromiter(map(index.get, doc_ids, repeat(-1)), dtype=np.int64, count=len(doc_ids))
+
+    @cached_property
+    def _code_index(self) -> dict[str, int]:
+        return dict(zip(self._vocab, range(len(self._vocab))))
+
 
 class Run(_Table):
     """Scores ``qid -> {doc_id -> score}`` of one system, with a name.
@@ -292,7 +317,7 @@ class Run(_Table):
         super().__init__(*args, **kw)
         self.name = name
 
-    def _check(self) -> None:
+    def _check(self, *, duplicates: bool = True) -> None:
         bad = np.flatnonzero(np.isnan(self._values))
         if len(bad):
             i = int(bad[0])
@@ -301,12 +326,12 @@ class Run(_Table):
                 f"score of document {self._vocab[self._docs[i]]!r} for query {q!r} is NaN",
                 "every score must be a number; drop or fix that result",
             )
-        super()._check()
+        super()._check(duplicates=duplicates)
 
     @cached_property
     def order(self) -> np.ndarray:
         """Entry indices in ranked order, query by query (the trec_eval sort)."""
-        return read_only(rank_order(self.segments, self._values, self._docs, self._vocab))
+        return read_only(rank_order(self.segments, self._values, self._docs, self._vocab, offsets=self._offsets))
 
     def ranked(self, qid: str, k: int | None = None) -> list[str]:
         """Document ids of one query in ranked order, optionally cut at ``k``."""
@@ -345,6 +370,27 @@ class Run(_Table):
 
 
 _INT64 = np.iinfo(np.int64)
+
+
+def _codes(keys: list[Any], index: dict[Any, int]) -> np.ndarray:
+    """``index[k]`` for every key, as int64 (one C-level lookup pass)."""
+    if len(keys) < 2:  # itemgetter of one key returns the value itself, not a tuple
+        return np.asarray([index[k] for k in keys], dtype=np.int64)
+    return np.asarray(itemgetter(*keys)(index), dtype=np.int64)
+
+
+def _values(per_query: list[Mapping[str, Any]], n: int, dtype: type) -> Any:
+    """The values of every mapping, in order: float64 read straight from the iterator when they convert,
+    else a list for :func:`_value_column` (which refuses what would wrap or truncate, with the reason)."""
+    if dtype is np.float64:
+        try:
+            return np.fromiter(chain.from_iterable(map(_mapping_values, per_query)), dtype=np.float64, count=n)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    return list(chain.from_iterable(map(_mapping_values, per_query)))
+
+
+_mapping_values = methodcaller("values")
 
 
 def _value_column(values: Any, dtype: type, what: str) -> np.ndarray:

@@ -90,32 +90,35 @@ def join(qrels: Qrels, run: Run, queries: Iterable[str] | None = None) -> Joined
     """Join ``run`` to ``qrels`` over the universe (``queries``, default the qrels' queries)."""
     qids = universe_of(qrels, queries)
     U = len(qids)
-    uindex = dict(zip(qids, range(U)))
-    run_u = np.fromiter(map(uindex.get, run.qids, repeat(-1)), dtype=np.int64, count=len(run.qids))
-    qrels_u = np.fromiter(map(uindex.get, qrels.qids, repeat(-1)), dtype=np.int64, count=len(qrels.qids))
+    run_u = _universe_index(run.qids, qids)
+    qrels_u = _universe_index(qrels.qids, qids)
 
     kept = run_u >= 0
+    all_kept = bool(kept.all())
     in_run = np.zeros(U, dtype=bool)
     in_run[run_u[kept]] = True
     n_returned = np.zeros(U, dtype=np.int64)
     n_returned[run_u[kept]] = run.counts()[kept]
 
-    # Ranked entries of the run (grouped by run query, in rank order).
+    # Ranked entries of the run (grouped by run query, in rank order): Run.order never moves an
+    # entry out of its query, so the query and the position of the i-th ranked entry are those of entry i.
     order = run.order
-    run_seg = run.segments[order]
-    rank = np.arange(len(order), dtype=np.int64) - run.offsets[run_seg]
-    seg = run_u[run_seg]
+    rank = run.positions
+    seg = run.segments if _is_identity(run_u, U) else run_u[run.segments]
     docs = run.doc_codes[order]
-    if not kept.all():
+    if not all_kept:
         keep = seg >= 0
         seg, rank, docs = seg[keep], rank[keep], docs[keep]
 
     # Judgements of universe queries.
-    jseg = qrels_u[qrels.segments]
-    jkeep = jseg >= 0
-    jseg, jdocs, jgrade = jseg[jkeep], qrels.doc_codes[jkeep], qrels.values[jkeep]
+    if _is_identity(qrels_u, U):
+        jseg, jdocs, jgrade = qrels.segments, qrels.doc_codes, qrels.values
+    else:
+        jseg = qrels_u[qrels.segments]
+        jkeep = jseg >= 0
+        jseg, jdocs, jgrade = jseg[jkeep], qrels.doc_codes[jkeep], qrels.values[jkeep]
 
-    grade, judged = _lookup_grades(seg, docs, run.vocab, jseg, jdocs, jgrade, qrels.vocab)
+    grade, judged = _lookup_grades(seg, docs, run.vocab, jseg, jdocs, jgrade, qrels)
     return Joined(
         qids=qids,
         in_run=_ro(in_run),
@@ -130,6 +133,18 @@ def join(qrels: Qrels, run: Run, queries: Iterable[str] | None = None) -> Joined
     )
 
 
+def _universe_index(ids: tuple[str, ...], universe: tuple[str, ...]) -> np.ndarray:
+    """Universe index of each of ``ids`` (-1 outside it)."""
+    if ids is universe or ids == universe:
+        return np.arange(len(ids), dtype=np.int64)
+    uindex = dict(zip(universe, range(len(universe))))
+    return np.fromiter(map(uindex.get, ids, repeat(-1)), dtype=np.int64, count=len(ids))
+
+
+def _is_identity(index: np.ndarray, size: int) -> bool:
+    return len(index) == size and bool((index == np.arange(size)).all())
+
+
 def _lookup_grades(
     seg: np.ndarray,
     docs: np.ndarray,
@@ -137,33 +152,43 @@ def _lookup_grades(
     jseg: np.ndarray,
     jdocs: np.ndarray,
     jgrade: np.ndarray,
-    qrels_vocab: tuple[str, ...],
+    qrels: Qrels,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Grade of each (seg, run doc) entry (key ``seg * V + doc`` in the qrels' vocabulary; 0 if unjudged)
     and whether it is judged."""
-    grade = np.zeros(len(seg), dtype=np.int64)
-    is_judged = np.zeros(len(seg), dtype=bool)
-    if len(seg) == 0 or len(jseg) == 0:
-        return grade, is_judged
-    V = len(qrels_vocab)
-    if run_vocab is qrels_vocab or run_vocab == qrels_vocab:
-        to_qrels = np.arange(V, dtype=np.int64)
+    n = len(seg)
+    if n == 0 or len(jseg) == 0:
+        return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    V = len(qrels.vocab)
+    to_qrels = qrels.codes_of(run_vocab)
+    if to_qrels is None:  # the same vocabulary
+        rkey = seg * V
+        rkey += docs
     else:
-        code = dict(zip(qrels_vocab, range(V)))
-        to_qrels = np.fromiter(map(code.get, run_vocab, repeat(-1)), dtype=np.int64, count=len(run_vocab))
-    qdoc = to_qrels[docs]
-    in_vocab = qdoc >= 0  # the qrels name the document at all
-    jkey = jseg * V + jdocs
-    by_key = np.argsort(jkey)
-    jkey = jkey[by_key]
-    rkey = seg[in_vocab] * V + qdoc[in_vocab]
+        qdoc = to_qrels[docs]
+        rkey = seg * V
+        rkey += qdoc
+        rkey[qdoc < 0] = -1  # the qrels never name the document: no key matches
+    jkey, jgrade_sorted = _sorted_judgements(jseg * V + jdocs, np.asarray(jgrade, dtype=np.int64))
     pos = np.searchsorted(jkey, rkey)
     np.minimum(pos, len(jkey) - 1, out=pos)
-    found = jkey[pos] == rkey
-    idx = np.flatnonzero(in_vocab)
-    grade[idx[found]] = np.asarray(jgrade)[by_key[pos[found]]]
-    is_judged[idx[found]] = True
-    return grade, is_judged
+    judged = jkey[pos] == rkey
+    grade = jgrade_sorted[pos]
+    grade[~judged] = 0
+    return grade, judged
+
+
+def _sorted_judgements(key: np.ndarray, grade: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``key`` sorted and ``grade`` in the same order; one sort of ``key * G + grade`` when that fits."""
+    lo, hi = int(grade.min()), int(grade.max())
+    span = hi - lo + 1
+    if span <= 1 << 16 and int(key.max()) < (2**62) // span:
+        packed = key * span
+        packed += grade - lo
+        packed.sort()
+        return packed // span, packed % span + lo
+    by_key = np.argsort(key)
+    return key[by_key], grade[by_key]
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
