@@ -28,24 +28,31 @@ id). The first rule that fires gives the failure its one tag, in this order:
    14.8%). A relevant passage in other words is not caught by this rule;
    :mod:`finegrain.build.triage` ranks such candidates with more evidence
    (agreement of runs, embeddings, similarity to the known positives).
-5. ``entity_mismatch`` (named) -- a named entity of the query (jieba POS nr ns
+5. ``taxonomy_miss`` -- a query word (or two adjacent ones: 家用电器,
+   "household appliance") is absent from the relevant passage, which names a
+   member of it: 海鲜 -> 螃蟹, 生蚝; "fruit" -> "watermelon" (CapRetrieval Sec. 3,
+   "taxonomy knowledge"; not a row of DuReader's table). English: WordNet's
+   hyponym closure of the word's 3 most frequent noun senses; Chinese: a
+   category lexicon built from the extended Tongyici Cilin plus a hand-written
+   table (:mod:`finegrain.diagnose.taxonomy.categories`, ``data/PROVENANCE.md``).
+6. ``entity_mismatch`` (named) -- a named entity of the query (jieba POS nr ns
    nt nz eng; English mixed case, all capitals, capitalised inside a sentence
    or mostly capitalised in the corpus) is absent from the wrong passage,
    which names another (淘宝 vs 支付宝).
-6. ``modifier_mismatch`` -- the query's head is in the wrong passage but a
+7. ``modifier_mismatch`` -- the query's head is in the wrong passage but a
    modifier is not: replaced by a modifier of the same class (colour, size,
    age, material, shape, time, quantity, position, state; 白猫 vs 黑猫), by
    another modifier, or just absent (吃完海鲜 vs 早晨 before 喝牛奶).
-7. ``entity_mismatch`` (head) -- a head of the query is absent from the wrong
+8. ``entity_mismatch`` (head) -- a head of the query is absent from the wrong
    passage, which shares no other query noun and is about another noun of
    the same kind: same modifier class (sunrise / sunset), same small category
    (animal, person, vehicle), a shared character or 3-letter prefix (大蒜 /
    蒜薹), or a shared query modifier (red car / red bicycle). An unrelated
    passage (a "hub") is left to ``other``.
-8. ``term_over_sensitivity`` -- the wrong passage shares query terms but not
+9. ``term_over_sensitivity`` -- the wrong passage shares query terms but not
    its head (noted when the relevant passage uses none of them: a
    paraphrase), or it holds every query term and is still judged irrelevant.
-9. ``other`` -- none of the above (or nothing retrieved).
+10. ``other`` -- none of the above (or nothing retrieved).
 
 Heads: Chinese is head-final, so the last content word of each conjunct
 (和 与 及 ... 、，) not a question word; English takes the last noun of the first

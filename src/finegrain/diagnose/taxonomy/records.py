@@ -20,10 +20,13 @@ from finegrain.evaluate.groups import group_of, order_groups
 SCHEMA = "finegrain.taxonomy/1"
 _EXAMPLE_CHARS = 300
 
-# tag -> (description, share in DuReader-retrieval's manual analysis of 500 pairs, Table 9)
-TAGS: Mapping[str, tuple[str, float]] = MappingProxyType({
+# tag -> (description, share in DuReader-retrieval's manual analysis of 500 pairs, Table 9; None: not a row of it)
+TAGS: Mapping[str, tuple[str, float | None]] = MappingProxyType({
     "suspected_false_negative": ("the wrong passage was never judged and holds every query term: likely relevant, "
                                  "a false negative of the qrels (judge it: finegrain triage)", 0.148),
+    "taxonomy_miss": ("the relevant passage names a member or hyponym of a query category (海鲜 -> 螃蟹, fruit -> "
+                      "watermelon), not the category: CapRetrieval Sec. 3 'taxonomy knowledge' (not in DuReader's "
+                      "table)", None),
     "entity_mismatch": ("the main entity of the query is replaced by a different one in the wrong passage", 0.39),
     "numerical_mismatch": ("a number, date or quantity of the query differs in the wrong passage", 0.05),
     "modifier_mismatch": ("the head is shared but a modifier of the query differs or is missing", 0.094),
@@ -133,8 +136,9 @@ class Taxonomy:
         return body
 
 
-RULE_ORDER = ("typo", "numerical_mismatch", "syntax_mismatch", "suspected_false_negative", "entity_mismatch (named)",
-              "modifier_mismatch", "entity_mismatch (head)", "term_over_sensitivity", "other")
+RULE_ORDER = ("typo", "numerical_mismatch", "syntax_mismatch", "suspected_false_negative", "taxonomy_miss",
+              "entity_mismatch (named)", "modifier_mismatch", "entity_mismatch (head)", "term_over_sensitivity",
+              "other")
 
 
 def method_notes(lang: str) -> dict[str, str]:
@@ -148,6 +152,11 @@ def method_notes(lang: str) -> dict[str, str]:
         "lexicons": "built-in modifier classes (colour, size, age, shape, material, state, time, quantity, "
                     "position), number words, common verbs; typo by edit distance over the corpus vocabulary"
                     + (" and same toneless pinyin (pypinyin)" if lang == "zh" else ""),
+        "taxonomy": ("taxonomy_miss: a query word (or two adjacent ones) absent from the relevant passage, which "
+                     "names a member of it from "
+                     + ("a category lexicon built from the extended Tongyici Cilin (HIT-SCIR) plus a hand-written "
+                        "table (finegrain/diagnose/taxonomy/data/PROVENANCE.md)" if lang == "zh" else
+                        "WordNet 3.0's hyponym closure of its 3 most frequent noun senses")),
         "proportions": "over failed queries; one tag per failure",
         "false negatives": "suspected_false_negative needs an unjudged wrong passage (not fully judged qrels) that "
                            "holds every query term; a relevant passage in other words (DuReader's 14.8%, Table 9) "

@@ -7,6 +7,7 @@ from itertools import pairwise
 from typing import Any
 
 from finegrain.diagnose.errors import _unique
+from finegrain.diagnose.taxonomy.categories import member_in
 from finegrain.diagnose.taxonomy.lexicon import (
     COORD,
     EN_BOILERPLATE,
@@ -125,6 +126,29 @@ class _Rules:
         return ("suspected_false_negative", f"the wrong passage was never judged and contains every query term "
                                             f"({shared}): likely a relevant passage the qrels miss; judge it",
                 tuple(_unique(t.text for t in c.q.terms)))
+
+    def taxonomy(self) -> Finding | None:
+        """The relevant passage does not name a category word of the query but a member of it
+        (海鲜 -> 螃蟹, fruit -> watermelon): CapRetrieval's taxonomy-knowledge miss."""
+        c = self.c
+        nouns = [t for t in c.q.terms if t.cls in ("noun", "name")]
+        cands: list[tuple[str, tuple[Term, ...]]] = [
+            (x.text + y.text if self.zh else f"{x.text} {y.text}", (x, y))
+            for x, y in pairwise(c.q.terms) if y.cls in ("noun", "name") and x.cls not in ("num", "verb")]
+        cands += [(t.text, (t,)) for t in (*c.q.heads, *nouns)]
+        seen: set[str] = set()
+        words = [t.text for t in c.r.terms]
+        for cat, parts in cands:
+            if cat in seen or all(self.inr(t) for t in parts):
+                continue  # the relevant passage names the category itself
+            seen.add(cat)
+            member = member_in(self.a.lang, cat, c.r.norm if self.zh else c.rtext, words)
+            if member:
+                source = "the Chinese category lexicon" if self.zh else "a WordNet hyponym"
+                return ("taxonomy_miss", f"the relevant passage does not name the query's {cat} but {member}, a "
+                                         f"kind of {cat} ({source}): matching needs taxonomy knowledge",
+                        (cat, member))
+        return None
 
     def _first_pos(self, view: View, t: Term) -> int | None:
         if self.zh:
@@ -259,7 +283,8 @@ class _Rules:
 
     def all(self) -> list[Finding]:
         out = []
-        for rule in (self.typo, self.numerical, self.syntax, self.false_negative, self.named_entity, self.modifier,
+        for rule in (self.typo, self.numerical, self.syntax, self.false_negative, self.taxonomy, self.named_entity,
+                     self.modifier,
                      self.head_entity, self.over_sensitivity):
             f = rule()
             if f is not None:
