@@ -217,3 +217,62 @@ def test_bad_input_is_refused_with_the_fix() -> None:
         idx.search(docs, ["q1", "q2", "q3"], threshold=float("nan"))
     with pytest.raises(FinegrainError, match="2 query ids"):
         idx.search(docs, ["q1", "q2"], k=1)
+
+
+def _clustered(n: int = 3000, dim: int = 16, seed: int = 3) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((30, dim)).astype(np.float32)
+    docs = centres[rng.integers(0, 30, n)] + 0.5 * rng.standard_normal((n, dim)).astype(np.float32)
+    docs /= np.linalg.norm(docs, axis=1, keepdims=True)
+    queries = centres[rng.integers(0, 30, 40)] + 0.5 * rng.standard_normal((40, dim)).astype(np.float32)
+    return docs, queries, [f"d{i}" for i in range(n)], [f"q{i}" for i in range(40)]
+
+
+def test_ivf_recall_is_one_at_nprobe_nlist_and_grows_with_nprobe() -> None:
+    docs, queries, ids, qids = _clustered()
+    exact = DenseIndex(docs, ids, backend="numpy").search(queries, qids, k=10)
+    ivf = DenseIndex(docs, ids, backend="faiss", faiss_kind="ivf", nlist=32, nprobe=1, train_size=32 * 39)
+    assert ivf.config()["train_size"] == 32 * 39 and ivf.config()["nprobe"] == 1
+
+    def recall(run) -> float:
+        return float(np.mean([len(set(run.ranked(q)) & set(exact.ranked(q))) / 10 for q in qids]))
+
+    full = ivf.search(queries, qids, k=10, nprobe=32)  # every cell probed: exact
+    assert recall(full) == 1.0
+    assert all(full.ranked(q) == exact.ranked(q) for q in qids)
+    recalls = [recall(ivf.search(queries, qids, k=10, nprobe=p)) for p in (1, 4, 32)]
+    assert recalls[0] < 1.0 and recalls[0] <= recalls[1] <= recalls[2] == 1.0
+    # the override is for one call: the index searches with its own nprobe again
+    assert ivf._faiss.nprobe == 1 and recall(ivf.search(queries, qids, k=10)) == recalls[0]
+    # nprobe above nlist probes every cell
+    assert recall(ivf.search(queries, qids, k=10, nprobe=1000)) == 1.0
+
+
+def test_hnsw_ef_search_override_and_recall() -> None:
+    docs, queries, ids, qids = _clustered(n=1500)
+    exact = DenseIndex(docs, ids, backend="numpy").search(queries, qids, k=10)
+    hnsw = DenseIndex(docs, ids, backend="faiss", faiss_kind="hnsw", hnsw_m=16, ef_search=16)
+    wide = hnsw.search(queries, qids, k=10, ef_search=1500)
+    assert np.mean([len(set(wide.ranked(q)) & set(exact.ranked(q))) / 10 for q in qids]) >= 0.99
+    assert hnsw._faiss.hnsw.efSearch == 16
+
+
+def test_bad_ivf_and_search_parameters_name_the_fix() -> None:
+    docs, queries, ids, qids = _clustered(n=200)
+    with pytest.raises(FinegrainError, match=r"nlist=500 is more than the 200 documents") as e:
+        DenseIndex(docs, ids, backend="faiss", faiss_kind="ivf", nlist=500)
+    assert "nlist <= 200" in e.value.hint
+    with pytest.raises(FinegrainError, match=r"train_size=10 is less than nlist=20"):
+        DenseIndex(docs, ids, backend="faiss", faiss_kind="ivf", nlist=20, train_size=10)
+    for bad in ({"nlist": 0}, {"nprobe": 0}, {"train_size": 0}, {"nlist": 2.5}, {"ef_search": True}):
+        with pytest.raises(FinegrainError, match=f"{next(iter(bad))}="):
+            DenseIndex(docs, ids, backend="faiss", faiss_kind="ivf", **bad)  # type: ignore[arg-type]
+    exact = DenseIndex(docs, ids, backend="numpy")
+    with pytest.raises(FinegrainError, match="nprobe is a setting of the faiss ivf index") as e:
+        exact.search(queries, qids, k=5, nprobe=4)
+    assert "faiss_kind='ivf'" in e.value.hint
+    ivf = DenseIndex(docs, ids, backend="faiss", faiss_kind="ivf", nlist=4)
+    with pytest.raises(FinegrainError, match="ef_search is a setting of the faiss hnsw index"):
+        ivf.search(queries, qids, k=5, ef_search=64)
+    with pytest.raises(FinegrainError, match="nprobe=0"):
+        ivf.search(queries, qids, k=5, nprobe=0)

@@ -10,8 +10,12 @@ and answers a block of queries at a time:
   256 MB (``block_size``, queries per block, overrides it).
 * ``backend="faiss"`` — ``faiss.IndexFlatIP`` (exact, the default
   ``faiss_kind="flat"``), or approximate ``"ivf"`` (IndexIVFFlat, ``nlist``
-  cells, ``nprobe`` searched) and ``"hnsw"`` (IndexHNSWFlat, ``hnsw_m`` links,
-  ``ef_search``). Thresholds use ``range_search``.
+  cells, ``nprobe`` searched, trained on ``train_size`` vectors) and ``"hnsw"``
+  (IndexHNSWFlat, ``hnsw_m`` links, ``ef_search``). Thresholds use
+  ``range_search``. ``search(..., nprobe=, ef_search=)`` overrides the search
+  setting for one call, so one built index can be swept.
+  ``benchmarks/dense_scale.py`` measures IVF on 1M 384-d vectors (build time,
+  memory, queries/s, recall@10 against exact search).
 * ``backend="auto"`` (default) — FAISS for the approximate kinds; for exact
   search, numpy below :data:`AUTO_FAISS_MIN_DOCS` documents and FAISS flat from
   there on (when faiss-cpu is installed). The cut is ``None`` (numpy always)
@@ -86,6 +90,7 @@ class DenseIndex:
         nprobe: int = 16,
         hnsw_m: int = 32,
         ef_search: int = 128,
+        train_size: int | None = None,
         block_size: int | None = None,
     ) -> None:
         v = np.asarray(vectors)
@@ -114,6 +119,14 @@ class DenseIndex:
             _check_int(name, val, low)
         if nlist is not None:
             _check_int("nlist", nlist, 1)
+            if faiss_kind == "ivf" and len(v) and nlist > len(v):
+                raise FinegrainError(
+                    f"nlist={nlist} is more than the {len(v)} documents: IVF needs a training vector per cell",
+                    f"pass nlist <= {len(v)} (about 4*sqrt(n_docs) = {max(1, round(4 * np.sqrt(len(v))))} is usual), "
+                    "or leave nlist out",
+                )
+        if train_size is not None:
+            _check_int("train_size", train_size, 1)
         if block_size is not None:
             _check_int("block_size", block_size, 1)
         v = v.view()  # read-only view: the caller's array stays writable
@@ -125,6 +138,7 @@ class DenseIndex:
         self.nprobe = nprobe
         self.hnsw_m = hnsw_m
         self.ef_search = ef_search
+        self.train_size = train_size
         self.block_size = block_size
         self.requested_backend = backend
         if backend == "auto":
@@ -159,7 +173,7 @@ class DenseIndex:
         if self.backend == "faiss":
             cfg["faiss_kind"] = self.faiss_kind
             if self.faiss_kind == "ivf":
-                cfg.update(nlist=self._nlist, nprobe=self.nprobe)
+                cfg.update(nlist=self._nlist, nprobe=min(self.nprobe, self._nlist), train_size=self._train_size)
             elif self.faiss_kind == "hnsw":
                 cfg.update(hnsw_m=self.hnsw_m, ef_search=self.ef_search)
         return cfg
@@ -184,9 +198,29 @@ class DenseIndex:
         threshold: float | None = None,
         name: str = "dense",
         show_progress: bool = False,
+        nprobe: int | None = None,
+        ef_search: int | None = None,
     ) -> Run:
-        """Rank the documents for each query vector; one Run entry per query id (possibly empty)."""
+        """Rank the documents for each query vector; one Run entry per query id (possibly empty).
+
+        ``nprobe`` (IVF) and ``ef_search`` (HNSW) override the index's setting for this call only.
+        """
         from tqdm.auto import tqdm
+
+        for label, value, kind in (("nprobe", nprobe, "ivf"), ("ef_search", ef_search, "hnsw")):
+            if value is None:
+                continue
+            _check_int(label, value, 1)
+            if self.backend != "faiss" or self.faiss_kind != kind:
+                raise FinegrainError(f"{label} is a setting of the faiss {kind} index, not of {self!r}",
+                                     f"build DenseIndex(..., backend='faiss', faiss_kind='{kind}') or drop {label}")
+        if nprobe is not None or ef_search is not None:
+            saved = self._search_params()
+            self._set_search_params(nprobe, ef_search)
+            try:
+                return self.search(queries, qids, k=k, threshold=threshold, name=name, show_progress=show_progress)
+            finally:
+                self._set_search_params(*saved)
 
         q = np.asarray(queries)
         if q.ndim != 2 or q.shape[1] != self.dim:
@@ -349,6 +383,19 @@ class DenseIndex:
 
     # -- faiss --------------------------------------------------------------------
 
+    def _search_params(self) -> tuple[int | None, int | None]:
+        if self.faiss_kind == "ivf":
+            return int(self._faiss.nprobe), None
+        if self.faiss_kind == "hnsw":
+            return None, int(self._faiss.hnsw.efSearch)
+        return None, None
+
+    def _set_search_params(self, nprobe: int | None, ef_search: int | None) -> None:
+        if nprobe is not None:
+            self._faiss.nprobe = min(nprobe, self._nlist)
+        if ef_search is not None:
+            self._faiss.hnsw.efSearch = ef_search
+
     def _build_faiss(self) -> Any:
         faiss = _import_faiss()
         n, d = self.vectors.shape
@@ -362,12 +409,34 @@ class DenseIndex:
             quantizer = faiss.IndexFlatIP(d)
             index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
             if n:
-                index.train(self.vectors)
+                index.train(self._training_vectors())
             index.nprobe = min(self.nprobe, nlist)
             self._quantizer = quantizer  # the IVF index does not own it: keep it alive
         if n:
             index.add(self.vectors)
         return index
+
+    @cached_property
+    def _train_size(self) -> int:
+        """Vectors the IVF cells are trained on: ``train_size`` (at least one per cell, at most all), else all
+        (FAISS then samples 256 per cell itself)."""
+        n = self.n_docs
+        if self.train_size is None:
+            return n
+        if self.train_size < self._nlist:
+            raise FinegrainError(
+                f"train_size={self.train_size} is less than nlist={self._nlist}: IVF needs a training vector per cell",
+                f"pass train_size >= {self._nlist} (39 per cell or more trains well), or leave it out",
+            )
+        return min(self.train_size, n)
+
+    def _training_vectors(self) -> np.ndarray:
+        """A seeded sample of ``_train_size`` rows (all rows when it is every document)."""
+        n, m = self.n_docs, self._train_size
+        if m >= n:
+            return self.vectors
+        rows = np.sort(np.random.default_rng(0).choice(n, size=m, replace=False))
+        return np.ascontiguousarray(self.vectors[rows])
 
     @cached_property
     def _nlist(self) -> int:
