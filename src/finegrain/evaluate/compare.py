@@ -32,7 +32,10 @@ What is computed, per metric
       without one is ``"untyped"``): win/tie/loss, the two means, and the
       randomization test within the type, Holm-adjusted across the types of
       that system and metric (one family per system and metric);
-      ``significant`` = that adjusted p < ``alpha``.
+      ``significant`` = that adjusted p < ``alpha``;
+    - the same per roll-up group when the query types have one
+      (:mod:`finegrain.evaluate.rollup`: CapRetrieval's Table 3, Singleton
+      Entity = object + person + place + concept), Holm-adjusted across the groups.
 
 Every resampling uses the same ``seed`` (common random numbers), so the
 numbers are reproducible and independent of the order of systems.
@@ -122,6 +125,7 @@ class PairedTest:
     significant_t: bool
     wtl: WinTieLoss
     by_type: tuple[SliceTest, ...]
+    by_rollup: tuple[SliceTest, ...] = ()  # the same per roll-up group (CapRetrieval Table 3), when one applies
 
 
 @dataclass(frozen=True)
@@ -155,6 +159,7 @@ class Comparison:
     skipped: Mapping[str, str]
     settings: CompareSettings
     notes: tuple[str, ...] = ()
+    rollup: Any = None  # finegrain.evaluate.rollup.Rollup of the query types (CapRetrieval Table 3), or None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -188,6 +193,8 @@ class Comparison:
             },
             "tests": {m: {name: _test_json(t) for name, t in row.items()} for m, row in self.tests.items()},
             **({"notes": list(self.notes)} if self.notes else {}),
+            **({"rollup": {"name": self.rollup.name, "source": self.rollup.source, "groups": dict(self.rollup.groups)}}
+               if self.rollup is not None else {}),
         }
 
 
@@ -210,6 +217,11 @@ def _test_json(t: PairedTest) -> dict[str, Any]:
                       "p_rand": _num(s.p_rand), "p_rand_holm": _num(s.p_rand_holm), "significant": s.significant}
             for s in t.by_type
         },
+        **({"by_rollup": {
+            s.slice: {"n": s.n, "mean": _num(s.mean), "baseline_mean": _num(s.baseline_mean),
+                      "mean_diff": _num(s.mean_diff), **s.wtl.to_dict(),
+                      "p_rand": _num(s.p_rand), "p_rand_holm": _num(s.p_rand_holm), "significant": s.significant}
+            for s in t.by_rollup}} if t.by_rollup else {}),
     }
 
 
@@ -285,6 +297,9 @@ def compare(
     dataset = _check_dataset(saved, labels)
     keys, skipped = _metrics(saved, labels, metrics)
     qtypes = saved[base].query_groups()
+    from finegrain.evaluate.rollup import rollup_of
+
+    rollup = rollup_of(qtypes.values())  # CapRetrieval's Table 3 groups when the types are its eight
 
     summaries: dict[str, Mapping[str, Summary]] = {}
     tests: dict[str, Mapping[str, PairedTest]] = {}
@@ -313,7 +328,7 @@ def compare(
                                            seed=seed, method=ci_method), len(qids))
             for i in range(len(saved))
         })
-        tests[key] = _tests(key, qids, matrix, names, base, qtypes, settings)
+        tests[key] = _tests(key, qids, matrix, names, base, qtypes, settings, rollup)
     order = order_groups(qtypes.values())
     counts = {t: 0 for t in order}
     for t in qtypes.values():
@@ -330,11 +345,12 @@ def compare(
         skipped=MappingProxyType(skipped),
         settings=settings,
         notes=tuple(notes),
+        rollup=rollup,
     )
 
 
 def _tests(key: str, qids: tuple[str, ...], matrix: np.ndarray, names: list[str], base: int,
-           qtypes: Mapping[str, str], st: CompareSettings) -> Mapping[str, PairedTest]:
+           qtypes: Mapping[str, str], st: CompareSettings, rollup: Any = None) -> Mapping[str, PairedTest]:
     others = [i for i in range(len(names)) if i != base]
     b = matrix[base]
     raw = []
@@ -347,6 +363,7 @@ def _tests(key: str, qids: tuple[str, ...], matrix: np.ndarray, names: list[str]
     p_r_holm = holm([r.p_value for _, r in raw])
     labels = np.asarray([qtypes.get(q, group_of(None)) for q in qids], dtype=object)
     order = order_groups(labels.tolist())
+    rolled = None if rollup is None else np.asarray([rollup.group(x) for x in labels.tolist()], dtype=object)
     out: dict[str, PairedTest] = {}
     for j, i in enumerate(others):
         a = matrix[i]
@@ -362,6 +379,7 @@ def _tests(key: str, qids: tuple[str, ...], matrix: np.ndarray, names: list[str]
             significant=bool(p_r_holm[j] < st.alpha), significant_t=bool(p_t_holm[j] < st.alpha),
             wtl=win_tie_loss(a, b, tol=st.tol),
             by_type=_slices(a, b, labels, order, st),
+            by_rollup=() if rolled is None else _slices(a, b, rolled, rollup.ordered(rolled.tolist()), st),
         )
     return MappingProxyType(out)
 

@@ -69,18 +69,22 @@ def headline_table(cmp: Mapping[str, Any]) -> Table:
     return t
 
 
-def win_tie_loss_table(cmp: Mapping[str, Any], metric: str, system: str, *, wide: bool = True) -> Table:
+def win_tie_loss_table(cmp: Mapping[str, Any], metric: str, system: str, *, wide: bool = True,
+                       slices: str = "by_type") -> Table:
     """Per query type: W / T / L of ``system`` against the baseline (E>B / E=B / E<B), with per-type significance.
 
     ``wide`` adds the W/T/L shares and the unadjusted p; without it the table fits 80 columns.
+    ``slices="by_rollup"``: per roll-up group instead (CapRetrieval's Table 3: Singleton Entity, ...).
     """
     test = cmp["tests"][metric][system]
     base = cmp["baseline"]
     title = f"win/tie/loss · {system} vs {base} · {metric}"
+    if slices == "by_rollup":
+        title = f"CapRetrieval Table 3 roll-up · {system} vs {base} · {metric}"
     if wide:
         title += f" (W = {system} higher, L = {base} higher)"
     t = Table(title=title, title_justify="left")
-    t.add_column("type")
+    t.add_column("type" if slices == "by_type" else "query group")
     t.add_column("n", justify="right")
     shares_cols = ("W %", "T %", "L %") if wide else ()
     for c in ("W", "T", "L", *shares_cols):
@@ -102,7 +106,7 @@ def win_tie_loss_table(cmp: Mapping[str, Any], metric: str, system: str, *, wide
     def p_cols(c: Mapping[str, Any]) -> list[str]:
         return [_p(c["p_rand"]), _p(c["p_rand_holm"])] if wide else [_p(c["p_rand_holm"])]
 
-    for group, c in test["by_type"].items():
+    for group, c in test[slices].items():
         t.add_row(group, str(c["n"]), str(c["win"]), str(c["tie"]), str(c["loss"]), *shares(c),
                   _pct(c["mean"]), _pct(c["baseline_mean"]), _delta(c["mean_diff"]),
                   *p_cols(c), RAND_MARK if c["significant"] else "")
@@ -136,6 +140,8 @@ def comparison_tables(cmp: Mapping[str, Any], width: int = 200) -> list[Table]:
     for m in cmp["metrics"]:
         for name in cmp["tests"][m]:
             tables.append(win_tie_loss_table(cmp, m, name, wide=width >= WIDE))
+            if cmp["tests"][m][name].get("by_rollup"):
+                tables.append(win_tie_loss_table(cmp, m, name, wide=width >= WIDE, slices="by_rollup"))
     return tables
 
 
