@@ -111,19 +111,9 @@ def caption_corpus_command(
 
 
 def _load_items(dataset: str, root: Path, split: str) -> tuple[list[tuple[str, Sequence[str]]], str, dict[str, Any]]:
-    if dataset == "flickr8k":
-        from finegrain.io.flickr8k import load_flickr8k
+    from finegrain.evaluate.caption_corpus import load_items
 
-        data = load_flickr8k(root, split)
-        meta = {"split": split, "n_images": len(data.images),
-                "quirks": [f"line {n}: id {a!r} read as {b!r}" for n, a, b in data.source.renamed]}
-        return data.items(), "caption", meta
-    from finegrain.io.visual_genome import load_vg_regions
-
-    regions = load_vg_regions(root)
-    items = [(str(i), r) for i, r in regions.items()]
-    return items, "region description", {"split": "all", "n_images": len(items),
-                                         "note": "queries are region phrases: the 100-image sample has no COCO captions"}
+    return load_items(dataset, root, split)
 
 
 def _concept_diagnosis(failures: list[dict[str, Any]], root: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:

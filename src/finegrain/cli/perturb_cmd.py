@@ -12,14 +12,17 @@ DEFAULT_METRICS = ("ndcg@10", "hit_rate@1", "hit_rate@10", "mrr@10", "mrr")
 
 
 def perturb_command(
-    dataset: str = opt.dataset_option("Dataset name (e.g. capretrieval/en) or folder."),
+    dataset: str = opt.dataset_option("Dataset name (e.g. capretrieval/en) or folder; caption-corpus:flickr8k/test "
+                                      "perturbs the caption queries of the caption-corpus protocol."),
     retriever: str = opt.retriever_option(),
     family: list[str] = typer.Option(
         [], "--family", "-f",
         help="antonym, color-all, color-in, size, negation, typo (repeatable or comma-separated; default: all).",
     ),
     out: Path = opt.out_option("Folder for perturbations.jsonl, results.json and tables.md."),
-    metrics: list[str] | None = opt.metrics_option("Metric specs (means over queries).", DEFAULT_METRICS),
+    metrics: list[str] | None = opt.metrics_option(
+        "Metric specs (means over queries; on caption-corpus: recall@1,recall@10,mrr@10,mrr,fail_rate@1, "
+        "the paper's Table 5).", DEFAULT_METRICS),
     options: list[str] = opt.set_option(),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the word / replacement draws and of the bootstrap."),
     color_threshold: float = typer.Option(150.0, "--color-threshold",
@@ -29,6 +32,7 @@ def perturb_command(
     quiet: bool = opt.quiet_option(),
 ) -> None:
     """Rank of the best relevant item (lower/higher/same, Table 4) and metric deltas with 95% CIs (Table 5) per family."""
+    from finegrain.diagnose.perturb.caption_corpus import CAPTION_METRICS, is_caption_corpus
     from finegrain.diagnose.perturb.families import parse_families
     from finegrain.diagnose.perturb.run import (
         PerturbConfig,
@@ -40,7 +44,7 @@ def perturb_command(
 
     cfg = PerturbConfig(
         dataset=dataset, retriever=retriever, families=parse_families(family),
-        metrics=opt.metric_keys(metrics, DEFAULT_METRICS), retriever_options=opt.retriever_options(retriever, options),
+        metrics=opt.metric_keys(metrics, CAPTION_METRICS if is_caption_corpus(dataset) else DEFAULT_METRICS), retriever_options=opt.retriever_options(retriever, options),
         top_k=top_k, seed=seed, color_threshold=color_threshold, n_resamples=resamples,
     )
     outcome = run_perturbation(cfg, Settings.from_env(), show_progress=not quiet)

@@ -122,6 +122,32 @@ def build_caption_corpus(items: Iterable[tuple[str, Sequence[str]]], query_index
     return CaptionCorpus(tuple(ids), tuple(queries), tuple(sentences), off, query_index)
 
 
+#: Caption-corpus sources and their folder under the data root.
+SOURCES = {"flickr8k": "flickr8k", "vg100": "visual_genome_100"}
+
+
+def load_items(source: str, root: Any, split: str) -> tuple[list[tuple[str, tuple[str, ...]]], str, dict[str, Any]]:
+    """``(items, corpus unit, meta)`` of a source's folder ``root``: Flickr8k captions of ``split``, or the
+    Visual Genome 100 region descriptions (one split, ``all``)."""
+    if source not in SOURCES:
+        raise FinegrainError(f"unknown caption-corpus dataset {source!r}", f"use one of {', '.join(SOURCES)}")
+    if source == "flickr8k":
+        from finegrain.io.flickr8k import load_flickr8k
+
+        data = load_flickr8k(root, split)
+        meta: dict[str, Any] = {"split": split, "n_images": len(data.images),
+                                "quirks": [f"line {n}: id {a!r} read as {b!r}" for n, a, b in data.source.renamed]}
+        return data.items(), "caption", meta
+    if split not in ("all", "test"):
+        raise FinegrainError(f"vg100 has no split {split!r}", "use --split all (its 100 images)")
+    from finegrain.io.visual_genome import load_vg_regions
+
+    regions = load_vg_regions(root)
+    items = [(str(i), tuple(r)) for i, r in regions.items()]
+    return items, "region description", {"split": "all", "n_images": len(items),
+                                         "note": "queries are region phrases: the 100-image sample has no COCO captions"}
+
+
 # --------------------------------------------------------------------------- vectors
 
 

@@ -69,7 +69,16 @@ class PerturbOutcome:
 
 def run_perturbation(cfg: PerturbConfig, settings: Any = None, *, show_progress: bool = True,
                      dataset: Any = None, retriever: Any = None) -> PerturbOutcome:
-    """Load (or take) the dataset and retriever and run the whole job; nothing is written."""
+    """Load (or take) the dataset and retriever and run the whole job; nothing is written.
+
+    A ``caption-corpus:...`` dataset runs on the caption-corpus protocol
+    (:mod:`finegrain.diagnose.perturb.caption_corpus`).
+    """
+    from finegrain.diagnose.perturb.caption_corpus import is_caption_corpus, run_caption_perturbation
+
+    if dataset is None and retriever is None and is_caption_corpus(cfg.dataset):
+        outcome: PerturbOutcome = run_caption_perturbation(cfg, settings, show_progress=show_progress)
+        return outcome
     from finegrain.datasets import load_dataset
     from finegrain.metrics.spec import parse_metrics
     from finegrain.retrieve.registry import get_retriever

@@ -24,6 +24,7 @@ def rows(results: Mapping[str, Any]) -> dict[str, list[list[str]]]:
     """The three tables as header + rows of strings: ``rank_change``, ``deltas``, ``dataset``."""
     metrics: list[str] = list(results["metrics"])
     fams: Mapping[str, Any] = results["families"]
+    head = metric_names(results)
     conf = round(float(results.get("confidence", 0.95)) * 100)
     t4 = [["family", "perturbed queries", "% of queries", "with relevant", "lower %", "higher %", "same %"]]
     for f, e in fams.items():
@@ -36,12 +37,32 @@ def rows(results: Mapping[str, Any]) -> dict[str, list[list[str]]]:
         for m in metrics:
             c = e["metrics"][m]
             ci = "-" if c["delta"] is None else f"[{_x100(c['ci_low'], True)}, {_x100(c['ci_high'], True)}]"
-            t5.append([f, m, str(c["n"]), _x100(c["original"]), _x100(c["perturbed"]), _x100(c["delta"], True), ci])
-    ds = [["queries", *metrics]]
+            t5.append([f, head[m], str(c["n"]), _x100(c["original"]), _x100(c["perturbed"]), _x100(c["delta"], True), ci])
+    ds = [["queries", *(head[m] for m in metrics)]]
     ds.append(["original", *[_x100(results["original"].get(m)) for m in metrics]])
     for f, e in fams.items():
         ds.append([f, *[_x100(e["metrics"][m]["dataset_perturbed"]) for m in metrics]])
     return {"rank_change": t4, "deltas": t5, "dataset": ds}
+
+
+def metric_names(results: Mapping[str, Any]) -> dict[str, str]:
+    """Column names: the paper's (R@1, MRR@all, Fails %) on the caption-corpus protocol, else the metric keys."""
+    if (results.get("protocol") or {}).get("name") == "caption-corpus":
+        from finegrain.evaluate.caption_corpus import PAPER_NAMES
+
+        return {m: PAPER_NAMES.get(m, m) for m in results["metrics"]}
+    return {m: m for m in results["metrics"]}
+
+
+def protocol_line(results: Mapping[str, Any]) -> str | None:
+    """On the caption-corpus protocol: the unperturbed R@1 and that it is the plain protocol's."""
+    proto = results.get("protocol") or {}
+    plain = proto.get("plain_protocol") or {}
+    if proto.get("name") != "caption-corpus" or "recall@1" not in plain:
+        return None
+    return (f"unperturbed queries: the plain caption-corpus protocol ({results['dataset']}), "
+            f"R@1 {100 * plain['recall@1']:.2f}, R@10 {100 * plain['recall@10']:.2f}, "
+            f"MRR@all {100 * plain['mrr']:.2f}, median rank {plain['median_rank']:g}; ranks are exact (no cut)")
 
 
 TITLES = {
@@ -59,6 +80,9 @@ def print_tables(results: Mapping[str, Any], console: Any = None) -> None:
     console = console or Console()
     head = f"{results['dataset']} · {results['retriever']} · {results['n_queries']} queries"
     console.print(f"[bold]{head}[/bold]")
+    line = protocol_line(results)
+    if line:
+        console.print(line)
     for key, data in rows(results).items():
         t = Table(title=TITLES[key], title_justify="left")
         for i, h in enumerate(data[0]):
@@ -74,6 +98,9 @@ def markdown_tables(results: Mapping[str, Any]) -> str:
     head = (f"## {results['dataset']} · {results['retriever']} ({results['n_queries']} queries,"
             f" seed {prov.get('seed', '?')}, colour threshold {prov.get('color_threshold', '?')})")
     lines = [head, ""]
+    line = protocol_line(results)
+    if line:
+        lines += [line, ""]
     for key, data in rows(results).items():
         lines += [f"**{TITLES[key]}**", "", "| " + " | ".join(data[0]) + " |",
                   "|" + "|".join(["---"] + ["---:"] * (len(data[0]) - 1)) + "|"]
