@@ -50,6 +50,12 @@ class BM25Index:
         return len(self.doc_ids)
 
     @cached_property
+    def postings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The matrix as plain arrays ``(indptr, indices, data)`` (views, not copies; memory maps stay maps)."""
+        m = self.matrix
+        return np.asarray(m.indptr), np.asarray(m.indices), np.asarray(m.data)
+
+    @cached_property
     def id_ranks(self) -> np.ndarray:
         """Each document's rank in id order (the tie key of the one ranking rule), sorted once per index."""
         return string_ranks(self.doc_ids)

@@ -19,7 +19,7 @@ import numpy as np
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.bm25.index import BM25Index, build_index
 from finegrain.retrieve.bm25.scoring import BM25Params, Variant, finite
-from finegrain.retrieve.bm25.search import search_index
+from finegrain.retrieve.bm25.search import dense_scores, search_index
 from finegrain.text.tokenizer import Tokenizer
 from finegrain.types import Run
 
@@ -130,16 +130,8 @@ class BM25:
                 f"expected a token list, got the string {query_tokens[:40]!r}",
                 "tokenize the query first, e.g. tokenizer.queries([text])[0]",
             )
-        idx = self._require()
-        terms, m = idx.terms, idx.matrix
-        out = np.zeros(idx.n_docs, dtype=np.float64)
-        indptr, indices, data = m.indptr, m.indices, m.data
         # Token by token, in query order: the additions of search() and of rank_bm25, in their order.
-        for r in map(terms.get, query_tokens):
-            if r is not None:
-                a, b = indptr[r], indptr[r + 1]
-                np.add.at(out, indices[a:b], data[a:b])
-        return out
+        return dense_scores(self._require(), query_tokens)
 
     def search(
         self,

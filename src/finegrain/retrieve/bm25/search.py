@@ -1,4 +1,12 @@
-"""Searching a BM25 index: batched sparse products, threshold and top-k cuts, the two tie rules."""
+"""Searching a BM25 index: threshold and top-k cuts, the two tie rules, on one of two backends.
+
+* ``numba`` (when installed): compiled per-query loops over the postings
+  (:mod:`~finegrain.retrieve.bm25.kernels`);
+* ``scipy``: batched sparse products ``Q @ S``.
+
+Both add each document's contributions in query-token order, so they give the
+same scores, bit for bit, and the same entries (tests check this).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +19,7 @@ import scipy.sparse as sp
 from finegrain.errors import FinegrainError
 from finegrain.ranking import top_k_positions
 from finegrain.retrieve.bm25.index import BM25Index
+from finegrain.retrieve.bm25.kernels import Kernels, load_kernels
 from finegrain.types import Run
 
 # A batch of queries is scored at once; keep its postings (and so its result) near this size.
@@ -39,17 +48,85 @@ def _query_rows(idx: BM25Index, queries: list[Sequence[str]]) -> tuple[np.ndarra
     return indptr, cols, cum[indptr[1:]] - cum[indptr[:-1]]
 
 
+BACKENDS = ("auto", "numba", "scipy")
+
+
 def search_index(
     idx: BM25Index, queries: list[Sequence[str]], qids: list[str], k: int | None, threshold: float | None,
-    ties: str, name: str, show_progress: bool,
+    ties: str, name: str, show_progress: bool, backend: str = "auto",
+) -> Run:
+    if backend not in BACKENDS:
+        raise FinegrainError(f"unknown BM25 backend {backend!r}", f"use one of {', '.join(map(repr, BACKENDS))}")
+    kernels = load_kernels() if backend != "scipy" else None
+    if backend == "numba" and kernels is None:
+        raise FinegrainError("the numba BM25 backend needs numba", "pip install numba, or use backend='scipy'")
+    # Higher wins among equal scores.
+    tie_key = idx.id_ranks if ties == "doc-id" else -np.arange(idx.n_docs, dtype=np.int64)
+    q_ptr, q_cols, postings = _query_rows(idx, queries)
+    if kernels is not None:
+        return _search_numba(kernels, idx, q_ptr, q_cols, postings, qids, k, threshold, ties, tie_key, name,
+                             show_progress)
+    return _search_scipy(idx, q_ptr, q_cols, postings, qids, k, threshold, ties, tie_key, name, show_progress)
+
+
+def _search_numba(
+    kernels: Kernels, idx: BM25Index, q_ptr: np.ndarray, q_cols: np.ndarray, postings: np.ndarray, qids: list[str],
+    k: int | None, threshold: float | None, ties: str, tie_key: np.ndarray, name: str, show_progress: bool,
 ) -> Run:
     from tqdm.auto import tqdm
 
-    n_q = len(queries)
-    q_ptr, q_cols, postings = _query_rows(idx, queries)
+    indptr, indices, data = idx.postings
+    n_q = len(qids)
+    counts = np.zeros(n_q, dtype=np.int64)
+    docs_out: list[np.ndarray] = []
+    vals_out: list[np.ndarray] = []
+    acc = np.zeros(idx.n_docs, dtype=np.float64)
+    with tqdm(total=n_q, desc="BM25 search", unit="query", disable=not show_progress, leave=False) as bar:
+        for a, b in _batches(postings):
+            c, d, v = kernels.search_batch(
+                q_ptr[a : b + 1], q_cols, indptr, indices, data, idx.n_docs, int(k or 0),
+                float(threshold if threshold is not None else 0.0), threshold is not None, tie_key, acc,
+            )
+            counts[a:b] = c
+            docs_out.append(d)
+            vals_out.append(v)
+            bar.update(b - a)
+    offsets = np.zeros(n_q + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    doc_codes = np.concatenate(docs_out) if docs_out else np.empty(0, dtype=np.int64)
+    values = np.concatenate(vals_out) if vals_out else np.empty(0, dtype=np.float64)
+    if ties == "index-order":
+        for i in np.flatnonzero(counts > 1).tolist():
+            s, e = int(offsets[i]), int(offsets[i + 1])
+            doc_codes[s:e], values[s:e] = _separate_ties(doc_codes[s:e], values[s:e])
+    return Run(qids, offsets, doc_codes, idx.doc_ids, values, name=name, check=False)
+
+
+def dense_scores(idx: BM25Index, query_tokens: Sequence[str]) -> np.ndarray:
+    """Scores of every document (index order) for one token list, token by token in query order."""
+    rows = np.fromiter((r for r in map(idx.terms.get, query_tokens) if r is not None), dtype=np.int64)
+    # np.empty, then zeros written, not np.zeros: calloc maps fresh pages for a large array, and
+    # their page faults cost several times the scoring; a freed block is reused instead.
+    out = np.empty(idx.n_docs, dtype=np.float64)
+    indptr, indices, data = idx.postings
+    kernels = load_kernels()
+    if kernels is not None:
+        return kernels.dense_scores(rows, indptr, indices, data, out)  # type: ignore[no-any-return]
+    out.fill(0.0)
+    for r in rows.tolist():
+        a, b = indptr[r], indptr[r + 1]
+        out[indices[a:b]] += data[a:b]  # a term's documents are distinct: no repeated index
+    return out
+
+
+def _search_scipy(
+    idx: BM25Index, q_ptr: np.ndarray, q_cols: np.ndarray, postings: np.ndarray, qids: list[str],
+    k: int | None, threshold: float | None, ties: str, tie_key: np.ndarray, name: str, show_progress: bool,
+) -> Run:
+    from tqdm.auto import tqdm
+
+    n_q = len(qids)
     dtype = idx.matrix.indices.dtype
-    # Higher wins among equal scores.
-    tie_key = idx.id_ranks if ties == "doc-id" else -np.arange(idx.n_docs, dtype=np.int64)
 
     docs_out: list[np.ndarray] = []
     vals_out: list[np.ndarray] = []
