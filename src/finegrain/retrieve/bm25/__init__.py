@@ -3,7 +3,8 @@
 * :mod:`~finegrain.retrieve.bm25.scoring` -- the formulas, a table of variants
   (``okapi`` = rank_bm25's BM25Okapi, ``lucene``, ``robertson``, ``atire``);
 * :mod:`~finegrain.retrieve.bm25.index` -- the term-by-document score matrix;
-* :mod:`~finegrain.retrieve.bm25.search` -- batched search, cuts, tie rules;
+* :mod:`~finegrain.retrieve.bm25.search` -- search, cuts, tie rules (numba loops in
+  :mod:`~finegrain.retrieve.bm25.kernels` when installed, else scipy products);
 * :mod:`~finegrain.retrieve.bm25.model` -- :class:`BM25`, the public scorer;
 * :mod:`~finegrain.retrieve.bm25.files` -- the on-disk format (records the tokenizer);
 * :mod:`~finegrain.retrieve.bm25.shard` -- corpus statistics per shard, merged, for shard indexes

@@ -1,18 +1,22 @@
 """Compiled BM25 query loops (numba), used when numba is installed; the scipy path is the fallback.
 
 One query at a time, token by token in query order, each posting's score is
-added into a dense accumulator of the documents (``0.0 + s1 + s2 ...``: the
-additions of the sparse product ``Q @ S`` and of rank_bm25, in the same order,
-so the scores are the same bits). The documents touched are remembered, so a
-query costs its postings, not the corpus size: the candidates are the touched
-documents with a non-zero score (the product's entries), cut by the threshold,
-then at k with a k-sized heap ordered by (score, tie key) -- the same entries
-:func:`finegrain.ranking.top_k_positions` keeps.
+added into a dense float64 accumulator of the documents (``0.0 + s1 + s2 ...``:
+the additions of the sparse product ``Q @ S`` and of rank_bm25, in the same
+order, so the scores are the same bits). The same postings are then read again:
+each document's final score once (zeroed as it is read, which also leaves the
+accumulator clean for the next query), so a query costs twice its postings, not
+the corpus size. Candidates are the documents with a non-zero score (the
+product's entries), cut by the threshold, then at k by a k-sized heap ordered by
+(score, tie key) -- the entries :func:`finegrain.ranking.top_k_positions` keeps;
+a score below the k-th best so far fails one comparison. ``scores()`` writes a
+whole vector (zeros, then the additions) in one compiled call.
 
 numba is optional: :func:`load_kernels` returns ``None`` when it is missing
 (``FINEGRAIN_BM25_NUMBA=0`` also turns it off), and nothing is imported or
 compiled before the first search. Compiled code is cached on disk by numba
-(``cache=True``), so the JIT cost (about a second) is paid once per machine.
+(``cache=True``, next to the module), so the JIT cost (a few seconds) is paid
+once per installation; loading it takes well under a second.
 """
 
 from __future__ import annotations
