@@ -204,7 +204,7 @@ def ray_session(address: str | None, *, num_cpus: int | None = None, show_progre
 
     ray = require("ray", RAY_EXTRA)
     if ray.is_initialized():
-        _quiet_ray_data()
+        quiet_ray_data()
         yield ray
         return
     try:
@@ -222,13 +222,13 @@ def ray_session(address: str | None, *, num_cpus: int | None = None, show_progre
                 if address is not None else "check that Ray runs on this machine: ray start --head")
         raise FinegrainError(f"cannot start or join {where}: {e}", hint) from None
     try:
-        _quiet_ray_data()
+        quiet_ray_data()
         yield ray
     finally:
         ray.shutdown()
 
 
-def _quiet_ray_data() -> None:
+def quiet_ray_data() -> None:
     """Ray Data's own progress bars and INFO lines off the console (its log file keeps them):
     finegrain shows shards done itself."""
     try:

@@ -19,6 +19,7 @@ and dimension are the driver's and its vectors are cached under the same keys.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -51,17 +52,25 @@ class EncoderFactory:
         return self.retriever.get_encoder()
 
 
-class _EncodeBatch:
-    """The Ray Data actor: holds one encoder, maps a batch ``{"i", "text"}`` to ``{"i", "vec"}``."""
+def _actor_class(factory: EncoderFactory, kind: str) -> type:
+    """The Ray Data actor class: holds one encoder, maps a batch ``{"i", "text"}`` to ``{"i", "vec"}``.
+    The factory travels inside the class (pickled with it), not as constructor arguments in the object store."""
 
-    def __init__(self, factory: EncoderFactory, kind: str) -> None:
-        self.encoder = factory()
-        self.kind = kind
+    class EncodeBatch:
+        def __init__(self) -> None:
+            self.encoder = factory()
 
-    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        texts = [str(t) for t in batch["text"].tolist()]
-        vecs = self.encoder.encode(texts, kind=self.kind)  # type: ignore[arg-type]
-        return {"i": batch["i"], "vec": np.asarray(vecs, dtype=np.float32)}
+        def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+            texts = [str(t) for t in batch["text"].tolist()]
+            vecs = self.encoder.encode(texts, kind=kind)  # type: ignore[arg-type]
+            return {"i": batch["i"], "vec": np.asarray(vecs, dtype=np.float32)}
+
+    return EncodeBatch
+
+
+def _no_restarts() -> dict[str, Any]:
+    """A failed actor fails the job: no restarts (Ray warns about restarting from arguments in the object store)."""
+    return {"max_restarts": 0}
 
 
 class RayDataEncoder:
@@ -90,16 +99,23 @@ class RayDataEncoder:
         from ray.data import ActorPoolStrategy, from_items
         from tqdm.auto import tqdm
 
+        from finegrain.scale.engine import quiet_ray_data
+
+        quiet_ray_data()
+
         n = len(texts)
         out = np.empty((n, self.dim), dtype=np.float32)
         if n == 0:
             return out
         blocks = max(self.workers, -(-n // ACTOR_BATCH))
         ds = from_items([{"i": i, "text": t} for i, t in enumerate(texts)], override_num_blocks=blocks)
-        mapped = ds.map_batches(
-            _EncodeBatch, fn_constructor_args=(self.factory, kind), batch_size=ACTOR_BATCH, batch_format="numpy",
-            compute=ActorPoolStrategy(size=min(self.workers, blocks)), num_cpus=1,
-        )
+        with warnings.catch_warnings():  # Ray 2.60 has no other way to pass max_restarts to Ray Data's actors
+            warnings.filterwarnings("ignore", message=".*ray_remote_args.* is deprecated")
+            mapped = ds.map_batches(
+                _actor_class(self.factory, kind), batch_size=ACTOR_BATCH, batch_format="numpy",
+                compute=ActorPoolStrategy(size=min(self.workers, blocks)), num_cpus=1,
+                ray_remote_args_fn=_no_restarts,
+            )
         done = np.zeros(n, dtype=bool)
         with tqdm(total=n, desc=f"encode {kind}s (Ray Data, {self.workers} workers)", unit="text",
                   disable=not self.show_progress, leave=False) as bar:
