@@ -65,8 +65,10 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str,
     folders = []
     for retriever in ("bm25-okapi", "bm25"):
         d = base / retriever
-        assert main(["eval", "-d", "embedded/captions-zh", "-r", retriever, "-m", "ndcg@10,recall@10",
-                     "-o", str(d), "--quiet"]) == 0
+        # bm25-okapi also sweeps a threshold (eval --sweep): the report draws its curve; bm25 gets a note
+        sweep = ["--sweep", "threshold=0:10:0.5,folds=3"] if retriever == "bm25-okapi" else []
+        assert main(["eval", "-d", "embedded/captions-zh", "-r", retriever, "-m", "ndcg@10,recall@10,pair_f1",
+                     *sweep, "-o", str(d), "--quiet"]) == 0
         folders.append(str(d))
     page = base / "report.html"
     assert main(["report", *folders, "--out", str(page)]) == 0
@@ -118,6 +120,20 @@ def test_dom_has_the_tables_charts_and_text(rendered: tuple[Path, Path, str, str
     for text in ("Headline", "By query type", "Win / tie / loss", "Metric vs k", "Error tags", "Denominators",
                  "Provenance", "literal miss", "semantic miss", "excluded no relevant"):
         assert text in dom, text
+
+
+def test_dom_has_the_threshold_curve_and_the_taxonomy_miss_row(rendered: tuple[Path, Path, str, str]) -> None:
+    """Issue 16 items 3-4: the threshold section (curve, cross-validated threshold per metric) and the
+    taxonomy_miss row of the error taxonomy, as Chromium rendered them."""
+    _, _, dom, _ = rendered
+    assert '<section id="threshold">' in dom and '<a href="#threshold">Threshold</a>' in dom
+    assert '<table class="threshold-cv">' in dom
+    rows = re.findall(r'<tr class="threshold-row" data-metric="([^"]+)"><td class="sys">([^<]+)</td>', dom)
+    assert rows == [("ndcg@10", "bm25-okapi"), ("recall@10", "bm25-okapi"), ("pair_f1", "bm25-okapi")]
+    assert "bm25-okapi: metric vs threshold" in dom and "threshold (raw score)" in dom
+    assert "never looks at the fold it is scored on" in dom
+    assert "bm25: no threshold sweep saved" in dom
+    assert '<tr class="taxonomy-row" data-tag="taxonomy_miss">' in dom and "taxonomy miss" in dom
 
 
 def test_page_loads_nothing_from_the_network(rendered: tuple[Path, Path, str, str]) -> None:

@@ -78,6 +78,7 @@ def build_context(
     from finegrain.report.comparison_section import ci_note, comparison_view
     from finegrain.report.diagnosis_sections import errors_view, taxonomy_view
     from finegrain.report.drilldown import difference_charts, per_query_view
+    from finegrain.report.threshold_section import threshold_view
 
     if not systems:
         raise FinegrainError("no results to report", "pass one or more folders written by 'finegrain eval --out DIR'")
@@ -151,6 +152,7 @@ def build_context(
         "per_query": per_query_view(systems, baseline, key),
         "errors": errors_view(systems),
         "taxonomy": taxonomy_view(systems),
+        "threshold": threshold_view(systems),  # eval --sweep: finegrain.report.threshold_section
         "denominators": _denominators(systems),
         "provenance": _provenance(systems),
         "version": __version__,
