@@ -1,11 +1,14 @@
 """Dense search at scale: a FAISS IVF index over 1M 384-d vectors next to exact numpy search.
 
 The vectors are synthetic but shaped like sentence embeddings: ``--clusters``
-random unit centres (seeded), each document the normalised sum of a centre
-and Gaussian noise of the same norm (cosine to its centre about 0.7, to a
-random vector about 0); each query is made the same way from a random
-centre, so its nearest documents are mostly, not only, in its own cluster.
-No model and no download: the data is generated in a few seconds.
+random unit centres (default one per 50 documents, seeded), each document
+the normalised sum of a centre and Gaussian noise of norm ``--noise`` (1.25:
+cosine to its centre about 0.62, to an unrelated vector about 0); each query
+is made the same way, so its nearest documents are partly in its own small
+cluster and partly scattered: IVF's recall then climbs with nprobe as it
+does on real embeddings instead of being 1.0 at once (fewer, larger clusters
+make the task trivial; more noise makes it hopeless). No model and no
+download: the data is generated in seconds.
 
 In one process and on the same vectors it prints:
 
@@ -23,7 +26,7 @@ The load average is printed at the start and the end: the machine may be
 shared. Usage::
 
     .venv/bin/python benchmarks/dense_scale.py [--docs 1000000] [--dim 384] [--queries 1000] \\
-        [--nlist 1024] [--nprobe 1,4,16,64] [--hnsw --ef-search 32,128]
+        [--nlist 1000] [--nprobe 1,4,16,64,256] [--hnsw --ef-search 32,128]
 """
 
 from __future__ import annotations
@@ -57,14 +60,16 @@ def centres_of(clusters: int, dim: int, rng: np.random.Generator) -> np.ndarray:
     return centres
 
 
-def synthesize(n: int, centres: np.ndarray, rng: np.random.Generator, chunk: int = 100_000) -> np.ndarray:
-    """``n`` unit vectors, each a random centre plus noise of the same norm (float32, ``chunk`` rows at a time)."""
+def synthesize(
+    n: int, centres: np.ndarray, rng: np.random.Generator, noise: float = 1.0, chunk: int = 100_000
+) -> np.ndarray:
+    """``n`` unit vectors, each a random centre plus Gaussian noise of norm about ``noise`` (float32)."""
     clusters, dim = centres.shape
     out = np.empty((n, dim), dtype=np.float32)
     for a in range(0, n, chunk):
         b = min(n, a + chunk)
-        noise = rng.standard_normal((b - a, dim)).astype(np.float32) / np.float32(np.sqrt(dim))
-        block = centres[rng.integers(0, clusters, size=b - a)] + noise
+        jitter = rng.standard_normal((b - a, dim)).astype(np.float32) * np.float32(noise / np.sqrt(dim))
+        block = centres[rng.integers(0, clusters, size=b - a)] + jitter
         block /= np.linalg.norm(block, axis=1, keepdims=True)
         out[a:b] = block
     return out
@@ -78,12 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=1_000_000)
     ap.add_argument("--dim", type=int, default=384)
-    ap.add_argument("--clusters", type=int, default=2000)
+    ap.add_argument("--clusters", type=int, default=None, help="default: one per 50 documents")
+    ap.add_argument("--noise", type=float, default=1.25, help="noise norm relative to the centre's (1.25: cosine 0.62)")
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--nlist", type=int, default=None, help="IVF cells (default about sqrt(docs))")
     ap.add_argument("--train-size", type=int, default=None, help="IVF training sample (default 64 per cell)")
-    ap.add_argument("--nprobe", default="1,4,16,64")
+    ap.add_argument("--nprobe", default="1,4,16,64,256")
     ap.add_argument("--hnsw", action="store_true", help="also build HNSW (slow at 1M on 2 cores)")
     ap.add_argument("--hnsw-m", type=int, default=32)
     ap.add_argument("--ef-search", default="32,128")
@@ -93,15 +99,17 @@ def main(argv: list[str] | None = None) -> int:
     from finegrain.retrieve.dense_index import DenseIndex
 
     n, d, k = args.docs, args.dim, args.k
+    args.clusters = args.clusters or max(1, n // 50)
     nlist = args.nlist or max(1, round(np.sqrt(n)))
     train_size = args.train_size or min(n, 64 * nlist)
-    print(f"{n:,} documents x {d} dims, {args.clusters:,} clusters, {args.queries:,} queries, top {k}, seed {args.seed}")
+    print(f"{n:,} documents x {d} dims, {args.clusters:,} clusters, noise {args.noise:g}, {args.queries:,} queries, "
+          f"top {k}, seed {args.seed}")
     print(f"start: {load()}")
     rng = np.random.default_rng(args.seed)
     t = time.perf_counter()
     centres = centres_of(args.clusters, d, rng)
-    docs = synthesize(n, centres, rng)
-    queries = synthesize(args.queries, centres, np.random.default_rng(args.seed + 1))
+    docs = synthesize(n, centres, rng, args.noise)
+    queries = synthesize(args.queries, centres, np.random.default_rng(args.seed + 1), args.noise)
     ids = [f"d{i:07d}" for i in range(n)]
     qids = [f"q{i}" for i in range(args.queries)]
     print(f"vectors made in {time.perf_counter() - t:.1f} s ({docs.nbytes / 2**30:.2f} GB); process {rss_gb():.2f} GB")

@@ -43,6 +43,7 @@ class Joined:
     judged_grade: np.ndarray  # int64[m]: its grade
     n_ignored_run_queries: int  # run queries outside the universe
     _memo: dict[int, np.ndarray] = field(default_factory=dict, repr=False)  # n_relevant by rel
+    _ideal: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     @property
     def n_queries(self) -> int:
@@ -54,6 +55,30 @@ class Joined:
             counts = np.bincount(self.judged_seg[self.judged_grade >= rel], minlength=self.n_queries)
             self._memo[rel] = _ro(counts.astype(np.int64))
         return self._memo[rel]
+
+    def ideal(self, rel: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Judgements with grade >= ``rel`` in the ideal ranking: ``(seg, grade, rank)`` sorted by query,
+        grade descending (``rank`` 0-based within the query)."""
+        if rel not in self._ideal:
+            keep = self.judged_grade >= rel
+            seg, grade = self.judged_seg[keep], self.judged_grade[keep]
+            if len(seg):
+                lo, hi = int(grade.min()), int(grade.max())
+                span = hi - lo + 1
+                if span <= 1 << 16 and self.n_queries < (2**62) // span:
+                    packed = seg * span
+                    packed += hi - grade
+                    packed.sort()
+                    seg, grade = packed // span, hi - packed % span
+                else:
+                    order = np.lexsort((-grade, seg))
+                    seg, grade = seg[order], grade[order]
+                start = np.flatnonzero(np.concatenate(([True], seg[1:] != seg[:-1])))
+                rank = np.arange(len(seg)) - np.repeat(start, np.diff(np.append(start, len(seg))))
+            else:
+                rank = np.zeros(0, dtype=np.int64)
+            self._ideal[rel] = (_ro(seg), _ro(grade), _ro(rank))
+        return self._ideal[rel]
 
     def hits(self, rel: int = 1, k: int | None = None) -> np.ndarray:
         """Boolean mask of ranked entries that are relevant (grade >= ``rel``) and within the top ``k``."""

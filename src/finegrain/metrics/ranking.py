@@ -136,17 +136,8 @@ def ndcg(j: Joined, spec: MetricSpec) -> QueryValues:
     ranks = j.rank[mask]
     dcg = np.bincount(j.seg[mask], weights=j.grade[mask] / np.log2(ranks + 2.0), minlength=j.n_queries)
 
-    jmask = j.judged_grade >= spec.rel
-    jseg, jgrade = j.judged_seg[jmask], j.judged_grade[jmask]
-    order = np.lexsort((-jgrade, jseg))  # by query, grade descending
-    jseg, jgrade = jseg[order], jgrade[order]
-    m = len(jseg)
-    if m:
-        start = np.concatenate(([True], jseg[1:] != jseg[:-1]))
-        pos = np.arange(m) - np.flatnonzero(start)[np.cumsum(start) - 1]
-    else:
-        pos = np.zeros(0, dtype=np.int64)
-    keep = pos < k if k is not None else np.ones(m, dtype=bool)
+    jseg, jgrade, pos = j.ideal(spec.rel)  # by query, grade descending
+    keep = pos < k if k is not None else np.ones(len(jseg), dtype=bool)
     idcg = np.bincount(jseg[keep], weights=jgrade[keep] / np.log2(pos[keep] + 2.0), minlength=j.n_queries)
     with np.errstate(divide="ignore", invalid="ignore"):
         values = np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), 0.0)
