@@ -78,6 +78,7 @@ def perturb_view(probes: Sequence[Probe]) -> dict[str, Any] | None:
         return None
     from markupsafe import Markup
 
+    from finegrain.diagnose.perturb.tables import metric_names, protocol_line
     from finegrain.report.probe_charts import interval_chart, share_chart
 
     blocks = []
@@ -107,6 +108,9 @@ def perturb_view(probes: Sequence[Probe]) -> dict[str, Any] | None:
             if ex:
                 examples.append({"family": fam, "items": ex})
         title = f"{r.get('dataset', '?')} · {r.get('retriever', '?')}"
+        names = metric_names(r)
+        for row in t5:
+            row["metric"] = names.get(row["metric"], row["metric"])
         share = share_chart(bars, title=f"{title}: best relevant item after perturbation",
                             parts=("moved lower", "same rank", "moved higher"),
                             empty="no perturbed query with a relevant item")
@@ -117,9 +121,20 @@ def perturb_view(probes: Sequence[Probe]) -> dict[str, Any] | None:
                                 axis_label="perturbed − original (x100)", reference_label="no change")
         blocks.append({"label": p.label, "title": title, "n_queries": r.get("n_queries"), "path": p.path,
                        "metrics": metrics, "conf": f"{conf:.0%}", "table4": t4, "table5": t5,
-                       "examples": examples, "has_examples_file": bool(p.examples),
+                       "examples": examples, "has_examples_file": bool(p.examples), "protocol": protocol_line(r),
+                       "paper_table": _paper_table(r),
                        "share_chart": Markup(share), "delta_chart": Markup(deltas), "source": _source(p)})
     return {"blocks": blocks}
+
+
+def _paper_table(r: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The paper's Table 5 layout (all queries, perturbed ones substituted) on the caption-corpus protocol."""
+    if (r.get("protocol") or {}).get("name") != "caption-corpus":
+        return None
+    from finegrain.diagnose.perturb.tables import rows as table_rows
+
+    data = table_rows(r)["dataset"]
+    return {"head": data[0], "rows": data[1:]}
 
 
 def _cda(a: Mapping[str, Any] | None) -> tuple[float, float, float] | None:
@@ -171,7 +186,8 @@ def contrast_view(probes: Sequence[Probe]) -> dict[str, Any] | None:
                                width=1100 if len(probes) > 1 else 760)
         unmapped = [f"{p.label}: {d['unmapped_units']}" for p, d in zip(probes, per) if d and d.get("unmapped_units")]
         blocks.append({"direction": direction, "rows": rows, "chart": Markup(chart), "unmapped": unmapped,
-                       "missing": [p.label for p, d in zip(probes, per) if d is None]})
+                       "missing": [p.label for p, d in zip(probes, per) if d is None],
+                       "ablations": _ablations(probes, direction), **_pool(probes, direction)})
     skipped = [f"{p.label}: {name} ({why})" for p in probes
                for name, why in (p.results.get("skipped_directions") or {}).items()]
     boot = [p.results.get("bootstrap") or {} for p in probes]
@@ -179,6 +195,95 @@ def contrast_view(probes: Sequence[Probe]) -> dict[str, Any] | None:
             "metric": str(probes[0].results.get("metric", "")),
             "boot": "; ".join(f"{p.label}: {b.get('resamples', '?')} resamples over {b.get('unit', 'pair')}s, "
                               f"seed {b.get('seed', '?')}, {b.get('confidence', 0.95):.0%}" for p, b in zip(probes, boot))}
+
+
+def _of(p: Probe, section: str, direction: str) -> Mapping[str, Any] | None:
+    """The ``section`` entry (``ablation`` list, or ``pool.directions``) of one direction, when saved."""
+    entries = p.results.get(section) or []
+    if section == "pool":
+        entries = (p.results.get("pool") or {}).get("directions") or []
+    return next((e for e in entries if e.get("direction") == direction), None)
+
+
+def _ablations(probes: Sequence[Probe], direction: str) -> list[dict[str, Any]]:
+    """Per folder: the CCD category x dataset category table (pairs, FG-CDA %; empty and sparse cells marked)."""
+    out = []
+    for p in probes:
+        a = _of(p, "ablation", direction)
+        if not a:
+            continue
+
+        def cell(c: Mapping[str, Any]) -> dict[str, Any]:
+            n = int(c.get("n_pairs") or 0)
+            return {"n_pairs": n, "cda": "" if not n else f"{100 * float(c['fg_cda']):.1f}",
+                    "kind": "empty" if not n else "sparse" if c.get("sparse") else "full"}
+
+        rows = [{"name": r, "group": (a.get("groups") or {}).get(r, ""),
+                 "cells": [cell(c) for c in a["cells"][i]], "total": cell(a["row_totals"][i])}
+                for i, r in enumerate(a["rows"])]
+        out.append({"label": p.label, "columns": list(a["columns"]), "rows": rows,
+                    "totals": [cell(c) for c in a["column_totals"]], "total": cell({**a["total"], "sparse": False}),
+                    "with_data": len(a.get("ccd_with_data") or []), "n_ccd": a.get("n_ccd_categories", 9),
+                    "min_pairs": a.get("min_pairs")})
+    return out
+
+
+def _pct_ci(r: Mapping[str, Any] | None, signed: bool = False) -> dict[str, str]:
+    if not r:
+        return {"value": "—", "ci": "—"}
+    v = r.get("delta") if signed else r.get("value")
+    lo, hi = r.get("ci") or (None, None)
+    f = fmt_delta if signed else fmt
+    return {"value": f(v), "ci": f"[{f(lo)}, {f(hi)}]" if lo is not None else "—"}
+
+
+def _pool(probes: Sequence[Probe], direction: str) -> dict[str, Any]:
+    """Contrastive-pool retrieval of every folder that saved it: R@k without / with the negatives, the change,
+    a dot-and-whisker chart of both pools, and the mean pair cosine per category."""
+    from markupsafe import Markup
+
+    from finegrain.report.probe_charts import interval_chart
+
+    found = [(p, e) for p in probes if (e := _of(p, "pool", direction))]
+    if not found:
+        return {"pool": None}
+    ks = list(dict.fromkeys(k for _, e in found for k in e.get("change") or {}))
+    rows = []
+    for p, e in found:
+        w, n = e.get("without_negatives") or {}, e.get("with_negatives") or {}
+        rows.append({"label": p.label, "n_units": e.get("n_units"), "n_items": e.get("n_items"),
+                     "excluded": e.get("n_excluded_query_in_pool", 0),
+                     "candidates": [w.get("n_candidates"), n.get("n_candidates")],
+                     "ks": [{"without": _pct_ci(w.get(k)), "with": _pct_ci(n.get(k)),
+                             "change": _pct_ci((e.get("change") or {}).get(k), signed=True),
+                             "down": ((e.get("change") or {}).get(k) or {}).get("delta", 0) < 0} for k in ks]})
+
+    def iv(r: Mapping[str, Any] | None) -> tuple[float, float, float] | None:
+        if not r or r.get("value") is None:
+            return None
+        lo, hi = r["ci"]
+        return float(r["value"]), float(lo), float(hi)
+
+    names = [f"{k.replace('recall@', 'R@')} {setting}" for k in ks for setting in ("without negatives", "with negatives")]
+    series = [(p.label, [iv((e.get(key) or {}).get(k)) for k in ks for key in ("without_negatives", "with_negatives")])
+              for p, e in found]
+    chart = interval_chart(names, series, title=f"Contrastive-pool retrieval, {direction}", axis_label="R@k (%)",
+                           reference=0.0, domain=(0.0, 1.0), fmt="{:.1f}")
+    cos_rows = []
+    for label, key in (("overall", None), ("category", "by_category"), ("CCD category", "by_ccd_category")):
+        per = [(e.get("pair_cosine") or {}) for _, e in found]
+        lists = [[pc["overall"]] if key is None and pc.get("overall") else pc.get(key or "") or [] for pc in per]
+        cat_names = list(dict.fromkeys(c["name"] for lst in lists for c in lst))
+        for j, name in enumerate(cat_names):
+            cells = []
+            for lst in lists:
+                c = next((c for c in lst if c["name"] == name), None)
+                cells.append(None if c is None else {"n_pairs": c["n_pairs"], "mean": f"{c['mean']:.3f}",
+                                                     "ci": f"[{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]"})
+            cos_rows.append({"slice": label if j == 0 else "", "first": j == 0 and key is not None,
+                             "name": name, "cells": cells})
+    return {"pool": {"ks": [k.replace("recall@", "R@") for k in ks], "rows": rows, "chart": Markup(chart),
+                     "labels": [p.label for p, _ in found], "cosine": cos_rows}}
 
 
 def _source(p: Probe) -> dict[str, Any]:
