@@ -139,6 +139,32 @@ def test_an_items_other_targets_are_relevant_and_a_query_that_is_a_candidate_is_
     assert rep.with_negatives.n_candidates == 5  # A, B, A2 + A neg, B neg (A neg shared by p1 and p3)
 
 
+class TableImages(TableEncoder):
+    """The same table for images: an image path names its vector ("qa"/"qb" as queries, "A", ... as candidates)."""
+
+    def encode_images(self, paths: Sequence[str]) -> np.ndarray:
+        self.calls.append(("image", list(paths)))
+        return self.encode(paths, kind="image")
+
+
+def test_cross_modal_directions_route_queries_and_candidates_to_the_right_encoder() -> None:
+    enc = TableImages()
+    # text->image: text queries, image candidates (A, A neg, ... as image paths)
+    t2i = [make_pair("p1", "entity attribute", target_image="A", contrastive_image="A neg", queries=["qa"]),
+           make_pair("p2", "scene type", target_image="B", contrastive_image="B neg", queries=["qb"])]
+    rep = pool_retrieval(t2i, "text->image", enc, enc, n_resamples=100)
+    assert [(u.rank_without, u.rank_with) for u in rep.units] == [(1, 2), (1, 1)]
+    assert ("image", ["A", "B", "A neg", "B neg"]) in enc.calls
+    assert rep.cosine_overall.mean == pytest.approx((0.885 + 0.42) / 2)
+    # image->text: the target image is the query, texts are the candidates; one unit per image
+    i2t = [make_pair("p1", "entity attribute", target_text="A", contrastive_text="A neg", target_image="qa"),
+           make_pair("p2", "scene type", target_text="B", contrastive_text="B neg", target_image="qb")]
+    rep = pool_retrieval(i2t, "image->text", enc, enc, n_resamples=100)
+    assert [(u.item, u.rank_without, u.rank_with) for u in rep.units] == [("qa", 1, 2), ("qb", 1, 1)]
+    with pytest.raises(FinegrainError, match="no pair supports direction text->image"):
+        pool_retrieval(_pairs(), "text->image", enc, enc)
+
+
 def test_pool_never_raises_recall_and_its_json_has_both_settings() -> None:
     words = ["red", "blue", "car", "dog", "cat", "green", "big", "small", "man", "horse"]
     rng = np.random.default_rng(0)

@@ -135,3 +135,18 @@ def test_cli_on_real_flickr8k_reproduces_caption_corpus_r_at_1(with_data_root: P
     for text in ("Table 4", "Table 5", "R@1", "Fails %", "antonym", "negation",
                  f"{100 * plain['aggregate']['recall@1']:.2f}"):
         assert text in out, text
+
+
+@pytest.mark.slow
+def test_minilm_flickr8k_test_unperturbed_r_at_1_is_the_plain_protocols(with_data_root: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real figure: all-MiniLM-L6-v2 on the 1,000 Flickr8k test images (5,000 captions to encode)."""
+    pytest.importorskip("sentence_transformers")
+    monkeypatch.setenv("FINEGRAIN_CACHE", str(tmp_path / "cache"))
+    assert main(["caption-corpus", "-d", "flickr8k", "--split", "test", "-o", str(tmp_path / "cc"), "--quiet"]) == 0
+    assert main(["perturb", "--dataset", "caption-corpus:flickr8k/test", "--retriever", "minilm", "--family", "size",
+                 "--out", str(tmp_path / "p"), "--resamples", "500", "-q"]) == 0
+    plain = json.loads((tmp_path / "cc" / "results.json").read_text())["aggregate"]
+    pert = json.loads((tmp_path / "p" / "results.json").read_text())
+    assert pert["original"]["recall@1"] == plain["recall@1"] == pytest.approx(0.68)
+    assert pert["families"]["size"]["n_perturbed"] == 89
