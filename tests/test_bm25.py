@@ -233,7 +233,8 @@ def test_save_load_round_trip(tmp_path: Path, zh_sample) -> None:
     for variant in ("okapi", "lucene"):
         bm = BM25(variant, k1=1.2, b=0.7, epsilon=0.3).index(docs, ids)  # type: ignore[arg-type]
         folder = bm.save(tmp_path / variant)
-        assert {p.name for p in folder.iterdir()} == {"bm25.json", "arrays.npz", "vocab.json", "doc_ids.json"}
+        assert {p.name for p in folder.iterdir()} == {"bm25.json", "vocab.json", "doc_ids.json", "indptr.npy",
+                                                      "indices.npy", "data.npy", "doc_lengths.npy", "idf.npy"}
         back = BM25.load(folder)
         assert back.params == bm.params and back.doc_ids == bm.doc_ids
         for q in queries[:50]:
@@ -266,8 +267,12 @@ def test_load_refuses_what_is_not_an_index(tmp_path: Path) -> None:
     with pytest.raises(FinegrainError, match="format version 99"):
         BM25.load(folder)
     (folder / "bm25.json").write_text(json.dumps(meta))
-    (folder / "arrays.npz").unlink()
+    (folder / "data.npy").unlink()
     with pytest.raises(FinegrainError, match="incomplete or damaged"):
+        BM25.load(folder)
+    bm.save(folder)
+    np.save(folder / "data.npy", np.zeros(3))  # a wrong size
+    with pytest.raises(FinegrainError, match="inconsistent array sizes"):
         BM25.load(folder)
 
 

@@ -38,7 +38,7 @@ def test_saved_index_restores_its_tokenizer(tmp_path: Path, tok: Tokenizer) -> N
     bm = BM25("okapi", tokenizer=tok).index_texts(DOCS, IDS)
     folder = bm.save(tmp_path / "idx")
     meta = json.loads((folder / "bm25.json").read_text(encoding="utf-8"))
-    assert meta["version"] == FORMAT_VERSION == 2 and meta["tokenizer"] == json.loads(json.dumps(tok.config()))
+    assert meta["version"] == FORMAT_VERSION == 3 and meta["tokenizer"] == json.loads(json.dumps(tok.config()))
     back = BM25.load(folder)
     assert back.tokenizer == tok and type(back.tokenizer) is type(tok)
     want = bm.search_texts(["running cats"], ["q"], k=3, show_progress=False)
@@ -62,6 +62,11 @@ def test_version_1_index_is_migrated_and_a_tokenizer_can_be_given(tmp_path: Path
     meta = json.loads((folder / "bm25.json").read_text(encoding="utf-8"))
     del meta["tokenizer"]
     (folder / "bm25.json").write_text(json.dumps({**meta, "version": 1}), encoding="utf-8")
+    # Versions 1 and 2 kept the arrays in one arrays.npz.
+    names = ("indptr", "indices", "data", "doc_lengths", "idf")
+    np.savez(folder / "arrays.npz", **{n: np.load(folder / f"{n}.npy") for n in names})
+    for n in names:
+        (folder / f"{n}.npy").unlink()
     old = BM25.load(folder)
     assert old.tokenizer is None and old.params.variant == "lucene"
     given = BM25.load(folder, tokenizer=tok)

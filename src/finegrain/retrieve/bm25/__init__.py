@@ -6,7 +6,8 @@
 * :mod:`~finegrain.retrieve.bm25.search` -- search, cuts, tie rules (numba loops in
   :mod:`~finegrain.retrieve.bm25.kernels` when installed, else scipy products);
 * :mod:`~finegrain.retrieve.bm25.model` -- :class:`BM25`, the public scorer;
-* :mod:`~finegrain.retrieve.bm25.files` -- the on-disk format (records the tokenizer);
+* :mod:`~finegrain.retrieve.bm25.files` -- the on-disk format (records the tokenizer; memory-mapped);
+* :mod:`~finegrain.retrieve.bm25.stream` -- building an on-disk index in bounded memory;
 * :mod:`~finegrain.retrieve.bm25.shard` -- corpus statistics per shard, merged, for shard indexes
   that score exactly as one index.
 """

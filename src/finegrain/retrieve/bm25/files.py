@@ -1,17 +1,27 @@
-"""A BM25 index on disk: plain arrays (``arrays.npz``) and JSON, no pickle.
+"""A BM25 index on disk: plain arrays (one ``.npy`` file each, memory-mappable) and JSON, no pickle.
 
 ``bm25.json`` (parameters, tokenizer config, sizes, format version) is written
 last, so its presence marks a complete index; reading checks every size against it.
 
-Format versions: 2 records the tokenizer (``"tokenizer"``: the JSON of
+Files (version 3): ``indptr.npy``, ``indices.npy``, ``data.npy`` (the term-by-document
+matrix in CSR form: each term's documents ascending, with their score weights),
+``doc_lengths.npy``, ``idf.npy``, ``vocab.json`` (terms in row order) and
+``doc_ids.json``. :func:`read_index` maps the arrays (``numpy.load(mmap_mode="r")``)
+by default: the OS pages postings in as queries touch them, so an index larger
+than memory serves queries, and loading is instant. The streaming builder
+(:mod:`~finegrain.retrieve.bm25.stream`) writes the same files.
+
+Format versions: 3 stores each array as its own ``.npy``; 2 (one ``arrays.npz``)
+records the tokenizer (``"tokenizer"``: the JSON of
 :meth:`finegrain.text.Tokenizer.config`, or null when the index was built from
 token lists); 1 (finegrain before the text layer) has no tokenizer and is read
-as version 2 with ``"tokenizer": null`` -- its arrays are the same.
+as version 2 with ``"tokenizer": null``. Versions 1 and 2 are read into memory.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -23,10 +33,11 @@ from finegrain.errors import FinegrainError
 from finegrain.retrieve.bm25.index import BM25Index, frozen_array, read_only_csr
 
 FORMAT = "finegrain-bm25"
-FORMAT_VERSION = 2
-READS_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+READS_VERSIONS = (1, 2, 3)
 _META = "bm25.json"
-_ARRAYS = "arrays.npz"
+_ARRAYS = "arrays.npz"  # versions 1 and 2
+ARRAY_NAMES = ("indptr", "indices", "data", "doc_lengths", "idf")
 _VOCAB = "vocab.json"
 _DOC_IDS = "doc_ids.json"
 
@@ -35,34 +46,57 @@ def write_index(
     folder: str | PathLike[str], idx: BM25Index, config: dict[str, Any], *, tokenizer: dict[str, Any] | None = None
 ) -> Path:
     """Write ``idx`` (with the scorer's ``config`` and the ``tokenizer``'s config) into ``folder``; returns the folder."""
+    path = prepare_folder(folder)
+    indptr, indices, data = idx.postings
+    for name, a in zip(ARRAY_NAMES, (indptr, indices, data, idx.doc_lengths, idx.idf)):
+        tmp = path / f".{name}.npy.tmp"
+        with tmp.open("wb") as f:
+            np.save(f, a, allow_pickle=False)
+        place(tmp, path / f"{name}.npy")
+    terms = sorted(idx.terms, key=idx.terms.__getitem__)
+    _write_json(path / _VOCAB, terms)
+    _write_json(path / _DOC_IDS, list(idx.doc_ids))
+    write_meta(path, config, tokenizer, n_docs=idx.n_docs, n_terms=len(terms), n_postings=len(indices), avgdl=idx.avgdl)
+    return path
+
+
+def prepare_folder(folder: str | PathLike[str]) -> Path:
+    """``folder``, created; refused when it is a file or a non-empty folder holding no index."""
     path = Path(folder)
     if path.exists() and not path.is_dir():
         raise FinegrainError(f"{str(path)!r} is a file, not a folder", "choose a folder path for the index")
-    if path.is_dir() and any(path.iterdir()) and not (path / _META).is_file():
+    if path.is_dir() and not (path / _META).is_file() and not all(map(_is_index_file, path.iterdir())):
         raise FinegrainError(
             f"folder {str(path)!r} is not empty and holds no finegrain BM25 index",
             "save into a new or empty folder (an existing index folder is overwritten)",
         )
     path.mkdir(parents=True, exist_ok=True)
-    m = idx.matrix
-    np.savez(
-        path / _ARRAYS,
-        data=m.data, indices=m.indices, indptr=m.indptr,
-        doc_lengths=idx.doc_lengths, idf=idx.idf,
-    )
-    terms = sorted(idx.terms, key=idx.terms.__getitem__)
-    _write_json(path / _VOCAB, terms)
-    _write_json(path / _DOC_IDS, list(idx.doc_ids))
-    meta = {
-        "format": FORMAT, "version": FORMAT_VERSION, **config, "tokenizer": tokenizer,
-        "n_docs": idx.n_docs, "n_terms": len(terms), "n_postings": int(m.nnz), "avgdl": idx.avgdl,
-    }
-    _write_json(path / _META, meta)  # written last: its presence marks a complete index
+    (path / _META).unlink(missing_ok=True)  # until rewritten, the folder holds no complete index
+    (path / _ARRAYS).unlink(missing_ok=True)  # an older version's arrays
     return path
 
 
-def read_index(folder: str | PathLike[str]) -> tuple[dict[str, Any], BM25Index]:
-    """The metadata and index in ``folder`` (written by :func:`write_index`); clear errors when damaged."""
+def write_meta(path: Path, config: dict[str, Any], tokenizer: dict[str, Any] | None, **sizes: Any) -> None:
+    """Write ``bm25.json`` -- last: its presence marks a complete index."""
+    _write_json(path / _META, {"format": FORMAT, "version": FORMAT_VERSION, **config, "tokenizer": tokenizer, **sizes})
+
+
+def _is_index_file(p: Path) -> bool:
+    """A file an index (or an interrupted write of one) leaves in its folder."""
+    return (p.name in (_META, _ARRAYS, _VOCAB, _DOC_IDS) or p.name in {f"{n}.npy" for n in ARRAY_NAMES}
+            or (p.name.startswith(".") and p.name.endswith((".tmp", ".spill"))))
+
+
+def place(tmp: Path, final: Path) -> None:
+    """Move a finished file into place by renaming: an index mapped from the old file keeps reading it."""
+    os.replace(tmp, final)
+
+
+def read_index(folder: str | PathLike[str], *, mmap: bool = True) -> tuple[dict[str, Any], BM25Index]:
+    """The metadata and index in ``folder`` (written by :func:`write_index`); clear errors when damaged.
+
+    ``mmap``: map the arrays of a version-3 index read-only instead of reading them into memory.
+    """
     path = Path(folder)
     meta_path = path / _META
     if not path.is_dir():
@@ -89,8 +123,12 @@ def read_index(folder: str | PathLike[str]) -> tuple[dict[str, Any], BM25Index]:
         )
     meta = _migrate(meta)
     try:
-        with np.load(path / _ARRAYS, allow_pickle=False) as z:
-            arrays = {name: z[name] for name in ("data", "indices", "indptr", "doc_lengths", "idf")}
+        if meta["version"] >= 3:
+            arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)
+                      for name in ARRAY_NAMES}
+        else:
+            with np.load(path / _ARRAYS, allow_pickle=False) as z:
+                arrays = {name: z[name] for name in ARRAY_NAMES}
         terms = json.loads((path / _VOCAB).read_text(encoding="utf-8"))
         doc_ids = json.loads((path / _DOC_IDS).read_text(encoding="utf-8"))
     except (OSError, KeyError, ValueError) as e:

@@ -8,7 +8,7 @@ formulas, :mod:`~finegrain.retrieve.bm25.index` for the matrix,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from os import PathLike
 from pathlib import Path
@@ -102,6 +102,39 @@ class BM25:
         self._index = build_index(self._params, tokenized_docs, doc_ids, stats=stats)
         return self
 
+    def index_on_disk(
+        self, folder: str | PathLike[str], docs: Iterable[tuple[str, Sequence[str]]], *,
+        chunk_size: int = 100_000, stats: CorpusStats | None = None,
+    ) -> BM25:
+        """Build the index of ``docs`` (``(doc_id, tokens)`` pairs, any iterable, e.g. a generator) into
+        ``folder`` in bounded memory, then serve it from there memory-mapped; returns self.
+
+        Documents are read ``chunk_size`` at a time; see :mod:`~finegrain.retrieve.bm25.stream`. The
+        folder is a saved index (:meth:`load` reads it); ``stats`` as in :meth:`index`.
+        """
+        from finegrain.retrieve.bm25.files import read_index
+        from finegrain.retrieve.bm25.stream import build_on_disk
+
+        tok = self._tokenizer.config() if self._tokenizer is not None else None
+        build_on_disk(folder, self._params, docs, self.config(), tokenizer=tok, chunk_size=chunk_size, stats=stats)
+        self._index = read_index(folder, mmap=True)[1]
+        return self
+
+    def index_texts_on_disk(
+        self, folder: str | PathLike[str], docs: Iterable[tuple[str, str]], *,
+        chunk_size: int = 100_000, stats: CorpusStats | None = None,
+    ) -> BM25:
+        """:meth:`index_on_disk` for ``(doc_id, text)`` pairs, tokenized a chunk at a time with this
+        BM25's tokenizer (so the corpus' token lists are never all in memory); returns self."""
+        from finegrain.retrieve.bm25.files import read_index
+        from finegrain.retrieve.bm25.stream import build_on_disk
+
+        tokenizer = self._require_tokenizer()
+        build_on_disk(folder, self._params, docs, self.config(), tokenize=tokenizer.documents,
+                      tokenizer=tokenizer.config(), chunk_size=chunk_size, stats=stats)
+        self._index = read_index(folder, mmap=True)[1]
+        return self
+
     def index_texts(self, texts: Sequence[str], doc_ids: Sequence[str]) -> BM25:
         """Tokenize ``texts`` as documents with this BM25's tokenizer and index them; returns self."""
         return self.index(self._require_tokenizer().documents(texts), doc_ids)
@@ -181,23 +214,25 @@ class BM25:
     # -- persistence ------------------------------------------------------------
 
     def save(self, folder: str | PathLike[str]) -> Path:
-        """Write the index as plain arrays (``arrays.npz``) and JSON, with the tokenizer's config; returns the folder."""
+        """Write the index as plain arrays (``.npy`` files) and JSON, with the tokenizer's config; returns the folder."""
         from finegrain.retrieve.bm25.files import write_index
 
         tok = self._tokenizer.config() if self._tokenizer is not None else None
         return write_index(folder, self._require(), self.config(), tokenizer=tok)
 
     @classmethod
-    def load(cls, folder: str | PathLike[str], *, tokenizer: Tokenizer | None = None) -> BM25:
-        """Read an index written by :meth:`save`, with the tokenizer it recorded.
+    def load(cls, folder: str | PathLike[str], *, tokenizer: Tokenizer | None = None, mmap: bool = True) -> BM25:
+        """Read an index written by :meth:`save` (or :meth:`index_on_disk`), with the tokenizer it recorded.
 
         ``tokenizer`` replaces the recorded one (needed when it was built from
         functions, which a config cannot rebuild). An index of format version 1
         recorded no tokenizer: it loads with ``tokenizer`` (None when not given).
+        ``mmap`` (default) maps the postings read-only: the OS pages them in as
+        queries need them; ``mmap=False`` reads them into memory.
         """
         from finegrain.retrieve.bm25.files import read_index
 
-        meta, index = read_index(folder)
+        meta, index = read_index(folder, mmap=mmap)
         if tokenizer is None and meta.get("tokenizer") is not None:
             tokenizer = Tokenizer.from_config(meta["tokenizer"])
         bm = cls(meta["variant"], k1=meta["k1"], b=meta["b"], epsilon=meta["epsilon"], tokenizer=tokenizer)

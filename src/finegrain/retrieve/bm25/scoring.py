@@ -103,7 +103,8 @@ def _tfc_okapi(tf: np.ndarray, dl: np.ndarray, avgdl: float, k1: float, b: float
 
 
 def _tfc_lucene(tf: np.ndarray, dl: np.ndarray, avgdl: float, k1: float, b: float) -> np.ndarray:
-    return tf / (k1 * ((1 - b) + b * dl / avgdl) + tf)
+    out: np.ndarray = tf / (k1 * ((1 - b) + b * dl / avgdl) + tf)
+    return out
 
 
 @dataclass(frozen=True)
