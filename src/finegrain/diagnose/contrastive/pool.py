@@ -297,7 +297,7 @@ def pool_retrieval(
     return PoolReport(
         direction=d,
         n_items=len(set(clusters)),
-        n_excluded=len(excluded - set(units)),
+        n_excluded=len(excluded),
         without=PoolSetting(SETTINGS[0], len(targets), tuple(recall_at(r0, clusters, k, **boot) for k in ks)),
         with_negatives=PoolSetting(SETTINGS[1], len(cands), tuple(recall_at(r1, clusters, k, **boot) for k in ks)),
         change=tuple(recall_change(r0, r1, clusters, k, **boot) for k in ks),
