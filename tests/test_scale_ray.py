@@ -28,7 +28,7 @@ def ray_local():
         yield ray
         return
     path = os.pathsep.join(p for p in (str(TESTS), str(REPO / "src"), os.environ.get("PYTHONPATH")) if p)
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False,
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="WARNING", log_to_driver=False,
              runtime_env={"env_vars": {"PYTHONPATH": path}})
     yield ray
     ray.shutdown()
@@ -66,6 +66,22 @@ def test_without_ray_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(MissingDependencyError, match=r"finegrain\[ray\]"):
         with Engine("ray").open(show_progress=False):
             pass
+
+
+def test_an_address_nobody_answers_fails_at_once() -> None:
+    import socket
+    import time
+
+    from finegrain.scale.engine import _check_reachable
+
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t = time.perf_counter()
+    with pytest.raises(FinegrainError, match=rf"no Ray cluster answers at '127.0.0.1:{port}'"):
+        _check_reachable(f"127.0.0.1:{port}")
+    assert time.perf_counter() - t < 5
+    _check_reachable("auto")  # not host:port: left to Ray
 
 
 def test_shard_bounds_cover_in_order() -> None:

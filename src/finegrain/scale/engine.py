@@ -22,6 +22,8 @@ as it is and left open.
 from __future__ import annotations
 
 import logging
+import re
+import socket
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -207,6 +209,8 @@ def ray_session(address: str | None, *, num_cpus: int | None = None, show_progre
         quiet_ray_data()
         yield ray
         return
+    if address is not None:
+        _check_reachable(address)  # Ray itself retries an unreachable address for minutes
     try:
         ray.init(
             address=address if address is not None else "local",
@@ -218,7 +222,9 @@ def ray_session(address: str | None, *, num_cpus: int | None = None, show_progre
     except (ConnectionError, TimeoutError, RuntimeError, ValueError) as e:
         where = f"the Ray cluster at {address!r}" if address is not None else "a local Ray"
         hint = ("start one with 'ray start --head' on the head node and pass the address it prints "
-                "(e.g. --address 127.0.0.1:6379), or drop --address to start a local Ray"
+                "(e.g. --address 127.0.0.1:6379), or drop --address to start a local Ray; a cluster with token "
+                "authentication (Ray's default) also needs RAY_AUTH_MODE=token here and the head's "
+                "~/.ray/auth_token (or RAY_AUTH_TOKEN)"
                 if address is not None else "check that Ray runs on this machine: ray start --head")
         raise FinegrainError(f"cannot start or join {where}: {e}", hint) from None
     try:
@@ -226,6 +232,26 @@ def ray_session(address: str | None, *, num_cpus: int | None = None, show_progre
         yield ray
     finally:
         ray.shutdown()
+
+
+_HOST_PORT = re.compile(r"^\[?([^\]/]+?)\]?:(\d{1,5})$")  # host:port or [v6]:port; not auto, ray://, ...
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """A ``host:port`` address must accept a TCP connection (the head's GCS port), else a clear error now."""
+    m = _HOST_PORT.match(address.strip())
+    if m is None:
+        return
+    host, port = m.group(1), int(m.group(2))
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as e:
+        raise FinegrainError(
+            f"no Ray cluster answers at {address!r} ({e.strerror or type(e).__name__})",
+            "start the head with 'ray start --head --port 6379' and pass the address it prints "
+            "(e.g. --address 127.0.0.1:6379), or drop --address to start a local Ray",
+        ) from None
 
 
 def quiet_ray_data() -> None:
