@@ -57,7 +57,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
@@ -75,13 +75,16 @@ def data_dir() -> Path:
     return folder
 
 
-def build_passages(captions: list[str], n: int, seed: int) -> list[str]:
+def iter_passages(captions: list[str], n: int, seed: int) -> Iterator[str]:
+    """The n recombined passages, one at a time (benchmarks/scale.py streams them)."""
     rng = random.Random(seed)
     clauses = [c for cap in captions for c in re.split(r"(?<=[，。！？；])", cap) if c.strip()]
-    return [
-        captions[rng.randrange(len(captions))] + "".join(rng.choice(clauses) for _ in range(rng.randint(1, 3)))
-        for _ in range(n)
-    ]
+    for _ in range(n):
+        yield captions[rng.randrange(len(captions))] + "".join(rng.choice(clauses) for _ in range(rng.randint(1, 3)))
+
+
+def build_passages(captions: list[str], n: int, seed: int) -> list[str]:
+    return list(iter_passages(captions, n, seed))
 
 
 def _tokenize_chunk(texts: list[str]) -> list[list[str]]:
