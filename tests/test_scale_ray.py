@@ -143,8 +143,10 @@ def _text_corpus(seed: int = 3) -> tuple[Corpus, Queries]:
     words = "red blue green cat dog bird tree river stone cloud fast slow".split()
     docs = [Document(f"doc{rnd.randrange(10**5):05d}-{i}", " ".join(rnd.choices(words, k=rnd.randint(1, 6))),
                      title="" if i % 3 else rnd.choice(words)) for i in range(60)]
-    docs += [Document(f"dup{i}", "red cat") for i in range(5)]  # identical texts: exact ties
+    for i in range(0, len(docs), 6):  # identical texts across every shard: exact ties at each cut
+        docs[i] = Document(docs[i].id, "red cat")
     queries = [Query(f"q{i}", " ".join(rnd.choices(words, k=rnd.randint(1, 3)))) for i in range(30)]
+    queries += [Query("q-red-cat", "red cat"), Query("q-cat", "cat")]
     queries.append(Query("q-none", "unicorn"))  # no known token: an empty result list
     return Corpus(docs), Queries(queries)
 
@@ -306,3 +308,18 @@ def test_cli_engine_ray_and_address_checks(ray_local, tmp_path: Path) -> None:
     assert outs["ray"]["aggregate"] == outs["local"]["aggregate"]
     assert outs["ray"]["per_query"] == outs["local"]["per_query"]
     assert (tmp_path / "ray" / "run.trec").read_text() == (tmp_path / "local" / "run.trec").read_text()
+
+
+def test_hybrid_on_ray_runs_its_parts_sharded_and_fuses_as_locally(ray_local, tmp_path: Path) -> None:
+    from dense_fakes import BagOfWordsEncoder
+    from finegrain.retrieve.dense import DenseRetriever
+    from finegrain.retrieve.hybrid import HybridRetriever
+    from finegrain.retrieve.registry import get_retriever
+
+    corpus, queries = _dyadic_corpus()
+    hybrid = HybridRetriever(parts=(get_retriever("bm25"), DenseRetriever(
+        name="dense", encoder=BagOfWordsEncoder(256), cache_dir=str(tmp_path))), depth=20)
+    ex = executor(ray_local, shards=2)
+    same_run(ex.retrieve(hybrid, corpus, queries, lang="en", top_k=5),
+             hybrid.retrieve(corpus, queries, lang="en", top_k=5, show_progress=False))
+    assert ex.notes == [] and ex.stats["texts"]["requested"] == len(corpus) + len(queries)

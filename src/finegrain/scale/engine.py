@@ -6,7 +6,8 @@ joins Ray and yields an executor with the two expensive steps of
 
 * ``retrieve(retriever, corpus, queries, lang=, top_k=, show_progress=)`` -- on
   Ray, BM25 (:mod:`.ray_bm25`) and dense retrievers (:mod:`.ray_dense`) run
-  sharded; any other retriever runs in this process, and the executor says so
+  sharded, and a hybrid runs each of its parts so (fused in the driver); any
+  other retriever (rerank) runs in this process, and the executor says so
   in :attr:`RayExecutor.notes` (saved as a provenance warning);
 * ``evaluate(qrels, run, specs, queries=, query_types=)`` -- on Ray, per-query
   values over query shards (:mod:`.ray_metrics`).
@@ -142,8 +143,15 @@ class RayExecutor:
     def retrieve(self, retriever: Any, corpus: Any, queries: Any, *, lang: str, top_k: int | None,
                  show_progress: bool = True) -> Any:
         from finegrain.retrieve.dense import DenseRetriever
+        from finegrain.retrieve.hybrid import HybridRetriever
         from finegrain.retrieve.lexical import BM25Retriever
 
+        if isinstance(retriever, HybridRetriever):  # each part on Ray as itself, fused in the driver
+            runs = [self.retrieve(p, corpus, queries, lang=lang, top_k=retriever.depth, show_progress=show_progress)
+                    for p in retriever.parts]
+            fused = retriever._fuse(runs)  # the hybrid's own fusion (rrf or convex, its weights and depth)
+            cut = top_k if top_k is not None else retriever.depth
+            return fused.cut(cut) if cut is not None else fused
         if isinstance(retriever, BM25Retriever):
             from finegrain.scale.ray_bm25 import retrieve_bm25
 

@@ -10,7 +10,9 @@
    (:mod:`finegrain.retrieve.bm25.shard`); the shard indexes stay in the
    object store (:class:`ShardedBM25`).
 4. One task per shard searches it and keeps per query the documents passing
-   the threshold, with their raw scores, cut at k by the retriever's tie rule.
+   the threshold, with their raw scores, cut at k by the retriever's tie rule
+   (for ``ties="index-order"`` the shard is indexed under :func:`position_keys`,
+   so the search's own cut by id is the cut by corpus position).
 5. The driver merges the shards' candidates per query: the top k of their
    union under the same total order (score, then the tie rule) is the single
    index's top k; ``ties="index-order"`` then separates equal scores as the
@@ -24,7 +26,6 @@ document the global cut keeps.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -80,7 +81,8 @@ class ShardedBM25:
         stats = ray.put(merge_stats(ex.gather(stat_refs, "BM25 tokenize")))
         index = ray.remote(_index_shard)
         params = (r.variant, r.k1, r.b, r.epsilon)
-        shards = [index.remote(t_ref, ids[a:b], stats, params) for t_ref, (a, b) in zip(token_refs, bounds)]
+        keys = ids if r.ties == "doc-id" else position_keys(len(ids))
+        shards = [index.remote(t_ref, keys[a:b], stats, params) for t_ref, (a, b) in zip(token_refs, bounds)]
         ex.gather(shards, "BM25 index")
         return cls(ex, r, lang, ids, tuple(bounds), tuple(shards))
 
@@ -97,7 +99,7 @@ class ShardedBM25:
         q_ref = ex.ray.put(get_tokenizer(self.lang, r.tokenizer).queries(queries.texts))
         k = top_k if top_k is not None else r.default_k
         search = ex.ray.remote(_search_shard)
-        refs = [search.remote(shard, a, q_ref, qids, k, r.threshold, r.ties)
+        refs = [search.remote(shard, a, q_ref, qids, k, r.threshold)
                 for shard, (a, _) in zip(self.shards, self.bounds)]
         parts = ex.gather(refs, "BM25 search")
         ids = self.doc_ids
@@ -112,6 +114,15 @@ def retrieve_bm25(ex: RayExecutor, r: BM25Retriever, corpus: Corpus, queries: Qu
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
         raise FinegrainError(f"top_k={top_k!r} is not a whole number >= 1", "pass top_k=1000 or None")
     return ShardedBM25.build(ex, r, corpus, lang=lang).search(queries, top_k=top_k)
+
+
+def position_keys(n: int) -> tuple[str, ...]:
+    """Stand-in document ids whose order is the reverse of corpus order: a shard indexed under them cuts
+    its top k with the earlier document first among equal scores (``ties="index-order"``) by the id rule,
+    in the search's own partial selection, with raw scores. Candidates name documents by position, so
+    these ids never reach the run."""
+    width = len(str(max(n - 1, 0)))
+    return tuple(f"{n - 1 - i:0{width}d}" for i in range(n))
 
 
 def _tokenize_shard(texts: list[str], lang: str, preset: str) -> tuple[list[list[str]], CorpusStats]:
@@ -136,19 +147,14 @@ def _index_shard(tokens: list[list[str]], ids: Sequence[str], stats: CorpusStats
 
 
 def _search_shard(bm: BM25, offset: int, q_tokens: list[list[str]], qids: list[str], k: int | None,
-                  threshold: float | None, ties: str) -> Candidates:
+                  threshold: float | None) -> Candidates:
     """One shard's candidates per query (the Ray task of step 4): raw scores, cut at k by the tie rule."""
-    from finegrain.scale.shards import Candidates, merge_candidates
+    from finegrain.scale.shards import Candidates
 
-    # "doc-id": the search's own cut is the global one (id ranks within a shard keep the global order).
-    # "index-order": raw scores of every candidate, cut below by corpus position (earlier wins).
-    own_k = k if ties == "doc-id" else None
-    thr = threshold if threshold is not None or own_k is not None else -sys.float_info.max
-    run = bm.search(q_tokens, qids, k=own_k, threshold=thr, ties="doc-id", show_progress=False)
-    if ties != "doc-id" and k is not None and (np.diff(run.offsets) > k).any():
-        # the cut at k, earlier corpus position first among equal scores (no separation: the driver does it)
-        run = merge_candidates([Candidates.from_run(run, 0)], qids, bm.doc_ids, k=k,
-                               tie_key=-np.arange(len(bm.doc_ids), dtype=np.int64))
+    # The search's own cut, by the id rule: real ids ("doc-id"; a shard's id ranks keep the global order) or
+    # position_keys ("index-order"); scores stay raw (the driver separates ties after the merge).
+    run = bm.search(q_tokens, qids, k=k, threshold=threshold, ties="doc-id", show_progress=False)
     return Candidates.from_run(run, offset)
+
 
 __all__ = ["ShardedBM25", "retrieve_bm25"]

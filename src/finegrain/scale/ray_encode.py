@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 #: Texts per :meth:`RayDataEncoder.encode` call from the cache wrapper (its flush unit: progress kept).
 CHUNK = 16_384
-#: Texts per actor call (each actor encodes them in the encoder's own batches).
+#: Most texts per block, hence per actor call (each actor encodes them in the encoder's own batches).
 ACTOR_BATCH = 256
 
 
@@ -107,7 +107,7 @@ class RayDataEncoder:
         out = np.empty((n, self.dim), dtype=np.float32)
         if n == 0:
             return out
-        blocks = max(self.workers, -(-n // ACTOR_BATCH))
+        blocks = max(4 * self.workers, -(-n // ACTOR_BATCH))  # small blocks: no worker waits on another's last one
         ds = from_items([{"i": i, "text": t} for i, t in enumerate(texts)], override_num_blocks=blocks)
         with warnings.catch_warnings():  # Ray 2.60 has no other way to pass max_restarts to Ray Data's actors
             warnings.filterwarnings("ignore", message=".*ray_remote_args.* is deprecated")
