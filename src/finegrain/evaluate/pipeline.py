@@ -11,10 +11,13 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from finegrain.errors import FinegrainError
 from finegrain.settings import Settings
+
+if TYPE_CHECKING:
+    from finegrain.scale.engine import Engine
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class Outcome:
 
 
 def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool = True,
-                   engine: Any = None) -> Outcome:
+                   engine: Engine | None = None) -> Outcome:
     """Load, retrieve, evaluate. ``engine`` (a :class:`finegrain.scale.Engine`; None: local) says where
     retrieval and the per-query metrics run: this process, or a Ray cluster (same saved numbers)."""
     from finegrain.datasets import load_dataset
