@@ -10,10 +10,12 @@ from the answers.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -22,6 +24,7 @@ pytest.importorskip("httpx")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from finegrain.album.catalog import open_catalog  # noqa: E402
+from finegrain.album.catalog.migrate import migrate_catalog  # noqa: E402
 from finegrain.album.plan import PlaceKey, PlaceMatch, Plan, TimeRange  # noqa: E402
 from finegrain.album.synthetic import build_synthetic_catalog  # noqa: E402
 from finegrain.album.web.app import create_app, drop_constraint, plan_chips  # noqa: E402
@@ -37,12 +40,49 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture
-def catalog(synthetic: Path, tmp_path: Path) -> Path:
-    """A private copy (the people tests write to it)."""
+@pytest.fixture(scope="module")
+def synthetic_pg(synthetic: Path, postgres_server: Any) -> Iterator[str]:
+    """The same catalog migrated into a Postgres database (verified equal by the migration), the
+    template of each test's copy."""
+    url = postgres_server.new_database("views")
+    migrate_catalog(synthetic, url)
+    yield url
+    pg_drop(postgres_server, url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def catalog(request: pytest.FixtureRequest, synthetic: Path, tmp_path: Path) -> Iterator[Path | str]:
+    """A private copy (the people tests write to it): a SQLite file, or a Postgres database."""
+    if request.param == "postgres":
+        server = request.getfixturevalue("postgres_server")
+        template = request.getfixturevalue("synthetic_pg")
+        url = pg_copy(server, template)
+        yield url
+        pg_drop(server, url)
+        return
     copy = tmp_path / "catalog.sqlite"
     shutil.copy(synthetic, copy)
-    return copy
+    yield copy
+
+
+def _db_name(url: str) -> str:
+    return urlsplit(url).path.lstrip("/")
+
+
+def pg_copy(server: Any, template_url: str) -> str:
+    """A new database copied from the one at ``template_url`` (a file copy: fast); its URL."""
+    name = f"{_db_name(template_url)}_{next(_COPIES)}"
+    with server.connect("postgres") as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{_db_name(template_url)}" STRATEGY FILE_COPY')
+    return server.url(name)
+
+
+def pg_drop(server: Any, url: str) -> None:
+    with server.connect("postgres") as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{_db_name(url)}" WITH (FORCE)')
+
+
+_COPIES = itertools.count()
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""``finegrain album serve CATALOG``: the search page of a catalog on a local port.
+"""``finegrain album serve CATALOG``: the search page of a catalog (a SQLite file or a
+``postgresql://`` URL) on a local port.
 
 Binds to the loopback interface by default; another host needs ``--allow-remote``
 (the page serves personal photos and has no login). Importing this module registers
@@ -17,7 +18,8 @@ from finegrain.errors import FinegrainError
 
 
 def serve_command(
-    catalog: str = typer.Argument(..., help="Catalog file (e.g. PHOTO_DIR/.finegrain/catalog.sqlite)."),
+    catalog: str = typer.Argument(
+        ..., help="Catalog file (e.g. PHOTO_DIR/.finegrain/catalog.sqlite) or Postgres URL postgresql://USER@HOST/DB."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (loopback unless --allow-remote)."),
     port: int = typer.Option(8765, "--port", min=1, max=65535, help="TCP port."),
     allow_remote: bool = typer.Option(
@@ -44,17 +46,12 @@ def serve_command(
 
     now = parse_today(today)
     allowed = serving.allowed_hosts(host, allow_remote, "the page has no login and serves your photos")
-    from finegrain.album.catalog import describe, is_postgres_url
+    from finegrain.album.catalog import catalog_target, describe, is_postgres_url
 
-    if is_postgres_url(catalog):
+    target = catalog_target(catalog)
+    if not is_postgres_url(catalog) and not Path(target).is_file():
         raise FinegrainError(
-            f"album serve reads a catalog file, not the Postgres catalog {describe(catalog)!r} (the page reads SQLite only)",
-            "copy it to a file and serve that: finegrain album migrate --from URL --to album.sqlite",
-        )
-    path = Path(catalog)
-    if not path.is_file():
-        raise FinegrainError(
-            f"no catalog at {str(path)!r}", "build one with `finegrain album index PHOTO_DIR` first"
+            f"no catalog at {str(target)!r}", "build one with `finegrain album index PHOTO_DIR` first"
         )
     from finegrain.album.web.app import create_app
 
@@ -63,9 +60,9 @@ def serve_command(
         from finegrain.retrieve.encoders.registry import get_encoder
 
         options["encoder"] = get_encoder(encoder)
-    app = create_app(path, allowed_hosts=allowed, engine_options=options, search_processes=search_processes,
+    app = create_app(target, allowed_hosts=allowed, engine_options=options, search_processes=search_processes,
                      encoder_name=encoder or None)
     from finegrain.album.web.server import serve
 
-    serving.echo_serving(str(path), host, port)
+    serving.echo_serving(describe(target), host, port)
     serve(app, host, port, keep_alive=keep_alive)

@@ -13,6 +13,9 @@ Concurrency. Several processes (indexers, searchers, the web page) may use one d
   transactions run one after the other, as SQLite's ``BEGIN IMMEDIATE`` does: a read-modify-write
   (a person's names, the roots, the place table) never loses another writer's update, and an
   indexer's expensive work (EXIF, faces, embeddings) still runs in parallel outside it;
+* every write transaction that changed a row also bumps the one-row change counter
+  (:data:`~finegrain.album.catalog.postgres_schema.CHANGES`) in the same commit, so readers
+  (the album page, its search worker) learn exactly when to drop what they computed;
 * reads never wait for writers (MVCC); :meth:`PostgresCatalog.snapshot` runs several reads in one
   REPEATABLE READ transaction, so they see one committed state;
 * one object holds one connection; its methods may be called from several threads (a lock keeps
@@ -32,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from finegrain.album.catalog.postgres_schema import (
+    BUMP_CHANGES,
     LOCK_SPACE,
     WRITER,
     ascii_fold,
@@ -73,6 +77,7 @@ class PostgresCatalog:
         self._db = connect(url, create=create)
         self._depth = 0
         self._reading = 0
+        self._wrote = False  # the open transaction may write: bump the change counter before its COMMIT
         self._lock = threading.RLock()
         self._place_cache: dict[str, int] = {}
 
@@ -101,8 +106,10 @@ class PostgresCatalog:
     def _outermost(self, counter: str) -> Iterator[None]:
         with self._lock:
             if self._depth or self._reading:
-                if counter == "_depth" and not self._depth:  # a write inside a snapshot: take the writers' turn
+                if counter == "_depth" and not self._depth and not self._wrote:
+                    # a write inside a snapshot: take the writers' turn (and count the change at COMMIT)
                     self._execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_SPACE, WRITER))
+                    self._wrote = True
                 setattr(self, counter, getattr(self, counter) + 1)
                 try:
                     yield
@@ -112,6 +119,7 @@ class PostgresCatalog:
             if counter == "_depth":
                 self._execute("BEGIN ISOLATION LEVEL READ COMMITTED")
                 setattr(self, counter, 1)
+                self._wrote = True
                 try:
                     self._execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_SPACE, WRITER))
                 except BaseException:
@@ -125,10 +133,18 @@ class PostgresCatalog:
                 yield
             except BaseException:
                 setattr(self, counter, 0)
+                self._wrote = False
                 self._place_cache.clear()  # place rows created in this transaction are gone
                 self._rollback()
                 raise
             setattr(self, counter, 0)
+            if self._wrote:  # the change counter, in the same commit as the change (readers see both or neither)
+                self._wrote = False
+                try:
+                    self._execute(BUMP_CHANGES)
+                except BaseException:
+                    self._rollback()
+                    raise
             self._execute("COMMIT")
 
     def _rollback(self) -> None:

@@ -1,10 +1,13 @@
 """The catalog's Postgres layout, the pgvector adapters and the connection (with errors that say what to do).
 
 The tables mirror :mod:`finegrain.album.catalog.schema` (same names, same columns, the rows
-converted by the same functions) with two differences:
+converted by the same functions) with these differences:
 
 * every text column is ``COLLATE "C"``: ids, times and names sort and compare byte-wise, as in
   SQLite, whatever the database's locale (so both stores list photos in one order);
+* a one-row table ``changes`` counts the write transactions (:data:`CHANGES`), so a reader
+  (the album page) learns exactly when the catalog changed; it is bookkeeping, not catalog
+  content (not in dumps, not copied by migrations), created by :func:`connect` in older catalogs;
 * embeddings (``embeddings.vector``) and face descriptors (``faces.embedding``) are pgvector
   ``vector`` columns (float4, no fixed dimension: one table holds every model), read and written
   in pgvector's binary format as float32 numpy arrays, bit for bit.
@@ -81,7 +84,17 @@ CREATE TABLE IF NOT EXISTS embeddings (
 );
 CREATE INDEX IF NOT EXISTS embeddings_photo ON embeddings(photo_id);
 CREATE TABLE IF NOT EXISTS steps (step {_T} NOT NULL, photo_id {_T} NOT NULL, PRIMARY KEY (step, photo_id));
+CREATE TABLE IF NOT EXISTS changes (id INTEGER PRIMARY KEY CHECK (id = 1), n BIGINT NOT NULL);
+INSERT INTO changes (id, n) VALUES (1, 0) ON CONFLICT DO NOTHING;
 """
+
+#: The catalog's change counter (:data:`CHANGES`): one row, bumped by every write transaction that
+#: changed a row, in that transaction (see :meth:`PostgresCatalog.transaction`). Readers poll it
+#: (``SELECT n FROM changes``) to learn that the catalog changed, as SQLite's ``PRAGMA data_version``.
+CHANGES = "SELECT n FROM changes WHERE id = 1"
+#: Run just before COMMIT: bumps the counter when the transaction wrote anything (it then has a
+#: transaction id; a transaction that only read, or whose writes matched no row, has none).
+BUMP_CHANGES = "UPDATE changes SET n = n + 1 WHERE id = 1 AND pg_current_xact_id_if_assigned() IS NOT NULL"
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _INSTALL = "pip install 'finegrain[postgres]'"
@@ -167,14 +180,7 @@ def connect(url: str, *, create: bool) -> Any:
     except ImportError as e:
         raise FinegrainError(f"a Postgres catalog needs psycopg 3 ({e})", _INSTALL) from e
     shown = redact(url)
-    try:
-        conn = psycopg.connect(url, autocommit=True, connect_timeout=10, application_name="finegrain")
-    except psycopg.Error as e:
-        raise FinegrainError(
-            f"cannot connect to the catalog database {shown!r}: {_first_line(e)}",
-            "start the server or fix the URL (postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE); "
-            "a database that does not exist yet is made with `createdb DATABASE`",
-        ) from e
+    conn = _open(psycopg, url, shown)
     try:
         _init(conn, shown, create)
         register_vector(conn)
@@ -182,6 +188,37 @@ def connect(url: str, *, create: bool) -> Any:
         conn.close()
         raise
     return conn
+
+
+def connect_reader(url: str) -> Any:
+    """A read-only connection (autocommit, every statement its own read-only transaction) to the
+    existing catalog at ``url``: no tables created, no vector types (the album page's reads)."""
+    try:
+        import psycopg
+    except ImportError as e:
+        raise FinegrainError(f"a Postgres catalog needs psycopg 3 ({e})", _INSTALL) from e
+    shown = redact(url)
+    conn = _open(psycopg, url, shown, options="-c default_transaction_read_only=on")
+    try:
+        if not conn.execute("SELECT to_regclass('changes') IS NOT NULL").fetchone()[0]:
+            raise FinegrainError(f"no catalog (or one from an older finegrain) in the database {shown!r}",
+                                 f"open it once with this finegrain (e.g. `finegrain album people --catalog {shown}`), "
+                                 "or build one with `finegrain album index PHOTO_DIR --catalog URL`")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _open(psycopg: Any, url: str, shown: str, **kwargs: Any) -> Any:
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=10, application_name="finegrain", **kwargs)
+    except psycopg.Error as e:
+        raise FinegrainError(
+            f"cannot connect to the catalog database {shown!r}: {_first_line(e)}",
+            "start the server or fix the URL (postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE); "
+            "a database that does not exist yet is made with `createdb DATABASE`",
+        ) from e
 
 
 def _init(conn: Any, shown: str, create: bool) -> None:

@@ -24,10 +24,12 @@ Routes of :func:`create_app`:
 Every bad parameter is a 4xx answer whose ``detail`` names the value and the fix.
 
 Files are reached only by catalog id, inside the catalog's roots (:mod:`.files`); no part of
-the URL is ever used as a file path. Reads for the views go through a read-only connection
-per thread (:mod:`.queries`); answers that are costly to compute (search, month index,
-people, places, map) are cached per state of the catalog (SQLite's ``data_version``), so a
-commit by anyone (an index run, ``album people``, the page's own naming) drops them. The
+the URL is ever used as a file path. The catalog is a SQLite file or a Postgres database
+(``postgresql://`` URL); reads for the views go through a read-only connection per thread
+(:mod:`.queries`, the SQL written once for both, :mod:`.dialect`); answers that are costly to
+compute (search, month index, people, places, map) are cached per state of the catalog
+(SQLite's ``data_version``, the Postgres catalog's change counter), so a commit by anyone (an
+index run, ``album people``, the page's own naming) drops them. The
 server's settings (keep-alive) are in :mod:`.server`.
 """
 
@@ -122,7 +124,8 @@ def create_app(
     search_processes: int = 0,
     encoder_name: str | None = None,
 ) -> FastAPI:
-    """The web app over the catalog at ``catalog_path`` (which must exist).
+    """The web app over the catalog at ``catalog_path`` (which must exist): a SQLite file, or a
+    Postgres database given as a ``postgresql://`` URL.
 
     ``engine``: ``search(store, query, *, lang=None, **engine_options) -> SearchResult``.
     By default :func:`finegrain.album.engine.search` runs with one
@@ -132,18 +135,25 @@ def create_app(
     merging people through the API drops it, so the next query sees the new names.
     ``allowed_hosts``: accepted ``Host`` headers (the CLI passes the loopback names, which
     blocks DNS-rebinding pages from reaching a local server); None accepts any.
-    ``thumb_cache``: the thumbnail folder (True: beside the catalog, see
+    ``thumb_cache``: the thumbnail folder (True: beside the catalog file, or in finegrain's cache
+    for a Postgres catalog, see
     :func:`~finegrain.album.web.thumbs.cache_dir_for`; False or None: memory only).
     ``search_processes``: searches that miss the answer cache run in this many worker processes
     (:class:`~finegrain.album.web.search.SearchProcess`; ``album serve`` uses 1), which build
     the encoder named ``encoder_name`` themselves; 0 runs them in a thread of the server.
     """
-    from finegrain.album.catalog import open_catalog
+    from finegrain.album.catalog import catalog_target, open_catalog
 
-    store = open_catalog(catalog_path, create=False)
-    reader = CatalogReader(catalog_path)
+    target = catalog_target(catalog_path)
+    store = open_catalog(target, create=False)
+    try:
+        reader = CatalogReader(target)
+        reader.data_version()  # connect now: a catalog the page cannot read fails here, not on a request
+    except BaseException:
+        store.close()
+        raise
     lock = threading.RLock()
-    folder = cache_dir_for(Path(catalog_path).resolve()) if thumb_cache is True else (
+    folder = cache_dir_for(target) if thumb_cache is True else (
         Path(thumb_cache) if thumb_cache else None)
     thumbs = ThumbCache(folder)
     page = _page_html()
@@ -153,7 +163,7 @@ def create_app(
     memo = _VersionedCache(on_change=contexts.clear)  # answers per state of the catalog
     if search_processes and engine is not None:
         raise FinegrainError("a custom engine cannot run in a search process", "pass search_processes=0")
-    worker = SearchProcess(catalog_path, today=options.get("today"), encoder=encoder_name,
+    worker = SearchProcess(target, today=options.get("today"), encoder=encoder_name,
                            processes=search_processes) if search_processes else None
 
     @asynccontextmanager
@@ -169,7 +179,7 @@ def create_app(
     app.state.store = store
     app.state.reader = reader
     app.state.thumbs = thumbs
-    app.state.catalog_path = Path(catalog_path)
+    app.state.catalog_path = target
     if allowed_hosts is not None:
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 

@@ -1,22 +1,26 @@
 """Read-only views of a catalog for the album page: the timeline, people, places, the map and one photo.
 
-:class:`CatalogReader` opens the catalog file read-only (``mode=ro``), one SQLite connection
-per thread, so page reads run beside searches and never take the writer's lock. It reads
-the layout of :mod:`finegrain.album.catalog.schema` and writes nothing; writes (naming and
-merging people) go through the :class:`~finegrain.album.catalog.store.CatalogStore`.
+:class:`CatalogReader` reads a catalog in either store, a SQLite file or a Postgres database
+(``postgresql://`` URL), with one read-only connection per thread, so page reads run beside
+searches and never wait for a writer. Each query is written once; what the two databases
+spell differently (placeholders, the "catalog changed" signal, rounding, NULL order, place
+names) comes from :mod:`finegrain.album.web.dialect`. It reads the layout of
+:mod:`finegrain.album.catalog.schema` and writes nothing; writes (naming and merging people)
+go through the :class:`~finegrain.album.catalog.store.CatalogStore`.
 
 Orders (one rule each, ties broken by id so pages never overlap or skip):
 
 * timeline and photo lists: local capture time, newest first, then id descending; undated
   photos after every dated one, by id descending;
-* people: photo count descending, then id; places: photo count descending, then name.
+* people: photo count descending, then id; a person's cover: their face in their newest photo
+  with a face box (then photo id descending, face index ascending);
+* places: photo count descending, then name.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from finegrain.album.web.dialect import Dialect, dialect_of
 from finegrain.errors import FinegrainError
 
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -104,35 +109,54 @@ def _iso(value: str, original: str) -> str:
     return t.replace(tzinfo=None).isoformat(timespec="seconds")
 
 
+class _Connection:
+    """One thread's read-only connection: statements written with ``?``, rewritten once per text
+    for the dialect."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+        self.raw = dialect.connect()
+        self._texts: dict[str, str] = {}
+
+    def execute(self, sql: str, args: Any = ()) -> Any:
+        text = self._texts.get(sql)
+        if text is None:
+            text = self._texts[sql] = self.dialect.sql(sql)
+        return self.raw.execute(text, list(args))
+
+    def close(self) -> None:
+        self.raw.close()
+
+
 class CatalogReader:
-    """Read-only queries over the catalog file at ``path`` (one connection per thread)."""
+    """Read-only queries over the catalog at ``target`` (a SQLite file path or a ``postgresql://``
+    URL; one connection per thread)."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path).resolve()
+    def __init__(self, target: str | Path) -> None:
+        self.dialect = dialect_of(target)
         self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
+        self._all: list[_Connection] = []
         self._guard = threading.Lock()
-        self._watch: sqlite3.Connection | None = None
+        self._watch: _Connection | None = None
 
-    def _db(self) -> sqlite3.Connection:
+    def _db(self) -> _Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path.as_uri() + "?mode=ro", uri=True, check_same_thread=False)
-            db.execute("PRAGMA busy_timeout=5000")
-            db.execute("PRAGMA query_only=1")
+            db = _Connection(self.dialect)
             self._local.db = db
             with self._guard:
                 self._all.append(db)
         return db
 
     def data_version(self) -> int:
-        """A number that changes whenever any connection commits to the catalog (SQLite's
-        ``PRAGMA data_version`` on a connection of its own that never writes)."""
+        """A number that changes whenever a commit changed the catalog, from any connection or
+        process (SQLite's ``PRAGMA data_version``, or the Postgres catalog's change counter, read
+        on a connection of its own that never writes)."""
         with self._guard:
             if self._watch is None:
-                self._watch = sqlite3.connect(self.path.as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+                self._watch = _Connection(self.dialect)
                 self._all.append(self._watch)
-            return int(self._watch.execute("PRAGMA data_version").fetchone()[0])
+            return self.dialect.version(self._watch.raw)
 
     def close(self) -> None:
         with self._guard:
@@ -214,7 +238,8 @@ class CatalogReader:
     def months(self) -> list[dict[str, Any]]:
         """``[{"month": "2025-10", "count": n}]`` newest first; undated photos as month None, last."""
         rows = self._db().execute(
-            "SELECT substr(taken_local, 1, 7) AS m, COUNT(*) FROM photos GROUP BY m ORDER BY m IS NULL, m DESC"
+            "SELECT m, n FROM (SELECT substr(taken_local, 1, 7) AS m, COUNT(*) AS n FROM photos "
+            "GROUP BY substr(taken_local, 1, 7)) AS t ORDER BY m IS NULL, m DESC"
         ).fetchall()
         return [{"month": m, "count": n} for m, n in rows]
 
@@ -231,14 +256,16 @@ class CatalogReader:
         if place is not None:
             sub = "SELECT place_id FROM place_names WHERE name = ?" + (" AND level = ?" if level else "")
             where.append(f"p.place_id IN ({sub})")
-            args += [place, level] if level else [place]
+            name = self.dialect.place_name(place)
+            args += [name, level] if level else [name]
         if bbox is not None:
             where.append("p.lat BETWEEN ? AND ? AND p.lon BETWEEN ? AND ?")
             args += [bbox[0], bbox[2], bbox[1], bbox[3]]
         cond = (" WHERE " + " AND ".join(where)) if where else ""
         db = self._db()
         total = db.execute(f"SELECT COUNT(*) FROM photos p{cond}", args).fetchone()[0]
-        rows = db.execute(f"{_PHOTO_SELECT}{cond}{_ORDER} LIMIT ? OFFSET ?", (*args, limit, offset)).fetchall()
+        order = f" ORDER BY p.taken_local DESC{self.dialect.desc_nulls_last}, p.id DESC"  # undated photos last
+        rows = db.execute(f"{_PHOTO_SELECT}{cond}{order} LIMIT ? OFFSET ?", (*args, limit, offset)).fetchall()
         return {"photos": [self._item(r, lang) for r in rows], "total": total, "offset": offset,
                 "next_offset": offset + len(rows) if offset + len(rows) < total else None}
 
@@ -283,17 +310,19 @@ class CatalogReader:
         """Every person (face cluster) with names by language, photo count and a cover: their face in
         their newest photo that has a face box (``/face/ID?i=N``), else that photo's thumbnail."""
         db = self._db()
-        stats = {
-            pid: (n, cover, idx, box)
-            for pid, n, cover, idx, box, _ in db.execute(
-                "SELECT f.person_id, COUNT(DISTINCT f.photo_id), p.id, f.idx, f.box_top IS NOT NULL, "
-                "MAX(CASE WHEN f.box_top IS NULL THEN '0' ELSE '1' END || COALESCE(p.taken_local, '')) "
-                "FROM faces f JOIN photos p ON p.id = f.photo_id WHERE f.person_id IS NOT NULL GROUP BY f.person_id"
-            )
-        }
+        counts = dict(db.execute(
+            "SELECT f.person_id, COUNT(DISTINCT f.photo_id) FROM faces f JOIN photos p ON p.id = f.photo_id "
+            "WHERE f.person_id IS NOT NULL GROUP BY f.person_id").fetchall())
+        covers = {pid: (photo, idx, box) for pid, photo, idx, box in db.execute(
+            "SELECT person_id, photo_id, idx, has_box FROM (SELECT f.person_id, f.photo_id, f.idx, "
+            "CASE WHEN f.box_top IS NULL THEN 0 ELSE 1 END AS has_box, ROW_NUMBER() OVER (PARTITION BY f.person_id "
+            "ORDER BY CASE WHEN f.box_top IS NULL THEN 0 ELSE 1 END DESC, COALESCE(p.taken_local, '') DESC, "
+            "f.photo_id DESC, f.idx) AS r FROM faces f JOIN photos p ON p.id = f.photo_id "
+            "WHERE f.person_id IS NOT NULL) AS c WHERE r = 1").fetchall()}
         out = []
-        for pid, names, is_me in db.execute("SELECT id, names, is_me FROM people"):
-            n, cover, idx, box = stats.get(pid, (0, None, None, False))
+        for pid, names, is_me in db.execute("SELECT id, names, is_me FROM people").fetchall():
+            cover, idx, box = covers.get(pid, (None, None, 0))
+            n = int(counts.get(pid, 0))
             entry = person_names(pid, json.loads(names))
             url = None if cover is None else face_url(cover, idx) if box else photo_urls(cover)["thumb"]
             entry.update(is_me=bool(is_me), count=n, cover=url)
@@ -319,8 +348,8 @@ class CatalogReader:
         rows = self._db().execute(
             "SELECT pl.country_en, pl.country_zh, pl.province_en, pl.province_zh, pl.city_en, pl.city_zh, "
             "pl.district_en, pl.district_zh, COUNT(*), AVG(p.lat), AVG(p.lon) "
-            "FROM photos p JOIN places pl ON pl.id = p.place_id GROUP BY p.place_id"
-        ).fetchall()
+            "FROM photos p JOIN places pl ON pl.id = p.place_id GROUP BY pl.id ORDER BY pl.key"
+        ).fetchall()  # rows in an order both stores share (the first row of a city names its region)
         cities: dict[tuple[str, str], dict[str, Any]] = {}
         for c_en, c_zh, pr_en, pr_zh, ci_en, ci_zh, d_en, d_zh, n, lat, lon in rows:
             if ci_en or ci_zh:
@@ -358,9 +387,11 @@ class CatalogReader:
         """Photo positions binned on a ``cell``-degree grid: ``[[lat, lon, count]]`` (cell centres,
         raw coordinates as stored), their bounds, and how many photos have no position."""
         db = self._db()
-        rows = db.execute(
-            "SELECT CAST(ROUND(lat / ?) AS INTEGER), CAST(ROUND(lon / ?) AS INTEGER), COUNT(*) FROM photos "
-            "WHERE lat IS NOT NULL AND lon IS NOT NULL GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2", (cell, cell)
+        near = self.dialect.nearest_int
+        rows = db.execute(  # the cell of a point: the nearest integer of lat / cell, halves away from zero
+            f"SELECT {near('x')}, {near('y')}, COUNT(*) FROM (SELECT lat / ? AS x, lon / ? AS y FROM photos "
+            "WHERE lat IS NOT NULL AND lon IS NOT NULL) AS q GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2",
+            (float(cell), float(cell)),
         ).fetchall()
         (total,) = db.execute("SELECT COUNT(*) FROM photos").fetchone()
         points = [[round(a * cell, 6), round(b * cell, 6), n] for a, b, n in rows]

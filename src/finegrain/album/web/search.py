@@ -14,7 +14,7 @@ searches run beside the event loop. It builds and warms its context when it star
 vocabulary, the capture order, the Chinese segmenter: the first Chinese query otherwise pays
 ~1 s for jieba's dictionary) and rebuilds it when its own ``data_version`` watch sees a commit
 (a person named, a photo indexed).
-Only names travel: the catalog path, ``today`` and the encoder's name (the process builds the
+Only names travel: the catalog's path or Postgres URL, ``today`` and the encoder's name (the process builds the
 encoder itself), never objects.
 """
 
@@ -159,7 +159,8 @@ class _Worker:
 
     def refresh(self) -> None:
         """A warm search context for the catalog as it is now: rebuilt when any connection
-        committed since the last one was built (this process's own ``data_version`` watch)."""
+        committed since the last one was built (this process's own ``data_version`` watch: SQLite's, or
+        the Postgres catalog's change counter)."""
         version = self.reader.data_version()  # read before building: a commit meanwhile rebuilds next time
         if version != self.version or self.context is None:
             self.context = engine_module().SearchContext(self.store, **self.options)
@@ -207,6 +208,13 @@ def _answer_in_worker(query: str, lang: str | None, limit: int, removed: tuple[s
     return _worker().answer(query, lang, limit, removed)
 
 
+def _catalog_name(catalog: str | Path) -> str:
+    """The catalog as the worker opens it: a Postgres URL as given, a file as its absolute path."""
+    from finegrain.album.catalog import is_postgres_url
+
+    return str(catalog).strip() if is_postgres_url(catalog) else str(Path(catalog).resolve())
+
+
 class SearchProcess:
     """Searches in one (or ``processes``) spawned worker process(es); ``answer`` is awaitable."""
 
@@ -216,7 +224,7 @@ class SearchProcess:
             raise FinegrainError(f"search processes={processes}", "use 1 or more (0 searches in the server)")
         self._pool = ProcessPoolExecutor(
             max_workers=processes, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker,
-            initargs=(str(Path(catalog).resolve()), today.isoformat() if today else None, encoder))
+            initargs=(_catalog_name(catalog), today.isoformat() if today else None, encoder))
         try:  # start every worker now: a catalog or encoder it cannot open fails here, not on a search
             for started in [self._pool.submit(_start_worker) for _ in range(processes)]:
                 started.result()

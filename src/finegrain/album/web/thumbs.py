@@ -67,9 +67,21 @@ def make_face_crop(path: Path, box: tuple[int, int, int, int], edge: int = FACE_
     return buf.getvalue()
 
 
-def cache_dir_for(catalog_path: Path) -> Path:
-    """The thumbnail folder of a catalog: beside it, named after it."""
-    return catalog_path.parent / (catalog_path.name + ".thumbs")
+def cache_dir_for(catalog: str | Path) -> Path:
+    """The thumbnail folder of a catalog: beside the file, named after it; for a Postgres
+    catalog (a ``postgresql://`` URL) a folder named after the URL (without its password) in
+    finegrain's cache (``$FINEGRAIN_CACHE``, default ``~/.cache/finegrain``)."""
+    from finegrain.album.catalog.postgres_schema import is_postgres_url, redact
+
+    if is_postgres_url(catalog):
+        import hashlib
+
+        from finegrain.settings import default_cache_dir
+
+        shown = redact(str(catalog).strip())
+        return default_cache_dir() / "album-thumbs" / hashlib.sha256(shown.encode("utf-8")).hexdigest()[:16]
+    path = Path(catalog).resolve()
+    return path.parent / (path.name + ".thumbs")
 
 
 class ThumbCache:
