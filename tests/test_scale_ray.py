@@ -255,6 +255,16 @@ def test_sharded_dense_search_equals_single_search(ray_local, k: int | None, thr
         same_run(sharded, single)
 
 
+def test_a_shards_finegrain_error_reaches_the_caller_as_itself(ray_local) -> None:
+    from finegrain.scale.ray_dense import search_sharded
+
+    docs = np.ones((6, 4), dtype=np.float32)
+    docs[4, 2] = np.nan  # found by the shard's DenseIndex, on a worker
+    with pytest.raises(FinegrainError, match="the vector of document 'd4' has NaN"):
+        search_sharded(executor(ray_local, 2), docs, [f"d{i}" for i in range(6)], np.ones((1, 4), dtype=np.float32),
+                       ["q"], k=2, threshold=None)
+
+
 def test_dense_retriever_on_ray_equals_local_and_shares_the_cache(ray_local, tmp_path: Path) -> None:
     """Ray Data encoding + sharded search give the local run; the embedding cache is one format: after a Ray
     run, a second Ray run and a local run encode nothing."""
