@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import random
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from finegrain.errors import DuplicateIdError, FinegrainError
 from finegrain.retrieve.bm25 import BM25, VARIANTS, corpus_stats, merge_stats
+from finegrain.retrieve.bm25.stream import spill_on_disk
 from finegrain.text import EnglishTokenizer
 
 
@@ -90,6 +92,27 @@ def test_streamed_shards_score_as_the_whole(tmp_path: Path, variant: str) -> Non
                                             stats=stats)
         for q in (["的"], ["w4", "猫", "w4"]):
             assert np.array_equal(shard.scores(q), whole.scores(q)[list(part)])
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_spilled_shards_finished_with_merged_stats_score_as_the_whole(tmp_path: Path, variant: str) -> None:
+    # The one-tokenization sharded build: spill every shard, merge their statistics, finish each.
+    docs, ids = _corpus()
+    parts = [list(range(i, 250, 3)) for i in range(3)]  # interleaved shards
+    spills = [spill_on_disk(tmp_path / f"s{s}", ((ids[i], docs[i]) for i in part), chunk_size=25)
+              for s, part in enumerate(parts)]
+    spills = [pickle.loads(pickle.dumps(sp)) for sp in spills]  # as across processes
+    stats = merge_stats(sp.stats for sp in spills)
+    assert stats.n_docs == 250 and stats.total_length == sum(map(len, docs))
+    whole = BM25(variant).index(docs, ids)
+    for sp, part in zip(spills, parts):
+        shard = BM25(variant).index_spilled(sp, stats=stats)
+        assert not (sp.folder / ".spill").exists()
+        for q in (["的"], ["w4", "猫", "w4"], ["w59", "w1"]):
+            assert np.array_equal(shard.scores(q), whole.scores(q)[part])
+        assert np.array_equal(BM25.load(sp.folder).scores(["w2"]), whole.scores(["w2"])[part])
+    with pytest.raises(FinegrainError, match="no complete spill"):
+        BM25(variant).index_spilled(spills[0], stats=stats)  # finished once
 
 
 def test_stream_errors(tmp_path: Path) -> None:

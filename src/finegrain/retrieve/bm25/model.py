@@ -25,6 +25,7 @@ from finegrain.types import Run
 
 if TYPE_CHECKING:
     from finegrain.retrieve.bm25.shard import CorpusStats
+    from finegrain.retrieve.bm25.stream import Spill
 
 Ties = Literal["doc-id", "index-order"]
 TIES: tuple[str, ...] = ("doc-id", "index-order")
@@ -133,6 +134,21 @@ class BM25:
         build_on_disk(folder, self._params, docs, self.config(), tokenize=tokenizer.documents,
                       tokenizer=tokenizer.config(), chunk_size=chunk_size, stats=stats)
         self._index = read_index(folder, mmap=True)[1]
+        return self
+
+    def index_spilled(self, spilled: Spill, *, stats: CorpusStats | None = None) -> BM25:
+        """Finish a folder spilled by :func:`~finegrain.retrieve.bm25.stream.spill_on_disk` (its postings
+        weighted with ``stats``, default its own) and serve it memory-mapped; returns self.
+
+        A sharded build spills every shard, merges their ``Spill.stats`` and finishes each with the
+        merged statistics: tokenization runs once, and the shards score exactly as one index.
+        """
+        from finegrain.retrieve.bm25.files import read_index
+        from finegrain.retrieve.bm25.stream import finish_on_disk
+
+        tok = self._tokenizer.config() if self._tokenizer is not None else None
+        finish_on_disk(spilled, self._params, self.config(), tokenizer=tok, stats=stats)
+        self._index = read_index(spilled.folder, mmap=True)[1]
         return self
 
     def index_texts(self, texts: Sequence[str], doc_ids: Sequence[str]) -> BM25:

@@ -13,6 +13,9 @@ the whole vocabulary (its floor for negative idfs). Split a corpus into shards
     stats = merge_stats(parts)                                 # once, small
     shard = BM25("okapi").index(tokens, ids, stats=stats)     # on each worker
 
+(on disk, with one tokenization per shard: :func:`~finegrain.retrieve.bm25.stream.spill_on_disk`
+gives each shard's statistics as ``Spill.stats``, and :meth:`BM25.index_spilled
+<finegrain.retrieve.bm25.BM25.index_spilled>` finishes it with the merged ones),
 and every shard index gives each of its documents exactly (bit for bit) the
 score the single index over the whole corpus gives it, for every variant:
 idf is evaluated per document frequency with the same expression, the idf

@@ -25,6 +25,16 @@ arrays, not the corpus: a 1M-passage Chinese corpus builds in a few hundred MB
 bit for bit (same vocabulary order, same arrays; tests check it), and is read
 back memory-mapped. With ``stats`` (:mod:`~finegrain.retrieve.bm25.shard`) the
 folder is one shard of a larger corpus, scored as in that corpus' index.
+
+The two passes are also separate steps, so that a sharded build tokenizes once:
+:func:`spill_on_disk` (pass 1) returns a :class:`Spill` carrying the shard's own
+statistics; once every shard has spilled, their statistics are merged and each
+shard is finished with them (:meth:`BM25.index_spilled
+<finegrain.retrieve.bm25.BM25.index_spilled>`, pass 2)::
+
+    spills = [spill_on_disk(folder_i, pairs_i) for each shard]      # on each worker
+    stats = merge_stats(s.stats for s in spills)                      # in the driver
+    shard_i = BM25("okapi").index_spilled(spills[i], stats=stats)     # on each worker
 """
 
 from __future__ import annotations
@@ -32,6 +42,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from itertools import islice
 from os import PathLike
 from pathlib import Path
@@ -50,6 +61,23 @@ if TYPE_CHECKING:
     from finegrain.retrieve.bm25.shard import CorpusStats
 
 DEFAULT_CHUNK = 100_000
+_SPILL = ".spill"
+_MANIFEST = "spill.json"
+
+
+@dataclass(frozen=True, eq=False)
+class Spill:
+    """A folder whose documents are read and spilled (pass 1) but not yet weighted (pass 2).
+
+    ``stats`` are this folder's own corpus statistics: a sharded build spills every
+    shard, merges their ``stats`` (:func:`~finegrain.retrieve.bm25.shard.merge_stats`),
+    then finishes each shard with the merged statistics -- tokenizing once. Small and
+    picklable (the spilled postings stay in ``folder/.spill``), so the two passes may
+    run in different processes on the machine that holds the folder.
+    """
+
+    folder: Path
+    stats: CorpusStats
 
 
 def build_on_disk(
@@ -65,26 +93,67 @@ def build_on_disk(
 ) -> Path:
     """Write the index of ``docs`` (``(doc_id, tokens)`` pairs, or ``(doc_id, text)`` with ``tokenize``)
     into ``folder``; returns the folder. ``config`` and ``tokenizer`` are recorded as by ``BM25.save``."""
+    spilled = spill_on_disk(folder, docs, tokenize=tokenize, chunk_size=chunk_size)
+    return finish_on_disk(spilled, p, config, tokenizer=tokenizer, stats=stats)
+
+
+def spill_on_disk(
+    folder: str | PathLike[str],
+    docs: Iterable[tuple[str, Any]],
+    *,
+    tokenize: Callable[[list[str]], list[list[str]]] | None = None,
+    chunk_size: int = DEFAULT_CHUNK,
+) -> Spill:
+    """Pass 1 into ``folder``: read ``docs`` a chunk at a time and spill their postings; the folder's statistics."""
+    from finegrain.retrieve.bm25.shard import CorpusStats
+
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise FinegrainError(f"chunk_size={chunk_size!r} is not a whole number >= 1", "pass chunk_size=100_000, say")
     if isinstance(docs, (str, bytes)):
         raise FinegrainError("expected (doc_id, tokens) pairs, got a string", "pass an iterable of pairs")
     path = prepare_folder(folder)
-    spill = path / ".spill"
+    spill = path / _SPILL
     shutil.rmtree(spill, ignore_errors=True)
     spill.mkdir()
     try:
-        runs, terms, df, lengths, n_ids = _spill(spill, docs, tokenize, chunk_size)
-        n = len(lengths)
-        if n == 0:
+        runs, terms, df, lengths = _spill(spill, docs, tokenize, chunk_size)
+        if len(lengths) == 0:
             raise FinegrainError("cannot index an empty corpus", "pass at least one document")
+        np.save(spill / "df.npy", df, allow_pickle=False)
+        np.save(spill / "lengths.npy", lengths, allow_pickle=False)
+        (spill / "vocab.json").write_text(json.dumps(list(terms), ensure_ascii=False), encoding="utf-8")
+        (spill / _MANIFEST).write_text(json.dumps({"runs": [[r.name, n] for r, n in runs]}), encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(spill, ignore_errors=True)
+        raise
+    return Spill(path, CorpusStats(len(lengths), int(lengths.sum()), tuple(terms), df))
+
+
+def finish_on_disk(
+    spilled: Spill, p: BM25Params, config: dict[str, Any], *, tokenizer: dict[str, Any] | None = None,
+    stats: CorpusStats | None = None,
+) -> Path:
+    """Pass 2: weigh the spilled postings (with ``stats``, default the folder's own) into the index files."""
+    path = spilled.folder
+    spill = path / _SPILL
+    try:
+        manifest = json.loads((spill / _MANIFEST).read_text(encoding="utf-8"))
+        df = np.load(spill / "df.npy")
+        lengths = np.load(spill / "lengths.npy")
+        terms = json.loads((spill / "vocab.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise FinegrainError(f"no complete spill in {str(path)!r} ({e})",
+                             "spill again (spill_on_disk); a spill is finished once") from None
+    runs = [(spill / name, int(size)) for name, size in manifest["runs"]]
+    try:
+        n = len(lengths)
         if stats is None:
             avgdl = int(lengths.sum()) / n
             idf = _idf(p, df.astype(np.float64), n)
         else:
             avgdl = stats.total_length / stats.n_docs
             idf = stats.idf(p)[stats.positions(terms, df)]
-        nnz = sum(r[1] for r in runs)
+        nnz = sum(size for _, size in runs)
         index_dtype = np.int32 if max(nnz, n) < 2**31 - 1 else np.int64
         indptr = np.zeros(len(terms) + 1, dtype=index_dtype)
         np.cumsum(df, out=indptr[1:])
@@ -93,12 +162,8 @@ def build_on_disk(
             tmp = spill / f"{name}.npy"
             np.save(tmp, a, allow_pickle=False)
             place(tmp, path / f"{name}.npy")
-        for name in ("indices", "data"):
-            place(spill / f"{name}.npy", path / f"{name}.npy")
-        vocab_tmp = spill / "vocab.json"
-        vocab_tmp.write_text(json.dumps(list(terms), ensure_ascii=False), encoding="utf-8")
-        place(vocab_tmp, path / "vocab.json")
-        place(n_ids, path / "doc_ids.json")
+        for name in ("indices.npy", "data.npy", "vocab.json", "doc_ids.json"):
+            place(spill / name, path / name)
         write_meta(path, config, tokenizer, n_docs=n, n_terms=len(terms), n_postings=nnz, avgdl=avgdl)
     finally:
         shutil.rmtree(spill, ignore_errors=True)
@@ -114,8 +179,8 @@ def _chunks(docs: Iterable[tuple[str, Any]], size: int) -> Iterator[list[tuple[s
 def _spill(
     spill: Path, docs: Iterable[tuple[str, Any]], tokenize: Callable[[list[str]], list[list[str]]] | None,
     chunk_size: int,
-) -> tuple[list[tuple[Path, int]], dict[str, int], np.ndarray, np.ndarray, Path]:
-    """Pass 1: run files ``(path, n postings)``, the vocabulary, df, document lengths, and the ids file."""
+) -> tuple[list[tuple[Path, int]], dict[str, int], np.ndarray, np.ndarray]:
+    """Pass 1: run files ``(path, n postings)``, the vocabulary, df, document lengths (ids: ``doc_ids.json``)."""
     terms: dict[str, int] = {}
     df = np.zeros(1024, dtype=np.int64)
     lengths: list[np.ndarray] = []
@@ -151,7 +216,7 @@ def _spill(
             n += len(ids)
             del post, row, order, gid, toks
         ids_out.write("]")
-    return runs, terms, df[: len(terms)].copy(), (np.concatenate(lengths) if lengths else np.zeros(0, np.int64)), ids_path
+    return runs, terms, df[: len(terms)].copy(), (np.concatenate(lengths) if lengths else np.zeros(0, np.int64))
 
 
 def _unpack(chunk: list[tuple[str, Any]], offset: int) -> tuple[list[str], list[Any]]:
