@@ -1,4 +1,5 @@
-"""The :class:`BM25` scorer: parameters, an optional tokenizer, an index, search, save and load.
+"""The :class:`BM25` scorer: parameters, an optional tokenizer, an index (in memory, or built on disk
+in bounded memory and memory-mapped), search, save and load.
 
 Only documents with a non-zero score are search candidates; all others score 0
 and are never returned. See :mod:`~finegrain.retrieve.bm25.scoring` for the
