@@ -11,9 +11,11 @@ from __future__ import annotations
 import io
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -24,6 +26,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from finegrain.album.catalog import open_catalog  # noqa: E402
+from finegrain.album.catalog.migrate import migrate_catalog  # noqa: E402
 from finegrain.album.indexer import index_folder  # noqa: E402
 from finegrain.album.plan import PlaceKey, PlaceMatch, Plan, TimeRange  # noqa: E402
 from finegrain.album.web.app import PhotoRefused, create_app, resolve_photo_file  # noqa: E402
@@ -77,9 +80,10 @@ def _jpeg(path: Path, color: tuple[int, int, int], when: str, size: tuple[int, i
     Image.new("RGB", size, color).save(path, "JPEG", exif=piexif.dump(exif))
 
 
-@pytest.fixture(scope="module")
-def album(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    """(photo root, catalog file, a secret file outside the root)."""
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def album(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Any, Path]]:
+    """(photo root, catalog: a SQLite file or the same catalog migrated into a Postgres database
+    (a URL), a secret file outside the root)."""
     base = tmp_path_factory.mktemp("web")
     root = base / "photos"
     _jpeg(root / "a.jpg", (200, 40, 40), "2023:05:01 10:00:00")
@@ -90,7 +94,29 @@ def album(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     catalog = base / "catalog.sqlite"
     with open_catalog(catalog) as store:
         index_folder(root, store, faces=False, show_progress=False)
-    return root, catalog, secret
+    if request.param == "sqlite":
+        yield root, catalog, secret
+        return
+    server = request.getfixturevalue("postgres_server")
+    _PG_SERVER[:] = [server]
+    url = server.new_database("web")
+    migrate_catalog(catalog, url)
+    yield root, url, secret
+    pg_drop(server, url)
+
+
+_PG_SERVER: list[Any] = []  # the test server of the Postgres catalogs, for copies
+
+
+@pytest.fixture(autouse=True)
+def _thumbs_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thumbnails of a Postgres catalog go to finegrain's cache: here, a temporary folder."""
+    monkeypatch.setenv("FINEGRAIN_CACHE", str(tmp_path / "cache"))
+
+
+def pg_drop(server: Any, url: str) -> None:
+    with server.connect("postgres") as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{urlsplit(url).path.lstrip("/")}" WITH (FORCE)')
 
 
 @pytest.fixture
@@ -203,8 +229,12 @@ def _tampered(album: tuple[Path, Path, Path], tmp_path: Path, edit: Any) -> Path
     import shutil
 
     _, catalog, _ = album
-    copy = tmp_path / "catalog.sqlite"
-    shutil.copy(catalog, copy)
+    if isinstance(catalog, str):  # a Postgres catalog: a new database holding a copy (dropped with the server)
+        copy: Any = _PG_SERVER[0].new_database("tampered")
+        migrate_catalog(catalog, copy)
+    else:
+        copy = tmp_path / "catalog.sqlite"
+        shutil.copy(catalog, copy)
     with open_catalog(copy) as store:
         edit(store)
     return copy

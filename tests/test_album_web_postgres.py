@@ -232,3 +232,28 @@ def test_album_serve_refuses_a_url_without_a_catalog(postgres_url: str, capsys: 
     err = capsys.readouterr().err
     assert "no catalog" in err and "Traceback" not in err
 
+
+
+def test_text_postgres_cannot_hold_is_an_error_or_no_match(pair: tuple[Path, str], postgres_url: str) -> None:
+    """Postgres text has no NUL character: looking one up finds nothing (as in SQLite, where no id
+    holds one), storing one is a FinegrainError naming it (names are JSON, which escapes it)."""
+    _, url = pair
+    with TestClient(create_app(url, thumb_cache=False)) as c:
+        assert c.get("/api/photo/a%00b").status_code == 404
+        assert c.get("/thumb/a%00b").status_code == 404
+        assert c.get("/api/timeline", params={"before": "2023-01-01|a\x00"}).status_code == 400
+        assert c.get("/api/photos", params={"person": "\x00"}).json()["total"] == 0
+    with open_catalog(postgres_url) as store, pytest.raises(FinegrainError, match="NUL"):
+        store.put_photos([Photo("ok.jpg", "/ok.jpg"), Photo("a\x00.jpg", "/a.jpg")])
+
+
+def test_thumbnails_of_a_postgres_catalog_go_to_the_cache_named_without_the_password(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from finegrain.album.web.thumbs import cache_dir_for
+
+    monkeypatch.setenv("FINEGRAIN_CACHE", str(tmp_path))
+    one = cache_dir_for("postgresql://me:secret@db.example/album")
+    assert one.parent == tmp_path / "album-thumbs" and "secret" not in str(one)
+    assert cache_dir_for("postgresql://me:other@db.example/album") == one  # a new password, the same album
+    assert cache_dir_for("postgresql://me@db.example/other") != one
+    assert cache_dir_for(tmp_path / "c.sqlite") == tmp_path / "c.sqlite.thumbs"

@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from finegrain.album.catalog.sqlite import SqliteCatalog  # noqa: E402
+from finegrain.album.catalog import open_catalog  # noqa: E402
 from finegrain.album.records import FaceOccurrence, Person, Photo, PhotoPlace  # noqa: E402
 from finegrain.album.web.app import create_app  # noqa: E402
 from finegrain.cli.main import main  # noqa: E402
@@ -45,10 +45,12 @@ queries = st.one_of(
 )
 
 
-@pytest.fixture(scope="module")
-def catalog(tmp_path_factory):
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def catalog(request, tmp_path_factory):
+    """The small catalog in a SQLite file, or in a Postgres database (its URL)."""
     path = tmp_path_factory.mktemp("webprop") / "c.sqlite"
-    with SqliteCatalog(path) as s:
+    target = path if request.param == "sqlite" else request.getfixturevalue("postgres_server").new_database("prop")
+    with open_catalog(target) as s:
         s.put_person(Person("1", ("me",), True))
         s.put_person(Person("2", ("Anna", "小王"), False))
         for i in range(6):
@@ -58,7 +60,7 @@ def catalog(tmp_path_factory):
             s.set_faces(pid, [FaceOccurrence(pid, "2" if i % 2 else "1", None, 0)])
         s.put_photo(Photo(id="undated.jpg", path="undated.jpg"))
         s.set_meta("roots", [str(path.parent)])
-    return path
+    return target
 
 
 @pytest.fixture(scope="module")

@@ -159,6 +159,11 @@ class PostgresCatalog:
         except psycopg.OperationalError as e:
             raise FinegrainError(f"lost the connection to the catalog database {self.url!r}: {e}",
                                  "check the server and run again (what was committed stays)") from e
+        except psycopg.DataError as e:
+            nul = _nul_error(args)
+            if nul is None:
+                raise
+            raise nul from e
 
     def _all(self, sql: str, args: Sequence[Any] | None = None, *, binary: bool = False) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -170,8 +175,17 @@ class PostgresCatalog:
         return None if row is None else tuple(row)
 
     def _many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        import psycopg
+
+        values = list(rows)
         with self._lock:
-            self._db.cursor().executemany(sql, list(rows))
+            try:
+                self._db.cursor().executemany(sql, values)
+            except psycopg.DataError as e:
+                nul = _nul_error([v for row in values for v in row])
+                if nul is None:
+                    raise
+                raise nul from e
 
     # ------------------------------------------------------------------ photos
 
@@ -541,3 +555,13 @@ class PostgresCatalog:
         """Bytes of the catalog database (tables, indexes and their TOAST)."""
         row = self._one("SELECT pg_database_size(current_database())")
         return int(row[0]) if row else 0
+
+
+def _nul_error(args: Iterable[Any] | None) -> FinegrainError | None:
+    """The error for a text with a NUL character among ``args`` (Postgres text cannot hold one),
+    naming it; None when there is none (another data error)."""
+    bad = next((a for a in args or () if isinstance(a, str) and "\x00" in a), None)
+    if bad is None:
+        return None
+    return FinegrainError(f"{bad!r} has a NUL character, which a Postgres catalog cannot store",
+                          "remove the \\x00 from the name or id")

@@ -144,27 +144,28 @@ def create_app(
     """
     from finegrain.album.catalog import catalog_target, open_catalog
 
+    if search_processes and engine is not None:
+        raise FinegrainError("a custom engine cannot run in a search process", "pass search_processes=0")
+    options = dict(engine_options or {})
     target = catalog_target(catalog_path)
     store = open_catalog(target, create=False)
+    reader = CatalogReader(target)  # connects on first use
     try:
-        reader = CatalogReader(target)
         reader.data_version()  # connect now: a catalog the page cannot read fails here, not on a request
-    except BaseException:
+        worker = SearchProcess(target, today=options.get("today"), encoder=encoder_name,
+                               processes=search_processes) if search_processes else None
+    except BaseException:  # nothing left open (a Postgres connection, a file handle)
         store.close()
+        reader.close()
         raise
     lock = threading.RLock()
     folder = cache_dir_for(target) if thumb_cache is True else (
         Path(thumb_cache) if thumb_cache else None)
     thumbs = ThumbCache(folder)
     page = _page_html()
-    options = dict(engine_options or {})
     roots_seen: dict[tuple[str, ...], list[Path]] = {}
     contexts: list[Any] = []  # the default engine's SearchContext, made on the first query
     memo = _VersionedCache(on_change=contexts.clear)  # answers per state of the catalog
-    if search_processes and engine is not None:
-        raise FinegrainError("a custom engine cannot run in a search process", "pass search_processes=0")
-    worker = SearchProcess(target, today=options.get("today"), encoder=encoder_name,
-                           processes=search_processes) if search_processes else None
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -87,6 +87,8 @@ class Cursor:
         """A cursor (``next`` of a page: ``TIME|ID``) or a date/time (photos strictly before it:
         ``2023-05``, ``2023-05-01``, ``2023-05-01T10:30:00``)."""
         raw = text.strip()
+        if "\x00" in raw:  # no id or time holds one (and Postgres text cannot)
+            raise FinegrainError(f"timeline cursor {text!r} has a NUL character", "pass the 'next' value of the last page unchanged")
         if "|" in raw:
             when, _, pid = raw.partition("|")
             if not pid:
@@ -170,6 +172,8 @@ class CatalogReader:
 
     def photo_path(self, photo_id: str) -> tuple[str, str] | None:
         """``(id, path)`` of a photo (the row the file server resolves), None for an unknown id."""
+        if not _storable(photo_id):
+            return None
         row = self._db().execute("SELECT id, path FROM photos WHERE id = ?", (photo_id,)).fetchone()
         return None if row is None else (row[0], row[1])
 
@@ -250,6 +254,8 @@ class CatalogReader:
         ``(south, west, north, east)`` box, newest first; ``total`` counts them all."""
         where: list[str] = []
         args: list[Any] = []
+        if not _storable(person, place):  # a name no catalog holds: nothing matches
+            return {"photos": [], "total": 0, "offset": offset, "next_offset": None}
         if person is not None:
             where.append("p.id IN (SELECT photo_id FROM faces WHERE person_id = ?)")
             args.append(person)
@@ -271,6 +277,8 @@ class CatalogReader:
 
     def photo(self, photo_id: str) -> dict[str, Any] | None:
         """Everything the detail panel shows of one photo (None: no such id)."""
+        if not _storable(photo_id):
+            return None
         db = self._db()
         row = db.execute(
             "SELECT p.id, p.path, p.taken_local, p.tz, p.lat, p.lon, p.camera, p.width, p.height, p.caption, "
@@ -332,6 +340,8 @@ class CatalogReader:
 
     def face_box(self, photo_id: str, index: int) -> tuple[int, int, int, int] | None:
         """The (top, right, bottom, left) box of face ``index`` in the photo; None when unknown."""
+        if not _storable(photo_id):
+            return None
         row = self._db().execute(
             "SELECT box_top, box_right, box_bottom, box_left FROM faces WHERE photo_id = ? AND idx = ?",
             (photo_id, index)).fetchone()
@@ -417,6 +427,12 @@ def person_names(person_id: str, names: list[str]) -> dict[str, Any]:
     en = [n for n in names if not is_chinese(n)]
     return {"id": person_id, "names": names, "names_en": en, "names_zh": zh,
             "display": names[0] if names else None}
+
+
+def _storable(*texts: str | None) -> bool:
+    """Whether these look-up values could be in a catalog: no NUL character (no photo id, person
+    id or place name holds one, and Postgres text cannot, so both stores answer "none")."""
+    return not any(t is not None and "\x00" in t for t in texts)
 
 
 def _natural(text: str) -> tuple[Any, ...]:
