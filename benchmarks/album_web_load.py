@@ -30,7 +30,11 @@ report splits search into hits and misses. A miss runs in the server's search wo
 (``album serve --search-processes``, default 1; ``--serve-arg=--search-processes=0`` runs it in a
 thread of the server, as before). With 50 clients in a closed loop both cores stay busy and
 every request gets a share of them, so a request's latency grows with its own CPU cost: a miss
-costs ~7 ms of CPU against ~0.6 ms for a hit, which is why misses, not hits, set search's p95. The query pool (614 distinct queries on the 100k album) is
+costs ~1.5-2.5 ms of CPU in the worker against ~0.6 ms for a hit in the server (the miss cost
+was ~7 ms before photo sets became positions in capture order, finegrain.album.photo_order), and
+the first miss naming a place or person reads that constraint's photos from the catalog once per
+worker context (1-70 ms, by the number of photos); in a 4-second run most constraints are read
+for the first time, which is what the misses' own p95 shows. The query pool (614 distinct queries on the 100k album) is
 walked in a shuffled cycle, so a query comes back only after all the others: with 10,000
 requests about one search in six is a miss, each running the planner and the engine.
 

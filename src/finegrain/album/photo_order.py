@@ -106,6 +106,15 @@ class PhotoOrder:
 
     def positions(self, ids: Iterable[str]) -> tuple[np.ndarray, tuple[str, ...]]:
         """(sorted positions of the ``ids`` this order knows, the unknown ones sorted)."""
+        if not isinstance(ids, list | tuple | set | frozenset):
+            ids = list(ids)
+        try:  # the common case, every id known: one C-level pass
+            arr = np.fromiter(map(self.position.__getitem__, ids), dtype=np.int64, count=len(ids))
+        except KeyError:
+            pass
+        else:
+            arr.sort()
+            return (arr if isinstance(ids, set | frozenset) else np.unique(arr)), ()
         get = self.position.get
         found: list[int] = []
         unknown: list[str] = []
