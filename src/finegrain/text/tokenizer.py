@@ -32,6 +32,13 @@ Presets (:func:`get_tokenizer`, by language and preset name):
   keeping every token jieba yields (spaces and punctuation included). The paper
   gives no English BM25 configuration; for ``en`` this preset is the same as
   ``"default"``, which lands within 1 point of the published CapRetrievalEn row.
+* ``"jieba-search"`` / ``"jieba-precise"``: ``"capretrieval"`` with jieba's
+  search mode (``lcut_for_search``) or precise mode (``lcut``) on *both*
+  sides, all else equal (raw documents, normalised queries, whitespace kept);
+  ``en`` as in ``"default"``.
+* ``"cjk-bigram"``: ``zh`` overlapping character bigrams of CJK runs, other
+  words whole (:class:`~finegrain.text.bigrams.CJKBigramSplitter`, Lucene
+  ``CJKAnalyzer`` style), the same on both sides; ``en`` as in ``"default"``.
 """
 
 from __future__ import annotations
@@ -254,9 +261,23 @@ class EnglishTokenizer(Tokenizer):
 
 # --------------------------------------------------------------------------- presets
 
+def _capretrieval_mode(mode: JiebaMode) -> Callable[[], Tokenizer]:
+    """The ``capretrieval`` preset with jieba in ``mode`` on both sides (nothing else changed)."""
+    return lambda: JiebaTokenizer(mode, mode, normalize_documents=False, normalize_queries=True, keep_whitespace=True)
+
+
+def _cjk_bigram() -> Tokenizer:
+    from finegrain.text.bigrams import CJKBigramSplitter
+
+    return Tokenizer(CJKBigramSplitter())
+
+
 _PRESETS: Mapping[str, Mapping[Lang, Callable[[], Tokenizer]]] = MappingProxyType({
     "default": MappingProxyType({Lang.ZH: JiebaTokenizer, Lang.EN: EnglishTokenizer}),
     "capretrieval": MappingProxyType({Lang.ZH: JiebaTokenizer.capretrieval, Lang.EN: EnglishTokenizer}),
+    "jieba-search": MappingProxyType({Lang.ZH: _capretrieval_mode("search"), Lang.EN: EnglishTokenizer}),
+    "jieba-precise": MappingProxyType({Lang.ZH: _capretrieval_mode("precise"), Lang.EN: EnglishTokenizer}),
+    "cjk-bigram": MappingProxyType({Lang.ZH: _cjk_bigram, Lang.EN: EnglishTokenizer}),
 })
 PRESETS: tuple[str, ...] = tuple(_PRESETS)
 

