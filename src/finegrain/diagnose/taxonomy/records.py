@@ -12,6 +12,7 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
+from finegrain.diagnose.taxonomy.zh_lexicon import zh_lexicon
 from finegrain.evaluate.groups import (
     UNTYPED as UNTYPED,  # re-exported: the one group rule
 )
@@ -154,8 +155,7 @@ def method_notes(lang: str) -> dict[str, str]:
                     + (" and same toneless pinyin (pypinyin)" if lang == "zh" else ""),
         "taxonomy": ("taxonomy_miss: a query word (or two adjacent ones) absent from the relevant passage, which "
                      "names a member of it from "
-                     + ("a category lexicon built from the extended Tongyici Cilin (HIT-SCIR) plus a hand-written "
-                        "table (finegrain/diagnose/taxonomy/data/PROVENANCE.md)" if lang == "zh" else
+                     + (zh_lexicon().note if lang == "zh" else
                         "WordNet 3.0's hyponym closure of its 3 most frequent noun senses")),
         "proportions": "over failed queries; one tag per failure",
         "false negatives": "suspected_false_negative needs an unjudged wrong passage (not fully judged qrels) that "
