@@ -47,7 +47,11 @@ class Param:
     ``item`` is the type of its elements, ``str`` or ``float``) or ``object``
     (a name, or an object passed from Python, e.g. an Encoder). ``nullable``
     allows ``None`` (written ``none``); ``min`` is the smallest allowed number;
-    ``required`` means the entry cannot be built without it.
+    ``required`` means the entry cannot be built without it. ``grid`` makes the
+    parameter tunable: the values ``finegrain eval --cv K`` chooses among by
+    cross-validation (:mod:`finegrain.evaluate.cv`), as a tuple, or as a
+    ``"module:NAME"`` function of the entry's other (checked) options that
+    returns them (a hybrid's weight vectors depend on its number of parts).
     """
 
     type: type = str
@@ -59,6 +63,16 @@ class Param:
     required: bool = False
     item: type = str
     label: str | None = None
+    grid: tuple[Any, ...] | str | None = None
+
+    def grid_values(self, options: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The values to cross-validate over (empty when the parameter is not tunable)."""
+        if self.grid is None:
+            return ()
+        if isinstance(self.grid, str):
+            module, _, attr = self.grid.partition(":")
+            return tuple(getattr(importlib.import_module(module), attr)(options))
+        return tuple(self.grid)
 
     def allowed(self) -> tuple[Any, ...] | None:
         """The choices; a ``"module:NAME"`` string is imported on first use (keeps listing and checking lazy)."""

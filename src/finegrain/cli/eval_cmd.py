@@ -47,6 +47,12 @@ def eval_command(
         help="threshold=START:STOP:STEP[,norm=none|minmax|zscore][,folds=5][,seed=0]: score the -m metrics on "
              "the items scoring >= each threshold (threshold retrieval; pair_f1, set_f1, reject_f1) and choose "
              "the threshold by k-fold cross-validation over queries (finegrain.evaluate.threshold)."),
+    cv: str | None = typer.Option(
+        None, "--cv",
+        help="K[,metric=ndcg@10][,seed=0]: choose the retriever's tunable options (hybrid weights and RRF k, "
+             "BM25 k1 and b; those not fixed by --set) by K-fold cross-validation over queries, stratified by "
+             "query type; saves the out-of-fold run and scores, the a-priori default and the per-fold choices "
+             "(finegrain.evaluate.cv)."),
     engine: EngineChoice = typer.Option(
         EngineChoice.LOCAL, "--engine",
         help="local: this process; ray: sharded BM25 / dense search and per-query metrics on Ray "
@@ -80,7 +86,7 @@ def eval_command(
     where = Engine(engine.value, address=address)  # type: ignore[arg-type]  # --address without ray fails here
     outcome = run_experiment(
         Experiment(dataset=dataset, retriever=retriever, metrics=names, top_k=top_k,
-                   retriever_options=checked, split_by=split_by, sweep=sweep),
+                   retriever_options=checked, split_by=split_by, sweep=sweep, cv=cv),
         Settings.from_env(),
         show_progress=not quiet,
         engine=where,
@@ -93,6 +99,10 @@ def eval_command(
         from finegrain.report.threshold_table import print_sweep
 
         print_sweep(outcome.results["threshold_sweep"], title=f"{dataset} · {retriever}")
+    if "cv" in outcome.results:
+        from finegrain.report.cv_table import print_cv
+
+        print_cv(outcome.results["cv"], outcome.results["provenance"]["cv"], title=f"{dataset} · {retriever}")
     typer.echo(f"wrote {path} and {run_path}")
     if out_format is ResultFormat.MTEB:
         from finegrain.evaluate.mteb_json import write_mteb_json

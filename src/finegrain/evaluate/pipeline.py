@@ -29,6 +29,7 @@ class Experiment:
     retriever_options: Mapping[str, Any] = field(default_factory=dict)
     split_by: str | None = None  # "overlap=FILE": query groups Overlap / Others instead of the query types
     sweep: str | None = None  # "threshold=START:STOP:STEP[,norm=..,folds=..]": finegrain.evaluate.threshold
+    cv: str | None = None  # "K[,metric=M][,seed=S]": tunable settings chosen by k-fold CV, finegrain.evaluate.cv
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
     split = parse_split(exp.split_by) if exp.split_by is not None else None  # and on a bad split file
     sweep = _parse_sweep(exp.sweep)  # and on a bad --sweep
     retriever = get_retriever(exp.retriever, **dict(exp.retriever_options))
+    cv = _parse_cv(exp, engine)  # and on a bad --cv or a retriever with nothing to tune
     ds = load_dataset(exp.dataset, settings)
     if split is not None and not split.members & set(ds.queries):
         raise FinegrainError(
@@ -64,11 +66,20 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
     engine = LOCAL if engine is None else engine
     with engine.open(show_progress=show_progress) as ex:  # local, or Ray up for this block
         started = time.perf_counter()
-        run = ex.retrieve(retriever, ds.corpus, ds.queries, lang=ds.lang, top_k=exp.top_k,
-                          show_progress=show_progress)
+        types = ds.queries.types() if split is None else split.groups(ds.queries)
+        cv_result = None
+        if cv is None:
+            run = ex.retrieve(retriever, ds.corpus, ds.queries, lang=ds.lang, top_k=exp.top_k,
+                              show_progress=show_progress)
+        else:  # every grid point, then each fold's choice from the other folds: finegrain.evaluate.cv
+            from finegrain.evaluate.cv import cross_validate
+
+            cv_result = cross_validate(exp.retriever, exp.retriever_options, ds.corpus, ds.queries, ds.qrels,
+                                       lang=ds.lang, metrics=[s.key for s in specs], spec=cv, top_k=exp.top_k,
+                                       strata=types, show_progress=show_progress)
+            run = cv_result.run  # the out-of-fold run: each query at the setting chosen without it
         retrieve_s = time.perf_counter() - started
 
-        types = ds.queries.types() if split is None else split.groups(ds.queries)
         evaluation = ex.evaluate(ds.qrels, run, specs, queries=list(ds.queries), query_types=types)
         curves = metric_curves(ds.qrels, run, list(ds.queries), evaluate=ex.evaluate)
         engine_info = ex.describe() if engine.kind != "local" else None
@@ -95,6 +106,9 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
     results["taxonomy"] = taxonomy_section(ds, run)  # DuReader Table 9 error types: see taxonomy_section
     results["judged"] = judged_section(ds.qrels, run, list(ds.queries),  # grades of the top k: the report's drill-down
                                        fully_judged=bool(ds.meta.get("fully_judged", False)))
+    if cv_result is not None:  # the CV means, CIs and the a-priori default: finegrain.evaluate.cv
+        results["cv"] = cv_result.to_json_dict()
+        results["provenance"]["cv"] = cv_result.provenance()
     if sweep is not None:  # threshold retrieval with a cross-validated threshold: finegrain.evaluate.threshold
         from finegrain.evaluate.threshold import sweep_thresholds
 
@@ -109,6 +123,19 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
             f"TRANSDUCTIVE: {', '.join(trained_on_eval)} was trained on the passages of {ds.name} "
             "(label-free); these results are not zero-shot")
     return Outcome(run=run, evaluation=evaluation, results=results)
+
+
+def _parse_cv(exp: Experiment, engine: Engine | None) -> Any:
+    if exp.cv is None:
+        return None
+    from finegrain.evaluate.cv import nothing_to_tune, parse_cv, tunables
+
+    spec = parse_cv(exp.cv)
+    if engine is not None and engine.kind != "local":
+        raise FinegrainError("--cv runs in this process only", "drop --engine ray (or --cv)")
+    if not tunables(exp.retriever, exp.retriever_options):
+        raise nothing_to_tune(exp.retriever, exp.retriever_options)
+    return spec
 
 
 def _parse_sweep(text: str | None) -> Any:

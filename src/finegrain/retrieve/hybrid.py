@@ -53,8 +53,9 @@ Options (``finegrain eval --retriever hybrid --set KEY=VALUE``):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from finegrain.errors import FinegrainError
@@ -145,10 +146,50 @@ class HybridRetriever:
         cut = top_k if top_k is not None else self.depth
         return fused.cut(cut) if cut is not None else fused
 
+    def retrieve_grid(
+        self, settings: Sequence[Mapping[str, Any]], corpus: Corpus, queries: Queries, *, lang: str,
+        top_k: int | None, show_progress: bool = True,
+    ) -> list[Run]:
+        """One run per setting (``{"weights": ..., "k": ...}``, fusion options only) for cross-validation
+        (:mod:`finegrain.evaluate.cv`): the parts retrieve once and their runs are fused per setting."""
+        bad = sorted({key for s in settings for key in s} - set(GRID_KEYS))
+        if bad:
+            raise FinegrainError(f"hybrid cannot vary {bad[0]!r} without re-running its parts",
+                                 f"cross-validate only {', '.join(GRID_KEYS)} (fix the others with --set)")
+        runs = [
+            p.retrieve(corpus, queries, lang=lang, top_k=self.depth, show_progress=show_progress) for p in self.parts
+        ]
+        cut = top_k if top_k is not None else self.depth
+        out = []
+        for s in settings:
+            fused = replace(self, **s)._fuse(runs)
+            out.append(fused.cut(cut) if cut is not None else fused)
+        return out
+
     def _fuse(self, runs: list[Run]) -> Run:
         if self.fusion == "rrf":
             return rrf(runs, k=self.k, weights=self.weights, depth=self.depth, name=self.name)
         return convex(runs, self.weights, norm=self.norm, depth=self.depth, name=self.name)
+
+
+GRID_KEYS: tuple[str, ...] = ("weights", "k", "norm")  # what retrieve_grid varies without re-running the parts
+
+
+def weight_grid(options: Mapping[str, Any]) -> tuple[tuple[float, ...], ...]:
+    """The weight vectors ``--cv`` tries: every vector of multiples of 0.1 summing to 1 over the parts
+    (0.25 with four parts or more), so (0, 1), (0.1, 0.9), ... (1, 0) for two; only ratios matter."""
+    n = len(options.get("parts", DEFAULT_PARTS))
+    units = 10 if n <= 3 else 4
+    out = []
+    for cut in itertools.combinations(range(units + n - 1), n - 1):  # stars and bars
+        bounds = (-1, *cut, units + n - 1)
+        out.append(tuple(round((bounds[i + 1] - bounds[i] - 1) / units, 12) for i in range(n)))
+    return tuple(out)
+
+
+def k_grid(options: Mapping[str, Any]) -> tuple[float, ...]:
+    """The RRF constants ``--cv`` tries (none with ``fusion=convex``, which has no k)."""
+    return (10.0, 30.0, 60.0, 100.0) if options.get("fusion", DEFAULT_FUSION) == "rrf" else ()
 
 
 def hybrid_retriever(**options: Any) -> HybridRetriever:

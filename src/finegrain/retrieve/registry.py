@@ -32,8 +32,8 @@ def _bm25(**defaults: Any) -> dict[str, Param]:
          "ties": "index-order", "tokenizer": "capretrieval", **defaults}
     return {
         "variant": Param(str, d["variant"], "finegrain.retrieve.bm25:VARIANTS", "BM25 scoring variant", label="BM25 variant"),
-        "k1": Param(float, d["k1"], help="term-frequency saturation"),
-        "b": Param(float, d["b"], help="document-length normalisation"),
+        "k1": Param(float, d["k1"], help="term-frequency saturation", grid=(0.9, 1.2, 1.5, 2.0)),
+        "b": Param(float, d["b"], help="document-length normalisation", grid=(0.4, 0.6, 0.75, 0.9)),
         "epsilon": Param(float, d["epsilon"], help="floor of negative idf (okapi)"),
         "threshold": Param(float, d["threshold"], nullable=True, help="keep documents scoring >= it"),
         "default_k": Param(int, d["default_k"], nullable=True, min=1, help="cut when --top-k is not given"),
@@ -119,8 +119,9 @@ RETRIEVERS.register(
     params={
         "parts": Param(list, ("bm25-okapi", "e5"), help="retrievers to fuse, each at most once"),
         "fusion": Param(str, "rrf", ("rrf", "convex"), "how runs are fused", label="fusion"),
-        "weights": Param(list, None, nullable=True, item=float, help="one weight >= 0 per part (default equal)"),
-        "k": Param(float, 60, help="RRF constant (fusion=rrf only)"),
+        "weights": Param(list, None, nullable=True, item=float, help="one weight >= 0 per part (default equal)",
+                         grid="finegrain.retrieve.hybrid:weight_grid"),
+        "k": Param(float, 60, help="RRF constant (fusion=rrf only)", grid="finegrain.retrieve.hybrid:k_grid"),
         "norm": Param(str, "minmax", "finegrain.retrieve.fusion:NORMS", "score normalisation (fusion=convex only)",
                       label="normalisation"),
         "depth": Param(int, 1000, min=1, help="each part retrieves its top depth"),

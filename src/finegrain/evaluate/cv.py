@@ -1,0 +1,380 @@
+"""A retriever's tunable settings chosen by k-fold cross-validation over queries (``finegrain eval --cv K``).
+
+The protocol of issue 17: a weight, constant or switch is never scored on the
+queries it was chosen on.
+
+1. The **grid** is declared once, with the retriever's parameters: a
+   :class:`~finegrain.registry.Param` with a ``grid`` is tunable (hybrid:
+   ``weights`` and RRF ``k``; BM25: ``k1`` and ``b``). A parameter given with
+   ``--set`` is fixed, not tuned. The grid is the cross product of the tunable
+   parameters' values; each point is one run (a hybrid's parts retrieve once and
+   are fused per point: :meth:`~finegrain.retrieve.hybrid.HybridRetriever.retrieve_grid`).
+2. The queries are dealt into ``K`` **folds**, seeded and stratified by query
+   type (:func:`finegrain.evaluate.threshold.fold_of`, the one fold maker).
+3. For each fold *f*, the point with the best **objective** (``metric=``,
+   default ``ndcg@10``) on the queries of the *other* folds is chosen (ties: the
+   a-priori default when it is a grid point, else the first point in grid order), and fold *f*'s queries take their results from
+   that point's run. Choosing looks only at the other folds' qrels, so changing
+   fold *f*'s judgements never changes fold *f*'s choice.
+4. The **out-of-fold run** (every query from its own fold's choice) is what
+   ``finegrain eval --cv`` saves and scores: ``results.json``'s metrics are its
+   per-query values, so ``finegrain compare`` tests it against any other run,
+   paired over queries. Each metric is reported as the mean of those
+   per-query values with a bootstrap CI, next to the **a-priori default**
+   (the retriever as registered, on the same queries, with its CI) and the
+   paired difference (bootstrap CI, Fisher randomization test).
+5. The **consensus** setting to ship is the point most folds chose (ties: the
+   first in grid order). The best point on all queries is saved too, labelled
+   in-sample (optimistic: chosen and scored on the same queries).
+
+Every metric is reported on the settings chosen for the one objective (a
+metric other than the objective is not re-tuned for itself).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from finegrain.errors import FinegrainError
+
+SCHEMA = "finegrain.cv/1"
+DEFAULT_OBJECTIVE = "ndcg@10"
+MAX_POINTS = 2000
+_EXAMPLE = "--cv 5, or --cv 5,metric=ndcg@10,seed=0"
+
+
+# --------------------------------------------------------------------------- the spec
+
+
+@dataclass(frozen=True)
+class CVSpec:
+    """``K[,metric=M][,seed=S]`` parsed; ``metric`` None: ``ndcg@10`` if evaluated, else the first metric."""
+
+    folds: int = 5
+    seed: int = 0
+    metric: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.folds},metric={self.metric},seed={self.seed}"
+
+
+def parse_cv(text: str | int) -> CVSpec:
+    """Parse ``--cv``; a bad spec is a :class:`FinegrainError` naming the part and an example."""
+    head, *rest = str(text).split(",")
+    folds = _int(head.strip(), "the number of folds", text)
+    opts: dict[str, str] = {}
+    for part in rest:
+        k, sep, v = part.partition("=")
+        k = k.strip().lower()
+        if not sep or k not in ("metric", "seed"):
+            raise FinegrainError(f"--cv {text!r}: unknown part {part.strip()!r}",
+                                 f"the parts after K are metric= and seed=; e.g. {_EXAMPLE}")
+        opts[k] = v.strip()
+    if folds < 2:
+        raise FinegrainError(f"--cv {text!r}: {folds} fold(s); cross-validation needs at least 2", f"e.g. {_EXAMPLE}")
+    metric = opts.get("metric")
+    if metric is not None:
+        from finegrain.metrics.spec import parse_metric
+
+        metric = parse_metric(metric).key
+    return CVSpec(folds, _int(opts.get("seed", "0"), "seed", text), metric)
+
+
+def _int(v: str, what: str, text: str | int) -> int:
+    try:
+        return int(v)
+    except ValueError:
+        raise FinegrainError(f"--cv {text!r}: {what} {v!r} is not a whole number", f"e.g. {_EXAMPLE}") from None
+
+
+# --------------------------------------------------------------------------- the grid
+
+
+@dataclass(frozen=True)
+class Tunable:
+    """One tunable parameter: its name, the values tried and its a-priori default."""
+
+    key: str
+    values: tuple[Any, ...]
+    default: Any
+
+
+def tunables(retriever: str, options: Mapping[str, Any], registry: Any = None) -> tuple[Tunable, ...]:
+    """The parameters of ``retriever`` that declare a grid and are not fixed in ``options`` (checked options)."""
+    if registry is None:
+        from finegrain.retrieve.registry import RETRIEVERS as registry
+    params = registry.params(retriever) or {}
+    out = []
+    for key, p in params.items():
+        if key in options:
+            continue
+        values = tuple(p.convert(key, v, f"retriever {retriever!r}") for v in p.grid_values(options))
+        if values:
+            out.append(Tunable(key, tuple(dict.fromkeys(values)), p.default))
+    return tuple(out)
+
+
+def grid_points(tuned: Sequence[Tunable]) -> list[dict[str, Any]]:
+    """The cross product of the tunables' values, first parameter slowest (grid order)."""
+    return [dict(zip([t.key for t in tuned], combo)) for combo in itertools.product(*(t.values for t in tuned))]
+
+
+def nothing_to_tune(retriever: str, options: Mapping[str, Any], registry: Any = None) -> FinegrainError:
+    if registry is None:
+        from finegrain.retrieve.registry import RETRIEVERS as registry
+    tunable = [n for n in registry.names() if any(p.grid is not None for p in (registry.params(n) or {}).values())]
+    fixed = [k for k, p in (registry.params(retriever) or {}).items() if p.grid is not None and k in options]
+    why = f" (its tunable options {', '.join(fixed)} are fixed by --set)" if fixed else ""
+    return FinegrainError(f"retriever {retriever!r} has nothing to tune{why}",
+                          f"drop --cv, or use a retriever with tunable options: {', '.join(tunable)}")
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class FoldChoice:
+    """One fold: the setting fitted on the other folds (its objective there) and the objective on the fold."""
+
+    fold: int
+    n_queries: int
+    setting: Mapping[str, Any]
+    point: int
+    fitted_value: float | None
+    held_out_value: float | None
+
+
+@dataclass(frozen=True)
+class MetricCV:
+    """One metric: the out-of-fold mean with its CI, the a-priori default's, and the paired difference."""
+
+    metric: str
+    n: int
+    mean: float | None
+    ci: tuple[float, float] | None
+    default_mean: float | None
+    default_ci: tuple[float, float] | None
+    diff_ci: tuple[float, float] | None
+    p_rand: float | None
+    fold_values: tuple[float | None, ...]
+
+    @property
+    def diff(self) -> float | None:
+        return None if self.mean is None or self.default_mean is None else self.mean - self.default_mean
+
+
+@dataclass(frozen=True, eq=False)
+class CrossValidation:
+    """Everything ``--cv`` chose and measured; ``run`` is the out-of-fold run, ``evaluation`` its scores."""
+
+    spec: CVSpec
+    objective: str
+    tuned: tuple[Tunable, ...]
+    points: tuple[Mapping[str, Any], ...]
+    default_setting: Mapping[str, Any]
+    folds: tuple[FoldChoice, ...]
+    consensus: Mapping[str, Any]
+    in_sample: Mapping[str, Any]
+    in_sample_value: float | None
+    fold_of: Mapping[str, int]
+    metrics: Mapping[str, MetricCV]
+    run: Any  # finegrain.types.Run: every query from its own fold's choice
+    evaluation: Any  # finegrain.evaluate.result.Evaluation of ``run``
+    default_evaluation: Any  # the a-priori default's Evaluation on the same queries
+    strata: str = "query type"
+
+    def provenance(self) -> dict[str, Any]:
+        """``provenance["cv"]``: how the settings were chosen (per-fold choices, consensus)."""
+        return {
+            "schema": SCHEMA,
+            "spec": f"{self.spec.folds},metric={self.objective},seed={self.spec.seed}",
+            "folds": self.spec.folds, "seed": self.spec.seed, "stratified_by": self.strata,
+            "objective": self.objective,
+            "grid": {t.key: [_jsonable(v) for v in t.values] for t in self.tuned},
+            "n_points": len(self.points),
+            "default": {k: _jsonable(v) for k, v in self.default_setting.items()},
+            "per_fold": [{"fold": f.fold, "n_queries": f.n_queries,
+                          "setting": {k: _jsonable(v) for k, v in f.setting.items()},
+                          "fitted_value": f.fitted_value, "held_out_value": f.held_out_value} for f in self.folds],
+            "consensus": {k: _jsonable(v) for k, v in self.consensus.items()},
+            "in_sample": {"setting": {k: _jsonable(v) for k, v in self.in_sample.items()},
+                          "value": self.in_sample_value,
+                          "note": "chosen and scored on all queries: optimistic, never a reported score"},
+            "method": method_note(self.spec, self.objective),
+        }
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """``results["cv"]``: per metric the CV mean and CI, the default's, the difference; per-query values of
+        the default; each query's fold. (The out-of-fold per-query values are results.json's metrics.)"""
+        return {
+            "schema": SCHEMA,
+            "objective": self.objective,
+            "metrics": {
+                m: {"n": c.n, "mean": c.mean, "ci": _pair(c.ci), "default_mean": c.default_mean,
+                    "default_ci": _pair(c.default_ci), "diff": c.diff, "diff_ci": _pair(c.diff_ci),
+                    "p_rand": c.p_rand, "fold_values": list(c.fold_values)}
+                for m, c in self.metrics.items()
+            },
+            "default_per_query": {m: dict(self.default_evaluation[m].per_query) for m in self.metrics},
+            "fold_of": dict(self.fold_of),
+        }
+
+
+def method_note(spec: CVSpec, objective: str) -> str:
+    return (f"{spec.folds}-fold cross-validation over queries (seed {spec.seed}, stratified by query type): each "
+            f"fold's setting is the grid point with the best {objective} on the other folds (ties: the default, "
+            "else first in grid order) and never looks at the fold it is scored on; reported values are means over every query's "
+            "out-of-fold value with a bootstrap 95% CI, next to the a-priori default on the same queries; the "
+            "consensus is the setting most folds chose")
+
+
+def _pair(x: tuple[float, float] | None) -> list[float] | None:
+    return None if x is None else [x[0], x[1]]
+
+
+def _jsonable(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
+
+
+# --------------------------------------------------------------------------- the choice (pure)
+
+
+def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[str], spec: CVSpec, *,
+           queries: Sequence[str], points: Sequence[Mapping[str, Any]], tuned: Sequence[Tunable] = (),
+           default_setting: Mapping[str, Any] | None = None,
+           strata: Mapping[str, str | None] | None = None, n_resamples: int = 10000) -> CrossValidation:
+    """Cross-validate over ready runs: ``runs[i]`` is the run of ``points[i]`` (see the module docstring)."""
+    from finegrain.evaluate.evaluate import evaluate
+    from finegrain.evaluate.stats import bootstrap_ci, randomization_test
+    from finegrain.evaluate.threshold import fold_of
+    from finegrain.metrics.spec import parse_metric
+
+    keys = tuple(dict.fromkeys(parse_metric(m).key for m in metrics))
+    objective = spec.metric or (DEFAULT_OBJECTIVE if DEFAULT_OBJECTIVE in keys else keys[0])
+    if len(runs) != len(points) or not runs:
+        raise FinegrainError(f"{len(runs)} runs for {len(points)} grid points", "give one run per grid point")
+    universe = list(dict.fromkeys(queries))
+    if len(universe) < spec.folds:
+        raise FinegrainError(f"{len(universe)} queries cannot be dealt into {spec.folds} folds",
+                             f"use --cv {max(2, len(universe))} or fewer")
+    folds = fold_of(universe, spec.folds, spec.seed, strata if strata is not None else {})
+    members = [frozenset(q for q in universe if folds[q] == f) for f in range(spec.folds)]
+    scored = [evaluate(qrels, r, objective, queries=universe)[objective] for r in runs]
+
+    preferred = next((i for i, p in enumerate(points) if default_setting is not None and dict(p) == dict(default_setting)),
+                     None)
+
+    def best(qids: frozenset[str]) -> tuple[int, float | None]:
+        """The best point on ``qids``; ties: the a-priori default when it is a grid point, else the first."""
+        pick, value = 0, None
+        for i, res in enumerate(scored):
+            v = res.value_over(qids)[0]
+            if v is not None and (value is None or v > value):
+                pick, value = i, v
+        if preferred is not None and value is not None and scored[preferred].value_over(qids)[0] == value:
+            pick = preferred
+        return pick, value
+
+    chosen: list[tuple[int, float | None]] = []
+    for f in range(spec.folds):
+        train = frozenset(q for q in universe if folds[q] != f)
+        chosen.append(best(train))
+    oof = assemble([runs[chosen[folds[q]][0]] for q in universe], universe, name=f"cv-{runs[0].name}")
+    ev = evaluate(qrels, oof, keys, queries=universe, query_types=strata)
+    dev = evaluate(qrels, default_run, keys, queries=universe, query_types=strata)
+    fold_choices = tuple(
+        FoldChoice(f, len(members[f]), MappingProxyType(dict(points[i])), i, fitted,
+                   scored[i].value_over(members[f])[0])
+        for f, (i, fitted) in enumerate(chosen))
+    counts = np.bincount([i for i, _ in chosen], minlength=len(points))
+    consensus = int(np.argmax(counts))  # most folds; ties: first in grid order
+    i_all, v_all = best(frozenset(universe))
+    per_metric: dict[str, MetricCV] = {}
+    for m in keys:
+        a_map, b_map = ev[m].per_query, dev[m].per_query
+        both = [q for q in ev[m].universe if a_map.get(q) is not None and b_map.get(q) is not None]
+        a = np.asarray([a_map[q] for q in both], dtype=np.float64)
+        b = np.asarray([b_map[q] for q in both], dtype=np.float64)
+        def ci(x: np.ndarray) -> tuple[float, float] | None:
+            if not len(x):
+                return None
+            low, high = bootstrap_ci(x, n_resamples=n_resamples, seed=spec.seed)
+            return (low, high)
+
+        p = float(randomization_test(a, b, n_resamples=n_resamples, seed=spec.seed).p_value) if len(a) else None
+        per_metric[m] = MetricCV(m, len(both), ev[m].value, ci(a), dev[m].value, ci(b), ci(a - b),
+                                 None if p is None or p != p else p,
+                                 tuple(ev[m].value_over(members[f])[0] for f in range(spec.folds)))
+    return CrossValidation(
+        spec=spec, objective=objective, tuned=tuple(tuned), points=tuple(MappingProxyType(dict(p)) for p in points),
+        default_setting=MappingProxyType(dict(default_setting or {})), folds=fold_choices,
+        consensus=MappingProxyType(dict(points[consensus])), in_sample=MappingProxyType(dict(points[i_all])),
+        in_sample_value=v_all, fold_of=MappingProxyType(folds), metrics=MappingProxyType(per_metric),
+        run=oof, evaluation=ev, default_evaluation=dev,
+        strata="query type" if strata is not None else "none")
+
+
+def assemble(sources: Sequence[Any], qids: Sequence[str], *, name: str) -> Any:
+    """One run taking query ``qids[j]``'s results from ``sources[j]`` (a query a source lacks: no results)."""
+    from finegrain.types import Run
+
+    vocab: dict[str, int] = {}
+    tables: dict[int, np.ndarray] = {}
+    docs: list[np.ndarray] = []
+    values: list[np.ndarray] = []
+    counts: list[int] = []
+    for q, run in zip(qids, sources):
+        if id(run) not in tables:
+            tables[id(run)] = np.asarray([vocab.setdefault(d, len(vocab)) for d in run.vocab], dtype=np.int64)
+        if q in run:
+            i = run.index_of(q)
+            lo, hi = int(run.offsets[i]), int(run.offsets[i + 1])
+            docs.append(tables[id(run)][run.doc_codes[lo:hi]])
+            values.append(np.asarray(run.values[lo:hi], dtype=np.float64))
+            counts.append(hi - lo)
+        else:
+            counts.append(0)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return Run(tuple(qids), offsets, np.concatenate(docs) if docs else np.zeros(0, np.int64), tuple(vocab),
+               np.concatenate(values) if values else np.zeros(0, np.float64), name=name)
+
+
+# --------------------------------------------------------------------------- retrieve and choose
+
+
+def cross_validate(retriever: str, options: Mapping[str, Any], corpus: Any, queries: Any, qrels: Any, *,
+                   lang: str, metrics: Sequence[str], spec: CVSpec, top_k: int | None = None,
+                   strata: Mapping[str, str | None] | None = None, show_progress: bool = False,
+                   registry: Any = None) -> CrossValidation:
+    """Run ``retriever`` (checked ``options`` fixed) at every grid point and at its default, then :func:`choose`."""
+    if registry is None:
+        from finegrain.retrieve.registry import RETRIEVERS as registry
+    tuned = tunables(retriever, options, registry)
+    if not tuned:
+        raise nothing_to_tune(retriever, options, registry)
+    points = grid_points(tuned)
+    if len(points) > MAX_POINTS:
+        raise FinegrainError(f"the grid of {retriever!r} has {len(points)} points; at most {MAX_POINTS}",
+                             "fix some of its options with --set")
+    default_setting = {t.key: t.default for t in tuned}
+    base = registry.build(retriever, **options)
+    settings = [*points, default_setting]
+    kw = {"lang": lang, "top_k": top_k, "show_progress": show_progress}
+    if hasattr(base, "retrieve_grid"):
+        runs = base.retrieve_grid(settings, corpus, queries, **kw)
+    else:
+        runs = []
+        for s in settings:
+            same = next((j for j, p in enumerate(points[:len(runs)]) if p == s), None)
+            runs.append(runs[same] if same is not None else
+                        registry.build(retriever, **options, **{k: v for k, v in s.items() if v is not None})
+                        .retrieve(corpus, queries, **kw))
+    return choose(qrels, runs[:-1], runs[-1], metrics, spec, queries=list(queries), points=points, tuned=tuned,
+                  default_setting=default_setting, strata=strata)
