@@ -249,8 +249,11 @@ def _jsonable(v: Any) -> Any:
 def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[str], spec: CVSpec, *,
            queries: Sequence[str], points: Sequence[Mapping[str, Any]], tuned: Sequence[Tunable] = (),
            default_setting: Mapping[str, Any] | None = None,
-           strata: Mapping[str, str | None] | None = None, n_resamples: int = 10000) -> CrossValidation:
-    """Cross-validate over ready runs: ``runs[i]`` is the run of ``points[i]`` (see the module docstring)."""
+           strata: Mapping[str, str | None] | None = None, n_resamples: int = 10000,
+           assignment: Mapping[str, int] | None = None) -> CrossValidation:
+    """Cross-validate over ready runs: ``runs[i]`` is the run of ``points[i]`` (see the module docstring).
+
+    ``assignment`` (``{qid: fold}``, folds ``0..K-1``) replaces the seeded stratified deal (tests, replays)."""
     from finegrain.evaluate.evaluate import evaluate
     from finegrain.evaluate.stats import bootstrap_ci, randomization_test
     from finegrain.evaluate.threshold import fold_of
@@ -264,7 +267,10 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
     if len(universe) < spec.folds:
         raise FinegrainError(f"{len(universe)} queries cannot be dealt into {spec.folds} folds",
                              f"use --cv {max(2, len(universe))} or fewer")
-    folds = fold_of(universe, spec.folds, spec.seed, strata if strata is not None else {})
+    if assignment is None:
+        folds = fold_of(universe, spec.folds, spec.seed, strata if strata is not None else {})
+    else:
+        folds = {q: int(assignment[q]) for q in universe}
     members = [frozenset(q for q in universe if folds[q] == f) for f in range(spec.folds)]
     scored = [evaluate(qrels, r, objective, queries=universe)[objective] for r in runs]
 
