@@ -113,7 +113,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
         from finegrain.evaluate.threshold import sweep_thresholds
 
         results["threshold_sweep"] = sweep_thresholds(ds.qrels, run, [s.key for s in specs], sweep,
-                                                      queries=list(ds.queries)).to_json_dict()
+                                                      queries=list(ds.queries), strata=types).to_json_dict()
     results["run_file"] = run_file_name(run)  # run.trec, or run.jsonl for ids TREC cannot hold: see save_run
     results["provenance"]["warnings"] = _warnings(ds, run) + _split_warnings(split, ds) + engine_notes
     trained_on_eval = transductive_models(results["provenance"]["retriever"], ds.name)

@@ -211,6 +211,7 @@ class ThresholdSweep:
     cv: Mapping[str, CrossValidated]
     n_queries: int
     max_returned: int
+    stratified_by: str = "none"  # "query type": folds dealt per type (fold_of)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The ``"threshold_sweep"`` section of ``results.json`` (schema ``finegrain.threshold_sweep/1``)."""
@@ -218,7 +219,7 @@ class ThresholdSweep:
             "schema": SCHEMA,
             "spec": self.spec.key,
             "normalisation": self.scale.to_dict(),
-            "folds": self.spec.folds, "seed": self.spec.seed,
+            "folds": self.spec.folds, "seed": self.spec.seed, "stratified_by": self.stratified_by,
             "n_queries": self.n_queries, "max_returned": self.max_returned,
             "thresholds": list(self.thresholds),
             "metrics": list(self.metrics),
@@ -288,8 +289,9 @@ def fold_of(queries: Sequence[str], folds: int, seed: int,
 
 
 def sweep_thresholds(qrels: Any, run: Any, metrics: Sequence[str], spec: SweepSpec, *,
-                     queries: Sequence[str]) -> ThresholdSweep:
-    """The curve of every metric over ``spec``'s thresholds and its cross-validated threshold (module docstring)."""
+                     queries: Sequence[str], strata: Mapping[str, str | None] | None = None) -> ThresholdSweep:
+    """The curve of every metric over ``spec``'s thresholds and its cross-validated threshold (module docstring);
+    ``strata`` (``{qid: query type}``) stratifies the folds by type (:func:`fold_of`)."""
     from finegrain.evaluate.evaluate import evaluate
     from finegrain.metrics.spec import parse_metric
     from finegrain.metrics.values import QueryValues, aggregate
@@ -315,7 +317,7 @@ def sweep_thresholds(qrels: Any, run: Any, metrics: Sequence[str], spec: SweepSp
         sizes = np.asarray([n_of.get(q, 0) for q in universe])
         returned.append(float(sizes.mean()) if len(sizes) else 0.0)
         rejected.append(int((sizes == 0).sum()))
-    folds = fold_of(universe, spec.folds, spec.seed)
+    folds = fold_of(universe, spec.folds, spec.seed, strata)
     order = results[0][keys[0]].universe if keys else tuple(universe)
     fold_ids = np.asarray([folds[q] for q in order])
     curve: dict[str, tuple[float | None, ...]] = {}
@@ -348,7 +350,8 @@ def sweep_thresholds(qrels: Any, run: Any, metrics: Sequence[str], spec: SweepSp
         cv[key] = CrossValidated(key, tuple(fits), None if pooled is None else aggregate(pooled)[0],
                                  None if i_all is None else thresholds[i_all], v_all)
     return ThresholdSweep(spec, scale, thresholds, keys, MappingProxyType(curve), tuple(returned), tuple(rejected),
-                          MappingProxyType(cv), len(universe), int(np.diff(run.offsets).max(initial=0)))
+                          MappingProxyType(cv), len(universe), int(np.diff(run.offsets).max(initial=0)),
+                          "none" if strata is None else "query type")
 
 
 def _pooled(outcomes: Sequence[Any], chosen: np.ndarray, cls: Any) -> Any:
