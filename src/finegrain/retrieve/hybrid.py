@@ -49,6 +49,10 @@ Options (``finegrain eval --retriever hybrid --set KEY=VALUE``):
   to ``top_k`` if given, else to ``depth``;
 * ``NAME.KEY=VALUE`` — an option for the part ``NAME``, e.g.
   ``--set bm25-okapi.k1=1.2``.
+
+``finegrain eval -r hybrid --cv 5`` chooses ``weights`` (:func:`weight_grid`) and the RRF ``k``
+(:func:`k_grid`) by cross-validation over queries (:mod:`finegrain.evaluate.cv`); an option given with
+``--set`` stays fixed. The parts retrieve once and are fused per grid point (:meth:`HybridRetriever.retrieve_grid`).
 """
 
 from __future__ import annotations
