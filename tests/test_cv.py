@@ -12,7 +12,7 @@ import pytest
 
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.cv import CVSpec, assemble, choose, cross_validate, grid_points, parse_cv, tunables
-from finegrain.evaluate.threshold import fold_of
+from finegrain.evaluate.folds import fold_of
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
 HIT, MISS = {"rel": 2.0, "other": 1.0}, {"rel": 1.0, "other": 2.0}

@@ -10,7 +10,7 @@ queries it was chosen on.
    parameters' values; each point is one run (a hybrid's parts retrieve once and
    are fused per point: :meth:`~finegrain.retrieve.hybrid.HybridRetriever.retrieve_grid`).
 2. The queries are dealt into ``K`` **folds**, seeded and stratified by query
-   type (:func:`finegrain.evaluate.threshold.fold_of`, the one fold maker).
+   type (:func:`finegrain.evaluate.folds.fold_of`, the one fold maker).
 3. For each fold *f*, the point with the best **objective** (``metric=``,
    default ``ndcg@10``) on the queries of the *other* folds is chosen (ties: the
    a-priori default when it is a grid point, else the first point in grid order), and fold *f*'s queries take their results from
@@ -255,8 +255,8 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
 
     ``assignment`` (``{qid: fold}``, folds ``0..K-1``) replaces the seeded stratified deal (tests, replays)."""
     from finegrain.evaluate.evaluate import evaluate
+    from finegrain.evaluate.folds import fold_of
     from finegrain.evaluate.stats import bootstrap_ci, randomization_test
-    from finegrain.evaluate.threshold import fold_of
     from finegrain.metrics.spec import parse_metric
 
     keys = tuple(dict.fromkeys(parse_metric(m).key for m in metrics))

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.evaluate.folds import fold_of
 
 SCHEMA = "finegrain.threshold_sweep/1"
 NORMS = ("none", "minmax", "zscore")
@@ -257,35 +258,6 @@ def cut_at(run: Any, normalised: np.ndarray, threshold: float) -> Any:
     counts = np.where(np.diff(run.offsets) > 0, counts, 0)  # reduceat repeats a value for an empty segment
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(run.offsets.dtype)
     return Run(run.qids, offsets, run.doc_codes[keep], run.vocab, normalised[keep], name=run.name, check=False)
-
-
-def fold_of(queries: Sequence[str], folds: int, seed: int,
-            strata: Mapping[str, str | None] | None = None) -> dict[str, int]:
-    """Each query's fold: the queries in a seeded random order, dealt round-robin (fold sizes differ by <= 1).
-
-    The one fold maker of finegrain's cross-validation (this sweep and :mod:`finegrain.evaluate.cv`).
-    ``strata`` (``{qid: query type}``; a missing or None type is one stratum of its own) deals each
-    stratum in turn (sorted by name, each shuffled by the same seeded generator), continuing the
-    round-robin across strata: every fold gets each type's queries in proportion (within one query)
-    and fold sizes still differ by at most one. Without ``strata`` the deal is as before.
-    """
-    if strata is None:
-        order = np.random.default_rng(seed).permutation(len(queries))
-        return {queries[int(i)]: j % folds for j, i in enumerate(order)}
-    from finegrain.evaluate.groups import group_of, order_groups
-
-    rng = np.random.default_rng(seed)
-    groups: dict[str, list[str]] = {}
-    for q in queries:
-        groups.setdefault(group_of(strata.get(q)), []).append(q)
-    out: dict[str, int] = {}
-    j = 0
-    for g in order_groups(groups):
-        members = groups[g]
-        for i in rng.permutation(len(members)):
-            out[members[int(i)]] = j % folds
-            j += 1
-    return out
 
 
 def sweep_thresholds(qrels: Any, run: Any, metrics: Sequence[str], spec: SweepSpec, *,

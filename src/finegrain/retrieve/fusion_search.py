@@ -22,7 +22,6 @@ only), or the vectors given.
 from __future__ import annotations
 
 import itertools
-import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -186,9 +185,12 @@ def _check_grid(grid: Sequence[Sequence[float]], n: int) -> list[tuple[float, ..
 
 
 def _deal(qids: list[str], folds: int, seed: int) -> list[list[str]]:
+    """The queries of each fold, from the one fold maker (:func:`finegrain.evaluate.folds.fold_of`)."""
+    from finegrain.evaluate.folds import fold_of
+
     order = sorted(qids)
-    random.Random(seed).shuffle(order)
-    return [[q for q in order[i::folds]] for i in range(folds)]
+    assigned = fold_of(order, folds, seed)
+    return [[q for q in order if assigned[q] == f] for f in range(folds)]
 
 
 def _select(run: Run, qids: frozenset[str]) -> Run:
