@@ -213,3 +213,15 @@ def test_cli_eval_cv_saves_choices_and_compares(tmp_path: Path, capsys: pytest.C
     assert cmp.tests["ndcg@10"]  # paired over queries
     assert main(["eval", "-d", "embedded/captions-en", "-r", "e5", "--cv", "5", "-o", str(tmp_path / "x")]) != 0
     assert "nothing to tune" in capsys.readouterr().err
+
+
+def test_a_named_fusion_tunes_one_weight_per_part() -> None:
+    """A grid that depends on other options sees the retriever's own defaults: ``hybrid-sparse``
+    fuses three parts, so every weight vector has three entries (it used to get hybrid's two)."""
+    from finegrain.evaluate.cv import tunables
+
+    by_key = {t.key: t for t in tunables("hybrid-sparse", {})}
+    assert {len(w) for w in by_key["weights"].values} == {3}
+    assert len(by_key["weights"].values) == 66  # multiples of 0.1 over three parts summing to 1
+    two = {t.key: t for t in tunables("hybrid-sparse", {"parts": ["bm25-okapi", "e5"]})}
+    assert {len(w) for w in two["weights"].values} == {2}

@@ -111,11 +111,14 @@ def tunables(retriever: str, options: Mapping[str, Any], registry: Any = None) -
     if registry is None:
         from finegrain.retrieve.registry import RETRIEVERS as registry
     params = registry.params(retriever) or {}
+    # a grid may depend on other options (hybrid's weights on its parts): give it the effective ones,
+    # the retriever's declared defaults under what was set
+    effective = {**{k: p.default for k, p in params.items() if p.default is not None}, **options}
     out = []
     for key, p in params.items():
         if key in options:
             continue
-        values = tuple(p.convert(key, v, f"retriever {retriever!r}") for v in p.grid_values(options))
+        values = tuple(p.convert(key, v, f"retriever {retriever!r}") for v in p.grid_values(effective))
         if values:
             out.append(Tunable(key, tuple(dict.fromkeys(values)), p.default))
     return tuple(out)
