@@ -116,6 +116,9 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
                                                       queries=list(ds.queries), strata=types).to_json_dict()
     results["run_file"] = run_file_name(run)  # run.trec, or run.jsonl for ids TREC cannot hold: see save_run
     results["provenance"]["warnings"] = _warnings(ds, run) + _split_warnings(split, ds) + engine_notes
+    in_sample = in_sample_warning(exp.retriever, results["provenance"]["retriever"], ds.name)
+    if in_sample is not None:
+        results["provenance"]["warnings"].append(in_sample)
     trained_on_eval = transductive_models(results["provenance"]["retriever"], ds.name)
     if trained_on_eval:
         results["provenance"]["transductive"] = {"dataset": ds.name, "models": trained_on_eval}
@@ -144,6 +147,16 @@ def _parse_sweep(text: str | None) -> Any:
     from finegrain.evaluate.threshold import parse_sweep
 
     return parse_sweep(text)
+
+
+def in_sample_warning(name: str, config: Mapping[str, Any], dataset: str) -> str | None:
+    """The warning for a retriever whose fixed settings were chosen on ``dataset``'s own queries
+    (its config's ``tuned_on``, e.g. ``best-zh`` on capretrieval/zh); None otherwise."""
+    tuned = config.get("tuned_on") or {}
+    if tuned.get("dataset") != dataset:
+        return None
+    return (f"IN-SAMPLE: {name}'s settings were chosen on {dataset}'s queries ({tuned.get('method', 'see tuned_on')}); "
+            "its score here is optimistic: report the cross-validated figure instead")
 
 
 def transductive_models(config: Any, dataset: str) -> list[str]:

@@ -102,6 +102,9 @@ class HybridRetriever:
     norm: str = DEFAULT_NORM
     depth: int | None = DEFAULT_DEPTH
     name: str = "hybrid"
+    #: how fixed settings were chosen, e.g. ``{"dataset": ..., "method": ...}`` (provenance; a score on
+    #: that dataset is then in-sample, which the evaluation says)
+    tuned_on: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "parts", tuple(self.parts))
@@ -134,6 +137,8 @@ class HybridRetriever:
             "depth": self.depth,
             "parts": [{"name": p.name, **p.config()} for p in self.parts],
         }
+        if self.tuned_on is not None:
+            cfg["tuned_on"] = dict(self.tuned_on)
         if self.fusion == "rrf":
             cfg["k"] = self.k
         else:
