@@ -52,6 +52,8 @@ LEVERS: list[Lever] = [
     Lever("bm25-okapi-precise", "bm25-okapi-precise", note="bm25-okapi, jieba precise mode on both sides"),
     Lever("bm25-okapi-bigram", "bm25-okapi-bigram", note="bm25-okapi over CJK character bigrams (CJKAnalyzer style)"),
     Lever("bm25-jieba-bigram", "bm25-jieba-bigram", note="a-priori: bm25-okapi + bm25-okapi-bigram, RRF k=60"),
+    Lever("hybrid-sparse-cv", "hybrid-sparse", cv=True,
+          note="hybrid-sparse with its three fusion weights and RRF k chosen by CV (best-zh's source)"),
 ]
 DATASETS: tuple[str, ...] = ("capretrieval/zh", "capretrieval/en")
 BASELINE = "hybrid"
