@@ -21,6 +21,7 @@ import tempfile
 import threading
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 _UNPRIVILEGED = "nobody"  # the user the server runs as when the tests run as root
 
@@ -131,7 +132,7 @@ class LocalPostgres:
         return self.url(name)
 
     def drop_database(self, url: str) -> None:
-        name = url.rsplit("/", 1)[1].split("?", 1)[0]
+        name = urlsplit(url).path.lstrip("/")  # the socket folder in ?host=... has slashes of its own
         with self.connect("postgres") as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
