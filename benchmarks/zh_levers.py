@@ -125,6 +125,52 @@ def table(dataset: str, levers: list[Lever], results: dict[str, dict[str, Any]])
     return lines
 
 
+TAG_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("taxonomy_miss", "taxonomy"), ("modifier_mismatch", "modifier"), ("term_over_sensitivity", "term over-sens."),
+    ("entity_mismatch", "entity"), ("numerical_mismatch", "number"), ("syntax_mismatch", "syntax"),
+    ("typo", "typo"), ("suspected_false_negative", "false neg.?"), ("other", "other"),
+)
+
+
+def tag_table(dataset: str, levers: list[Lever], results: dict[str, dict[str, Any]]) -> list[str]:
+    """Markdown rows for one dataset: each lever's failures by error tag, and which of the baseline's it fixes.
+
+    A failure is a query whose top-ranked passage is not relevant or with no relevant passage in the top 10
+    (:func:`finegrain.diagnose.taxonomy.analyse_taxonomy` on the lever's run; out-of-fold for a CV lever).
+    "fixed" counts the baseline's failures, by the baseline's tag, that the lever no longer fails;
+    "new" the lever's failures the baseline did not have.
+    """
+    def per_query(name: str) -> dict[str, dict[str, Any]]:
+        tax = results[name].get("taxonomy", {})
+        return dict(tax.get("per_query", {})) if "skipped" not in tax else {}
+
+    names = [lv.name for lv in levers if lv.name in results]
+    base = per_query(BASELINE) if BASELINE in names else {}
+    head = ["lever", "failures"] + [label for _, label in TAG_COLUMNS] + \
+        [f"fixed of {BASELINE}'s (by its tag)", "new"]
+    lines = [f"#### {dataset}: failures by error tag (top 10)", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for lv in levers:
+        if lv.name not in results:
+            continue
+        mine = per_query(lv.name)
+        counts = {t: 0 for t, _ in TAG_COLUMNS}
+        for f in mine.values():
+            counts[f["tag"]] = counts.get(f["tag"], 0) + 1
+        fixed = {t: 0 for t, _ in TAG_COLUMNS}
+        for qid, f in base.items():
+            if qid not in mine:
+                fixed[f["tag"]] = fixed.get(f["tag"], 0) + 1
+        fixed_cell = ", ".join(f"{label} {fixed[t]}" for t, label in TAG_COLUMNS if fixed.get(t))
+        new = sum(1 for qid in mine if qid not in base)
+        cells = [lv.name + (" (CV)" if lv.cv else ""), str(len(mine))] + [str(counts[t]) for t, _ in TAG_COLUMNS]
+        cells += ["baseline" if lv.name == BASELINE else f"{sum(fixed.values())}" + (f" ({fixed_cell})" if fixed_cell
+                                                                                   else ""),
+                  "—" if lv.name == BASELINE else str(new)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--levers", default=None, help="comma list of lever names (default: all of LEVERS)")
@@ -154,7 +200,7 @@ def main() -> None:
             load = os.getloadavg()
             timings.append(f"{ds} · {lv.name}: {secs:.1f} s (load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})")
             print(timings[-1], flush=True)
-        out += table(ds, levers, results) + [""]
+        out += table(ds, levers, results) + [""] + tag_table(ds, levers, results) + [""]
     out += ["Levers:", ""] + [f"- `{lv.name}`: `{lv.retriever}`"
                                + (f" with {_setting(lv.options)} fixed" if lv.options else "")
                                + (" — " + lv.note if lv.note else "") for lv in levers]
