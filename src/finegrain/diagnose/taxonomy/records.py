@@ -12,11 +12,11 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
-from finegrain.diagnose.taxonomy.zh_lexicon import zh_lexicon
 from finegrain.evaluate.groups import (
     UNTYPED as UNTYPED,  # re-exported: the one group rule
 )
 from finegrain.evaluate.groups import group_of, order_groups
+from finegrain.lexicons.zh_lexicon import zh_lexicon
 
 SCHEMA = "finegrain.taxonomy/1"
 _EXAMPLE_CHARS = 300
