@@ -74,6 +74,19 @@ class BM25Retriever:
     def retrieve(
         self, corpus: Corpus, queries: Queries, *, lang: str, top_k: int | None, show_progress: bool = True
     ) -> Run:
+        bm = self.build_index(corpus, lang=lang, show_progress=show_progress)
+        return bm.search(
+            get_tokenizer(lang, self.tokenizer).queries(queries.texts),
+            list(queries.ids),
+            k=top_k if top_k is not None else self.default_k,
+            threshold=self.threshold,
+            ties=self.ties,
+            name=self.name,
+            show_progress=show_progress,
+        )
+
+    def build_index(self, corpus: Corpus, *, lang: str, show_progress: bool = True) -> BM25:
+        """The BM25 index of ``corpus`` with this retriever's parameters and ``lang``'s tokenizer."""
         from tqdm.auto import tqdm
 
         tok = get_tokenizer(lang, self.tokenizer)
@@ -84,17 +97,7 @@ class BM25Retriever:
                 chunk = texts[i : i + _TOKENIZE_CHUNK]
                 doc_tokens.extend(tok.documents(chunk))
                 bar.update(len(chunk))
-        bm = BM25(self.variant, k1=self.k1, b=self.b, epsilon=self.epsilon, tokenizer=tok).index(doc_tokens, corpus.ids)
-        del doc_tokens
-        return bm.search(
-            tok.queries(queries.texts),
-            list(queries.ids),
-            k=top_k if top_k is not None else self.default_k,
-            threshold=self.threshold,
-            ties=self.ties,
-            name=self.name,
-            show_progress=show_progress,
-        )
+        return BM25(self.variant, k1=self.k1, b=self.b, epsilon=self.epsilon, tokenizer=tok).index(doc_tokens, corpus.ids)
 
 
 def okapi_retriever(**options: Any) -> BM25Retriever:

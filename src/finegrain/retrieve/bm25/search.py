@@ -148,12 +148,7 @@ def _search_scipy(
                     cols, vals = cols[keep], vals[keep]
             for r in range(b - a):
                 s, e = int(ptr[r]), int(ptr[r + 1])
-                d, v = cols[s:e], vals[s:e]
-                if k is not None and e - s > k:
-                    sel = top_k_positions(v, d, k, tie_key)
-                    d, v = d[sel], v[sel]
-                if ties == "index-order" and len(v) > 1:
-                    d, v = _separate_ties(d, v)
+                d, v = _cut(cols[s:e], vals[s:e], k, ties, tie_key)
                 docs_out.append(d)
                 vals_out.append(v)
                 counts[a + r] = len(d)
@@ -164,6 +159,28 @@ def _search_scipy(
     doc_codes = np.concatenate(docs_out).astype(np.int64) if docs_out else np.empty(0, dtype=np.int64)
     values = np.concatenate(vals_out) if vals_out else np.empty(0, dtype=np.float64)
     return Run(qids, offsets, doc_codes, idx.doc_ids, values, name=name, check=False)
+
+
+def _cut(d: np.ndarray, v: np.ndarray, k: int | None, ties: str, tie_key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if k is not None and len(v) > k:
+        sel = top_k_positions(v, d, k, tie_key)
+        d, v = d[sel], v[sel]
+    if ties == "index-order" and len(v) > 1:
+        d, v = _separate_ties(d, v)
+    return d, v
+
+
+def cut_scores(
+    idx: BM25Index, docs: np.ndarray, scores: np.ndarray, k: int | None, threshold: float | None, ties: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One query's candidates ``(document positions, scores)`` cut as :func:`search_index` cuts a query:
+    scores >= ``threshold``, the best ``k`` by the ``ties`` rule (``index-order``: ties lifted by ulps).
+    For scores a search cannot compute in one pass (weighted query terms, :mod:`finegrain.retrieve.expand`)."""
+    if threshold is not None:
+        keep = scores >= threshold
+        docs, scores = docs[keep], scores[keep]
+    tie_key = idx.id_ranks if ties == "doc-id" else -np.arange(idx.n_docs, dtype=np.int64)
+    return _cut(docs.astype(np.int64), scores.astype(np.float64), k, ties, tie_key)
 
 
 def _batches(postings: np.ndarray) -> list[tuple[int, int]]:
