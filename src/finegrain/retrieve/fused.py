@@ -9,6 +9,10 @@ in :mod:`finegrain.retrieve.hybrid`). Every ``hybrid`` option applies
   sparse head as a third view);
 * ``bm25-jieba-bigram`` -- ``bm25-okapi`` (jieba words) + ``bm25-okapi-bigram``
   (character bigrams): the two Chinese BM25 tokenisations.
+* ``hybrid-use`` -- ``bm25-okapi`` + ``e5`` + ``e5-sparse`` + ``use-m3`` (the
+  multilingual Universal Sentence Encoder as a second dense view; issue 17
+  lever 2). ``--cv`` tunes its four weights on multiples of 0.25 (35 vectors)
+  and the RRF k (4 values): 140 fusions of one retrieval per part.
 
 On CapRetrieval, run once each with these a-priori settings, nDCG@1/@5/@10
 x100 and ``finegrain compare`` against ``hybrid`` (paired over the queries,
@@ -46,6 +50,7 @@ from finegrain.retrieve.hybrid import HybridRetriever
 PARTS: dict[str, tuple[str, ...]] = {
     "hybrid-sparse": ("bm25-okapi", "e5", "e5-sparse"),
     "bm25-jieba-bigram": ("bm25-okapi", "bm25-okapi-bigram"),
+    "hybrid-use": ("bm25-okapi", "e5", "e5-sparse", "use-m3"),
 }
 
 
@@ -83,6 +88,11 @@ def best_zh_retriever(**options: Any) -> HybridRetriever:
     built = hybrid_retriever(**{"parts": PARTS["hybrid-sparse"], **BEST_ZH, **checked})
     changed = any(key in checked for key in ("weights", "k", "fusion", "parts"))
     return dataclasses.replace(built, name="best-zh", tuned_on=None if changed else dict(BEST_ZH_TUNED_ON))
+
+
+def use_hybrid_retriever(**options: Any) -> HybridRetriever:
+    """``hybrid-use``: bm25-okapi + e5 + e5-sparse + use-m3 by RRF (k=60, equal weights)."""
+    return _make("hybrid-use", options)
 
 
 def jieba_bigram_retriever(**options: Any) -> HybridRetriever:

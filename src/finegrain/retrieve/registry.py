@@ -175,6 +175,7 @@ RETRIEVERS.register(
 for _name, _factory, _parts in (
     ("hybrid-sparse", "sparse_hybrid_retriever", ("bm25-okapi", "e5", "e5-sparse")),
     ("bm25-jieba-bigram", "jieba_bigram_retriever", ("bm25-okapi", "bm25-okapi-bigram")),
+    ("hybrid-use", "use_hybrid_retriever", ("bm25-okapi", "e5", "e5-sparse", "use-m3")),
 ):
     RETRIEVERS.register(
         _name,
