@@ -259,7 +259,6 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
     ``assignment`` (``{qid: fold}``, folds ``0..K-1``) replaces the seeded stratified deal (tests, replays)."""
     from finegrain.evaluate.evaluate import evaluate
     from finegrain.evaluate.folds import fold_of
-    from finegrain.evaluate.stats import bootstrap_ci, randomization_test
     from finegrain.metrics.spec import parse_metric
 
     keys = tuple(dict.fromkeys(parse_metric(m).key for m in metrics))
@@ -296,8 +295,8 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
         train = frozenset(q for q in universe if folds[q] != f)
         chosen.append(best(train))
     oof = assemble([runs[chosen[folds[q]][0]] for q in universe], universe, name=f"cv-{runs[0].name}")
-    ev = evaluate(qrels, oof, keys, queries=universe, query_types=strata)
-    dev = evaluate(qrels, default_run, keys, queries=universe, query_types=strata)
+    ev, dev, per_metric = summarize(qrels, oof, default_run, keys, spec, queries=universe, members=members,
+                                    strata=strata, n_resamples=n_resamples)
     fold_choices = tuple(
         FoldChoice(f, len(members[f]), MappingProxyType(dict(points[i])), i, fitted,
                    scored[i].value_over(members[f])[0])
@@ -305,6 +304,26 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
     counts = np.bincount([i for i, _ in chosen], minlength=len(points))
     consensus = int(np.argmax(counts))  # most folds; ties: first in grid order
     i_all, v_all = best(frozenset(universe))
+    return CrossValidation(
+        spec=spec, objective=objective, tuned=tuple(tuned), points=tuple(MappingProxyType(dict(p)) for p in points),
+        default_setting=MappingProxyType(dict(default_setting or {})), folds=fold_choices,
+        consensus=MappingProxyType(dict(points[consensus])), in_sample=MappingProxyType(dict(points[i_all])),
+        in_sample_value=v_all, fold_of=MappingProxyType(folds), metrics=MappingProxyType(per_metric),
+        run=oof, evaluation=ev, default_evaluation=dev,
+        strata="query type" if strata is not None else "none")
+
+
+def summarize(qrels: Any, oof: Any, default_run: Any, keys: Sequence[str], spec: CVSpec, *, queries: Sequence[str],
+              members: Sequence[frozenset[str]], strata: Mapping[str, str | None] | None = None,
+              n_resamples: int = 10000) -> tuple[Any, Any, dict[str, MetricCV]]:
+    """Score an out-of-fold run and the a-priori default on ``queries``: both evaluations and, per metric,
+    the means with bootstrap CIs, the paired difference and its randomization p, the value on each fold
+    (``members[f]``: fold f's queries). Shared by :func:`choose` and routed CV (:mod:`finegrain.retrieve.routed`)."""
+    from finegrain.evaluate.evaluate import evaluate
+    from finegrain.evaluate.stats import bootstrap_ci, randomization_test
+
+    ev = evaluate(qrels, oof, keys, queries=list(queries), query_types=strata)
+    dev = evaluate(qrels, default_run, keys, queries=list(queries), query_types=strata)
     per_metric: dict[str, MetricCV] = {}
     for m in keys:
         a_map, b_map = ev[m].per_query, dev[m].per_query
@@ -320,14 +339,8 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
         p = float(randomization_test(a, b, n_resamples=n_resamples, seed=spec.seed).p_value) if len(a) else None
         per_metric[m] = MetricCV(m, len(both), ev[m].value, ci(a), dev[m].value, ci(b), ci(a - b),
                                  None if p is None or p != p else p,
-                                 tuple(ev[m].value_over(members[f])[0] for f in range(spec.folds)))
-    return CrossValidation(
-        spec=spec, objective=objective, tuned=tuple(tuned), points=tuple(MappingProxyType(dict(p)) for p in points),
-        default_setting=MappingProxyType(dict(default_setting or {})), folds=fold_choices,
-        consensus=MappingProxyType(dict(points[consensus])), in_sample=MappingProxyType(dict(points[i_all])),
-        in_sample_value=v_all, fold_of=MappingProxyType(folds), metrics=MappingProxyType(per_metric),
-        run=oof, evaluation=ev, default_evaluation=dev,
-        strata="query type" if strata is not None else "none")
+                                 tuple(ev[m].value_over(f)[0] for f in members))
+    return ev, dev, per_metric
 
 
 def assemble(sources: Sequence[Any], qids: Sequence[str], *, name: str) -> Any:
@@ -376,6 +389,10 @@ def cross_validate(retriever: str, options: Mapping[str, Any], corpus: Any, quer
     base = registry.build(retriever, **options)
     settings = [*points, default_setting]
     kw = {"lang": lang, "top_k": top_k, "show_progress": show_progress}
+    if hasattr(base, "cross_validate"):  # its own protocol over the same grid (hybrid-routed: retrieve.routed)
+        out: CrossValidation = base.cross_validate(points, default_setting, tuned, corpus, queries, qrels,
+                                                   metrics=metrics, spec=spec, strata=strata, **kw)
+        return out
     if hasattr(base, "retrieve_grid"):
         runs = base.retrieve_grid(settings, corpus, queries, **kw)
     else:

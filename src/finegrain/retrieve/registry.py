@@ -187,6 +187,18 @@ for _name, _factory, _parts in (
     )
 del _name, _factory, _parts
 RETRIEVERS.register(
+    "hybrid-routed",
+    "finegrain.retrieve.routed:routed_retriever",
+    help="hybrid-use's fusion with weights and RRF k chosen per query type predicted from the text, by --cv "
+         "(a naive Bayes predictor and per-route settings fitted per fold); without --cv = hybrid-use",
+    params={**(RETRIEVERS.params("hybrid") or {}),
+            "parts": Param(list, ("bm25-okapi", "e5", "e5-sparse", "use-m3"), help="retrievers to fuse, each once"),
+            "routes": Param(str, "paper", "finegrain.retrieve.query_type:ROUTES", "how types group into routes",
+                            label="routes"),
+            "min_queries": Param(int, 30, min=1, help="a route with fewer training queries takes the un-routed choice")},
+    nested=True,
+)
+RETRIEVERS.register(
     "best-zh",
     "finegrain.retrieve.fused:best_zh_retriever",
     help="hybrid-sparse with weights 0.3/0.4/0.3 and RRF k=10, fixed from 5-fold CV on capretrieval/zh "
