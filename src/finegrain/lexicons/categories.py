@@ -38,9 +38,9 @@ def _wordnet() -> Any | None:
 
 
 @cache
-def en_members_ranked(word: str) -> tuple[str, ...]:
-    """Lower-case lemmas (``_`` for spaces) of the WordNet hyponym closure of ``word``'s first noun senses,
-    most familiar first: by SemCor sense-tagged count (WordNet's ``cntlist``) descending, then by depth
+def en_members_ranked(word: str, senses: int = EN_SENSES) -> tuple[str, ...]:
+    """Lower-case lemmas (``_`` for spaces) of the WordNet hyponym closure of ``word``'s first ``senses`` noun
+    senses (WordNet lists the most frequent first), most familiar first: by SemCor sense-tagged count (WordNet's ``cntlist``) descending, then by depth
     below ``word`` (direct hyponyms first), then alphabetically. Empty when ``word`` is no WordNet noun
     or WordNet / nltk is missing."""
     wn = _wordnet()
@@ -48,7 +48,7 @@ def en_members_ranked(word: str) -> tuple[str, ...]:
         return ()
     own = word.lower().replace(" ", "_")
     best: dict[str, tuple[int, int]] = {}  # lemma -> (-count, depth), the best over its senses
-    for syn in wn.synsets(word.replace(" ", "_"), "n")[:EN_SENSES]:
+    for syn in wn.synsets(word.replace(" ", "_"), "n")[:senses]:
         seen = {syn}
         frontier = [syn]
         depth = 0

@@ -209,6 +209,29 @@ RETRIEVERS.register(
 )
 
 
+# query expansion for category words (issue 17 lever 3): finegrain.retrieve.expand, .bm25_expand
+RETRIEVERS.register(
+    "bm25-okapi-expand",
+    "finegrain.retrieve.bm25_expand:expand_retriever",
+    help="bm25-okapi + the members of the query's category words (zh: Cilin + hand table; en: WordNet) "
+         "at weight 0.5, at most 20 per word; --cv tunes weight and max_members",
+    params={**_bm25(),
+            "k1": Param(float, 1.5, help="term-frequency saturation (not tuned here: --cv tunes the expansion)"),
+            "b": Param(float, 0.75, help="document-length normalisation (not tuned here)"),
+            "weight": Param(float, 0.5, min=0, help="expansion tokens' weight (0: plain bm25-okapi)",
+                            grid=(0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)),
+            "max_members": Param(int, 20, min=1, help="members kept per category word", grid=(5, 10, 20, 50))},
+)
+RETRIEVERS.register(
+    "hybrid-sparse-expand",
+    "finegrain.retrieve.bm25_expand:sparse_expand_hybrid_retriever",
+    help="hybrid-sparse with bm25-okapi-expand for bm25-okapi (RRF k=60, equal weights); NAME.KEY sets a part's option",
+    params={**(RETRIEVERS.params("hybrid") or {}),
+            "parts": Param(list, ("bm25-okapi-expand", "e5", "e5-sparse"), help="retrievers to fuse, each at most once")},
+    nested=True,
+)
+
+
 # --------------------------------------------------------------------------- fusion methods and rerankers
 
 _DEPTH = Param(int, None, nullable=True, min=1, help="keep each run's top depth first")

@@ -20,7 +20,7 @@ import numpy as np
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.bm25.index import BM25Index, build_index
 from finegrain.retrieve.bm25.scoring import BM25Params, Variant, finite
-from finegrain.retrieve.bm25.search import dense_scores, search_index
+from finegrain.retrieve.bm25.search import cut_scores, dense_scores, search_index
 from finegrain.text.tokenizer import Tokenizer
 from finegrain.types import Run
 
@@ -182,6 +182,13 @@ class BM25:
             )
         # Token by token, in query order: the additions of search() and of rank_bm25, in their order.
         return dense_scores(self._require(), query_tokens)
+
+    def cut(
+        self, docs: np.ndarray, scores: np.ndarray, *, k: int | None, threshold: float | None, ties: Ties = "doc-id",
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """One query's ``(document positions, scores)`` cut as :meth:`search` cuts a query (threshold, ``k``,
+        ``ties``); for scores one search cannot compute, e.g. a sum of :meth:`scores` with weights."""
+        return cut_scores(self._require(), docs, scores, k, threshold, ties)
 
     def search(
         self,
