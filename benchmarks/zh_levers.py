@@ -63,6 +63,16 @@ LEVERS: list[Lever] = [
           note="hybrid-use with weights and RRF k chosen per route (plain / constrained) of the query type predicted "
                "from the text; predictor (naive Bayes) and per-route settings fitted on the other folds; the gold "
                "types of CapRetrieval's training folds train the predictor (labelled in provenance['cv']['routing'])"),
+    # lever 3: query expansion for category words (zh: Cilin-derived lexicon + hand table; en: WordNet hyponyms)
+    Lever("bm25-okapi-expand", "bm25-okapi-expand",
+          note="a-priori: bm25-okapi + members of the query's category words at weight 0.5, 20 per word "
+               "(zh Cilin via the installed cilin package + hand table, by jieba frequency; en WordNet first sense)"),
+    Lever("bm25-okapi-expand-cv", "bm25-okapi-expand", cv=True,
+          note="bm25-okapi-expand with the expansion weight (0 included) and members per word chosen by CV"),
+    Lever("hybrid-sparse-expand", "hybrid-sparse-expand",
+          note="a-priori: bm25-okapi-expand (weight 0.5) + e5 + e5-sparse, RRF k=60, equal weights"),
+    Lever("hybrid-sparse-expand-cv", "hybrid-sparse-expand", cv=True,
+          note="hybrid-sparse-expand with its three fusion weights and RRF k chosen by CV (expansion weight 0.5 fixed)"),
 ]
 DATASETS: tuple[str, ...] = ("capretrieval/zh", "capretrieval/en")
 BASELINE = "hybrid"
