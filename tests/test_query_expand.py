@@ -143,7 +143,7 @@ def test_options_are_declared_tunable_and_checked() -> None:
         with pytest.raises(FinegrainError):
             get_retriever("bm25-okapi-expand", **bad)
     with pytest.raises(FinegrainError, match="weight"):
-        ExpandedBM25Retriever(get_retriever("bm25-okapi"), weight=float("nan"))  # type: ignore[arg-type]
+        ExpandedBM25Retriever(weight=float("nan"))
     with pytest.raises(FinegrainError, match="cannot vary"):
         get_retriever("bm25-okapi-expand").retrieve_grid([{"k1": 1.2}], CORPUS, QUERIES, lang="zh", top_k=None)
 

@@ -22,7 +22,7 @@ grid point (:meth:`ExpandedBM25Retriever.retrieve_grid`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -41,16 +41,16 @@ GRID_KEYS: tuple[str, ...] = ("weight", "max_members")
 
 
 @dataclass(frozen=True)
-class ExpandedBM25Retriever:
-    """:class:`~finegrain.retrieve.lexical.BM25Retriever` (``bm25``) whose queries gain their category
-    members at ``weight`` (see the module docstring)."""
+class ExpandedBM25Retriever(BM25Retriever):
+    """:class:`~finegrain.retrieve.lexical.BM25Retriever` whose queries gain their category members at
+    ``weight`` (see the module docstring)."""
 
-    bm25: BM25Retriever
+    name: str = "bm25-okapi-expand"
     weight: float = DEFAULT_WEIGHT
     max_members: int = DEFAULT_MAX_MEMBERS
-    name: str = "bm25-okapi-expand"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         w = self.weight
         if isinstance(w, bool) or not isinstance(w, (int, float)) or not finite(float(w)) or w < 0:
             raise FinegrainError(f"weight={w!r} is not a finite number >= 0",
@@ -59,8 +59,7 @@ class ExpandedBM25Retriever:
 
     def config(self) -> dict[str, Any]:
         """The BM25 parameters, the expansion's, and where the category lexicons come from."""
-        return {**self.bm25.config(), "name": self.name, "weight": float(self.weight),
-                "max_members": self.max_members, "expansion": expansion_sources()}
+        return {**super().config(), "expansion": expansion_sources()}
 
     def retrieve(
         self, corpus: Corpus, queries: Queries, *, lang: str, top_k: int | None, show_progress: bool = True
@@ -78,19 +77,18 @@ class ExpandedBM25Retriever:
             raise FinegrainError(f"{self.name} cannot vary {bad[0]!r} without rebuilding its index",
                                  f"cross-validate only {', '.join(GRID_KEYS)} (fix the others with --set)")
         points = [replace(self, **s) for s in settings]  # validates each setting
-        b = self.bm25
-        bm = b.build_index(corpus, lang=lang, show_progress=show_progress)
-        tok = get_tokenizer(lang, b.tokenizer)
+        bm = self.build_index(corpus, lang=lang, show_progress=show_progress)
+        tok = get_tokenizer(lang, self.tokenizer)
         q_tokens = tok.queries(queries.texts)
-        k = top_k if top_k is not None else b.default_k
-        plain = bm.search(q_tokens, list(queries.ids), k=k, threshold=b.threshold, ties=b.ties, name=self.name,
+        k = top_k if top_k is not None else self.default_k
+        plain = bm.search(q_tokens, list(queries.ids), k=k, threshold=self.threshold, ties=self.ties, name=self.name,
                           show_progress=show_progress)
         extra: dict[int, list[list[str]]] = {}  # max_members -> expansion tokens per query
         out = []
         for p in points:
             if p.max_members not in extra:
                 extra[p.max_members] = expansion_tokens(queries.texts, q_tokens, lang, tok, p.max_members)
-            out.append(_combine(bm, plain, q_tokens, extra[p.max_members], float(p.weight), k, b, self.name))
+            out.append(_combine(bm, plain, q_tokens, extra[p.max_members], float(p.weight), k, self, self.name))
         return out
 
 
@@ -150,10 +148,7 @@ def expand_retriever(**options: Any) -> ExpandedBM25Retriever:
     """``bm25-okapi-expand``: bm25-okapi (CapRetrieval's BM25) plus weighted category members."""
     from finegrain.retrieve.registry import RETRIEVERS
 
-    checked = RETRIEVERS.check("bm25-okapi-expand", options)
-    own = {f.name for f in fields(ExpandedBM25Retriever)} - {"bm25", "name"}
-    bm25 = BM25Retriever(name="bm25-okapi-expand", **{k: v for k, v in checked.items() if k not in own})
-    return ExpandedBM25Retriever(bm25, **{k: v for k, v in checked.items() if k in own})
+    return ExpandedBM25Retriever(**RETRIEVERS.check("bm25-okapi-expand", options))
 
 
 def sparse_expand_hybrid_retriever(**options: Any) -> Any:
