@@ -33,6 +33,26 @@ Without ``--cv`` there is no fitted predictor or routed setting, and every
 query gets the a-priori fusion (= ``hybrid-use``); the config says so. A
 shipped routed retriever would need weights and a predictor fixed from the
 folds' consensus (not done: see the figures below first).
+
+Provenance: the predictor is trained on CapRetrieval's own gold query types
+(the training folds' only), so a routed figure is cross-validated, not zero-shot.
+
+On CapRetrieval (``finegrain eval -d capretrieval/{zh,en} -r hybrid-routed --cv 5``, seed 0; nDCG@1/@5/@10
+x100, out-of-fold; routed minus un-routed CV (``hybrid-use --cv 5``, same folds) with its randomization p):
+
+============================  ======================  ======================
+                              capretrieval/zh         capretrieval/en
+============================  ======================  ======================
+hybrid-use, CV (un-routed)    84.75 / 84.59 / 84.37   79.58 / 79.45 / 79.62
+hybrid-routed, routes=paper   84.62 / 83.75 / 83.73   81.83 / 80.05 / 80.41
+routed - un-routed @10        -0.65 (p 0.16)          +0.79 (p 0.07)
+hybrid-routed, routes=types   83.69 / 83.97 / 83.82   81.03 / 79.72 / 80.06
+predictor accuracy, OOF       63.0% (route 90.3%)     58.3% (route 85.9%)
+============================  ======================  ======================
+
+Routing does not help significantly at nDCG@10 on either language: it loses a little on zh and gains a
+little on en (at @1 on en +2.25, p 0.02 unadjusted). The folds route ``constrained`` queries to more
+e5-sparse weight (0 / 0.25 / 0.5 / 0.25 on zh, 0.25 / 0.25 / 0.5 / 0 on en); ``plain`` keeps equal weights.
 """
 
 from __future__ import annotations
