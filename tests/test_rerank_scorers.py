@@ -262,3 +262,16 @@ def test_finegrain_eval_cv_tunes_alpha_and_fuse(tmp_path: Path) -> None:
     assert set(cv["grid"]) == {"alpha", "fuse"} and len(cv["per_fold"]) == 2
     assert all(set(f["setting"]) == {"alpha", "fuse"} for f in cv["per_fold"])
     assert res["provenance"]["retriever"]["reranker"]["name"] == "e5"
+
+
+def test_best_zh_rerank_is_in_sample_on_capretrieval_zh() -> None:
+    from finegrain.retrieve.rerank_scorers import BEST_ZH_RERANK
+
+    r = RETRIEVERS.build("best-zh-rerank")
+    assert (r.name, r.first_stage.name, r.reranker.name, r.depth, r.alpha, r.fuse) == (
+        "best-zh-rerank", "best-zh", "e5-sparse", 100, BEST_ZH_RERANK["alpha"], BEST_ZH_RERANK["fuse"])
+    assert r.config()["tuned_on"]["dataset"] == "capretrieval/zh" and "5 of 5 folds" in r.config()["tuned_on"]["method"]
+    # a changed setting is no longer the CV's choice, but its first stage (best-zh) still is: in-sample stays said
+    moved = RETRIEVERS.build("best-zh-rerank", alpha=0.5).config()["tuned_on"]
+    assert moved["method"].startswith("first stage 'best-zh'")
+    assert "tuned_on" not in RETRIEVERS.build("rerank", first_stage="hybrid-sparse", scorer="e5").config()

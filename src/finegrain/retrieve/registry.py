@@ -13,6 +13,7 @@ code they choose from (BM25 variants, tokenizer presets, ...) are named as
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -218,6 +219,17 @@ RETRIEVERS.register(
          "(CV nDCG@10 82.29; a score on capretrieval/zh itself is in-sample)",
     params={**(RETRIEVERS.params("hybrid") or {}),
             "parts": Param(list, ("bm25-okapi", "e5", "e5-sparse"), help="retrievers to fuse, each at most once")},
+    nested=True,
+)
+RETRIEVERS.register(  # issue 17 lever 5 (finegrain.retrieve.rerank_scorers)
+    "best-zh-rerank",
+    "finegrain.retrieve.rerank_scorers:best_zh_rerank_retriever",
+    help="best-zh's top 100 re-scored by e5-sparse, min-max mix alpha=0.1, fixed from 5-fold CV on capretrieval/zh "
+         "(CV nDCG@10 82.78; in-sample on capretrieval/zh)",
+    params={**_RERANK, "first_stage": dataclasses.replace(_RERANK["first_stage"], default="best-zh"),
+            "scorer": dataclasses.replace(_RERANK["scorer"], default="e5-sparse"),
+            "alpha": dataclasses.replace(_RERANK["alpha"], default=0.1),
+            "fuse": dataclasses.replace(_RERANK["fuse"], default="minmax")},
     nested=True,
 )
 

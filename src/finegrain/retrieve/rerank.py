@@ -375,8 +375,12 @@ class RerankRetriever:
             cfg["fuse"] = self.fuse
             if self.fuse == "rrf":
                 cfg["fuse_k"] = self.fuse_k
+        inherited = cfg["first_stage"].get("tuned_on")  # a tuned first stage (best-zh) makes the whole in-sample
         if self.tuned_on is not None:
             cfg["tuned_on"] = dict(self.tuned_on)
+        elif isinstance(inherited, dict):
+            cfg["tuned_on"] = {**inherited, "method": f"first stage {self.first_stage.name!r}: "
+                                                      f"{inherited.get('method', 'see first_stage.tuned_on')}"}
         return cfg
 
     def _first(self, corpus: Corpus, queries: Queries, lang: str, top_k: int | None, show_progress: bool) -> Run:
