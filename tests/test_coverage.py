@@ -75,3 +75,30 @@ def test_empty_inputs() -> None:
 def test_unknown_preset_is_a_clear_error() -> None:
     with pytest.raises(FinegrainError, match="preset"):
         TermCoverage.fit(EN, "en", preset="nope")
+
+
+def test_rerank_with_coverage_fits_idf_on_the_whole_corpus_and_moves_fuller_passages_up() -> None:
+    from finegrain.retrieve.coverage import CoverageScorer
+    from finegrain.retrieve.registry import RERANKERS, get_retriever
+    from finegrain.types import Corpus, Document, Queries, Query
+
+    docs = ["a red car parked on the street", "a blue car on the road", "a dog on the grass",
+            "the cat sleeps on the sofa", "a red apple on the table", "car"]
+    corpus = Corpus(Document(f"d{i}", t) for i, t in enumerate(docs))
+    queries = Queries([Query("q1", "red car street")])
+    r = get_retriever("rerank", first_stage="bm25-okapi", scorer="coverage", alpha=1.0)
+    run = r.retrieve(corpus, queries, lang="en", top_k=None, show_progress=False)
+    assert run.ranked("q1")[0] == "d0"  # the only passage holding all three terms
+    assert isinstance(r.reranker, CoverageScorer)
+    assert r.reranker.config()["n_documents"] == len(docs)  # idf over the corpus, not over the head
+    assert isinstance(RERANKERS.build("coverage"), CoverageScorer)
+
+
+def test_the_coverage_scorer_refuses_to_score_before_it_is_fitted_and_with_model() -> None:
+    from finegrain.retrieve.coverage import CoverageScorer
+    from finegrain.retrieve.registry import get_retriever
+
+    with pytest.raises(FinegrainError, match="not fitted"):
+        CoverageScorer().score("red car", ["a red car"])
+    with pytest.raises(FinegrainError, match="model"):
+        get_retriever("rerank", scorer="coverage", model="/nowhere")

@@ -112,8 +112,45 @@ class TermCoverage:
         return toks
 
 
+@dataclass(frozen=True)
+class CoverageScorer:
+    """``rerank --set scorer=coverage``: a :class:`TermCoverage` fitted on the corpus being searched.
+
+    The rerank step calls :meth:`fit_corpus` with every passage of the corpus (and its language)
+    before any :meth:`score`; fitting again on the same texts reuses the fit.
+    """
+
+    preset: str = "default"
+    name: str = "coverage"
+    _state: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.preset not in PRESETS:
+            raise FinegrainError(f"coverage: unknown tokenizer preset {self.preset!r}",
+                                 f"use one of {', '.join(PRESETS)}")
+
+    def config(self) -> dict[str, Any]:
+        fitted = self._state.get("fitted")
+        return fitted.config() if fitted is not None else {"scorer": self.name, "preset": self.preset}
+
+    def fit_corpus(self, texts: list[str], *, lang: str | None) -> None:
+        if lang is None:
+            raise FinegrainError("the coverage scorer needs the corpus language", "evaluate a dataset with a language")
+        key = (lang, len(texts), hash(tuple(texts)))
+        if self._state.get("key") != key:
+            self._state["fitted"] = TermCoverage.fit(texts, lang, preset=self.preset)
+            self._state["key"] = key
+
+    def score(self, query: str, passages: list[str]) -> np.ndarray:
+        fitted = self._state.get("fitted")
+        if fitted is None:
+            raise FinegrainError("the coverage scorer was not fitted on a corpus",
+                                 "call fit_corpus(corpus texts, lang=...) first (rerank does)")
+        return fitted.score(query, passages)
+
+
 def _clean(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-__all__ = ["TermCoverage"]
+__all__ = ["CoverageScorer", "TermCoverage"]

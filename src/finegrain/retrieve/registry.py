@@ -144,7 +144,7 @@ RETRIEVERS.register(
         "first_stage": Param(str, "bm25-okapi", help="retriever whose run is reranked"),
         "depth": Param(int, 100, min=1, help="how many first-stage results are reranked"),
         "rest": Param(str, "append", "finegrain.retrieve.rerank:RESTS", "what happens below depth", label="rest"),
-        "scorer": Param(str, "cross-encoder", help="cross-encoder, e5-instruct, e5, e5-sparse, minilm or st:PATH"),
+        "scorer": Param(str, "cross-encoder", help="cross-encoder, e5-instruct, e5, e5-sparse, minilm, st:PATH or coverage"),
         "alpha": Param(float, None, nullable=True, help="reranker's share in [0, 1] vs the first stage (none: "
                        "reranker scores alone)", grid="finegrain.retrieve.rerank:alpha_grid"),
         "fuse": Param(str, "rrf", "finegrain.retrieve.rerank:FUSES", "how alpha combines the two stages",
@@ -311,6 +311,10 @@ for _name, _factory, _help in (  # issue 17 lever 5; the options each takes: rer
                        params={k: _RERANK[k] for k in ("instruction", "terms", "lowercase", "normalize_space",
                                                        "cache", "cache_dir", "batch_size", "device", "max_length")})
 del _name, _factory, _help
+RERANKERS.register("coverage", "finegrain.retrieve.coverage:CoverageScorer",  # issue 17 lever 6
+                   help="the idf-weighted share of the query's terms a passage holds (idf over the searched corpus)",
+                   params={"preset": Param(str, "default", "finegrain.text.tokenizer:PRESETS", "tokenizer preset",
+                                           label="tokenizer preset")})
 
 
 def get_retriever(name: str, **options: Any) -> Retriever:

@@ -42,6 +42,8 @@ head, any sentence-transformers folder) are in
 A scorer may have ``prepare(query_texts, passage_texts, lang=...)``: it is
 called once with every text before the per-query ``score`` calls, so
 bi-encoders encode each distinct text once, in batches.
+A scorer may also have ``fit_corpus(texts, lang=...)``: it is called first with
+every passage of the corpus (the coverage scorer's idf).
 """
 
 from __future__ import annotations
@@ -252,6 +254,9 @@ def score_heads(
         if len(head) and qid not in queries:
             raise FinegrainError(f"query {qid!r} of run {run.name!r} is not among the queries", "rerank a run of the same dataset")
         texts_of.append([_doc_text(corpus, vocab[c], run.name) for c in head.tolist()])
+    fit_corpus = getattr(reranker, "fit_corpus", None)  # e.g. coverage: idf over the searched corpus
+    if callable(fit_corpus):
+        fit_corpus([doc.text for doc in corpus.values()], lang=lang)
     prepare = getattr(reranker, "prepare", None)
     if callable(prepare):
         asked = [q for q, h in zip(run.qids, head_codes) if len(h)]
