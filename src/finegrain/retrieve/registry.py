@@ -215,20 +215,21 @@ RETRIEVERS.register(
 RETRIEVERS.register(
     "best-zh",
     "finegrain.retrieve.fused:best_zh_retriever",
-    help="hybrid-sparse with weights 0.3/0.4/0.3 and RRF k=10, fixed from 5-fold CV on capretrieval/zh "
-         "(CV nDCG@10 82.29; a score on capretrieval/zh itself is in-sample)",
+    help="hybrid-use (bm25-okapi + e5 + e5-sparse + use-m3) with equal weights and RRF k=10, fixed from 5-fold "
+         "CV on capretrieval/zh (CV nDCG@10 84.37; a score on capretrieval/zh itself is in-sample)",
     params={**(RETRIEVERS.params("hybrid") or {}),
-            "parts": Param(list, ("bm25-okapi", "e5", "e5-sparse"), help="retrievers to fuse, each at most once")},
+            "parts": Param(list, ("bm25-okapi", "e5", "e5-sparse", "use-m3"),
+                           help="retrievers to fuse, each at most once")},
     nested=True,
 )
 RETRIEVERS.register(  # issue 17 lever 5 (finegrain.retrieve.rerank_scorers)
     "best-zh-rerank",
     "finegrain.retrieve.rerank_scorers:best_zh_rerank_retriever",
-    help="best-zh's top 100 re-scored by e5-sparse, min-max mix alpha=0.1, fixed from 5-fold CV on capretrieval/zh "
-         "(CV nDCG@10 82.78; in-sample on capretrieval/zh)",
+    help="best-zh's top 100 re-scored by term coverage, min-max mix alpha=0.2, fixed from 5-fold CV on "
+         "capretrieval/zh (CV nDCG@10 84.82; in-sample on capretrieval/zh)",
     params={**_RERANK, "first_stage": dataclasses.replace(_RERANK["first_stage"], default="best-zh"),
-            "scorer": dataclasses.replace(_RERANK["scorer"], default="e5-sparse"),
-            "alpha": dataclasses.replace(_RERANK["alpha"], default=0.1),
+            "scorer": dataclasses.replace(_RERANK["scorer"], default="coverage"),
+            "alpha": dataclasses.replace(_RERANK["alpha"], default=0.2),
             "fuse": dataclasses.replace(_RERANK["fuse"], default="minmax")},
     nested=True,
 )
