@@ -86,6 +86,15 @@ LEVERS: list[Lever] = [
           note="rerank-e5-sparse interpolated with the first stage: alpha and fuse chosen by CV"),
     Lever("rerank-minilm-cv", "rerank", {"first_stage": "hybrid-sparse", "scorer": "minilm"}, cv=True,
           note="hybrid-sparse's top 100 and all-MiniLM-L6-v2 (untrained; English only), alpha and fuse chosen by CV"),
+    # lever 6, from the error taxonomy (modifier_mismatch and term_over_sensitivity lead the failures): term coverage
+    Lever("rerank-coverage-cv", "rerank", {"first_stage": "hybrid-sparse", "scorer": "coverage"}, cv=True,
+          note="hybrid-sparse's top 100 re-scored by term coverage (idf-weighted share of the query's terms a passage "
+               "holds, idf over the corpus), alpha and fuse chosen by CV"),
+    # combinations
+    Lever("hybrid-use-coverage-cv", "rerank", {"first_stage": "hybrid-use", "scorer": "coverage"}, cv=True,
+          note="a-priori hybrid-use's top 100 re-scored by term coverage, alpha and fuse chosen by CV"),
+    Lever("hybrid-use-expand-cv", "hybrid-use", {"parts": ["bm25-okapi-expand", "e5", "e5-sparse", "use-m3"]}, cv=True,
+          note="hybrid-use with bm25-okapi-expand (weight 0.5) as its BM25 part; four weights and RRF k chosen by CV"),
 ]
 DATASETS: tuple[str, ...] = ("capretrieval/zh", "capretrieval/en")
 BASELINE = "hybrid"
