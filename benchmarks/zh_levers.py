@@ -53,12 +53,12 @@ LEVERS: list[Lever] = [
     Lever("bm25-okapi-bigram", "bm25-okapi-bigram", note="bm25-okapi over CJK character bigrams (CJKAnalyzer style)"),
     Lever("bm25-jieba-bigram", "bm25-jieba-bigram", note="a-priori: bm25-okapi + bm25-okapi-bigram, RRF k=60"),
     Lever("hybrid-sparse-cv", "hybrid-sparse", cv=True,
-          note="hybrid-sparse with its three fusion weights and RRF k chosen by CV (best-zh's source)"),
+          note="hybrid-sparse with its three fusion weights and RRF k chosen by CV (best-zh until hybrid-use)"),
     # lever 2: USE-m3 as a fourth view; fusion routed by the query type predicted from the text
     Lever("use-m3", "use-m3", note="multilingual Universal Sentence Encoder v3 (pure numpy), cosine"),
     Lever("hybrid-use", "hybrid-use", note="a-priori: bm25-okapi + e5 + e5-sparse + use-m3, RRF k=60, equal weights"),
     Lever("hybrid-use-cv", "hybrid-use", cv=True,
-          note="hybrid-use with its four fusion weights (multiples of 0.25) and RRF k chosen by CV"),
+          note="hybrid-use with its four fusion weights (multiples of 0.25) and RRF k chosen by CV (best-zh's source)"),
     Lever("hybrid-routed-cv", "hybrid-routed", cv=True,
           note="hybrid-use with weights and RRF k chosen per route (plain / constrained) of the query type predicted "
                "from the text; predictor (naive Bayes) and per-route settings fitted on the other folds; the gold "
