@@ -124,9 +124,9 @@ def _pct(x: float | None) -> str:
 
 def _setting(s: dict[str, Any]) -> str:
     def one(v: Any) -> str:
-        if isinstance(v, list):
-            return ":".join(f"{x:g}" for x in v)
-        return "equal" if v is None else f"{v:g}" if isinstance(v, float) else str(v)
+        if isinstance(v, (list, tuple)):
+            return ("+" if any(isinstance(x, str) for x in v) else ":").join(one(x) for x in v)
+        return "equal" if v is None else f"{v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
 
     return ", ".join(f"{k}={one(v)}" for k, v in s.items())
 
