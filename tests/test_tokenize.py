@@ -146,3 +146,12 @@ def test_tokenizers_refuse_a_bare_string_and_non_strings(tok: Tokenizer) -> None
         tok.documents("some text")  # type: ignore[arg-type]
     with pytest.raises(FinegrainError, match="text 1 is a int"):
         tok.queries(["ok", 3])  # type: ignore[list-item]
+
+
+def test_normalize_texts_switches_each_step_and_matches_normalize() -> None:
+    from finegrain.text.words import normalize, normalize_texts
+
+    texts = ["  A  Red\tCar ", "海边 的\n沙滩"]
+    assert normalize_texts(texts) == [normalize(t) for t in texts] == ["a red car", "海边 的 沙滩"]
+    assert normalize_texts(texts, lowercase=False) == ["A Red Car", "海边 的 沙滩"]
+    assert normalize_texts(texts, normalize_space=False) == ["  a  red\tcar ", "海边 的\n沙滩"]

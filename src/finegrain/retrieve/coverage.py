@@ -38,8 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from finegrain.errors import FinegrainError
+from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.text.tokenizer import PRESETS, Tokenizer, get_tokenizer
+from finegrain.text.words import normalize
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,8 @@ class TermCoverage:
     @classmethod
     def fit(cls, texts: Iterable[str], lang: str, *, preset: str = "default") -> TermCoverage:
         """Document frequencies of ``texts`` (the corpus) under the ``preset`` tokenizer for ``lang``."""
-        if preset not in PRESETS:
-            raise FinegrainError(f"coverage: unknown tokenizer preset {preset!r}", f"use one of {', '.join(PRESETS)}")
-        tok = get_tokenizer(lang, preset)
-        docs = tok.documents([_clean(t) for t in texts])
+        tok = get_tokenizer(lang, preset)  # unknown lang or preset: UnknownNameError with the known ones
+        docs = tok.documents([normalize(t) for t in texts])
         df = Counter(t for ts in docs for t in set(ts))
         n = len(docs)
         idf = {t: math.log((n + 1) / (c + 0.5)) for t, c in df.items()}
@@ -84,7 +83,7 @@ class TermCoverage:
     def terms(self, query: str) -> tuple[str, ...]:
         """The query's distinct terms, in first-seen order."""
         seen: dict[str, None] = {}
-        for t in self._tokenizer.queries([_clean(query)])[0]:
+        for t in self._tokenizer.queries([normalize(query)])[0]:
             if t.strip():
                 seen.setdefault(t, None)
         return tuple(seen)
@@ -97,7 +96,7 @@ class TermCoverage:
             return out
         substring = self.lang == "zh"
         for i, passage in enumerate(passages):
-            text = _clean(passage)
+            text = normalize(passage)
             toks = self._passage_tokens(text)
             hit = sum(self.weight(t) for t in terms if t in toks or (substring and len(t) > 1 and t in text))
             out[i] = hit / total
@@ -125,9 +124,8 @@ class CoverageScorer:
     _state: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.preset not in PRESETS:
-            raise FinegrainError(f"coverage: unknown tokenizer preset {self.preset!r}",
-                                 f"use one of {', '.join(PRESETS)}")
+        if self.preset not in PRESETS:  # now, not when the first stage has run
+            raise UnknownNameError("tokenizer preset", self.preset, PRESETS)
 
     def config(self) -> dict[str, Any]:
         fitted = self._state.get("fitted")
@@ -147,10 +145,6 @@ class CoverageScorer:
             raise FinegrainError("the coverage scorer was not fitted on a corpus",
                                  "call fit_corpus(corpus texts, lang=...) first (rerank does)")
         return fitted.score(query, passages)
-
-
-def _clean(text: str) -> str:
-    return " ".join(text.lower().split())
 
 
 __all__ = ["CoverageScorer", "TermCoverage"]

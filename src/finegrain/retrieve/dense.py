@@ -48,6 +48,7 @@ from finegrain.retrieve.encoders.templates import (
     resolve_prompting,
 )
 from finegrain.text.lang import LANGS
+from finegrain.text.words import normalize_texts
 from finegrain.types import Corpus, Queries, Run
 
 DEFAULT_K = 1000
@@ -165,11 +166,7 @@ class DenseRetriever:
 
     def normalise(self, texts: list[str]) -> list[str]:
         """Lower-case and collapse whitespace as configured (before templating)."""
-        if self.lowercase:
-            texts = [t.lower() for t in texts]
-        if self.normalize_space:
-            texts = [" ".join(t.split()) for t in texts]
-        return texts
+        return normalize_texts(texts, lowercase=self.lowercase, normalize_space=self.normalize_space)
 
     # -- the Retriever protocol ------------------------------------------------------
 

@@ -101,20 +101,12 @@ import numpy as np
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.encoders.base import Encoder, Kind
 from finegrain.retrieve.encoders.templates import INSTRUCTION, TEXT, Templates, resolve_instruction
+from finegrain.text.words import normalize_texts
 
 #: the e5 "instruct" query template (multilingual-e5-*-instruct, e5-mistral-7b-instruct); passages plain
 E5_INSTRUCT = f"Instruct: {INSTRUCTION}\nQuery: {TEXT}"
 SCORERS: tuple[str, ...] = ("cross-encoder", "e5-instruct", "e5", "e5-sparse", "minilm", "st:PATH", "coverage")
 ST_PREFIX = "st:"
-
-
-def _normalise(texts: Sequence[str], lowercase: bool, normalize_space: bool) -> list[str]:
-    out = list(texts)
-    if lowercase:
-        out = [t.lower() for t in out]
-    if normalize_space:
-        out = [" ".join(t.split()) for t in out]
-    return out
 
 
 def _check_flags(obj: Any, *names: str) -> None:
@@ -255,7 +247,7 @@ class BiEncoderScorer:
             wrapped = CachedEncoder(self.get_encoder(), _cache(self.cache, self.cache_dir),
                                     show_progress=show_progress)
             read = self.templates(self._state.get("lang", "en")).apply(
-                _normalise(missing, self.lowercase, self.normalize_space), kind)
+                normalize_texts(missing, lowercase=self.lowercase, normalize_space=self.normalize_space), kind)
             vecs = wrapped.encode(read, kind=kind, desc=f"{self.name}: encode {kind}s")
             for t, v in zip(missing, vecs):
                 memo[(kind, t)] = v

@@ -54,6 +54,7 @@ import numpy as np
 from finegrain.errors import FinegrainError
 from finegrain.ranking import string_ranks, top_k_positions
 from finegrain.retrieve.encoders.base import Kind, check_kind, check_texts
+from finegrain.text.words import normalize_texts
 from finegrain.types import Corpus, Queries, Run
 
 DEFAULT_K = 1000
@@ -244,11 +245,7 @@ class SparseRetriever:
 
     def normalise(self, texts: list[str]) -> list[str]:
         """Lower-case and collapse whitespace as configured."""
-        if self.lowercase:
-            texts = [t.lower() for t in texts]
-        if self.normalize_space:
-            texts = [" ".join(t.split()) for t in texts]
-        return texts
+        return normalize_texts(texts, lowercase=self.lowercase, normalize_space=self.normalize_space)
 
     def config(self) -> dict[str, Any]:
         """Parameters, the encoder's config and what the last ``retrieve`` did, JSON-able, for provenance."""

@@ -44,6 +44,16 @@ def normalize(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+def normalize_texts(texts: Sequence[str], *, lowercase: bool = True, normalize_space: bool = True) -> list[str]:
+    """:func:`normalize`'s two steps, each switchable: lower-case, then collapse runs of whitespace."""
+    out = list(texts)
+    if lowercase:
+        out = [t.lower() for t in out]
+    if normalize_space:
+        out = [" ".join(t.split()) for t in out]
+    return out
+
+
 @runtime_checkable
 class Splitter(Protocol):
     """Cuts texts into words; ``config()`` is JSON-able and names the splitter ``type``."""
