@@ -91,3 +91,21 @@ def catalog_target(request, tmp_path: Path):
     if request.param == "sqlite":
         return tmp_path / "c.sqlite"
     return request.getfixturevalue("postgres_url")
+
+
+# ---------------------------------------------------------------------- cost markers
+# Marked by what a test needs, so `pytest -m "not browser"` (or postgres, ray) leaves out a whole kind;
+# `slow` is set by hand on the benchmark-sized reproductions.
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = Path(str(item.fspath)).stem
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "browser" in module:
+            item.add_marker(pytest.mark.browser)
+        if module.endswith("_ray") or "ray_local" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.ray)
+        if ("postgres" in module or {"postgres_server", "postgres_url"} & set(getattr(item, "fixturenames", ()))
+                or "postgres" in params.values()):
+            item.add_marker(pytest.mark.postgres)

@@ -17,8 +17,6 @@ import pytest
 from finegrain.album.catalog import local_server
 from finegrain.album.catalog.local_server import LocalPostgres, ServerUnavailable, can_reach, server_user
 
-pytestmark = pytest.mark.postgres
-
 
 def _bundled_or_skip() -> Path:
     try:

@@ -249,6 +249,7 @@ def test_capretrieval_bm25_variants(tmp_path: Path, with_data_root: Path, capsys
     assert t.wtl.n == 377 and sum(s.n for s in t.by_type) == 377
 
 
+@pytest.mark.slow
 def test_capretrieval_bm25_vs_e5_matches_scipy(tmp_path: Path, with_data_root: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """The acceptance run: bm25-okapi vs e5 on capretrieval/zh, per-type W/T/L and marks, checked with scipy."""
