@@ -1,7 +1,7 @@
 """Cost of a perturbation run (``finegrain perturb``) relative to a plain evaluation (``finegrain eval``).
 
 In one process, on the same dataset and retriever: first the plain evaluation
-job (:func:`finegrain.evaluate.pipeline.run_experiment`: retrieve, score,
+job (:func:`finegrain.experiment.run.run_experiment`: retrieve, score,
 curves, error analysis), then the perturbation job
 (:func:`finegrain.diagnose.perturb.run.run_perturbation`, all families by
 default: build perturbations, retrieve originals + perturbed queries in one
@@ -54,7 +54,7 @@ def main() -> None:
         PerturbConfig,
         run_perturbation,
     )
-    from finegrain.evaluate.pipeline import Experiment, run_experiment
+    from finegrain.experiment.run import Experiment, run_experiment
     from finegrain.settings import Settings
 
     settings = Settings.from_env()

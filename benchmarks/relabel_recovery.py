@@ -4,7 +4,7 @@ The honest demonstration of issue 12 item 3 on CapRetrieval, which is fully
 judged, so its qrels are the truth:
 
 1. hide a seeded ``--hide`` share (default 30%) of its positive labels
-   (grade >= 1 removed, i.e. unjudged: :func:`finegrain.evaluate.relabel.hide_relevant`);
+   (grade >= 1 removed, i.e. unjudged: :func:`finegrain.compare.relabel.hide_relevant`);
 2. run ``--systems`` (default ``bm25-okapi``, ``e5``, ``hybrid``, built
    through the registry as ``finegrain eval -r`` builds them, default cuts)
    and pool their top ``--depth`` (default 10) with
@@ -19,7 +19,7 @@ judged, so its qrels are the truth:
 4. for each budget in ``--budgets``, "judge" the first B unjudged items of
    each order by reading the true qrels (a simulated annotator; unlisted =
    0), and score every system's nDCG@10 under holed + judged qrels against
-   the true qrels (:func:`finegrain.evaluate.relabel.relabel_delta`):
+   the true qrels (:func:`finegrain.compare.relabel.relabel_delta`):
    |nDCG@10 error| per system, its mean, and Kendall's tau between the
    system ordering and the true one; also how many hidden positives the
    budget found.
@@ -146,8 +146,8 @@ def round_robin(order: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from finegrain.build.pool import pool_runs
     from finegrain.build.triage import triage
+    from finegrain.compare.relabel import hide_relevant, relabel_delta
     from finegrain.datasets import load_dataset
-    from finegrain.evaluate.relabel import hide_relevant, relabel_delta
     from finegrain.retrieve.registry import get_retriever
     from finegrain.settings import Settings
     from finegrain.types import Run

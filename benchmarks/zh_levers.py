@@ -3,10 +3,10 @@
 For every lever x dataset: nDCG@1/@5/@10 as the mean over queries with a bootstrap 95% CI. A lever with
 ``cv=True`` has its tunable options (those its registry entry declares with a grid and ``options`` does not
 fix) chosen by 5-fold cross-validation over the queries, stratified by query type
-(``finegrain eval --cv 5``, :mod:`finegrain.evaluate.cv`): its figures are out-of-fold values (never scored
+(``finegrain eval --cv 5``, :mod:`finegrain.experiment.tuning.cv`): its figures are out-of-fold values (never scored
 with a setting chosen on the same queries), shown next to its a-priori default on the same queries and with
 the settings the folds chose. Every lever is tested against ``hybrid`` (the a-priori default:
-bm25-okapi + e5, RRF k=60, equal weights) by :func:`finegrain.evaluate.compare.compare`, the code behind
+bm25-okapi + e5, RRF k=60, equal weights) by :func:`finegrain.compare.compare.compare`, the code behind
 ``finegrain compare``: paired over queries, Fisher randomization test, Holm-adjusted across the levers.
 
 Add a lever: append a :class:`Lever` to :data:`LEVERS` (a registered retriever name, fixed ``--set``
@@ -106,7 +106,7 @@ OUT = Path(__file__).resolve().parent.parent / "docs" / "zh_levers.md"
 
 def run_lever(lever: Lever, dataset: str, folds: int) -> tuple[dict[str, Any], float]:
     """``finegrain eval`` (with ``--cv`` for a CV lever) in this process; its results.json content and seconds."""
-    from finegrain.evaluate.pipeline import Experiment, run_experiment
+    from finegrain.experiment.run import Experiment, run_experiment
     from finegrain.retrieve.registry import RETRIEVERS
     from finegrain.settings import Settings
 
@@ -133,7 +133,7 @@ def _setting(s: dict[str, Any]) -> str:
 
 def table(dataset: str, levers: list[Lever], results: dict[str, dict[str, Any]]) -> list[str]:
     """Markdown rows for one dataset: per metric mean [CI], the a-priori default (CV levers), and vs hybrid."""
-    from finegrain.evaluate.compare import compare
+    from finegrain.compare.compare import compare
 
     names = [lv.name for lv in levers if lv.name in results]
     base = names.index(BASELINE) if BASELINE in names else 0

@@ -3,7 +3,7 @@ provenance that makes a score on capretrieval/zh itself say it is in-sample."""
 
 from __future__ import annotations
 
-from finegrain.evaluate.pipeline import in_sample_warning
+from finegrain.experiment.run import in_sample_warning
 from finegrain.retrieve.fused import BEST_ZH
 from finegrain.retrieve.registry import get_retriever
 

@@ -15,17 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from finegrain.build.overlap import (
-    DEFAULT_THRESHOLDS,
-    find_overlap,
-    read_overlap_ids,
-    shingles,
-    write_pairs,
-)
+from finegrain.build.overlap import DEFAULT_THRESHOLDS, find_overlap, shingles, write_pairs
 from finegrain.build.textset import TextSet, read_text_set, write_without
 from finegrain.build.units import exact_key, shared_units, units
 from finegrain.cli.main import main
 from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
+from finegrain.io.idlist import read_overlap_ids
 
 UPSTREAM = ("dureader_mini", "upstream")
 
@@ -319,7 +314,7 @@ def test_eval_split_by_overlap_reports_overlap_and_others(tmp_path: Path, with_d
     assert {q: r["type"] for q, r in res["queries"].items()} == {
         q: "Overlap" if q in inside else "Others" for q in res["queries"]}
     assert res["provenance"]["query_groups"]["groups"] == {"Overlap": len(inside), "Others": 8 - len(inside)}
-    from finegrain.evaluate.saved import SavedResults
+    from finegrain.results.saved import SavedResults
 
     saved = SavedResults.from_json(res)
     assert set(saved.query_groups().values()) == {"Overlap", "Others"}

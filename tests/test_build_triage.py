@@ -152,8 +152,8 @@ def _eval(tmp_path: Path, retriever: str) -> Path:
 
 def test_cli_writes_a_pool_the_judging_page_reads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from finegrain.cli.main import main
+    from finegrain.compare.relabel import hide_relevant
     from finegrain.datasets import load_dataset
-    from finegrain.evaluate.relabel import hide_relevant
     from finegrain.io.trec import write_qrels
 
     dirs = [str(_eval(tmp_path, r)) for r in ("bm25-okapi", "bm25")]
@@ -181,8 +181,8 @@ def test_cli_writes_a_pool_the_judging_page_reads(tmp_path: Path, capsys: pytest
 
 
 def test_capretrieval_bm25_triage_puts_hidden_labels_first(with_data_root: Path) -> None:
+    from finegrain.compare.relabel import hide_relevant
     from finegrain.datasets import load_dataset
-    from finegrain.evaluate.relabel import hide_relevant
     from finegrain.retrieve.registry import get_retriever
 
     ds = load_dataset("capretrieval/zh")

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from dense_fakes import BagOfWordsEncoder
-from finegrain.errors import DataFormatError, DuplicateIdError, FinegrainError
-from finegrain.evaluate.caption_corpus import (
+from finegrain.diagnose.caption_corpus import (
     average_groups,
     build_caption_corpus,
     evaluate_vectors,
@@ -21,6 +20,7 @@ from finegrain.evaluate.caption_corpus import (
     run_caption_corpus,
     top_k_run,
 )
+from finegrain.errors import DataFormatError, DuplicateIdError, FinegrainError
 from finegrain.evaluate.evaluate import evaluate
 from finegrain.io.flickr8k import (
     IMAGELESS,

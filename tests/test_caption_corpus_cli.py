@@ -66,7 +66,7 @@ def test_cli_flickr8k_writes_results_and_run(tmp_path: Path, fake_encoder, monke
     run = read_run(out / "run.trec")
     assert run.ranked("4.jpg")[:2] == ["1.jpg", "4.jpg"]
     # the saved results are something `finegrain compare` reads
-    from finegrain.evaluate.compare import load_comparison
+    from finegrain.compare.compare import load_comparison
 
     cmp = load_comparison([out, out], n_resamples=50).to_json_dict()
     assert "recall@1" in cmp["metrics"] and "median_rank" not in cmp["metrics"]
@@ -115,7 +115,7 @@ def test_cli_bad_options(tmp_path: Path, fake_encoder, monkeypatch, capsys, args
 def test_cli_vg100_adds_concept_scores_to_failures(tmp_path: Path, data_root: Path, fake_encoder, monkeypatch) -> None:
     pytest.importorskip("finegrain.diagnose.concepts.metrics")
     from finegrain.diagnose.concepts.metrics import concept_scores
-    from finegrain.io.visual_genome import load_vg_objects, load_vg_regions
+    from finegrain.diagnose.concepts.visual_genome import load_vg_objects, load_vg_regions
 
     monkeypatch.setenv("FINEGRAIN_DATA", str(data_root))
     out = tmp_path / "vg"

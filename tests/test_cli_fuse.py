@@ -8,8 +8,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from finegrain.cli.main import app
-from finegrain.evaluate.files import read_any_run
 from finegrain.io.trec import write_qrels, write_run
+from finegrain.results.files import read_any_run
 from finegrain.retrieve.fusion import fuse
 from finegrain.types import Qrels, Run
 
@@ -63,8 +63,8 @@ def test_fuse_refuses_bad_options_with_one_line(tmp_path: Path) -> None:
 
 def test_a_saved_run_gets_back_the_queries_that_retrieved_nothing(tmp_path: Path) -> None:
     from finegrain import evaluate
-    from finegrain.evaluate.saved import SavedResults
-    from finegrain.io.results import write_results
+    from finegrain.results.files import write_results
+    from finegrain.results.saved import SavedResults
 
     pa, _, _ = _runs(tmp_path)
     run = read_any_run(pa)

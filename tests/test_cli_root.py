@@ -176,7 +176,7 @@ def two_dirs(tmp_path: Path) -> list[str]:
 def test_repeated_and_comma_metrics_mean_the_same(verb: str, form: list[str], two_dirs: list[str],
                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if verb == "eval":
-        import finegrain.evaluate.pipeline as target
+        import finegrain.experiment.run as target
 
         monkeypatch.setattr(target, "run_experiment", _stop_with("exp"))
         args = ["eval", "-d", "embedded/captions-en", "-r", "bm25-okapi", "-o", str(tmp_path / "o")]
@@ -186,7 +186,7 @@ def test_repeated_and_comma_metrics_mean_the_same(verb: str, form: list[str], tw
         monkeypatch.setattr(target, "run_perturbation", _stop_with("cfg"))
         args = ["perturb", "-d", "embedded/captions-en", "-r", "bm25-okapi", "-o", str(tmp_path / "o")]
     elif verb == "compare":
-        import finegrain.evaluate.compare as target
+        import finegrain.compare.compare as target
 
         monkeypatch.setattr(target, "load_comparison", _stop_with("metrics"))
         args = ["compare", *two_dirs]
@@ -211,7 +211,7 @@ def test_report_charts_the_first_metric(two_dirs: list[str], tmp_path: Path, mon
 
 
 def test_defaults_apply_only_without_m(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import finegrain.evaluate.pipeline as target
+    import finegrain.experiment.run as target
 
     monkeypatch.setattr(target, "run_experiment", _stop_with("exp"))
     res = runner.invoke(app, ["eval", "-d", "embedded/captions-en", "-r", "bm25-okapi", "-o", str(tmp_path)])

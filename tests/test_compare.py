@@ -1,4 +1,4 @@
-"""finegrain.evaluate.compare and ``finegrain compare``: numbers against an independent scipy computation."""
+"""finegrain.compare.compare and ``finegrain compare``: numbers against an independent scipy computation."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 import scipy.stats as st
 
 from finegrain.cli.main import main
+from finegrain.compare.compare import compare, load_comparison
+from finegrain.compare.stats import batch_size
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.compare import compare, load_comparison
-from finegrain.evaluate.stats import batch_size
-from finegrain.io.results import read_results, write_results
+from finegrain.results.files import read_results, write_results
 
 TYPES = ["entity", "event", "condition"]
 

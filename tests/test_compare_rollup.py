@@ -1,4 +1,4 @@
-"""CapRetrieval's Table 3 roll-up in finegrain compare (finegrain.evaluate.rollup): Singleton Entity = object +
+"""CapRetrieval's Table 3 roll-up in finegrain compare (finegrain.compare.rollup): Singleton Entity = object +
 person + place + concept, hand-computed win/tie/loss and means, the terminal table, and capretrieval/zh."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from finegrain.cli.main import main
-from finegrain.evaluate.compare import compare, load_comparison
-from finegrain.evaluate.rollup import CAPRETRIEVAL_TABLE3, rollup_of
+from finegrain.compare.compare import compare, load_comparison
+from finegrain.compare.rollup import CAPRETRIEVAL_TABLE3, rollup_of
 
 # query -> (type, baseline value, system value)
 CASES = {

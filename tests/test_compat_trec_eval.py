@@ -17,7 +17,8 @@ from tests.test_evaluate_cli import write
 from finegrain.errors import FinegrainError
 from finegrain.evaluate import evaluate
 from finegrain.evaluate.compat import Compat, CompatOptions
-from finegrain.evaluate.files import QrelsFormat, detect_qrels_format, evaluate_files, read_qrels_file
+from finegrain.evaluate.files import evaluate_files
+from finegrain.io.files import QrelsFormat, detect_qrels_format, read_qrels_file
 from finegrain.metrics.spec import parse_metric
 from finegrain.types import Qrels, Run
 

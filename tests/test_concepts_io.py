@@ -81,7 +81,7 @@ def vg(data_root: Path) -> Path:
 
 
 def test_vg_objects_against_the_raw_file(vg: Path) -> None:
-    from finegrain.io.visual_genome import load_vg_objects
+    from finegrain.diagnose.concepts.visual_genome import load_vg_objects
 
     objects = load_vg_objects(vg)
     raw = json.loads((vg / "objects_first100.json").read_text(encoding="utf-8"))
@@ -96,7 +96,7 @@ def test_vg_objects_against_the_raw_file(vg: Path) -> None:
 
 
 def test_vg_two_synset_objects_give_two_concepts_with_one_box(vg: Path) -> None:
-    from finegrain.io.visual_genome import load_vg_objects
+    from finegrain.diagnose.concepts.visual_genome import load_vg_objects
 
     raw = json.loads((vg / "objects_first100.json").read_text(encoding="utf-8"))
     im, ob = next((im, ob) for im in raw for ob in im["objects"] if len(ob["synsets"]) == 2)
@@ -105,7 +105,7 @@ def test_vg_two_synset_objects_give_two_concepts_with_one_box(vg: Path) -> None:
 
 
 def test_vg_regions_against_the_raw_file(vg: Path) -> None:
-    from finegrain.io.visual_genome import load_vg_regions
+    from finegrain.diagnose.concepts.visual_genome import load_vg_regions
 
     regions = load_vg_regions(vg)
     raw = json.loads((vg / "region_descriptions_first100.json").read_text(encoding="utf-8"))
@@ -116,7 +116,7 @@ def test_vg_regions_against_the_raw_file(vg: Path) -> None:
 
 
 def test_vg_loader_errors(tmp_path: Path) -> None:
-    from finegrain.io.visual_genome import load_vg_objects, load_vg_regions
+    from finegrain.diagnose.concepts.visual_genome import load_vg_objects, load_vg_regions
 
     with pytest.raises(FinegrainError, match="objects_first100.json"):
         load_vg_objects(tmp_path)
@@ -140,7 +140,7 @@ def coco(data_root: Path) -> Path:
 
 
 def test_coco_categories_map_to_physical_synsets(coco: Path) -> None:
-    from finegrain.io.coco import SYNSET_OVERRIDES, coco_synset
+    from finegrain.diagnose.concepts.coco import SYNSET_OVERRIDES, coco_synset
     from finegrain.lexicons.wordnet import wordnet
 
     wn = wordnet()
@@ -165,7 +165,7 @@ def test_coco_categories_map_to_physical_synsets(coco: Path) -> None:
 
 
 def test_coco_objects_against_the_raw_files(coco: Path) -> None:
-    from finegrain.io.coco import coco_synset, load_coco_objects
+    from finegrain.diagnose.concepts.coco import coco_synset, load_coco_objects
 
     objects = load_coco_objects(coco)
     want: dict[int, Counter] = {}
@@ -186,7 +186,7 @@ def test_coco_objects_against_the_raw_files(coco: Path) -> None:
 
 
 def test_coco_captions(coco: Path) -> None:
-    from finegrain.io.coco import load_coco_captions
+    from finegrain.diagnose.concepts.coco import load_coco_captions
 
     caps = load_coco_captions(coco)
     assert len(caps) == 159 and all(len(c) == 5 for c in caps.values())
@@ -196,7 +196,7 @@ def test_coco_captions(coco: Path) -> None:
 
 
 def test_coco_unknown_category_is_an_error() -> None:
-    from finegrain.io.coco import coco_synset
+    from finegrain.diagnose.concepts.coco import coco_synset
 
     with pytest.raises(FinegrainError, match="SYNSET_OVERRIDES"):
         coco_synset("flux capacitor")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from finegrain.compare.stats import bootstrap_ci
 from finegrain.diagnose.contrastive import (
     CCD_CATEGORIES,
     CCD_GROUPS,
@@ -22,7 +23,6 @@ from finegrain.diagnose.contrastive import (
     score,
 )
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.stats import bootstrap_ci
 
 
 class TableEncoder:
@@ -135,7 +135,7 @@ def test_ccd_taxonomy_names_and_aliases():
 
 
 def test_sugarcrepe_mapping_covers_all_seven_categories():
-    from finegrain.io.sugarcrepe import SUGARCREPE_CATEGORIES
+    from finegrain.diagnose.contrastive.sugarcrepe import SUGARCREPE_CATEGORIES
 
     assert set(SUGARCREPE_TO_CCD) == set(SUGARCREPE_CATEGORIES) and len(SUGARCREPE_CATEGORIES) == 7
     assert set(SUGARCREPE_MAPPING_NOTES) == set(SUGARCREPE_CATEGORIES)

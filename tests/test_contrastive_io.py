@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.io.sugarcrepe import (
+from finegrain.diagnose.contrastive.sugarcrepe import (
     SUGARCREPE_CATEGORIES,
     read_contrast_jsonl,
     read_local_subset,
     read_sugarcrepe,
     sugarcrepe_pairs,
 )
+from finegrain.errors import DataFormatError, FinegrainError
 
 
 def _norm(s: str) -> str:

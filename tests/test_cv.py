@@ -1,4 +1,4 @@
-"""``finegrain eval --cv``: k-fold cross-validation of a retriever's tunable options (finegrain.evaluate.cv)."""
+"""``finegrain eval --cv``: k-fold cross-validation of a retriever's tunable options (finegrain.experiment.tuning.cv)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.cv import CVSpec, assemble, choose, cross_validate, grid_points, parse_cv, tunables
-from finegrain.evaluate.folds import fold_of
+from finegrain.experiment.tuning.cv import CVSpec, assemble, choose, grid_points, parse_cv, tunables
+from finegrain.experiment.tuning.folds import fold_of
+from finegrain.experiment.tuning.grid import cross_validate
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
 HIT, MISS = {"rel": 2.0, "other": 1.0}, {"rel": 1.0, "other": 2.0}
@@ -198,7 +199,7 @@ def test_cross_validate_bm25_end_to_end() -> None:
 
 def test_cli_eval_cv_saves_choices_and_compares(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from finegrain.cli.main import main
-    from finegrain.evaluate.compare import load_comparison
+    from finegrain.compare.compare import load_comparison
 
     args = ["eval", "-d", "embedded/captions-en", "-r", "bm25-okapi", "-q"]
     assert main([*args, "--set", "k1=1.5", "--cv", "3,seed=1", "-o", str(tmp_path / "cv")]) == 0
@@ -218,7 +219,7 @@ def test_cli_eval_cv_saves_choices_and_compares(tmp_path: Path, capsys: pytest.C
 def test_a_named_fusion_tunes_one_weight_per_part() -> None:
     """A grid that depends on other options sees the retriever's own defaults: ``hybrid-sparse``
     fuses three parts, so every weight vector has three entries (it used to get hybrid's two)."""
-    from finegrain.evaluate.cv import tunables
+    from finegrain.experiment.tuning.cv import tunables
 
     by_key = {t.key: t for t in tunables("hybrid-sparse", {})}
     assert {len(w) for w in by_key["weights"].values} == {3}

@@ -232,7 +232,7 @@ def test_end_to_end_embedded_captions_zh_with_bm25() -> None:
 
 
 def test_pipeline_stores_errors_and_never_breaks(monkeypatch: pytest.MonkeyPatch) -> None:
-    from finegrain.evaluate.pipeline import Experiment, error_section, run_experiment
+    from finegrain.experiment.run import Experiment, error_section, run_experiment
     from finegrain.settings import Settings
 
     out = run_experiment(Experiment("embedded/captions-zh", "bm25-okapi", ("ndcg@10",)), Settings.from_env(),

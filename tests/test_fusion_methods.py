@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from finegrain import Run, fuse
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.experiment.tuning.fusion_weights import _grid, cv_weights
 from finegrain.retrieve.fusion import (
     combmax,
     combmnz,
@@ -19,7 +20,6 @@ from finegrain.retrieve.fusion import (
     normalize,
     wsum,
 )
-from finegrain.retrieve.fusion_search import _grid, cv_weights
 from finegrain.retrieve.registry import FUSIONS
 from finegrain.types import Qrels
 

@@ -7,8 +7,9 @@ import json
 import pytest
 
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.cv import CVSpec, cross_validate
-from finegrain.retrieve.routed import RoutedCrossValidation, choose_routed
+from finegrain.experiment.tuning.cv import CVSpec
+from finegrain.experiment.tuning.grid import cross_validate
+from finegrain.experiment.tuning.routing import RoutedCrossValidation, choose_routed
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
 # plain (one word) and constrained ("X的Y" / "a X on Y") queries; run A finds the plain ones, B the constrained

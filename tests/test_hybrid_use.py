@@ -22,7 +22,7 @@ def test_hybrid_use_parts_and_options() -> None:
 
 def test_cv_grid_over_four_parts() -> None:
     """--cv tries every vector of multiples of 0.25 over the four parts (35) and four RRF k: 140 fusions."""
-    from finegrain.evaluate.cv import grid_points, tunables
+    from finegrain.experiment.tuning.cv import grid_points, tunables
 
     by_key = {t.key: t for t in tunables("hybrid-use", {})}
     weights = by_key["weights"].values

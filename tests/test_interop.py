@@ -224,7 +224,7 @@ def test_top_level_names_import_lazily_and_evaluate_is_callable() -> None:
         "if m in sys.modules]\n"
         "assert not heavy, heavy\n"
         "from finegrain import Qrels, Run, evaluate, compare, fuse, load_dataset\n"
-        "import finegrain.evaluate.pipeline as p\n"  # a submodule import must not break the callable
+        "import finegrain.experiment.run as p\n"  # a submodule import must not break the callable
         "print(evaluate({'q': {'a': 1}}, {'q': {'a': 1.0}}, 'ndcg@10').mean('ndcg@10'))\n"
         "assert 'pandas' not in sys.modules\n"
     )
@@ -236,7 +236,7 @@ def test_top_level_names_import_lazily_and_evaluate_is_callable() -> None:
 
 
 def test_qrels_format_table_reads_a_ranx_json_qrels(tmp_path: Path) -> None:
-    from finegrain.evaluate.files import QrelsFormat, read_qrels_file
+    from finegrain.io.files import QrelsFormat, read_qrels_file
 
     p = tmp_path / "qrels.json"
     p.write_text('{"q1": {"d1": 2, "d2": 0}}', encoding="utf-8")

@@ -18,8 +18,8 @@ from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io.beir import read_beir, read_qrels_tsv, write_beir
 from finegrain.io.capretrieval import read_capretrieval
 from finegrain.io.photobench import read_album
-from finegrain.io.results import read_results
 from finegrain.io.trec import read_qrels, read_run
+from finegrain.results.files import read_results
 from finegrain.types import Corpus, Document, Queries, Query
 
 CORRUPT_GZ = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff\x07"  # a gzip header, then a broken deflate block

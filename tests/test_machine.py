@@ -98,7 +98,7 @@ def test_this_machine() -> None:
 
 
 def test_eval_results_record_the_machine(tmp_path: Path) -> None:
-    from finegrain.evaluate.pipeline import Experiment, run_experiment
+    from finegrain.experiment.run import Experiment, run_experiment
     from finegrain.settings import Settings
 
     exp = Experiment(dataset="embedded/captions-en", retriever="bm25-okapi", metrics=("ndcg@10",))

@@ -12,6 +12,7 @@ import pytest
 
 from dense_fakes import BagOfWordsEncoder
 from finegrain.cli.main import main
+from finegrain.diagnose.caption_corpus import build_caption_corpus, run_caption_corpus
 from finegrain.diagnose.perturb import PerturbConfig, run_perturbation
 from finegrain.diagnose.perturb.caption_corpus import (
     CAPTION_METRICS,
@@ -21,7 +22,6 @@ from finegrain.diagnose.perturb.caption_corpus import (
     run_caption_perturbation,
 )
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.caption_corpus import build_caption_corpus, run_caption_corpus
 
 ITEMS = [
     ("1.jpg", ["a red dog runs on grass", "dog running grass", "brown dog on a lawn", "dog plays outside"]),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.cv import tunables
+from finegrain.experiment.tuning.cv import tunables
 from finegrain.retrieve.bm25 import BM25
 from finegrain.retrieve.bm25_expand import ExpandedBM25Retriever
 from finegrain.retrieve.expand import Expansion, expand_query

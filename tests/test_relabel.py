@@ -1,4 +1,4 @@
-"""finegrain.evaluate.relabel and ``finegrain compare --qrels-new``: metrics and system ranks under two qrels.
+"""finegrain.compare.relabel and ``finegrain compare --qrels-new``: metrics and system ranks under two qrels.
 
 The tiny case is computed by hand (MRR@10 of three systems on two queries,
 before and after a relabelling that finds two false negatives and demotes one
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import scipy.stats as st
 
+from finegrain.compare.relabel import format_relabel, hide_relevant, kendall_tau, relabel_delta
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.relabel import format_relabel, hide_relevant, kendall_tau, relabel_delta
 from finegrain.types import Qrels, Run
 
 # q1: d1 relevant; d2 a false negative. q2: d3 judged relevant, really irrelevant; d4 a false negative.
@@ -141,8 +141,7 @@ def test_json_and_text() -> None:
 
 def _folder(tmp_path: Path, name: str, run: dict[str, dict[str, float]], qrels: Qrels) -> Path:
     from finegrain.evaluate.evaluate import evaluate
-    from finegrain.evaluate.pipeline import save_run
-    from finegrain.io.results import write_results
+    from finegrain.results.files import save_run, write_results
 
     r = Run.from_dict(run, name=name)
     ev = evaluate(qrels, r, ["mrr@10", "ndcg@10"])

@@ -153,8 +153,8 @@ def test_page_loads_nothing_from_the_network(rendered: tuple[Path, Path, str, st
 
 def _expected_lists(folder: Path, qid: str) -> list[tuple[str, str]]:
     """(doc id, grade text) of the top 10 of ``qid`` in a results folder, from its run file and saved grades."""
-    from finegrain.evaluate.pipeline import read_saved_run
-    from finegrain.evaluate.saved import SavedResults
+    from finegrain.results.files import read_saved_run
+    from finegrain.results.saved import SavedResults
 
     judged = SavedResults.load(folder).judged
     assert judged is not None, "finegrain eval saved no grades"
@@ -205,7 +205,7 @@ def test_clicking_a_query_shows_each_systems_ranked_list_with_grades(rendered: t
 def test_a_query_text_with_a_closing_script_tag_neither_breaks_nor_injects(
         rendered: tuple[Path, Path, str, str], tmp_path: Path) -> None:
     from chromium import DevToolsPage
-    from finegrain.evaluate.systems import LabelledResults, load_labelled
+    from finegrain.compare.systems import LabelledResults, load_labelled
     from finegrain.report.html import render_report
 
     page, _, _, _ = rendered

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from finegrain.cli.main import main
-from finegrain.evaluate.compare import compare
-from finegrain.evaluate.systems import LabelledResults
-from finegrain.io.results import read_results
+from finegrain.compare.compare import compare
+from finegrain.compare.systems import LabelledResults
 from finegrain.report import charts
 from finegrain.report.html import fmt, load_systems, readable, render_report
+from finegrain.results.files import read_results
 
 pytest.importorskip("jinja2")
 

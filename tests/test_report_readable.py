@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from finegrain.errors import DataFormatError
-from finegrain.evaluate.pipeline import judged_section
-from finegrain.evaluate.saved import SavedResults
+from finegrain.experiment.run import judged_section
+from finegrain.results.saved import SavedResults
 from finegrain.types import Qrels, Run
 
 
@@ -230,7 +230,7 @@ def _section(html: str, sid: str) -> str:
 
 
 def test_page_headline_is_ndcg10_and_the_forest_plot_holds_the_comparisons_interval(two_folders: list[Path]) -> None:
-    from finegrain.evaluate.compare import compare
+    from finegrain.compare.compare import compare
     from finegrain.report.html import load_systems, render_report
 
     html = render_report(load_systems(two_folders))
@@ -279,7 +279,7 @@ def test_every_table_with_a_value_per_system_names_the_systems(two_folders: list
 def test_drilldown_data_is_escaped_json_with_lists_and_grades(two_folders: list[Path]) -> None:
     import json
 
-    from finegrain.evaluate.systems import LabelledResults
+    from finegrain.compare.systems import LabelledResults
     from finegrain.report.drilldown import json_script
     from finegrain.report.html import load_systems, render_report
 
@@ -294,7 +294,7 @@ def test_drilldown_data_is_escaped_json_with_lists_and_grades(two_folders: list[
     data = json.loads(block.group(1))
     assert data["metric"] == "ndcg@10" and [s["label"] for s in data["systems"]] == ["bm25-okapi", "bm25"]
     assert all(s["hasGrades"] and s["hasRun"] for s in data["systems"])
-    from finegrain.evaluate.pipeline import read_saved_run
+    from finegrain.results.files import read_saved_run
 
     run = read_saved_run(two_folders[1])
     judged = SavedResults.load(two_folders[1]).judged

@@ -203,7 +203,7 @@ def test_retrieve_grid_equals_one_retrieve_per_alpha() -> None:
 
 
 def test_alpha_is_tunable_by_cv() -> None:
-    from finegrain.evaluate.cv import tunables
+    from finegrain.experiment.tuning.cv import tunables
 
     t = tunables("rerank", RETRIEVERS.check("rerank", {"scorer": "e5"}))
     assert [(x.key, x.values, x.default) for x in t] == [("alpha", ALPHA_GRID, None), ("fuse", ("rrf", "minmax"), "rrf")]

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from finegrain.cli.main import main
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.evaluate.pipeline import RUN_JSONL, RUN_TREC, read_saved_run, run_file_name, save_run
 from finegrain.io.run_jsonl import is_trec_safe, read_run_jsonl, write_run_jsonl
+from finegrain.results.files import RUN_JSONL, RUN_TREC, read_saved_run, run_file_name, save_run
 from finegrain.types import Run
 
 AWKWARD = ["IMG 0001.jpg", "a\tb", "line\nbreak", "cr\rx", "ideo\u3000space", "sep\u2028x", "nbsp\u00a0x",

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from finegrain.compare.compare import compare, load_comparison
+from finegrain.compare.systems import resolve_baseline, unique_labels
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.evaluate.compare import compare, load_comparison
 from finegrain.evaluate.evaluate import evaluate
 from finegrain.evaluate.groups import UNTYPED, order_groups
-from finegrain.evaluate.mteb_json import finegrain_key, from_mteb_json, mteb_key, to_mteb_json, write_mteb_json
-from finegrain.evaluate.saved import SavedResults, infer_aggregation
-from finegrain.evaluate.systems import resolve_baseline, unique_labels
-from finegrain.io.results import read_results, write_results
+from finegrain.results.files import read_results, write_results
+from finegrain.results.mteb import finegrain_key, mteb_key, to_mteb_json, write_mteb_json
+from finegrain.results.saved import SavedResults, from_mteb_json, infer_aggregation
 from finegrain.types import Qrels, Run
 
 QRELS = {"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}, "q3": {"d4": 1}, "q4": {"d5": 1}}
@@ -30,7 +30,7 @@ def _ev(run: dict, name: str):  # type: ignore[no-untyped-def]
 
 def test_evaluation_converts_in_memory_with_the_aggregation_rule_of_each_metric() -> None:
     ev = _ev(RUN_A, "a")
-    saved = ev.to_saved()
+    saved = SavedResults.from_evaluation(ev)
     assert {k: m.aggregation for k, m in saved.metrics.items()} == {
         "ndcg@10": "mean", "recall@10": "mean", "median_rank": "median", "pair_f1@10": "ratio"}
     assert saved.aggregate == {k: r.value for k, r in ev.items()}
@@ -42,7 +42,7 @@ def test_evaluation_converts_in_memory_with_the_aggregation_rule_of_each_metric(
 
 
 def test_saved_results_are_frozen() -> None:
-    saved = _ev(RUN_A, "a").to_saved(provenance={"dataset": {"name": "toy", "tags": ["x"]}})
+    saved = SavedResults.from_evaluation(_ev(RUN_A, "a"), provenance={"dataset": {"name": "toy", "tags": ["x"]}})
     with pytest.raises(TypeError):
         saved.metrics["ndcg@10"] = None  # type: ignore[index]
     with pytest.raises(TypeError):
@@ -61,22 +61,22 @@ def test_compare_two_in_memory_evaluations() -> None:
     assert t.mean_diff == pytest.approx(eb.aggregate()["ndcg@10"] - ea.aggregate()["ndcg@10"])
     assert [s.slice for s in t.by_type] == ["meta", "visual", UNTYPED]
     # the same numbers from a folder, a dict and a SavedResults in one call
-    mixed = compare([ea.to_saved(), eb.to_saved().to_json()], n_resamples=500)
+    mixed = compare([SavedResults.from_evaluation(ea), SavedResults.from_evaluation(eb).to_json()], n_resamples=500)
     assert mixed.tests["ndcg@10"]["b"].mean_diff == t.mean_diff
 
 
 def test_compare_mixes_folders_and_evaluations(tmp_path: Path) -> None:
-    write_results(tmp_path / "a", _ev(RUN_A, "a").to_saved())
+    write_results(tmp_path / "a", SavedResults.from_evaluation(_ev(RUN_A, "a")))
     cmp = compare([tmp_path / "a", _ev(RUN_B, "b")], baseline=str(tmp_path / "a"), n_resamples=200)
     assert cmp.baseline == "a" and cmp.systems[0].folder == str(tmp_path / "a")
-    write_results(tmp_path / "b", _ev(RUN_B, "b").to_saved())
+    write_results(tmp_path / "b", SavedResults.from_evaluation(_ev(RUN_B, "b")))
     by_folder = load_comparison([tmp_path / "a"], baseline=tmp_path / "b", n_resamples=200)  # a folder not listed joins
     assert by_folder.baseline == "b" and by_folder.tests["ndcg@10"]["a"].mean_diff == pytest.approx(
         -cmp.tests["ndcg@10"]["b"].mean_diff)
 
 
 def test_old_files_are_migrated_once_and_say_so(tmp_path: Path) -> None:
-    body = _ev(RUN_A, "a").to_saved().to_json()
+    body = SavedResults.from_evaluation(_ev(RUN_A, "a")).to_json()
     del body["aggregation"]
     # a median whose value equals the mean of its per-query values: guessing with isclose would call it a mean
     body["per_query"]["median_rank"] = {"q1": 1.0, "q2": 2.0, "q3": 3.0}
@@ -88,7 +88,7 @@ def test_old_files_are_migrated_once_and_say_so(tmp_path: Path) -> None:
     assert len(saved.migrations) == 1 and "inferred" in saved.migrations[0]
     assert saved.to_json()["aggregation"]["median_rank"] == "median"
     assert read_results(tmp_path / "old") == json.loads((tmp_path / "old" / "results.json").read_text())
-    other = _ev(RUN_B, "b").to_saved()
+    other = SavedResults.from_evaluation(_ev(RUN_B, "b"))
     cmp = compare([saved, other], n_resamples=100)
     assert "median_rank" in cmp.skipped
     assert infer_aggregation("reject_f1") == "ratio" and infer_aggregation("nDCG@10") == "mean"
@@ -102,7 +102,7 @@ def test_old_files_are_migrated_once_and_say_so(tmp_path: Path) -> None:
     ({"aggregate": {"ndcg@10": "high"}}, "aggregate"),
 ])
 def test_bad_sections_name_the_file_and_the_place(tmp_path: Path, change: dict, section: str) -> None:
-    body = _ev(RUN_A, "a").to_saved().to_json()
+    body = SavedResults.from_evaluation(_ev(RUN_A, "a")).to_json()
     body.update(change)
     path = write_results(tmp_path / "r", body)
     with pytest.raises(DataFormatError, match=f"results.json.*{section}"):
@@ -136,7 +136,7 @@ def test_mteb_keys_round_trip() -> None:
 
 
 def test_mteb_json_written_and_read_back(tmp_path: Path) -> None:
-    saved = _ev(RUN_A, "a").to_saved(provenance={"dataset": {"name": "toy/zh", "lang": "zh"},
+    saved = SavedResults.from_evaluation(_ev(RUN_A, "a"), provenance={"dataset": {"name": "toy/zh", "lang": "zh"},
                                                  "retriever": {"name": "bm25"}, "retrieve_seconds": 0.5})
     body = to_mteb_json(saved)
     entry = body["scores"]["test"][0]
@@ -155,8 +155,8 @@ def test_mteb_json_written_and_read_back(tmp_path: Path) -> None:
 
 def test_compare_with_mteb_input_gives_aggregates_without_significance(tmp_path: Path) -> None:
     prov = {"dataset": {"name": "toy/zh", "lang": "zh"}}
-    a = _ev(RUN_A, "a").to_saved(provenance={**prov, "retriever": {"name": "a"}})
-    b = _ev(RUN_B, "b").to_saved(provenance={**prov, "retriever": {"name": "b"}})
+    a = SavedResults.from_evaluation(_ev(RUN_A, "a"), provenance={**prov, "retriever": {"name": "a"}})
+    b = SavedResults.from_evaluation(_ev(RUN_B, "b"), provenance={**prov, "retriever": {"name": "b"}})
     path = write_mteb_json(b, tmp_path / "b" / "mteb.json")
     cmp = compare([a, path])
     assert cmp.metrics == ("ndcg@10", "recall@10") and not cmp.tests["ndcg@10"]
@@ -209,14 +209,14 @@ def test_eval_format_mteb_and_compare_it(tmp_path: Path, capsys: pytest.CaptureF
     {"examples": {"literal_miss": "not a list"}},
 ])
 def test_a_damaged_diagnosis_section_is_refused_on_load(damage: dict) -> None:
-    body = _ev(RUN_A, "a").to_saved().to_json()
+    body = SavedResults.from_evaluation(_ev(RUN_A, "a")).to_json()
     body["errors"] = {"schema": "finegrain.errors/1", **damage}
     with pytest.raises(DataFormatError, match="errors"):
         SavedResults.from_json(body, source="results.json")
 
 
 def test_numbers_past_the_double_range_are_refused() -> None:
-    body = _ev(RUN_A, "a").to_saved().to_json()
+    body = SavedResults.from_evaluation(_ev(RUN_A, "a")).to_json()
     body["aggregate"]["ndcg@10"] = 10**400
     with pytest.raises(DataFormatError, match="aggregate"):
         SavedResults.from_json(body, source="results.json")

@@ -1,4 +1,4 @@
-"""finegrain.scale: ``--engine ray`` gives the single process's results (a local Ray, num_cpus=2, started here)."""
+"""finegrain.experiment.executors: ``--engine ray`` gives the single process's results (a local Ray, num_cpus=2, started here)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from finegrain.errors import FinegrainError, MissingDependencyError, UnknownNameError
+from finegrain.experiment.executors.engine import Engine, RayExecutor
+from finegrain.experiment.executors.shards import Candidates, merge_candidates, shard_bounds
 from finegrain.ranking import string_ranks, top_k_positions
-from finegrain.scale.engine import Engine, RayExecutor
-from finegrain.scale.shards import Candidates, merge_candidates, shard_bounds
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
 TESTS = Path(__file__).resolve().parent
@@ -72,7 +72,7 @@ def test_an_address_nobody_answers_fails_at_once() -> None:
     import socket
     import time
 
-    from finegrain.scale.engine import _check_reachable
+    from finegrain.experiment.executors.engine import _check_reachable
 
     with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
         s.bind(("127.0.0.1", 0))
@@ -158,8 +158,8 @@ def _text_corpus(seed: int = 3) -> tuple[Corpus, Queries]:
     ("bm25", {"variant": "atire", "default_k": 3}),
 ])
 def test_sharded_bm25_equals_the_single_index(ray_local, name: str, options: dict) -> None:
+    from finegrain.experiment.executors.ray_bm25 import retrieve_bm25
     from finegrain.retrieve.registry import get_retriever
-    from finegrain.scale.ray_bm25 import retrieve_bm25
 
     corpus, queries = _text_corpus()
     r = get_retriever(name, **options)
@@ -172,7 +172,7 @@ def test_sharded_bm25_equals_the_single_index(ray_local, name: str, options: dic
 
 def test_capretrieval_zh_bm25_ray_equals_single_process(ray_local, data_root: Path) -> None:
     """What ``checks/F11-scale`` runs: saved aggregates, per-query values and the run are identical."""
-    from finegrain.evaluate.pipeline import Experiment, run_experiment
+    from finegrain.experiment.run import Experiment, run_experiment
     from finegrain.settings import Settings
 
     exp = Experiment("capretrieval/zh", "bm25-okapi", ("ndcg@10", "recall@100"))
@@ -191,7 +191,7 @@ def test_capretrieval_zh_bm25_ray_equals_single_process(ray_local, data_root: Pa
 
 def test_sharded_metrics_equal_evaluate(ray_local) -> None:
     from finegrain.evaluate.evaluate import evaluate
-    from finegrain.scale.ray_metrics import evaluate_sharded
+    from finegrain.experiment.executors.ray_metrics import evaluate_sharded
 
     rng = np.random.default_rng(11)
     qrels = Qrels.from_records((f"q{q}", f"d{d}", int(rng.integers(0, 3)))
@@ -240,8 +240,8 @@ def _dyadic_corpus() -> tuple[Corpus, Queries]:
 
 @pytest.mark.parametrize(("k", "threshold"), [(5, None), (1000, None), (7, 0.5), (None, 0.25)])
 def test_sharded_dense_search_equals_single_search(ray_local, k: int | None, threshold: float | None) -> None:
+    from finegrain.experiment.executors.ray_dense import search_sharded
     from finegrain.retrieve.dense_index import DenseIndex
-    from finegrain.scale.ray_dense import search_sharded
 
     rng = np.random.default_rng(2)
     docs = rng.integers(-2, 3, size=(70, 8)).astype(np.float32) / 4  # small dyadic entries: exact products
@@ -256,7 +256,7 @@ def test_sharded_dense_search_equals_single_search(ray_local, k: int | None, thr
 
 
 def test_a_shards_finegrain_error_reaches_the_caller_as_itself(ray_local) -> None:
-    from finegrain.scale.ray_dense import search_sharded
+    from finegrain.experiment.executors.ray_dense import search_sharded
 
     docs = np.ones((6, 4), dtype=np.float32)
     docs[4, 2] = np.nan  # found by the shard's DenseIndex, on a worker
@@ -269,8 +269,8 @@ def test_dense_retriever_on_ray_equals_local_and_shares_the_cache(ray_local, tmp
     """Ray Data encoding + sharded search give the local run; the embedding cache is one format: after a Ray
     run, a second Ray run and a local run encode nothing."""
     from dense_fakes import BagOfWordsEncoder
+    from finegrain.experiment.executors.ray_dense import retrieve_dense
     from finegrain.retrieve.dense import DenseRetriever
-    from finegrain.scale.ray_dense import retrieve_dense
 
     corpus, queries = _dyadic_corpus()
 

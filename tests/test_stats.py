@@ -1,4 +1,4 @@
-"""finegrain.evaluate.stats against scipy, exact enumeration and hand computations."""
+"""finegrain.compare.stats against scipy, exact enumeration and hand computations."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import scipy.stats as st
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from finegrain.errors import FinegrainError
-from finegrain.evaluate.stats import (
+from finegrain.compare.stats import (
     Interval,
     WinTieLoss,
     batch_size,
@@ -22,6 +21,7 @@ from finegrain.evaluate.stats import (
     randomization_test,
     win_tie_loss,
 )
+from finegrain.errors import FinegrainError
 
 
 def _mean_diff(a, b, axis=-1):

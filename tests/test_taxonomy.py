@@ -237,7 +237,7 @@ def test_eval_writes_the_taxonomy_section(tmp_path: Path) -> None:
 def test_pipeline_guard_never_breaks_an_eval() -> None:
     from types import SimpleNamespace
 
-    from finegrain.evaluate.pipeline import taxonomy_section
+    from finegrain.experiment.run import taxonomy_section
 
     empty = Run.from_dict({})
     ds = SimpleNamespace(lang="en")

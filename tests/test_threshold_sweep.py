@@ -1,4 +1,4 @@
-"""Threshold retrieval with a cross-validated threshold (finegrain.evaluate.threshold).
+"""Threshold retrieval with a cross-validated threshold (finegrain.experiment.tuning.threshold).
 
 Hand-computed curve and cross-validation on three queries (one fold each), a check that a
 fold's threshold never depends on that fold's judgements, normalisation invariance, the
@@ -16,7 +16,7 @@ import pytest
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.evaluate import evaluate
-from finegrain.evaluate.threshold import cut_at, fit_scale, fold_of, parse_sweep, sweep_thresholds
+from finegrain.experiment.tuning.threshold import cut_at, fit_scale, fold_of, parse_sweep, sweep_thresholds
 from finegrain.types import Qrels, Run
 
 # q1: two relevant (a, c); q2: no answer; q3: one relevant (b)

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 
 from finegrain._lazy import lazy_exports
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
-
-__version__ = "0.1.0"
+from finegrain.version import __version__
 
 __all__ = [
     "Corpus", "Document", "Evaluation", "Qrels", "Queries", "Query", "Run", "__version__", "compare", "evaluate",
@@ -27,14 +26,14 @@ __all__ = [
 
 if TYPE_CHECKING:
     from finegrain.build.pool import pool
+    from finegrain.compare import compare
     from finegrain.datasets.registry import load_dataset
-    from finegrain.evaluate.compare import compare
     from finegrain.evaluate.evaluate import evaluate
     from finegrain.evaluate.result import Evaluation
     from finegrain.retrieve.fusion import fuse
 
 # ``evaluate`` is the module itself (``finegrain.evaluate`` is callable); see finegrain._lazy
 __getattr__, __dir__ = lazy_exports(__name__, {
-    ".evaluate": "evaluate", ".evaluate.result": "Evaluation", ".evaluate.compare": "compare",
+    ".evaluate": "evaluate", ".evaluate.result": "Evaluation", ".compare": "compare",
     ".retrieve.fusion": "fuse", ".datasets.registry": "load_dataset", ".build.pool": "pool",
 })

@@ -110,7 +110,7 @@ def describe_machine(cpuinfo: str | os.PathLike[str] | None = CPUINFO) -> Machin
 def run_environment() -> dict[str, Any]:
     """Where and when a result is made, for its provenance: the finegrain version, Python, the machine
     (CPU, architecture, SIMD flags), the command line and the UTC time."""
-    from finegrain import __version__
+    from finegrain.version import __version__
 
     return {
         "finegrain_version": __version__,

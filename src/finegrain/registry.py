@@ -49,7 +49,7 @@ class Param:
     allows ``None`` (written ``none``); ``min`` is the smallest allowed number;
     ``required`` means the entry cannot be built without it. ``grid`` makes the
     parameter tunable: the values ``finegrain eval --cv K`` chooses among by
-    cross-validation (:mod:`finegrain.evaluate.cv`), as a tuple, or as a
+    cross-validation (:mod:`finegrain.experiment.tuning.cv`), as a tuple, or as a
     ``"module:NAME"`` function of the entry's other (checked) options that
     returns them (a hybrid's weight vectors depend on its number of parts).
     """

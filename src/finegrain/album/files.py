@@ -5,7 +5,6 @@ Pure readers with no catalog in sight, used by :mod:`finegrain.album.indexer`.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import math
 import os
@@ -310,14 +309,6 @@ def iter_images(root: Path) -> list[Path]:
             if not name.startswith(".") and name.lower().endswith(IMAGE_SUFFIXES):
                 out.append(Path(dirpath) / name)
     return out
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def register_heif() -> None:

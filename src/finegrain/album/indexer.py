@@ -63,11 +63,11 @@ from finegrain.album.files import (  # noqa: F401  (read_sidecar, ImageInfo: re-
     read_photo,
     read_sidecar,
     register_heif,
-    sha256_of,
     sidecar_for,
 )
 from finegrain.album.records import FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.errors import FinegrainError, MissingDependencyError
+from finegrain.io.checksum import sha256_of
 
 FACE_MODEL = "dlib-128"
 

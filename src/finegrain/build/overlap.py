@@ -54,7 +54,7 @@ from typing import Any
 
 from finegrain.build.textset import TextItem, TextSet, as_text_set
 from finegrain.build.units import exact_key, shared_units, units
-from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
+from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.frozen import EMPTY
 from finegrain.text.lang import Lang, detect_lang, parse_lang
 
@@ -378,31 +378,4 @@ def write_pairs(result: OverlapResult, path: str | Path) -> Path:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
     return out
 
-
-def read_overlap_ids(path: str | Path) -> tuple[str, ...]:
-    """The ids of A's overlapping items listed in ``path``, in file order, each once.
-
-    ``path`` is the pairs file :func:`write_pairs` writes (JSON lines with
-    ``a_id``; an id on many lines is one id), or a plain list of ids (one per
-    line, or JSON lines with ``id`` / ``_id``: :func:`finegrain.io.idlist.read_ids`).
-    """
-    from finegrain.io._lines import get_field, iter_jsonl
-    from finegrain.io.idlist import _is_jsonl, read_ids  # the one "is this JSON lines?" rule
-
-    first: dict[str, Any] | None = None
-    if _is_jsonl(path):
-        for _, obj in iter_jsonl(path):
-            first = obj
-            break
-    if first is not None and "a_id" in first:
-        ids: dict[str, None] = {}
-        for n, obj in iter_jsonl(path):
-            ids.setdefault(get_field(path, n, obj, "a_id"), None)
-        out = tuple(ids)
-    else:
-        out = tuple(read_ids(path))
-    if not out:
-        raise DataFormatError(path, None, "query ids (an overlap pairs file or one id per line)", "no id",
-                              "write it with 'finegrain overlap A B -o FILE'")
-    return out
 

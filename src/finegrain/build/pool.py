@@ -231,7 +231,7 @@ def pool_results(
     not hold (a query with no result has no TREC line). What could not be
     loaded is listed in ``pool.provenance["warnings"]``.
     """
-    from finegrain import __version__
+    from finegrain.version import __version__
 
     loaded = [_load_source(s) for s in sources]
     if not loaded:
@@ -678,7 +678,7 @@ class _Loaded:
 
 
 def _load_source(src: Source) -> _Loaded:
-    from finegrain.io.results import RESULTS_FILE
+    from finegrain.results.files import RESULTS_FILE
 
     if isinstance(src, Run):
         return _Loaded(src, src.name, src.name, f"<Run {src.name}>")
@@ -686,8 +686,8 @@ def _load_source(src: Source) -> _Loaded:
     if p.is_file() and p.name == RESULTS_FILE:
         p = p.parent
     if p.is_dir():
-        from finegrain.evaluate.pipeline import read_saved_run
-        from finegrain.evaluate.saved import SavedResults
+        from finegrain.results.files import read_saved_run
+        from finegrain.results.saved import SavedResults
 
         results = SavedResults.load(p) if (p / RESULTS_FILE).is_file() else None
         try:
@@ -699,7 +699,7 @@ def _load_source(src: Source) -> _Loaded:
         name = (results.retriever_name if results is not None else None) or run.name
         return _Loaded(run, name, p.name, str(src), results)
     if p.is_file():
-        from finegrain.evaluate.files import read_run_file
+        from finegrain.io.files import read_run_file
 
         run = read_run_file(p)
         return _Loaded(run, run.name, p.name, str(src))
@@ -731,7 +731,7 @@ def _saved_lang(loaded: list[_Loaded]) -> str | None:
 def _read_qrels(qrels: Qrels | str | os.PathLike[str]) -> tuple[Qrels, str]:
     if isinstance(qrels, Qrels):
         return qrels, "the given qrels"
-    from finegrain.evaluate.files import read_qrels_file
+    from finegrain.io.files import read_qrels_file
 
     if not Path(qrels).is_file():
         raise FinegrainError(f"no qrels file {str(qrels)!r}", "give --qrels a TREC or BEIR qrels file")

@@ -71,8 +71,8 @@ from typing import Any
 import numpy as np
 
 from finegrain.build.pool_file import DEFAULT_GRADES, Pool, PoolItem, write_pool
+from finegrain.compare.relabel import named_runs
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.evaluate.relabel import named_runs
 from finegrain.frozen import EMPTY
 from finegrain.types import Corpus, Qrels, Queries, Run
 

@@ -28,11 +28,11 @@ def zero_answer_command(
     """Turn answerable metadata/face queries of a PhotoBench album into queries no photo answers."""
     import tempfile
 
-    from finegrain import __version__
     from finegrain.album.catalog import open_catalog
     from finegrain.album.photobench import import_photobench
     from finegrain.album.zero_answer import check_count, make_zero_answer, parse_langs, write_zero_answer
     from finegrain.io.photobench import read_album
+    from finegrain.version import __version__
 
     codes = parse_langs(lang or "both")
     check_count(n)

@@ -93,7 +93,7 @@ def version() -> str:
     try:
         return metadata.version("finegrain")
     except metadata.PackageNotFoundError:
-        from finegrain import __version__
+        from finegrain.version import __version__
 
         return __version__
 

@@ -37,14 +37,14 @@ def caption_corpus_command(
 ) -> None:
     """Rank every image's corpus entry for every image's query; Recall@1/5/10, MRR@5/10/all, median rank, fails %."""
 
-    from finegrain.errors import FinegrainError
-    from finegrain.evaluate.caption_corpus import (
+    from finegrain.diagnose.caption_corpus import (
         build_caption_corpus,
         describe_protocol,
         run_caption_corpus,
     )
-    from finegrain.io.results import write_results
+    from finegrain.errors import FinegrainError
     from finegrain.machine import run_environment
+    from finegrain.results.files import write_results
     from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
     from finegrain.retrieve.encoders.registry import get_encoder
     from finegrain.settings import Settings
@@ -100,7 +100,7 @@ def caption_corpus_command(
     }
     if diagnosis is not None:
         body["concept_diagnosis"] = diagnosis
-    from finegrain.evaluate.pipeline import run_file_name, save_run
+    from finegrain.results.files import run_file_name, save_run
 
     run = result.run(k=run_depth, name=encoder)
     body["run_file"] = run_file_name(run)
@@ -111,7 +111,7 @@ def caption_corpus_command(
 
 
 def _load_items(dataset: str, root: Path, split: str) -> tuple[list[tuple[str, Sequence[str]]], str, dict[str, Any]]:
-    from finegrain.evaluate.caption_corpus import load_items
+    from finegrain.diagnose.caption_corpus import load_items
 
     return load_items(dataset, root, split)
 
@@ -120,8 +120,8 @@ def _concept_diagnosis(failures: list[dict[str, Any]], root: Path) -> tuple[list
     """Concept scores (query-agnostic and query-informed) of every failure, and their means."""
     import math
 
-    from finegrain.evaluate.caption_corpus import diagnose_failures
-    from finegrain.io.visual_genome import load_vg_objects
+    from finegrain.diagnose.caption_corpus import diagnose_failures
+    from finegrain.diagnose.concepts.visual_genome import load_vg_objects
 
     try:
         from finegrain.diagnose.concepts.metrics import concept_scores
@@ -166,7 +166,7 @@ def _print_table(body: Mapping[str, Any], title: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from finegrain.evaluate.caption_corpus import METRIC_KEYS, PAPER_NAMES
+    from finegrain.diagnose.caption_corpus import METRIC_KEYS, PAPER_NAMES
 
     agg = body["aggregate"]
     prov = body["provenance"]

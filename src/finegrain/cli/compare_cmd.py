@@ -47,7 +47,7 @@ def compare_command(
         raise FinegrainError("--qrels is the old qrels of a relabelling and needs --qrels-new",
                              "add --qrels-new NEW (the relabelled qrels), or drop --qrels")
     else:
-        from finegrain.evaluate.compare import load_comparison
+        from finegrain.compare.compare import load_comparison
 
         cmp = load_comparison(folders, baseline=baseline, metrics=list(keys) or None, alpha=alpha,
                               n_resamples=resamples, seed=seed)
@@ -74,8 +74,8 @@ def compare_command(
 
 def _relabel(folders: list[Path], old_path: Path | None, new_path: Path, keys: tuple[str, ...]) -> tuple[dict, str]:
     """The relabelling delta of the folders' saved runs between OLD (or the dataset's qrels) and NEW."""
-    from finegrain.evaluate.files import read_qrels_file
-    from finegrain.evaluate.relabel import format_relabel, relabel_delta, saved_runs
+    from finegrain.compare.relabel import format_relabel, relabel_delta, saved_runs
+    from finegrain.io.files import read_qrels_file
 
     runs, systems = saved_runs(folders)
     if old_path is not None:

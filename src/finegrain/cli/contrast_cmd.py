@@ -35,22 +35,22 @@ def contrast_command(
     """Share of (pair, query) where the target outscores its contrastive candidate, per category and overall."""
     import json
 
-    from finegrain import __version__
     from finegrain.cli.options import encoder_options
     from finegrain.diagnose.contrastive import (
         SUGARCREPE_MAPPING_NOTES,
         SUGARCREPE_TO_CCD,
         run_contrast,
     )
-    from finegrain.errors import FinegrainError
-    from finegrain.io.sugarcrepe import (
+    from finegrain.diagnose.contrastive.sugarcrepe import (
         SUGARCREPE_CATEGORIES,
         read_contrast_jsonl,
         sugarcrepe_pairs,
     )
+    from finegrain.errors import FinegrainError
     from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
     from finegrain.retrieve.encoders.registry import get_encoder
     from finegrain.settings import Settings
+    from finegrain.version import __version__
 
     enc = get_encoder(encoder, **encoder_options(encoder, options))  # a bad name or option fails before any data is read
     settings = Settings.from_env()

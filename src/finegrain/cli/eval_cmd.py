@@ -14,7 +14,7 @@ MTEB_FILE = "mteb.json"
 
 
 class EngineChoice(str, Enum):
-    """Where ``finegrain eval`` retrieves and scores: this process, or Ray (finegrain.scale)."""
+    """Where ``finegrain eval`` retrieves and scores: this process, or Ray (finegrain.experiment.executors)."""
 
     LOCAL = "local"
     RAY = "ray"
@@ -46,13 +46,13 @@ def eval_command(
         None, "--sweep",
         help="threshold=START:STOP:STEP[,norm=none|minmax|zscore][,folds=5][,seed=0]: score the -m metrics on "
              "the items scoring >= each threshold (threshold retrieval; pair_f1, set_f1, reject_f1) and choose "
-             "the threshold by k-fold cross-validation over queries (finegrain.evaluate.threshold)."),
+             "the threshold by k-fold cross-validation over queries (finegrain.experiment.tuning.threshold)."),
     cv: str | None = typer.Option(
         None, "--cv",
         help="K[,metric=ndcg@10][,seed=0]: choose the retriever's tunable options (hybrid weights and RRF k, "
              "BM25 k1 and b; those not fixed by --set) by K-fold cross-validation over queries, stratified by "
              "query type; saves the out-of-fold run and scores, the a-priori default and the per-fold choices "
-             "(finegrain.evaluate.cv)."),
+             "(finegrain.experiment.tuning.cv)."),
     engine: EngineChoice = typer.Option(
         EngineChoice.LOCAL, "--engine",
         help="local: this process; ray: sharded BM25 / dense search and per-query metrics on Ray "
@@ -67,18 +67,12 @@ def eval_command(
     The run is DIR/run.trec, or DIR/run.jsonl when a query or document id
     has a space, a tab or another character a TREC line cannot hold (JSON
     lines: a header, then one line per query with its [doc_id, score] pairs
-    in rank order; read it with finegrain.evaluate.pipeline.read_saved_run).
+    in rank order; read it with finegrain.experiment.run.read_saved_run).
     """
-    from finegrain.evaluate.pipeline import (
-        RUN_JSONL,
-        Experiment,
-        is_transductive,
-        run_experiment,
-        save_run,
-    )
-    from finegrain.io.results import write_results
+    from finegrain.experiment.executors.engine import Engine
+    from finegrain.experiment.run import Experiment, is_transductive, run_experiment
     from finegrain.report.table import print_evaluation
-    from finegrain.scale.engine import Engine
+    from finegrain.results.files import RUN_JSONL, save_run, write_results
     from finegrain.settings import Settings
 
     names = opt.metric_keys(metrics, DEFAULT_METRICS)
@@ -105,8 +99,8 @@ def eval_command(
         print_cv(outcome.results["cv"], outcome.results["provenance"]["cv"], title=f"{dataset} · {retriever}")
     typer.echo(f"wrote {path} and {run_path}")
     if out_format is ResultFormat.MTEB:
-        from finegrain.evaluate.mteb_json import write_mteb_json
-        from finegrain.evaluate.saved import SavedResults
+        from finegrain.results.mteb import write_mteb_json
+        from finegrain.results.saved import SavedResults
 
         typer.echo(f"wrote {write_mteb_json(SavedResults.from_json(outcome.results), out / MTEB_FILE)} (MTEB result JSON)")
     if run_path.name == RUN_JSONL:

@@ -72,7 +72,7 @@ def evaluate_command(
     """
     from finegrain.evaluate import evaluate
     from finegrain.evaluate.compat import options
-    from finegrain.evaluate.files import read_qrels_file, read_run_file
+    from finegrain.io.files import read_qrels_file, read_run_file
     from finegrain.metrics.spec import parse_metrics
 
     opts = options(compat, complete=complete, level_for_rel=level_for_rel)  # fail fast, before reading files

@@ -31,10 +31,10 @@ def fuse_command(
     seed: int = typer.Option(0, "--seed", help="--cv: how queries are dealt into folds."),
 ) -> None:
     """Fuse RUN... into one run; with --cv, print the weights chosen per fold and save the held-out run."""
-    from finegrain.evaluate.files import read_any_run, read_qrels_file
-    from finegrain.evaluate.pipeline import save_run
+    from finegrain.experiment.tuning.fusion_weights import cv_weights
+    from finegrain.io.files import read_qrels_file
+    from finegrain.results.files import read_any_run, save_run
     from finegrain.retrieve.fusion import fuse
-    from finegrain.retrieve.fusion_search import cv_weights
 
     loaded = [read_any_run(p) for p in runs]
     if cv is not None:

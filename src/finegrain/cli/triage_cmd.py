@@ -41,10 +41,10 @@ def triage_command(
     """
     from finegrain.build.judge.scale import Scale
     from finegrain.build.triage import triage, write_triage
+    from finegrain.compare.relabel import saved_runs
     from finegrain.datasets import load_dataset
     from finegrain.errors import FinegrainError
-    from finegrain.evaluate.files import read_qrels_file
-    from finegrain.evaluate.relabel import saved_runs
+    from finegrain.io.files import read_qrels_file
     from finegrain.settings import Settings
 
     scale = Scale.parse(grades).grades

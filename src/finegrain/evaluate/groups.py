@@ -77,7 +77,7 @@ def parse_split(spec: str) -> QuerySplit:
         raise FinegrainError(f"--split-by {spec!r} is not KIND=FILE", "write it like --split-by overlap=overlap.jsonl")
     if kind.strip() not in SPLIT_KINDS:
         raise UnknownNameError("query split", kind.strip(), SPLIT_KINDS)
-    from finegrain.build.overlap import read_overlap_ids
+    from finegrain.io.idlist import read_overlap_ids
 
     ids = read_overlap_ids(path.strip())
     return QuerySplit(kind.strip(), path.strip(), frozenset(ids))

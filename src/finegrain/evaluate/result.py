@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
 import numpy as np
 
@@ -25,9 +25,6 @@ from finegrain.evaluate.groups import UNTYPED as UNTYPED  # re-exported: the one
 from finegrain.evaluate.groups import group_of, order_groups
 from finegrain.metrics.spec import parse_metric
 from finegrain.metrics.values import QueryValues, aggregate
-
-if TYPE_CHECKING:
-    from finegrain.evaluate.saved import SavedResults
 
 
 @dataclass(frozen=True)
@@ -261,13 +258,6 @@ class Evaluation(Mapping[str, MetricResult]):
     def aggregation(self) -> dict[str, str]:
         """``{key: rule}``: how each aggregate is formed from the per-query values (``mean``, ``median``, ``ratio``)."""
         return {k: r.outcome.rule for k, r in self.results.items()}
-
-    def to_saved(self, **sections: Any) -> SavedResults:
-        """This evaluation as :class:`~finegrain.evaluate.saved.SavedResults` (what ``results.json`` holds),
-        in memory; ``sections`` as :meth:`SavedResults.from_evaluation` takes them."""
-        from finegrain.evaluate.saved import SavedResults
-
-        return SavedResults.from_evaluation(self, **sections)
 
     def to_json_dict(self) -> dict[str, Any]:
         """``{"aggregate", "per_query", "by_type" (when query types are known), "denominators"}``.

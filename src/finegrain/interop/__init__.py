@@ -6,7 +6,7 @@ API call :func:`as_qrels` / :func:`as_run` and never test types themselves.
 
 Accepted: finegrain objects; nested dicts ``{qid: {doc_id: grade|score}}``;
 pandas DataFrames and Parquet files with ``q_id, doc_id, relevance|score``
-columns (aliases in :mod:`finegrain.interop.columns`); ranx ``Qrels``/``Run``;
+columns (aliases in :mod:`finegrain.io.columns`); ranx ``Qrels``/``Run``;
 ir_measures / ir_datasets records (``Qrel(query_id, doc_id, relevance)``,
 ``ScoredDoc(query_id, doc_id, score)``) and plain ``(qid, doc_id, value)``
 triples; paths to TREC, BEIR ``.tsv``, ``run.jsonl``, ranx JSON and Parquet

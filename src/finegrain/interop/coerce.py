@@ -13,7 +13,7 @@ path           ``str`` or ``os.PathLike``: ``.json`` (``{qid: {doc: value}}``,
                ranx's ``save("x.json")``), ``.parquet``, ``.jsonl`` (runs saved by
                ``finegrain eval``), else TREC (qrels: TREC or BEIR ``.tsv``)
 ranx           ``ranx.Qrels`` / ``ranx.Run`` (their ``to_dict()`` and ``name``)
-DataFrame      a pandas DataFrame (:mod:`finegrain.interop.columns`)
+DataFrame      a pandas DataFrame (:mod:`finegrain.io.columns`)
 mapping        ``{qid: {doc_id: grade|score}}``
 records        any other iterable of ``Qrel(query_id, doc_id, relevance, ...)``,
                ``ScoredDoc(query_id, doc_id, score)`` (ir_measures,
@@ -36,11 +36,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from finegrain.errors import FinegrainError
-from finegrain.interop.columns import Kind, frame_columns, table_from_columns
+from finegrain.io.columns import Kind, frame_columns, table_from_columns
 from finegrain.types import Qrels, Run
 
 if TYPE_CHECKING:
-    from finegrain.evaluate.compat import Compat
+    from finegrain.io.trec import Compat
 
 QrelsLike: TypeAlias = Qrels | Mapping[str, Mapping[str, int]] | str | os.PathLike[str] | Iterable[Any] | Any
 RunLike: TypeAlias = Run | Mapping[str, Mapping[str, float]] | str | os.PathLike[str] | Iterable[Any] | Any
@@ -107,7 +107,7 @@ def _from_path(obj: str | os.PathLike[str], kind: Kind, what: str, name: str | N
             f"{what} {str(obj)!r} is not a file" + (" (it is a folder)" if path.is_dir() else ""),
             "give the path of a TREC, JSON, JSON-lines or Parquet file, or pass the data itself",
         )
-    from finegrain.evaluate.files import read_qrels_file, read_run_file
+    from finegrain.io.files import read_qrels_file, read_run_file
 
     if kind == "qrels":
         return read_qrels_file(path, compat=compat)[0]

@@ -77,7 +77,7 @@ class Flickr8kSplit:
     source: Flickr8kCaptions
 
     def items(self) -> list[tuple[str, tuple[str, ...]]]:
-        """``[(image, captions), ...]``: the form :mod:`finegrain.evaluate.caption_corpus` takes."""
+        """``[(image, captions), ...]``: the form :mod:`finegrain.diagnose.caption_corpus` takes."""
         return [(im, self.captions[im]) for im in self.images]
 
 

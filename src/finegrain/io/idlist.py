@@ -8,6 +8,10 @@ may not contain whitespace). An id listed twice is an error naming both lines.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+from finegrain.errors import DataFormatError
 from finegrain.io._lines import DuplicateRecordError, PathLike, get_field, iter_jsonl, iter_lines, iter_tokens
 
 
@@ -39,3 +43,28 @@ def _is_jsonl(path: PathLike) -> bool:
         if line.strip():
             return line.lstrip().startswith("{")
     return False
+
+
+def read_overlap_ids(path: str | Path) -> tuple[str, ...]:
+    """The ids of A's overlapping items listed in ``path``, in file order, each once.
+
+    ``path`` is the pairs file :func:`write_pairs` writes (JSON lines with
+    ``a_id``; an id on many lines is one id), or a plain list of ids (one per
+    line, or JSON lines with ``id`` / ``_id``: :func:`finegrain.io.idlist.read_ids`).
+    """
+    first: dict[str, Any] | None = None
+    if _is_jsonl(path):
+        for _, obj in iter_jsonl(path):
+            first = obj
+            break
+    if first is not None and "a_id" in first:
+        ids: dict[str, None] = {}
+        for n, obj in iter_jsonl(path):
+            ids.setdefault(get_field(path, n, obj, "a_id"), None)
+        out = tuple(ids)
+    else:
+        out = tuple(read_ids(path))
+    if not out:
+        raise DataFormatError(path, None, "query ids (an overlap pairs file or one id per line)", "no id",
+                              "write it with 'finegrain overlap A B -o FILE'")
+    return out

@@ -1,11 +1,11 @@
-"""The page's comparison section, from ``finegrain compare``'s result (:mod:`finegrain.evaluate.compare`)."""
+"""The page's comparison section, from ``finegrain compare``'s result (:mod:`finegrain.compare.compare`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from finegrain.evaluate.systems import LabelledResults
+from finegrain.compare.systems import LabelledResults
 from finegrain.report.format import fmt_delta, fmt_p, readable
 
 

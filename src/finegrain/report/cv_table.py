@@ -1,5 +1,5 @@
 """Terminal view of ``finegrain eval --cv``, rendered from ``results["cv"]`` and ``provenance["cv"]``
-(:mod:`finegrain.evaluate.cv`): per metric the cross-validated mean and CI next to the a-priori default, and the
+(:mod:`finegrain.experiment.tuning.cv`): per metric the cross-validated mean and CI next to the a-priori default, and the
 settings each fold chose."""
 
 from __future__ import annotations

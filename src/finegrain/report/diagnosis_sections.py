@@ -15,8 +15,8 @@ from typing import Any
 
 from markupsafe import Markup
 
+from finegrain.compare.systems import LabelledResults
 from finegrain.evaluate.groups import order_groups
-from finegrain.evaluate.systems import LabelledResults
 from finegrain.report import charts
 from finegrain.report.format import readable
 

@@ -4,7 +4,7 @@
 system's value on the headline metric, each challenger's difference to the
 baseline) and the data the drill-down shows when a row is clicked: each system's
 ranked list (top :data:`TOP`, read from the run file beside ``results.json`` with
-:func:`finegrain.evaluate.pipeline.read_saved_run`), the grade of every listed
+:func:`finegrain.experiment.run.read_saved_run`), the grade of every listed
 passage (``results.json``'s ``judged`` section; a file written before it was
 saved shows the list without grades and says so), the error tag of each wrong
 passage and missed relevant passage (``errors``) and the query's error type
@@ -12,7 +12,7 @@ passage and missed relevant passage (``errors``) and the query's error type
 escaped so that no text can close the block.
 
 :func:`difference_charts` draws the forest plot (each challenger's mean
-difference and its paired bootstrap interval, from :mod:`finegrain.evaluate.compare`)
+difference and its paired bootstrap interval, from :mod:`finegrain.compare.compare`)
 and one histogram of per-query differences per challenger.
 """
 
@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from finegrain.compare.systems import LabelledResults
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.systems import LabelledResults
 from finegrain.report.format import fmt, fmt_p, is_rank, readable
 
 __all__ = ["MAX_QUERIES", "TOP", "difference_charts", "json_script", "per_query_view"]
@@ -46,7 +46,7 @@ def _run_of(s: LabelledResults) -> tuple[Any | None, str | None]:
     """The saved run of a system's folder, or None and why not."""
     if s.path is None:
         return None, "no results folder (in-memory results): no ranked list"
-    from finegrain.evaluate.pipeline import read_saved_run
+    from finegrain.results.files import read_saved_run
 
     try:
         return read_saved_run(Path(s.path), s.results), None

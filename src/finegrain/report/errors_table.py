@@ -8,8 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from finegrain.evaluate.saved import SavedResults
 from finegrain.report.table import table_console
+from finegrain.results.saved import SavedResults
 
 
 def error_tables(errors: Mapping[str, Any], *, max_examples: int = 2) -> list[Table]:

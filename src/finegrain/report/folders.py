@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from finegrain.compare.systems import LabelledResults, load_labelled, unique_labels
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.evaluate.systems import LabelledResults, load_labelled, unique_labels
 from finegrain.io._lines import decode, iter_jsonl, parse_json, read_bytes
-from finegrain.io.results import SCHEMA as RESULTS_SCHEMA
+from finegrain.results.saved import SCHEMA as RESULTS_SCHEMA
 
 EVAL, PERTURB, CONTRAST = RESULTS_SCHEMA, "finegrain.perturb/1", "finegrain.contrast/1"
 KINDS = {EVAL: "finegrain eval", PERTURB: "finegrain perturb", CONTRAST: "finegrain contrast"}

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.saved import SavedResults
+from finegrain.results.saved import SavedResults
 
 __all__ = ["headline_metric", "shared_metrics"]
 

@@ -1,15 +1,15 @@
 """One self-contained HTML page rendered from saved results folders.
 
 ``render_report`` takes the saved results that ``finegrain eval`` wrote
-(``DIR/results.json``, read as :class:`~finegrain.evaluate.saved.SavedResults`
-and labelled as :class:`~finegrain.evaluate.systems.LabelledResults`) and nothing else: no dataset, run or model is loaded.
+(``DIR/results.json``, read as :class:`~finegrain.results.saved.SavedResults`
+and labelled as :class:`~finegrain.compare.systems.LabelledResults`) and nothing else: no dataset, run or model is loaded.
 The page holds a headline table (with bootstrap confidence intervals and
 significance against a baseline when there are two or more systems), a
 per-query-type table and chart, win/tie/loss counts, metric-vs-k curves, error
 tags with example queries and passages (when the results carry them), the
 denominators and the provenance of every folder.
 
-Statistics come from :mod:`finegrain.evaluate.compare` (never recomputed
+Statistics come from :mod:`finegrain.compare.compare` (never recomputed
 here); charts are inline SVG from :mod:`finegrain.report.charts`. The template
 is rendered with autoescaping on, so query texts and passages can never inject
 markup, and the page loads nothing from the network.
@@ -22,13 +22,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from finegrain.compare.systems import LabelledResults, load_labelled
+from finegrain.compare.systems import resolve_baseline as _resolve_baseline
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.groups import order_groups
-from finegrain.evaluate.systems import LabelledResults, load_labelled
-from finegrain.evaluate.systems import resolve_baseline as _resolve_baseline
 from finegrain.frozen import thaw
-from finegrain.io.results import SCHEMA as RESULTS_SCHEMA
 from finegrain.report.format import RANK_METRICS, fmt, fmt_delta, fmt_p, is_rank, readable
+from finegrain.results.saved import SCHEMA as RESULTS_SCHEMA
 
 __all__ = ["RANK_METRICS", "LabelledResults", "build_context", "fmt", "fmt_delta", "fmt_p", "is_rank", "load_systems",
            "readable", "render_report", "resolve_baseline", "resolve_metric", "write_report"]
@@ -42,7 +42,7 @@ def load_systems(dirs: Sequence[str | Path]) -> list[LabelledResults]:
 
 
 def resolve_baseline(systems: Sequence[LabelledResults], baseline: str | int | None) -> int:
-    """The baseline's index, as ``finegrain compare`` reads it (:func:`finegrain.evaluate.systems.resolve_baseline`)."""
+    """The baseline's index, as ``finegrain compare`` reads it (:func:`finegrain.compare.systems.resolve_baseline`)."""
     return _resolve_baseline(baseline, [s.label for s in systems], [s.path for s in systems])
 
 
@@ -72,13 +72,13 @@ def build_context(
     """
     from markupsafe import Markup
 
-    from finegrain import __version__
-    from finegrain.evaluate.pipeline import is_transductive
+    from finegrain.experiment.run import is_transductive
     from finegrain.report import charts
     from finegrain.report.comparison_section import ci_note, comparison_view
     from finegrain.report.diagnosis_sections import errors_view, taxonomy_view
     from finegrain.report.drilldown import difference_charts, per_query_view
     from finegrain.report.threshold_section import threshold_view
+    from finegrain.version import __version__
 
     if not systems:
         raise FinegrainError("no results to report", "pass one or more folders written by 'finegrain eval --out DIR'")
@@ -275,8 +275,8 @@ def render_report(
     """The report page for one or more systems (a comparison when there are two or more).
 
     With two or more systems the statistics are those of
-    :func:`finegrain.evaluate.compare.compare` (default settings); with one,
-    the headline intervals are :func:`finegrain.evaluate.stats.bootstrap_ci`
+    :func:`finegrain.compare.compare.compare` (default settings); with one,
+    the headline intervals are :func:`finegrain.compare.stats.bootstrap_ci`
     with the same settings. ``metrics`` limits the comparison to those keys
     (default: every shared metric). ``probes`` (:class:`~finegrain.report.folders.Folders`)
     adds the perturbation and contrast sections; with no system, only those.
@@ -301,7 +301,7 @@ def _eval_context(systems: Sequence[LabelledResults], baseline: str | int | None
     if len(systems) > 1:
         from dataclasses import replace
 
-        from finegrain.evaluate.compare import compare
+        from finegrain.compare.compare import compare
 
         cmp = compare([s.results for s in systems], folders=[s.path or s.label for s in systems], baseline=b,
                       metrics=list(metrics) if metrics else None)
@@ -316,14 +316,14 @@ def _single_intervals(s: LabelledResults) -> dict[str, Any]:
     """Bootstrap intervals of one system's per-query means, with the comparison's default settings.
 
     Only for metrics whose saved aggregation rule is ``mean`` (a median or a
-    ratio of sums gets no interval), as :mod:`finegrain.evaluate.compare` decides.
+    ratio of sums gets no interval), as :mod:`finegrain.compare.compare` decides.
     """
     from dataclasses import asdict
 
     import numpy as np
 
-    from finegrain.evaluate.compare import CompareSettings
-    from finegrain.evaluate.stats import bootstrap_ci
+    from finegrain.compare.compare import CompareSettings
+    from finegrain.compare.stats import bootstrap_ci
 
     st = CompareSettings()
     out: dict[str, Any] = {"_settings": {**asdict(st)}}

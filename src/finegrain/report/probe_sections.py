@@ -30,7 +30,7 @@ def probe_context(folders: Folders) -> dict[str, Any]:
 
 def probes_only_context(folders: Folders) -> dict[str, Any]:
     """The page's header values when no evaluation folder is given (the evaluation sections are left out)."""
-    from finegrain import __version__
+    from finegrain.version import __version__
 
     names = [str(p.results.get("dataset", "")) for p in folders.perturbs]
     names += [str((p.results.get("pairs") or {}).get("name", "")) for p in folders.contrasts]

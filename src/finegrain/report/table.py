@@ -1,4 +1,4 @@
-"""Terminal tables rendered from saved results (:class:`~finegrain.evaluate.saved.SavedResults`, or a results.json dict)."""
+"""Terminal tables rendered from saved results (:class:`~finegrain.results.saved.SavedResults`, or a results.json dict)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from finegrain.evaluate.saved import SavedResults
+from finegrain.results.saved import SavedResults
 
 
 def fmt(value: Any, scale: float = 100.0) -> str:

@@ -1,5 +1,5 @@
 """The report's threshold-retrieval section, rendered from ``results["threshold_sweep"]`` alone
-(:mod:`finegrain.evaluate.threshold`): per system, the metric-vs-threshold curve and each metric's
+(:mod:`finegrain.experiment.tuning.threshold`): per system, the metric-vs-threshold curve and each metric's
 cross-validated threshold with its cross-validated score."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from finegrain.evaluate.systems import LabelledResults
+from finegrain.compare.systems import LabelledResults
 from finegrain.report import charts
 from finegrain.report.table import fmt
 

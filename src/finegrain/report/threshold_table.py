@@ -1,5 +1,5 @@
 """Terminal view of a threshold sweep, rendered from ``results["threshold_sweep"]``
-(:mod:`finegrain.evaluate.threshold`): the metric-vs-threshold curve and each metric's
+(:mod:`finegrain.experiment.tuning.threshold`): the metric-vs-threshold curve and each metric's
 cross-validated threshold with its cross-validated score."""
 
 from __future__ import annotations

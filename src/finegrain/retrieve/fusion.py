@@ -49,7 +49,7 @@ the same normalised scores and floors as the convex combination::
 to 1). The registry (:data:`finegrain.retrieve.registry.FUSIONS`) is the one
 table of methods and their parameters; :func:`fuse` picks one by name and
 refuses a parameter the method does not take. The weight search
-with cross-validation over queries is :mod:`finegrain.retrieve.fusion_search`.
+with cross-validation over queries is :mod:`finegrain.experiment.tuning.fusion_weights`.
 
 **Ties.** Fused scores are plain numbers in a :class:`~finegrain.types.Run`;
 equal fused scores are ordered by the Run's rule (document id descending), never

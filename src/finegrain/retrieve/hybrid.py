@@ -51,7 +51,7 @@ Options (``finegrain eval --retriever hybrid --set KEY=VALUE``):
   ``--set bm25-okapi.k1=1.2``.
 
 ``finegrain eval -r hybrid --cv 5`` chooses ``weights`` (:func:`weight_grid`) and the RRF ``k``
-(:func:`k_grid`) by cross-validation over queries (:mod:`finegrain.evaluate.cv`); an option given with
+(:func:`k_grid`) by cross-validation over queries (:mod:`finegrain.experiment.tuning.cv`); an option given with
 ``--set`` stays fixed. The parts retrieve once and are fused per grid point (:meth:`HybridRetriever.retrieve_grid`).
 """
 
@@ -160,7 +160,7 @@ class HybridRetriever:
         top_k: int | None, show_progress: bool = True,
     ) -> list[Run]:
         """One run per setting (``{"weights": ..., "k": ...}``, fusion options only) for cross-validation
-        (:mod:`finegrain.evaluate.cv`): the parts retrieve once and their runs are fused per setting."""
+        (:mod:`finegrain.experiment.tuning.cv`): the parts retrieve once and their runs are fused per setting."""
         bad = sorted({key for s in settings for key in s} - set(GRID_KEYS))
         if bad:
             raise FinegrainError(f"hybrid cannot vary {bad[0]!r} without re-running its parts",

@@ -410,7 +410,7 @@ class RerankRetriever:
         top_k: int | None, show_progress: bool = True,
     ) -> list[Run]:
         """One run per setting (``alpha``, ``fuse``, ``fuse_k`` only) for cross-validation
-        (:mod:`finegrain.evaluate.cv`): the first stage retrieves and the reranker scores once."""
+        (:mod:`finegrain.experiment.tuning.cv`): the first stage retrieves and the reranker scores once."""
         bad = sorted({key for s in settings for key in s} - set(GRID_KEYS))
         if bad:
             raise FinegrainError(f"rerank cannot vary {bad[0]!r} without re-running its stages",

@@ -44,7 +44,7 @@ bi-encoder scores the cosine of unit vectors.
 its top 100 reranked; "CV" = ``alpha`` and ``fuse`` chosen by 5-fold CV over the
 queries (seed 0, stratified by query type; out-of-fold means). nDCG@1 / @5 / @10 x100;
 ``benchmarks/zh_levers.py`` rows ``rerank-*``; p = paired randomization test
-against hybrid-sparse (``finegrain.evaluate.compare``):
+against hybrid-sparse (``finegrain.compare.compare``):
 
 =======================  ======================  ======================
 lever                    capretrieval/zh         capretrieval/en

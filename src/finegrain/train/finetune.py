@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from finegrain._lazy import require
-from finegrain.album.files import sha256_of
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.io.checksum import sha256_of
 from finegrain.train.finetune_data import (
     Pair,
     batch_schedule,

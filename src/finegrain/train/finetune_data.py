@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from finegrain.album.files import sha256_of  # the one streaming file hash
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import iter_jsonl
+from finegrain.io.checksum import sha256_of  # the one streaming file hash
 
 #: The column names read as (query, passage), in the order they are tried.
 COLUMNS: tuple[tuple[str, str], ...] = (("query", "passage"), ("query", "positive"), ("anchor", "positive"))

@@ -388,6 +388,6 @@ def _exclude(pool: Pool, exclude: Any, rouge_l: float, lang: Lang) -> tuple[list
 
 
 def _version() -> str:
-    from finegrain import __version__
+    from finegrain.version import __version__
 
     return __version__

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from finegrain.compare.stats import Interval, batch_size
 from finegrain.diagnose.contrastive.categories import (
     CCD_CATEGORIES,
     CCD_GROUPS,
@@ -16,7 +17,6 @@ from finegrain.diagnose.contrastive.categories import (
 from finegrain.diagnose.contrastive.records import Direction
 from finegrain.diagnose.contrastive.scoring import ContrastScores
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.stats import Interval, batch_size
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def pair_bootstrap_ci(
     A resample draws ``P`` pairs out of ``P`` and takes
     ``sum(correct of drawn pairs) / sum(units of drawn pairs)``. When every
     pair has one unit this is the ordinary bootstrap of the mean, and draws
-    exactly what :func:`finegrain.evaluate.stats.bootstrap_ci` draws for the
+    exactly what :func:`finegrain.compare.stats.bootstrap_ci` draws for the
     same seed (same generator calls, same batches; pairs are numbered in
     order of first appearance); a constant sample gives ``(v, v)``.
     """

@@ -43,12 +43,12 @@ from typing import Any
 
 import numpy as np
 
+from finegrain.compare.stats import Interval
 from finegrain.diagnose.contrastive.categories import CCD_CATEGORIES
 from finegrain.diagnose.contrastive.metrics import pair_bootstrap_ci
 from finegrain.diagnose.contrastive.records import ContrastPair, Direction, check_direction, expand
 from finegrain.diagnose.contrastive.scoring import ImageEncoder, TextEncoder, _encode
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.stats import Interval
 
 POOL_KS: tuple[int, ...] = (1, 5)
 SETTINGS: tuple[str, ...] = ("without negatives", "with negatives")

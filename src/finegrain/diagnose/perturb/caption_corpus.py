@@ -1,14 +1,14 @@
 """Query perturbation on the caption-corpus protocol (explainable-ranking paper, Sec. 6.4, Tables 4-5).
 
 ``finegrain perturb --dataset caption-corpus:flickr8k/test --retriever minilm``
-runs the protocol of :mod:`finegrain.evaluate.caption_corpus` exactly as
+runs the protocol of :mod:`finegrain.diagnose.caption_corpus` exactly as
 ``finegrain caption-corpus`` does (same items, query caption, encoder, cached
 vectors, averaged and re-normalised corpus entries, tie rule), so the
 unperturbed row *is* the plain protocol's result, R@1 included. Then each
 family perturbs the caption queries (antonym, colour, size, negation, typo),
 the perturbed captions are encoded as queries, and the rank of each query's
 own image among all corpus entries is recomputed by the same
-:func:`~finegrain.evaluate.caption_corpus.relevant_ranks`. Every rank is exact
+:func:`~finegrain.diagnose.caption_corpus.relevant_ranks`. Every rank is exact
 (no top-k cut): Table 4 counts lower / higher / same ranks of the ground-truth
 image, Table 5 the metrics of the paper's table (Recall@1, @10, MRR@10,
 MRR@all, fails %) on the perturbed queries, paired with their originals, and
@@ -63,7 +63,7 @@ def is_caption_corpus(name: str) -> bool:
 
 
 def parse_name(name: str) -> CaptionCorpusName:
-    from finegrain.evaluate.caption_corpus import SOURCES
+    from finegrain.diagnose.caption_corpus import SOURCES
 
     m = _NAME.match(name.strip())
     if m is None:
@@ -126,8 +126,8 @@ def rank_table(
     ``original_ranks[i]`` is query ``qids[i]``'s rank; ``perturbed[family]``
     is ``(perturbed qids, their ranks)``. Pure: the tests feed it hand ranks.
     """
+    from finegrain.diagnose.caption_corpus import per_query_metrics
     from finegrain.diagnose.perturb.stats import metric_delta, rank_changes
-    from finegrain.evaluate.caption_corpus import per_query_metrics
 
     orig = np.asarray(original_ranks, dtype=np.int64)
     pos = {q: i for i, q in enumerate(qids)}
@@ -155,9 +155,7 @@ def run_caption_perturbation(cfg: Any, settings: Any = None, *, show_progress: b
     ``encoder`` and ``items`` replace the registry's encoder and the dataset's
     items (tests); otherwise both come from the name and ``settings``.
     """
-    from finegrain.diagnose.perturb.families import NEGATION_RULES, build_perturbations, make_context
-    from finegrain.diagnose.perturb.run import SCHEMA, PerturbOutcome, _perturbed_ids
-    from finegrain.evaluate.caption_corpus import (
+    from finegrain.diagnose.caption_corpus import (
         SOURCES,
         _encode,
         build_caption_corpus,
@@ -168,6 +166,8 @@ def run_caption_perturbation(cfg: Any, settings: Any = None, *, show_progress: b
         run_caption_corpus,
         top_k_run,
     )
+    from finegrain.diagnose.perturb.families import NEGATION_RULES, build_perturbations, make_context
+    from finegrain.diagnose.perturb.run import SCHEMA, PerturbOutcome, _perturbed_ids
     from finegrain.machine import run_environment
     from finegrain.settings import Settings
 

@@ -10,7 +10,7 @@ without any relevant item are not counted (``n_no_relevant``).
 Table 5: per metric, the mean over the perturbed queries of the original and
 the perturbed value (both scored with the *original* qrels), their difference
 and a bootstrap confidence interval of the mean paired difference
-(:func:`finegrain.evaluate.stats.bootstrap_ci`); and, as in the paper, the
+(:func:`finegrain.compare.stats.bootstrap_ci`); and, as in the paper, the
 dataset-level value when the perturbed queries replace their originals and the
 other queries keep theirs.
 """
@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from finegrain.evaluate.stats import WinTieLoss, bootstrap_ci
+from finegrain.compare.stats import WinTieLoss, bootstrap_ci
 from finegrain.types import Qrels, Run
 
 

@@ -48,7 +48,7 @@ def rows(results: Mapping[str, Any]) -> dict[str, list[list[str]]]:
 def metric_names(results: Mapping[str, Any]) -> dict[str, str]:
     """Column names: the paper's (R@1, MRR@all, Fails %) on the caption-corpus protocol, else the metric keys."""
     if (results.get("protocol") or {}).get("name") == "caption-corpus":
-        from finegrain.evaluate.caption_corpus import PAPER_NAMES
+        from finegrain.diagnose.caption_corpus import PAPER_NAMES
 
         return {m: PAPER_NAMES.get(m, m) for m in results["metrics"]}
     return {m: m for m in results["metrics"]}

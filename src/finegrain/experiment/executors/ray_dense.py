@@ -5,7 +5,7 @@ The texts are those of :class:`~finegrain.retrieve.dense.DenseRetriever`
 contiguous shards; one task per shard searches its rows with a
 :class:`~finegrain.retrieve.dense_index.DenseIndex` (threshold, then top k,
 boundary ties to the higher document id), and the driver keeps per query the
-top k of the union (:func:`finegrain.scale.shards.merge_candidates`), which is
+top k of the union (:func:`finegrain.experiment.executors.shards.merge_candidates`), which is
 the top k of the whole corpus for the scores the shards computed.
 
 About "the same scores": a score is a float32 inner product from a BLAS matrix
@@ -27,17 +27,17 @@ import numpy as np
 from finegrain.errors import FinegrainError
 
 if TYPE_CHECKING:
+    from finegrain.experiment.executors.engine import RayExecutor
+    from finegrain.experiment.executors.shards import Candidates
     from finegrain.retrieve.dense import DenseRetriever
-    from finegrain.scale.engine import RayExecutor
-    from finegrain.scale.shards import Candidates
     from finegrain.types import Corpus, Queries, Run
 
 
 def retrieve_dense(ex: RayExecutor, r: DenseRetriever, corpus: Corpus, queries: Queries, *, lang: str,
                    top_k: int | None) -> Run:
     """``r.retrieve(corpus, queries, lang=lang, top_k=top_k)`` with encoding and search on Ray."""
-    from finegrain.scale.ray_encode import encode_cached
-    from finegrain.scale.shards import doc_text
+    from finegrain.experiment.executors.ray_encode import encode_cached
+    from finegrain.experiment.executors.shards import doc_text
 
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
         raise FinegrainError(f"top_k={top_k!r} is not a whole number >= 1", "pass top_k=1000 or None")
@@ -59,8 +59,8 @@ def search_sharded(ex: RayExecutor, doc_vecs: np.ndarray, doc_ids: Sequence[str]
                    index_options: dict[str, Any] | None = None) -> Run:
     """:meth:`DenseIndex.search <finegrain.retrieve.dense_index.DenseIndex.search>` over document shards on Ray,
     merged exactly (see the module docstring)."""
+    from finegrain.experiment.executors.shards import merge_candidates, shard_bounds
     from finegrain.ranking import string_ranks
-    from finegrain.scale.shards import merge_candidates, shard_bounds
 
     v = np.asarray(doc_vecs)
     if v.ndim != 2 or len(v) != len(doc_ids):
@@ -82,8 +82,8 @@ def search_sharded(ex: RayExecutor, doc_vecs: np.ndarray, doc_ids: Sequence[str]
 def _search_shard(vecs: np.ndarray, ids: tuple[str, ...], offset: int, q_vecs: np.ndarray, qids: list[str],
                   k: int | None, threshold: float | None, index_options: dict[str, Any]) -> Candidates:
     """One shard's top k per query, boundary ties to the higher id (the Ray task)."""
+    from finegrain.experiment.executors.shards import Candidates
     from finegrain.retrieve.dense_index import DenseIndex
-    from finegrain.scale.shards import Candidates
 
     run = DenseIndex(vecs, ids, **index_options).search(q_vecs, qids, k=k, threshold=threshold, show_progress=False)
     return Candidates.from_run(run, offset)

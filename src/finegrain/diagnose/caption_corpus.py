@@ -140,7 +140,7 @@ def load_items(source: str, root: Any, split: str) -> tuple[list[tuple[str, tupl
         return data.items(), "caption", meta
     if split not in ("all", "test"):
         raise FinegrainError(f"vg100 has no split {split!r}", "use --split all (its 100 images)")
-    from finegrain.io.visual_genome import load_vg_regions
+    from finegrain.diagnose.concepts.visual_genome import load_vg_regions
 
     regions = load_vg_regions(root)
     items = [(str(i), tuple(r)) for i, r in regions.items()]

@@ -12,7 +12,7 @@
 * :mod:`.ray_dense` -- dense search over document shards with an exact top-k merge;
 * :mod:`.ray_metrics` -- per-query metric values over query shards, aggregated
   once from the concatenated values;
-* :mod:`.engine` -- :class:`~finegrain.scale.engine.Engine` (``local`` or
+* :mod:`.engine` -- :class:`~finegrain.experiment.executors.engine.Engine` (``local`` or
   ``ray``), starting a local Ray or joining a cluster, progress over shards.
 
 Nothing here imports Ray until a Ray engine is opened; without it the error
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from finegrain._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from finegrain.scale.engine import ENGINES, Engine
+    from finegrain.experiment.executors.engine import ENGINES, Engine
 
 __getattr__, __dir__ = lazy_exports(__name__, {".engine": "ENGINES Engine"})
 

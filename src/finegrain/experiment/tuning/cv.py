@@ -10,7 +10,7 @@ queries it was chosen on.
    parameters' values; each point is one run (a hybrid's parts retrieve once and
    are fused per point: :meth:`~finegrain.retrieve.hybrid.HybridRetriever.retrieve_grid`).
 2. The queries are dealt into ``K`` **folds**, seeded and stratified by query
-   type (:func:`finegrain.evaluate.folds.fold_of`, the one fold maker).
+   type (:func:`finegrain.experiment.tuning.folds.fold_of`, the one fold maker).
 3. For each fold *f*, the point with the best **objective** (``metric=``,
    default ``ndcg@10``) on the queries of the *other* folds is chosen (ties: the
    a-priori default when it is a grid point, else the first point in grid order), and fold *f*'s queries take their results from
@@ -258,7 +258,7 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
 
     ``assignment`` (``{qid: fold}``, folds ``0..K-1``) replaces the seeded stratified deal (tests, replays)."""
     from finegrain.evaluate.evaluate import evaluate
-    from finegrain.evaluate.folds import fold_of
+    from finegrain.experiment.tuning.folds import fold_of
     from finegrain.metrics.spec import parse_metric
 
     keys = tuple(dict.fromkeys(parse_metric(m).key for m in metrics))
@@ -319,8 +319,8 @@ def summarize(qrels: Any, oof: Any, default_run: Any, keys: Sequence[str], spec:
     """Score an out-of-fold run and the a-priori default on ``queries``: both evaluations and, per metric,
     the means with bootstrap CIs, the paired difference and its randomization p, the value on each fold
     (``members[f]``: fold f's queries). Shared by :func:`choose` and routed CV (:mod:`finegrain.retrieve.routed`)."""
+    from finegrain.compare.stats import bootstrap_ci, randomization_test
     from finegrain.evaluate.evaluate import evaluate
-    from finegrain.evaluate.stats import bootstrap_ci, randomization_test
 
     ev = evaluate(qrels, oof, keys, queries=list(queries), query_types=strata)
     dev = evaluate(qrels, default_run, keys, queries=list(queries), query_types=strata)
@@ -366,41 +366,3 @@ def assemble(sources: Sequence[Any], qids: Sequence[str], *, name: str) -> Any:
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     return Run(tuple(qids), offsets, np.concatenate(docs) if docs else np.zeros(0, np.int64), tuple(vocab),
                np.concatenate(values) if values else np.zeros(0, np.float64), name=name)
-
-
-# --------------------------------------------------------------------------- retrieve and choose
-
-
-def cross_validate(retriever: str, options: Mapping[str, Any], corpus: Any, queries: Any, qrels: Any, *,
-                   lang: str, metrics: Sequence[str], spec: CVSpec, top_k: int | None = None,
-                   strata: Mapping[str, str | None] | None = None, show_progress: bool = False,
-                   registry: Any = None) -> CrossValidation:
-    """Run ``retriever`` (checked ``options`` fixed) at every grid point and at its default, then :func:`choose`."""
-    if registry is None:
-        from finegrain.retrieve.registry import RETRIEVERS as registry
-    tuned = tunables(retriever, options, registry)
-    if not tuned:
-        raise nothing_to_tune(retriever, options, registry)
-    points = grid_points(tuned)
-    if len(points) > MAX_POINTS:
-        raise FinegrainError(f"the grid of {retriever!r} has {len(points)} points; at most {MAX_POINTS}",
-                             "fix some of its options with --set")
-    default_setting = {t.key: t.default for t in tuned}
-    base = registry.build(retriever, **options)
-    settings = [*points, default_setting]
-    kw = {"lang": lang, "top_k": top_k, "show_progress": show_progress}
-    if hasattr(base, "cross_validate"):  # its own protocol over the same grid (hybrid-routed: retrieve.routed)
-        out: CrossValidation = base.cross_validate(points, default_setting, tuned, corpus, queries, qrels,
-                                                   metrics=metrics, spec=spec, strata=strata, **kw)
-        return out
-    if hasattr(base, "retrieve_grid"):
-        runs = base.retrieve_grid(settings, corpus, queries, **kw)
-    else:
-        runs = []
-        for s in settings:
-            same = next((j for j, p in enumerate(points[:len(runs)]) if p == s), None)
-            runs.append(runs[same] if same is not None else
-                        registry.build(retriever, **options, **{k: v for k, v in s.items() if v is not None})
-                        .retrieve(corpus, queries, **kw))
-    return choose(qrels, runs[:-1], runs[-1], metrics, spec, queries=list(queries), points=points, tuned=tuned,
-                  default_setting=default_setting, strata=strata)

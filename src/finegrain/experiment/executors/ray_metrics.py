@@ -22,9 +22,9 @@ from finegrain.errors import FinegrainError
 
 if TYPE_CHECKING:
     from finegrain.evaluate.result import Evaluation
+    from finegrain.experiment.executors.engine import RayExecutor
     from finegrain.metrics.spec import MetricSpec
     from finegrain.metrics.values import QueryValues
-    from finegrain.scale.engine import RayExecutor
     from finegrain.types import Qrels, Run
 
 T = TypeVar("T", "Qrels", "Run")
@@ -42,10 +42,10 @@ def evaluate_sharded(
     """:func:`finegrain.evaluate.evaluate` (strict mode) with the per-query values computed on Ray."""
     from finegrain.evaluate.compat import CompatOptions
     from finegrain.evaluate.result import Evaluation, MetricResult
+    from finegrain.experiment.executors.shards import shard_bounds
     from finegrain.interop.coerce import as_qrels, as_run
     from finegrain.metrics import parse_metrics
     from finegrain.metrics.join import universe_of
-    from finegrain.scale.shards import shard_bounds
 
     qrels, run = as_qrels(qrels), as_run(run)
     items = [metrics] if isinstance(metrics, str) or not isinstance(metrics, Iterable) else list(metrics)
@@ -108,5 +108,5 @@ def concat_values(parts: list[QueryValues], n: int) -> QueryValues:
     out = QueryValues(cat("scored"), cat("values"), rule, cat("numerator"), cat("denominator"))
     if len(out.scored) != n:
         raise FinegrainError(f"metric shards hold {len(out.scored)} queries, the universe {n}",
-                             "this is a bug in finegrain.scale; run with --engine local")
+                             "this is a bug in finegrain.experiment.executors; run with --engine local")
     return out

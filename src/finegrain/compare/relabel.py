@@ -45,7 +45,7 @@ from finegrain.metrics.spec import MetricSpec, parse_metric
 from finegrain.types import Qrels, Run
 
 if TYPE_CHECKING:
-    from finegrain.evaluate.systems import LabelledResults
+    from finegrain.compare.systems import LabelledResults
 
 SCHEMA = "finegrain.relabel/1"
 #: Metrics whose smaller value is the better system.
@@ -293,7 +293,7 @@ def named_runs(runs: Sequence[Run] | Mapping[str, Run], purpose: str) -> dict[st
     for name, run in pairs:
         if not isinstance(run, Run):
             raise FinegrainError(f"run {name!r} is a {type(run).__name__}, not a finegrain Run",
-                                 "read runs with finegrain.evaluate.pipeline.read_saved_run")
+                                 "read runs with finegrain.experiment.run.read_saved_run")
         if name in out:
             raise FinegrainError(f"two runs are named {name!r}", "give runs distinct names ({name: run})")
         out[str(name)] = run.renamed(str(name))
@@ -344,9 +344,9 @@ def saved_runs(folders: Sequence[str | Path]) -> tuple[dict[str, Run], list[Labe
     ``finegrain compare`` names the systems (the retriever, made unique with the folder), with their results.
 
     A query the folder's results.json lists but the run file lacks gets an empty entry
-    (:func:`~finegrain.evaluate.pipeline.read_saved_run`), so every run has the queries it was asked."""
-    from finegrain.evaluate.pipeline import read_saved_run
-    from finegrain.evaluate.systems import load_labelled
+    (:func:`~finegrain.experiment.run.read_saved_run`), so every run has the queries it was asked."""
+    from finegrain.compare.systems import load_labelled
+    from finegrain.results.files import read_saved_run
 
     systems = load_labelled(folders)
     runs: dict[str, Run] = {}

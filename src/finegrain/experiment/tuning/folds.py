@@ -1,8 +1,8 @@
 """The one fold maker of finegrain's cross-validation over queries.
 
-Used by the threshold sweep (:mod:`finegrain.evaluate.threshold`), ``eval --cv``
-(:mod:`finegrain.evaluate.cv`) and fusion weights by CV
-(:mod:`finegrain.retrieve.fusion_search`): seeded, optionally stratified by query type.
+Used by the threshold sweep (:mod:`finegrain.experiment.tuning.threshold`), ``eval --cv``
+(:mod:`finegrain.experiment.tuning.cv`) and fusion weights by CV
+(:mod:`finegrain.experiment.tuning.fusion_weights`): seeded, optionally stratified by query type.
 """
 
 from __future__ import annotations

@@ -6,18 +6,16 @@ retriever, scores the run and returns everything a results folder holds.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from finegrain.errors import FinegrainError
 from finegrain.settings import Settings
 
 if TYPE_CHECKING:
-    from finegrain.scale.engine import Engine
+    from finegrain.experiment.executors.engine import Engine
 
 
 @dataclass(frozen=True)
@@ -28,8 +26,8 @@ class Experiment:
     top_k: int | None = None
     retriever_options: Mapping[str, Any] = field(default_factory=dict)
     split_by: str | None = None  # "overlap=FILE": query groups Overlap / Others instead of the query types
-    sweep: str | None = None  # "threshold=START:STOP:STEP[,norm=..,folds=..]": finegrain.evaluate.threshold
-    cv: str | None = None  # "K[,metric=M][,seed=S]": tunable settings chosen by k-fold CV, finegrain.evaluate.cv
+    sweep: str | None = None  # "threshold=START:STOP:STEP[,norm=..,folds=..]": finegrain.experiment.tuning.threshold
+    cv: str | None = None  # "K[,metric=M][,seed=S]": tunable settings chosen by k-fold CV, finegrain.experiment.tuning.cv
 
 
 @dataclass(frozen=True)
@@ -41,7 +39,7 @@ class Outcome:
 
 def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool = True,
                    engine: Engine | None = None) -> Outcome:
-    """Load, retrieve, evaluate. ``engine`` (a :class:`finegrain.scale.Engine`; None: local) says where
+    """Load, retrieve, evaluate. ``engine`` (a :class:`finegrain.experiment.executors.Engine`; None: local) says where
     retrieval and the per-query metrics run: this process, or a Ray cluster (same saved numbers)."""
     from finegrain.datasets import load_dataset
     from finegrain.evaluate.groups import parse_split
@@ -61,7 +59,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
             f"list this dataset's query ids: finegrain overlap {exp.dataset} TRAIN -o FILE",
         )
 
-    from finegrain.scale.engine import LOCAL
+    from finegrain.experiment.executors.engine import LOCAL
 
     engine = LOCAL if engine is None else engine
     with engine.open(show_progress=show_progress) as ex:  # local, or Ray up for this block
@@ -71,8 +69,8 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
         if cv is None:
             run = ex.retrieve(retriever, ds.corpus, ds.queries, lang=ds.lang, top_k=exp.top_k,
                               show_progress=show_progress)
-        else:  # every grid point, then each fold's choice from the other folds: finegrain.evaluate.cv
-            from finegrain.evaluate.cv import cross_validate
+        else:  # every grid point, then each fold's choice from the other folds: finegrain.experiment.tuning.cv
+            from finegrain.experiment.tuning.grid import cross_validate
 
             cv_result = cross_validate(exp.retriever, exp.retriever_options, ds.corpus, ds.queries, ds.qrels,
                                        lang=ds.lang, metrics=[s.key for s in specs], spec=cv, top_k=exp.top_k,
@@ -87,7 +85,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
     body = evaluation.to_json_dict()
     results = {
         **body,
-        "aggregation": evaluation.aggregation(),  # mean / median / ratio per metric: see finegrain.evaluate.saved
+        "aggregation": evaluation.aggregation(),  # mean / median / ratio per metric: see finegrain.results.saved
         "curves": curves,
         "queries": {q.id: {"text": q.text, "type": types[q.id]} for q in ds.queries.values()},
         "provenance": {
@@ -99,18 +97,18 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
             **({"query_groups": split.describe(ds.queries)} if split is not None else {}),
             **run_environment(),  # version, Python, machine, command, time: finegrain.machine
             "retrieve_seconds": round(retrieve_s, 3),
-            **({"engine": engine_info} if engine_info is not None else {}),  # --engine ray: finegrain.scale
+            **({"engine": engine_info} if engine_info is not None else {}),  # --engine ray: finegrain.experiment.executors
         },
     }
     results["errors"] = error_section(ds, run)  # error analysis: see error_section below
     results["taxonomy"] = taxonomy_section(ds, run)  # DuReader Table 9 error types: see taxonomy_section
     results["judged"] = judged_section(ds.qrels, run, list(ds.queries),  # grades of the top k: the report's drill-down
                                        fully_judged=bool(ds.meta.get("fully_judged", False)))
-    if cv_result is not None:  # the CV means, CIs and the a-priori default: finegrain.evaluate.cv
+    if cv_result is not None:  # the CV means, CIs and the a-priori default: finegrain.experiment.tuning.cv
         results["cv"] = cv_result.to_json_dict()
         results["provenance"]["cv"] = cv_result.provenance()
-    if sweep is not None:  # threshold retrieval with a cross-validated threshold: finegrain.evaluate.threshold
-        from finegrain.evaluate.threshold import sweep_thresholds
+    if sweep is not None:  # threshold retrieval with a cross-validated threshold: finegrain.experiment.tuning.threshold
+        from finegrain.experiment.tuning.threshold import sweep_thresholds
 
         results["threshold_sweep"] = sweep_thresholds(ds.qrels, run, [s.key for s in specs], sweep,
                                                       queries=list(ds.queries), strata=types).to_json_dict()
@@ -131,7 +129,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
 def _parse_cv(exp: Experiment, engine: Engine | None) -> Any:
     if exp.cv is None:
         return None
-    from finegrain.evaluate.cv import nothing_to_tune, parse_cv, tunables
+    from finegrain.experiment.tuning.cv import nothing_to_tune, parse_cv, tunables
 
     spec = parse_cv(exp.cv)
     if engine is not None and engine.kind != "local":
@@ -144,7 +142,7 @@ def _parse_cv(exp: Experiment, engine: Engine | None) -> Any:
 def _parse_sweep(text: str | None) -> Any:
     if text is None:
         return None
-    from finegrain.evaluate.threshold import parse_sweep
+    from finegrain.experiment.tuning.threshold import parse_sweep
 
     return parse_sweep(text)
 
@@ -263,7 +261,7 @@ def error_section(ds: Any, run: Any, k: int = ERRORS_K) -> dict[str, Any]:
 
 def judged_section(qrels: Any, run: Any, queries: Sequence[str], *, k: int = ERRORS_K, rel: int = 1,
                    fully_judged: bool = False) -> dict[str, Any]:
-    """``results["judged"]`` (:class:`~finegrain.evaluate.saved.Judged`): the qrels grades of the run's top ``k``
+    """``results["judged"]`` (:class:`~finegrain.results.saved.Judged`): the qrels grades of the run's top ``k``
     per query, and each query's number of relevant documents, so a report can show graded ranked lists."""
     grades: dict[str, dict[str, int]] = {}
     n_relevant: dict[str, int] = {}
@@ -300,79 +298,3 @@ def taxonomy_section(ds: Any, run: Any, k: int = ERRORS_K) -> dict[str, Any]:
         return {"schema": schema, "skipped": f"error taxonomy failed: {type(e).__name__}: {e}"}
 
 
-# --------------------------------------------------------------------------- the saved run
-# Issue 10 item 2: ids with spaces (PhotoBench file names) cannot be TREC fields.
-
-RUN_TREC = "run.trec"
-RUN_JSONL = "run.jsonl"
-RUN_FILES = (RUN_TREC, RUN_JSONL)
-
-
-def run_file_name(run: Any) -> str:
-    """``run.trec`` when every id (and the run name) is a valid TREC field, else ``run.jsonl``."""
-    from finegrain.io.run_jsonl import is_trec_safe
-
-    return RUN_TREC if is_trec_safe(run) else RUN_JSONL
-
-
-def save_run(out_dir: str | os.PathLike[str], run: Any, name: str | None = None) -> Path:
-    """Write ``run`` into a results folder as :func:`run_file_name` chooses (``name``: its answer,
-    when the caller already has it); returns its path.
-
-    The other format's file, left by an earlier eval into the same folder, is
-    removed, so a folder never holds two runs that disagree.
-    """
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise FinegrainError(f"cannot create output folder {str(out)!r}: {e.strerror}", "choose a writable --out") from None
-    name = name if name in RUN_FILES else run_file_name(run)
-    path = out / name
-    if name == RUN_TREC:
-        from finegrain.io.trec import write_run
-
-        write_run(run, path)
-    else:
-        from finegrain.io.run_jsonl import write_run_jsonl
-
-        write_run_jsonl(run, path)
-    for other in RUN_FILES:
-        if other != name:
-            (out / other).unlink(missing_ok=True)
-    return path
-
-
-def read_saved_run(folder: str | os.PathLike[str], results: Any = None) -> Any:
-    """The run of a results folder written by ``finegrain eval`` (``run.trec`` or ``run.jsonl``).
-
-    A query its ``results.json`` scored but the run file lacks (a query that
-    retrieved nothing has no TREC line) gets an empty result list, so the run
-    has every query it was asked. ``results``: the folder's
-    :class:`~finegrain.evaluate.saved.SavedResults`, when the caller has read it already.
-    """
-    d = Path(folder)
-    if d.is_file():
-        d = d.parent
-    candidates = [RUN_JSONL, RUN_TREC]  # save_run leaves one of them, never both
-    for name in candidates:
-        path = d / name
-        if path.is_file():
-            if name == RUN_JSONL:
-                from finegrain.io.run_jsonl import read_run_jsonl
-
-                run = read_run_jsonl(path)
-            else:
-                from finegrain.io.trec import read_run
-
-                run = read_run(path)
-            from finegrain.evaluate.saved import SavedResults
-            from finegrain.io.results import RESULTS_FILE
-
-            if results is None and (d / RESULTS_FILE).is_file():
-                results = SavedResults.load(d)
-            if results is not None:
-                run = run.with_queries(results.query_ids)
-            return run
-    raise FinegrainError(f"no saved run in {str(d)!r} (looked for {' or '.join(candidates)})",
-                         "pass a folder written by 'finegrain eval --out DIR'")

@@ -55,7 +55,7 @@ def coco_synset(category: str) -> str:
     senses = wordnet().synsets(category.strip().lower().replace(" ", "_"), "n")
     if not senses:
         raise FinegrainError(f"COCO category {category!r} has no WordNet noun sense",
-                             "add it to finegrain.io.coco.SYNSET_OVERRIDES")
+                             "add it to finegrain.diagnose.concepts.coco.SYNSET_OVERRIDES")
     return str(senses[0].name())
 
 

@@ -99,7 +99,7 @@ class RayDataEncoder:
         from ray.data import ActorPoolStrategy, from_items
         from tqdm.auto import tqdm
 
-        from finegrain.scale.engine import quiet_ray_data
+        from finegrain.experiment.executors.engine import quiet_ray_data
 
         quiet_ray_data()
 

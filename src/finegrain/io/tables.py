@@ -3,7 +3,7 @@
 * ``.json`` (or ``.json.gz``): one object ``{qid: {doc_id: value}}``, what
   ranx's ``Qrels.save`` / ``Run.save("x.json")`` write;
 * ``.parquet`` / ``.parq``: a table with query, document and value columns
-  (:mod:`finegrain.interop.columns`), what ranx's ``save("x.parquet")`` and
+  (:mod:`finegrain.io.columns`), what ranx's ``save("x.parquet")`` and
   pandas' ``to_parquet`` write.
 
 :func:`finegrain.evaluate.files.read_run_file` and ``read_qrels_file`` route
@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from finegrain.errors import DataFormatError
-from finegrain.interop.columns import Kind, read_parquet_columns, table_from_columns
+from finegrain.io.columns import Kind, read_parquet_columns, table_from_columns
 from finegrain.types import Qrels, Run
 
 JSON_SUFFIXES = (".json", ".json.gz")

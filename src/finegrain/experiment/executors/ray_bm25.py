@@ -17,7 +17,7 @@
    union under the same total order (score, then the tie rule) is the single
    index's top k; ``ties="index-order"`` then separates equal scores as the
    single search does (:func:`finegrain.retrieve.bm25.search.search_index`),
-   over global corpus positions (:func:`finegrain.scale.shards.merge_candidates`).
+   over global corpus positions (:func:`finegrain.experiment.executors.shards.merge_candidates`).
 
 Shards are contiguous, so a shard's own id ranks and corpus positions order its
 documents as the global ones do, and a cut inside a shard never drops a
@@ -35,11 +35,11 @@ import numpy as np
 from finegrain.errors import FinegrainError
 
 if TYPE_CHECKING:
+    from finegrain.experiment.executors.engine import RayExecutor
+    from finegrain.experiment.executors.shards import Candidates
     from finegrain.retrieve.bm25 import BM25
     from finegrain.retrieve.bm25.shard import CorpusStats
     from finegrain.retrieve.lexical import BM25Retriever
-    from finegrain.scale.engine import RayExecutor
-    from finegrain.scale.shards import Candidates
     from finegrain.types import Corpus, Queries, Run
 
 _TOKENIZE_CHUNK = 4096
@@ -60,8 +60,8 @@ class ShardedBM25:
     @classmethod
     def build(cls, ex: RayExecutor, r: BM25Retriever, corpus: Corpus, *, lang: str) -> ShardedBM25:
         """Tokenize and count per shard, merge the statistics, index each shard with them (steps 1-3)."""
+        from finegrain.experiment.executors.shards import doc_text, shard_bounds
         from finegrain.retrieve.bm25.shard import merge_stats
-        from finegrain.scale.shards import doc_text, shard_bounds
         from finegrain.text.tokenizer import get_tokenizer
 
         get_tokenizer(lang, r.tokenizer)  # a bad language fails here, before any task
@@ -88,8 +88,8 @@ class ShardedBM25:
 
     def search(self, queries: Queries, *, top_k: int | None) -> Run:
         """The retriever's run for ``queries`` (its threshold, ``top_k`` or its default_k, its tie rule)."""
+        from finegrain.experiment.executors.shards import merge_candidates
         from finegrain.ranking import string_ranks
-        from finegrain.scale.shards import merge_candidates
         from finegrain.text.tokenizer import get_tokenizer
 
         r, ex = self.retriever, self.ex
@@ -149,7 +149,7 @@ def _index_shard(tokens: list[list[str]], ids: Sequence[str], stats: CorpusStats
 def _search_shard(bm: BM25, offset: int, q_tokens: list[list[str]], qids: list[str], k: int | None,
                   threshold: float | None) -> Candidates:
     """One shard's candidates per query (the Ray task of step 4): raw scores, cut at k by the tie rule."""
-    from finegrain.scale.shards import Candidates
+    from finegrain.experiment.executors.shards import Candidates
 
     # The search's own cut, by the id rule: real ids ("doc-id"; a shard's id ranks keep the global order) or
     # position_keys ("index-order"); scores stay raw (the driver separates ties after the merge).

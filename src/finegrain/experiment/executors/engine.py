@@ -2,7 +2,7 @@
 
 :class:`Engine` is the choice (frozen, checked); :meth:`Engine.open` starts or
 joins Ray and yields an executor with the two expensive steps of
-:func:`finegrain.evaluate.pipeline.run_experiment`:
+:func:`finegrain.experiment.run.run_experiment`:
 
 * ``retrieve(retriever, corpus, queries, lang=, top_k=, show_progress=)`` -- on
   Ray, BM25 (:mod:`.ray_bm25`) and dense retrievers (:mod:`.ray_dense`) run
@@ -40,7 +40,7 @@ RAY_EXTRA = "ray"
 
 @dataclass(frozen=True)
 class Engine:
-    """Where :func:`~finegrain.evaluate.pipeline.run_experiment` runs retrieval and metrics.
+    """Where :func:`~finegrain.experiment.run.run_experiment` runs retrieval and metrics.
 
     ``address``: a Ray cluster to join (``ray`` only; None starts a local Ray);
     ``num_cpus``: CPUs of a local Ray (None: all of this machine's);
@@ -153,11 +153,11 @@ class RayExecutor:
             cut = top_k if top_k is not None else retriever.depth
             return fused.cut(cut) if cut is not None else fused
         if isinstance(retriever, BM25Retriever):
-            from finegrain.scale.ray_bm25 import retrieve_bm25
+            from finegrain.experiment.executors.ray_bm25 import retrieve_bm25
 
             return retrieve_bm25(self, retriever, corpus, queries, lang=lang, top_k=top_k)
         if isinstance(retriever, DenseRetriever):
-            from finegrain.scale.ray_dense import retrieve_dense
+            from finegrain.experiment.executors.ray_dense import retrieve_dense
 
             return retrieve_dense(self, retriever, corpus, queries, lang=lang, top_k=top_k)
         self.notes.append(f"engine ray: retriever {getattr(retriever, 'name', type(retriever).__name__)!r} has no "
@@ -166,7 +166,7 @@ class RayExecutor:
 
     def evaluate(self, qrels: Any, run: Any, metrics: Any, *, queries: Sequence[str] | None = None,
                  query_types: Mapping[str, str | None] | None = None) -> Any:
-        from finegrain.scale.ray_metrics import evaluate_sharded
+        from finegrain.experiment.executors.ray_metrics import evaluate_sharded
 
         return evaluate_sharded(self, qrels, run, metrics, queries=queries, query_types=query_types)
 

@@ -12,7 +12,7 @@ Metric keys are spelled as MTEB writes them (``ndcg@10`` -> ``ndcg_at_10``);
 parameters keep their finegrain key. Values are fractions (0..1), the mean over
 queries, as in MTEB.
 
-Reading gives a :class:`~finegrain.evaluate.saved.SavedResults` with
+Reading gives a :class:`~finegrain.results.saved.SavedResults` with
 aggregates only: an MTEB file holds no per-query values, so a comparison that
 includes one shows aggregates without confidence intervals or significance
 tests (which need per-query values).
@@ -25,10 +25,12 @@ import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.evaluate.saved import SavedResults, _parse
+
+if TYPE_CHECKING:
+    from finegrain.results.saved import SavedResults
 
 MTEB_LAYOUT_VERSION = "2.0.0"  # the TaskResult layout written (finegrain is not mteb; see "finegrain" in the file)
 _LANGUAGES = {"zh": "cmn-Hans", "en": "eng-Latn"}
@@ -89,10 +91,11 @@ def write_mteb_json(results: SavedResults, path: str | Path) -> Path:
     return p
 
 
-def from_mteb_json(data: Mapping[str, Any], *, source: str | Path, split: str | None = None,
-                   hf_subset: str | None = None) -> SavedResults:
-    """Aggregate-only :class:`SavedResults` from an MTEB result JSON (one split and subset: ``test`` /
-    ``default`` when there are several, else an error naming them)."""
+def mteb_body(data: Mapping[str, Any], *, source: str | Path, split: str | None = None,
+              hf_subset: str | None = None) -> dict[str, Any]:
+    """The aggregate-only results body of an MTEB result JSON (one split and subset: ``test`` /
+    ``default`` when there are several, else an error naming them); read by
+    :func:`finegrain.results.saved.from_mteb_json`."""
     where = Path(source)
     scores = data.get("scores")
     if not isinstance(scores, Mapping) or not scores or not all(isinstance(v, list) for v in scores.values()):
@@ -134,7 +137,7 @@ def from_mteb_json(data: Mapping[str, Any], *, source: str | Path, split: str | 
                      "main_score": entry.get("main_score")},
         },
     }
-    return _parse(body, where, str(where), aggregate_only=True, origin="mteb")
+    return body
 
 
 def _model_from_path(path: Path) -> str | None:

@@ -185,8 +185,8 @@ def _check_grid(grid: Sequence[Sequence[float]], n: int) -> list[tuple[float, ..
 
 
 def _deal(qids: list[str], folds: int, seed: int) -> list[list[str]]:
-    """The queries of each fold, from the one fold maker (:func:`finegrain.evaluate.folds.fold_of`)."""
-    from finegrain.evaluate.folds import fold_of
+    """The queries of each fold, from the one fold maker (:func:`finegrain.experiment.tuning.folds.fold_of`)."""
+    from finegrain.experiment.tuning.folds import fold_of
 
     order = sorted(qids)
     assigned = fold_of(order, folds, seed)

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.evaluate.folds import fold_of
+from finegrain.experiment.tuning.folds import fold_of
 
 SCHEMA = "finegrain.threshold_sweep/1"
 NORMS = ("none", "minmax", "zscore")

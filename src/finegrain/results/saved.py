@@ -5,7 +5,7 @@ every verb that reads results read it through :meth:`SavedResults.from_json`,
 which validates each section (a wrong shape is a DataFormatError naming the
 file and the place) and migrates older files. An in-memory
 :class:`~finegrain.evaluate.result.Evaluation` converts with
-:meth:`SavedResults.from_evaluation` (or ``ev.to_saved()``), so nothing needs a
+:meth:`SavedResults.from_evaluation`, so nothing needs a
 file to be compared.
 
 Each metric carries its **aggregation rule** (the ``"aggregation"`` section:
@@ -25,7 +25,7 @@ the documents in the run's top ``k`` per query, so a report can show ranked
 lists with grades without loading the dataset; files written before it lack
 it (``judged`` None) and a report says their grades are not saved.
 
-A result read from an MTEB result JSON (:mod:`finegrain.evaluate.mteb_json`)
+A result read from an MTEB result JSON (:mod:`finegrain.results.mteb`)
 has aggregates only (``per_query`` None): it can be shown next to others, but
 no interval or paired test can be computed from it.
 """
@@ -38,15 +38,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import Any, Literal, cast
 
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.evaluate.groups import UNTYPED, group_of, order_groups
+from finegrain.evaluate.result import Evaluation
 from finegrain.frozen import EMPTY, freeze, thaw
-from finegrain.io.results import RESULTS_FILE, SCHEMA  # the one spelling of the file and its schema
+from finegrain.io._lines import read_json
+from finegrain.metrics.spec import parse_metric
+from finegrain.results.mteb import mteb_body
 
-if TYPE_CHECKING:
-    from finegrain.evaluate.result import Evaluation
+RESULTS_FILE = "results.json"
+SCHEMA = "finegrain.results/1"  # the schema of results.json, written and read by SavedResults
 
 Aggregation = Literal["mean", "median", "ratio"]
 AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "median", "ratio")
@@ -224,8 +227,6 @@ class SavedResults:
     @classmethod
     def load(cls, path: str | Path) -> SavedResults:
         """Read a results folder, its ``results.json``, or an MTEB result JSON file."""
-        from finegrain.io._lines import read_json
-
         p = Path(path)
         if p.is_dir():
             p = p / RESULTS_FILE
@@ -234,8 +235,6 @@ class SavedResults:
                                  "pass a folder written by 'finegrain eval --out DIR' (or an MTEB result JSON file)")
         data, _ = read_json(p)
         if isinstance(data, dict) and "schema" not in data and "scores" in data and "task_name" in data:
-            from finegrain.evaluate.mteb_json import from_mteb_json
-
             return from_mteb_json(data, source=p)
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             found = data.get("schema") if isinstance(data, dict) else type(data).__name__
@@ -277,8 +276,6 @@ class SavedResults:
     @classmethod
     def coerce(cls, obj: Any) -> SavedResults:
         """A SavedResults from a SavedResults, an Evaluation, a folder / file path or a results dict."""
-        from finegrain.evaluate.result import Evaluation
-
         if isinstance(obj, SavedResults):
             return obj
         if isinstance(obj, Evaluation):
@@ -342,7 +339,6 @@ def infer_aggregation(key: str) -> Aggregation:
     :mod:`finegrain.metrics` a mean (the rule its metric function returns).
     A key that does not parse as a metric is a mean (what MTEB and trec_eval report).
     """
-    from finegrain.metrics.spec import parse_metric
 
     try:
         name = parse_metric(key).name
@@ -524,3 +520,11 @@ __all__ = [
     "AGGREGATIONS", "Aggregation", "Judged", "MetricRecord", "QueryRecord", "RESULTS_FILE", "SCHEMA", "SavedResults", "Slice",
     "UNTYPED", "freeze", "infer_aggregation", "thaw",
 ]
+
+
+def from_mteb_json(data: Mapping[str, Any], *, source: str | Path, split: str | None = None,
+                   hf_subset: str | None = None) -> SavedResults:
+    """Aggregate-only :class:`SavedResults` from an MTEB result JSON (one split and subset: ``test`` /
+    ``default`` when there are several, else an error naming them)."""
+    body = mteb_body(data, source=source, split=split, hf_subset=hf_subset)
+    return _parse(body, Path(source), str(source), aggregate_only=True, origin="mteb")

@@ -1,7 +1,7 @@
 """Several saved results side by side on the same queries, with intervals and paired tests.
 
 :func:`compare` builds a frozen :class:`Comparison` from saved results
-(:class:`~finegrain.evaluate.saved.SavedResults`; also accepted: in-memory
+(:class:`~finegrain.results.saved.SavedResults`; also accepted: in-memory
 :class:`~finegrain.evaluate.result.Evaluation` objects, results folders or
 files, and dicts in the ``results.json`` layout); :func:`load_comparison`
 reads folders first. Everything is computed from the saved per-query values;
@@ -20,7 +20,7 @@ What is checked
 
 What is computed, per metric
     - per system: the mean and its bootstrap confidence interval
-      (:func:`~finegrain.evaluate.stats.bootstrap_ci`);
+      (:func:`~finegrain.compare.stats.bootstrap_ci`);
     - per system other than the baseline, on the paired per-query values:
       the mean difference (system - baseline) and its bootstrap interval,
       the paired t-test and Fisher's randomization test (two-sided), each
@@ -34,7 +34,7 @@ What is computed, per metric
       that system and metric (one family per system and metric);
       ``significant`` = that adjusted p < ``alpha``;
     - the same per roll-up group when the query types have one
-      (:mod:`finegrain.evaluate.rollup`: CapRetrieval's Table 3, Singleton
+      (:mod:`finegrain.compare.rollup`: CapRetrieval's Table 3, Singleton
       Entity = object + person + place + concept), Holm-adjusted across the groups.
 
 Every resampling uses the same ``seed`` (common random numbers), so the
@@ -52,10 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from finegrain.errors import FinegrainError
-from finegrain.evaluate.groups import group_of, order_groups
-from finegrain.evaluate.saved import SavedResults
-from finegrain.evaluate.stats import (
+from finegrain.compare.stats import (
     CI_METHODS,
     CIMethod,
     Interval,
@@ -66,6 +63,9 @@ from finegrain.evaluate.stats import (
     randomization_test,
     win_tie_loss,
 )
+from finegrain.errors import FinegrainError
+from finegrain.evaluate.groups import group_of, order_groups
+from finegrain.results.saved import SavedResults
 
 SCHEMA = "finegrain.comparison/1"
 
@@ -159,7 +159,7 @@ class Comparison:
     skipped: Mapping[str, str]
     settings: CompareSettings
     notes: tuple[str, ...] = ()
-    rollup: Any = None  # finegrain.evaluate.rollup.Rollup of the query types (CapRetrieval Table 3), or None
+    rollup: Any = None  # finegrain.compare.rollup.Rollup of the query types (CapRetrieval Table 3), or None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -276,7 +276,7 @@ def compare(
     ``metrics``: keys to compare (default: every metric all results share
     whose aggregation rule is ``mean``).
     """
-    from finegrain.evaluate.systems import labelled, resolve_baseline
+    from finegrain.compare.systems import labelled, resolve_baseline
 
     if len(results) < 2:
         raise FinegrainError(f"need at least 2 results to compare, got {len(results)}",
@@ -297,7 +297,7 @@ def compare(
     dataset = _check_dataset(saved, labels)
     keys, skipped = _metrics(saved, labels, metrics)
     qtypes = saved[base].query_groups()
-    from finegrain.evaluate.rollup import rollup_of
+    from finegrain.compare.rollup import rollup_of
 
     rollup = rollup_of(qtypes.values())  # CapRetrieval's Table 3 groups when the types are its eight
 

@@ -1,7 +1,7 @@
 """Labelled results and the one baseline rule, shared by ``compare`` and ``report``.
 
 :class:`LabelledResults` is one system to show or compare: its
-:class:`~finegrain.evaluate.saved.SavedResults`, a unique display label and
+:class:`~finegrain.results.saved.SavedResults`, a unique display label and
 where it came from. :func:`unique_labels` names systems (the retriever's name,
 with the folder added where two share one); :func:`resolve_baseline` reads a
 ``baseline=`` / ``--baseline`` (an index, a folder or a label) the same way
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.saved import RESULTS_FILE, SavedResults
+from finegrain.results.saved import RESULTS_FILE, SavedResults
 
 
 @dataclass(frozen=True)

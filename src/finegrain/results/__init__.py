@@ -1,0 +1,3 @@
+"""Saved results: the one schema of ``results.json`` (:mod:`.saved`, written and read by
+:class:`~finegrain.results.saved.SavedResults`), the folder it lives in with its run (:mod:`.files`),
+and MTEB's result file (:mod:`.mteb`)."""
