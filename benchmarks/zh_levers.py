@@ -6,7 +6,7 @@ fix) chosen by 5-fold cross-validation over the queries, stratified by query typ
 (``finegrain eval --cv 5``, :mod:`finegrain.experiment.tuning.cv`): its figures are out-of-fold values (never scored
 with a setting chosen on the same queries), shown next to its a-priori default on the same queries and with
 the settings the folds chose. Every lever is tested against ``hybrid`` (the a-priori default:
-bm25-okapi + e5, RRF k=60, equal weights) by :func:`finegrain.compare.compare.compare`, the code behind
+bm25-okapi + e5, RRF k=60, equal weights) by :func:`finegrain.compare.comparison.compare`, the code behind
 ``finegrain compare``: paired over queries, Fisher randomization test, Holm-adjusted across the levers.
 
 Add a lever: append a :class:`Lever` to :data:`LEVERS` (a registered retriever name, fixed ``--set``
@@ -133,7 +133,7 @@ def _setting(s: dict[str, Any]) -> str:
 
 def table(dataset: str, levers: list[Lever], results: dict[str, dict[str, Any]]) -> list[str]:
     """Markdown rows for one dataset: per metric mean [CI], the a-priori default (CV levers), and vs hybrid."""
-    from finegrain.compare.compare import compare
+    from finegrain.compare.comparison import compare
 
     names = [lv.name for lv in levers if lv.name in results]
     base = names.index(BASELINE) if BASELINE in names else 0

@@ -13,9 +13,11 @@ bash scripts/install-faces.sh
 [[ -f scripts/install-system-deps.sh ]] && bash scripts/install-system-deps.sh
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} \
        MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
-# Lint (ruff) and types (mypy, strict on the core types, metrics and evaluation) before the tests.
+# Lint (ruff), types (mypy, strict on the core types, metrics and evaluation) and layers before the tests.
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/mypy src/finegrain/types.py src/finegrain/metrics src/finegrain/evaluate
+# The layer contract (pyproject.toml [tool.importlinter]; imports inside functions count).
+.venv/bin/lint-imports --no-cache
 echo "== tests (all but slow)"
 .venv/bin/python -m pytest -q -m "not slow" --durations=30 "$@"
 [[ ${FINEGRAIN_SKIP_SLOW:-0} == 1 ]] && exit 0

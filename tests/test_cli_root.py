@@ -85,7 +85,7 @@ def test_version_falls_back_to_the_package_attribute(monkeypatch: pytest.MonkeyP
         raise metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(app_module.metadata, "version", missing)
-    monkeypatch.setattr(finegrain, "__version__", "9.8.7")
+    monkeypatch.setattr(finegrain.version, "__version__", "9.8.7")
     assert app_module.version() == "9.8.7"
 
 
@@ -186,7 +186,7 @@ def test_repeated_and_comma_metrics_mean_the_same(verb: str, form: list[str], tw
         monkeypatch.setattr(target, "run_perturbation", _stop_with("cfg"))
         args = ["perturb", "-d", "embedded/captions-en", "-r", "bm25-okapi", "-o", str(tmp_path / "o")]
     elif verb == "compare":
-        import finegrain.compare.compare as target
+        import finegrain.compare.comparison as target
 
         monkeypatch.setattr(target, "load_comparison", _stop_with("metrics"))
         args = ["compare", *two_dirs]

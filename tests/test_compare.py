@@ -1,4 +1,4 @@
-"""finegrain.compare.compare and ``finegrain compare``: numbers against an independent scipy computation."""
+"""finegrain.compare.comparison and ``finegrain compare``: numbers against an independent scipy computation."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import scipy.stats as st
 
 from finegrain.cli.main import main
-from finegrain.compare.compare import compare, load_comparison
+from finegrain.compare.comparison import compare, load_comparison
 from finegrain.compare.stats import batch_size
 from finegrain.errors import FinegrainError
 from finegrain.results.files import read_results, write_results

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from finegrain.cli.main import main
-from finegrain.compare.compare import compare, load_comparison
+from finegrain.compare.comparison import compare, load_comparison
 from finegrain.compare.rollup import CAPRETRIEVAL_TABLE3, rollup_of
 
 # query -> (type, baseline value, system value)

@@ -9,7 +9,7 @@ import pytest
 
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.coverage import TermCoverage
-from finegrain.retrieve.rerank import Reranker
+from finegrain.retrieve.cross_encoder import Reranker
 
 EN = ["a red car parked on the street", "a blue car on the road", "a dog on the grass",
       "the cat sleeps on the sofa", "a red apple on the table"]

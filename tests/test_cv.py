@@ -199,7 +199,7 @@ def test_cross_validate_bm25_end_to_end() -> None:
 
 def test_cli_eval_cv_saves_choices_and_compares(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from finegrain.cli.main import main
-    from finegrain.compare.compare import load_comparison
+    from finegrain.compare.comparison import load_comparison
 
     args = ["eval", "-d", "embedded/captions-en", "-r", "bm25-okapi", "-q"]
     assert main([*args, "--set", "k1=1.5", "--cv", "3,seed=1", "-o", str(tmp_path / "cv")]) == 0

@@ -248,7 +248,7 @@ def test_pipeline_stores_errors_and_never_breaks(monkeypatch: pytest.MonkeyPatch
     def broken(*args: object, **kw: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("finegrain.diagnose.errors.analyse_errors", broken)
+    monkeypatch.setattr("finegrain.experiment.run.analyse_errors", broken)  # where the pipeline looks it up
     bad = error_section(ds, out.run)
     assert bad == {"schema": "finegrain.errors/1", "skipped": "error analysis failed: RuntimeError: boom"}
     again = run_experiment(Experiment("embedded/captions-zh", "bm25-okapi", ("ndcg@10",)), Settings.from_env(),

@@ -129,7 +129,7 @@ def test_factory_defaults_are_bm25_okapi_and_e5_by_rrf(monkeypatch: pytest.Monke
         built.append(name)
         return FakeDense(name=name)
 
-    monkeypatch.setattr(registry, "get_retriever", fake)
+    monkeypatch.setattr("finegrain.retrieve.hybrid.get_retriever", fake)  # where the factory looks it up
     h = hybrid_retriever()
     assert built == ["bm25-okapi", "e5"]
     assert (h.fusion, h.k, h.weights, h.depth) == ("rrf", 60, None, 1000)

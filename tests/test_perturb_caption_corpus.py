@@ -115,9 +115,12 @@ def test_bad_metric_and_retriever_fail_before_any_work() -> None:
 def test_cli_on_real_flickr8k_reproduces_caption_corpus_r_at_1(with_data_root: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     """Flickr8k test (1,000 images) with the fake encoder in place of MiniLM: both commands, one R@1."""
+    from finegrain.diagnose.perturb import caption_corpus
     from finegrain.retrieve.encoders import registry
 
-    monkeypatch.setattr(registry, "get_encoder", lambda spec, **kw: BagOfWordsEncoder(256))
+    fake = lambda spec, **kw: BagOfWordsEncoder(256)  # noqa: E731
+    monkeypatch.setattr(registry, "get_encoder", fake)  # the caption-corpus command's
+    monkeypatch.setattr(caption_corpus, "get_encoder", fake)  # the perturbation's
     monkeypatch.setenv("FINEGRAIN_CACHE", str(tmp_path / "cache"))
     assert main(["caption-corpus", "-d", "flickr8k", "--split", "test", "-o", str(tmp_path / "cc"), "--quiet",
                  "--no-cache"]) == 0

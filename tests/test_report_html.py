@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from finegrain.cli.main import main
-from finegrain.compare.compare import compare
+from finegrain.compare.comparison import compare
 from finegrain.compare.systems import LabelledResults
 from finegrain.report import charts
 from finegrain.report.html import fmt, load_systems, readable, render_report

@@ -230,7 +230,7 @@ def _section(html: str, sid: str) -> str:
 
 
 def test_page_headline_is_ndcg10_and_the_forest_plot_holds_the_comparisons_interval(two_folders: list[Path]) -> None:
-    from finegrain.compare.compare import compare
+    from finegrain.compare.comparison import compare
     from finegrain.report.html import load_systems, render_report
 
     html = render_report(load_systems(two_folders))

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from finegrain.errors import FinegrainError
+from finegrain.retrieve.cross_encoder import Reranker
 from finegrain.retrieve.registry import RERANKERS, RETRIEVERS
-from finegrain.retrieve.rerank import ALPHA_GRID, Reranker, RerankRetriever, assemble, rerank, rerank_retriever
+from finegrain.retrieve.rerank import ALPHA_GRID, RerankRetriever, assemble, rerank, rerank_retriever
 from finegrain.retrieve.rerank_scorers import E5_INSTRUCT, BiEncoderScorer, SparseScorer, make_scorer
 from finegrain.types import Corpus, Document, Queries, Query, Run
 

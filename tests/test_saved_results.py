@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from finegrain.compare.compare import compare, load_comparison
+from finegrain.compare.comparison import compare, load_comparison
 from finegrain.compare.systems import resolve_baseline, unique_labels
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.evaluate.evaluate import evaluate

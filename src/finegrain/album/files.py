@@ -16,6 +16,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 from finegrain.errors import FinegrainError, MissingDependencyError
+from finegrain.io._lines import read_json
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".heic", ".heif")
 
@@ -268,8 +269,6 @@ def sidecar_for(image: Path) -> Path | None:
 def read_sidecar(path: Path) -> tuple[str | None, tuple[str, ...]]:
     """Caption and keywords from an XMP or JSON sidecar; raises FinegrainError naming the file when malformed."""
     if path.suffix.lower() == ".json":
-        from finegrain.io._lines import read_json
-
         data, _ = read_json(path)  # the one JSON reader: bad UTF-8, invalid, deep or huge JSON are clear errors
         if not isinstance(data, dict):
             raise FinegrainError(f"{path}: expected a JSON object, found {type(data).__name__}",

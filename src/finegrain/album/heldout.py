@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from finegrain._lazy import require
+from finegrain.album.profile.places import _short_zh, reverse_geocode_many
 from finegrain.errors import FinegrainError
 from finegrain.text.lang import CJK
 
@@ -227,7 +228,6 @@ def _short_en(name: str) -> str:
 
 def _forms(level: Any) -> list[tuple[str, str]]:
     """(lang, text) forms of a geocoder place level a query may use."""
-    from finegrain.album.profile.places import _short_zh
 
     return [("zh", level.zh), ("zh", _short_zh(level.zh)), ("en", level.en), ("en", _short_en(level.en))]
 
@@ -241,7 +241,6 @@ def move_places(
 ) -> tuple[dict[str, tuple[float, float]], dict[str, str], dict[str, str]]:
     """New positions of the photos (``photo id -> (lat, lon)``), old -> new place names, and
     old -> new district adcodes."""
-    from finegrain.album.profile.places import reverse_geocode_many
 
     ids = sorted(points)
     # a photo's district as the plan vocabulary sees it (points rounded to 3 decimals), so that
@@ -318,8 +317,6 @@ def move_places(
 
 
 def _short(zh: str) -> str:
-    from finegrain.album.profile.places import _short_zh
-
     return str(_short_zh(zh))
 
 

@@ -65,6 +65,7 @@ from finegrain.album.files import (  # noqa: F401  (read_sidecar, ImageInfo: re-
     register_heif,
     sidecar_for,
 )
+from finegrain.album.profile.datum import claim_input_datum, parse_datum, to_wgs84
 from finegrain.album.records import FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.errors import FinegrainError, MissingDependencyError
 from finegrain.io.checksum import sha256_of
@@ -295,7 +296,6 @@ def index_folder(
     photos' GPS coordinates, "wgs84" (a GPS fix, the default) or "gcj02" (written by a Chinese
     map SDK; converted to WGS-84, see :mod:`finegrain.album.profile.datum`).
     """
-    from finegrain.album.profile.datum import claim_input_datum, parse_datum
 
     datum = parse_datum(datum)
     started = time.perf_counter()
@@ -400,7 +400,6 @@ def _index_one(
     if not info.has_exif:
         no_exif.append(photo_id)
     problems.extend((photo_id, p.field, p.reason) for p in info.problems)
-    from finegrain.album.profile.datum import to_wgs84
 
     lat, lon = to_wgs84(info.lat, info.lon, datum)
     photo = Photo(

@@ -21,6 +21,7 @@ from typing import Any
 
 from finegrain.album.catalog.store import CatalogStore
 from finegrain.album.indexer import Profiler, recompute_events
+from finegrain.album.profile.datum import claim_input_datum, parse_datum, to_wgs84
 from finegrain.album.records import FaceOccurrence, Person, Photo
 from finegrain.io.photobench import OWNER_FACE_ID, photobench_lang, read_album
 
@@ -61,7 +62,6 @@ def import_photobench(
 
     ``datum``: of the album's coordinates, "wgs84" (PhotoBench's, see
     :mod:`finegrain.album.profile.datum`) or "gcj02" (converted to WGS-84 on the way in)."""
-    from finegrain.album.profile.datum import claim_input_datum, parse_datum, to_wgs84
 
     lang = photobench_lang(lang)
     datum = parse_datum(datum)

@@ -51,10 +51,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from finegrain.build.passages import doc_of
 from finegrain.build.textset import TextItem, TextSet, as_text_set
 from finegrain.build.units import shared_units, unit_spans
 from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.io._lines import get_field, iter_id_records, open_text_write
 from finegrain.text.lang import Lang, detect_lang, parse_lang
+from finegrain.types import Qrels
 
 DEFAULT_THRESHOLD = 0.5
 _CELLS = 1 << 20  # starts x span lengths scored at once by best_span
@@ -129,7 +132,6 @@ class DistantLabels:
 
     def to_qrels(self) -> Any:
         """A :class:`~finegrain.types.Qrels`: grade 1 for the relevant pairs, 0 for the explicit candidates below."""
-        from finegrain.types import Qrels
 
         rows = [(lb.query_id, lb.passage_id, 1) for lb in self.labels] + [(q, p, 0) for q, p in self.negatives]
         rows.sort(key=lambda r: (r[0], -r[2], r[1]))
@@ -268,7 +270,6 @@ def _lang(lang: str | Lang | None, ps: TextSet, ans: Answers) -> Lang:
 
 def _document(item: TextItem) -> str:
     """A passage's document: its record's ``doc_id``, else what its id ``{doc_id}#p{n}`` names, else its id."""
-    from finegrain.build.passages import doc_of
 
     return item.doc_id or doc_of(item.id)
 
@@ -289,7 +290,6 @@ def _candidates(ps: TextSet, ans: Answers) -> dict[str, set[int]]:
 
 def read_answers(path: str | Path) -> Answers:
     """An answers file (JSON lines; see the module docstring), checked: each query once, answers a list of strings."""
-    from finegrain.io._lines import get_field, iter_id_records
 
     answers: dict[str, tuple[str, ...]] = {}
     docs: dict[str, tuple[str, ...]] = {}
@@ -312,7 +312,6 @@ def read_answers(path: str | Path) -> Answers:
 
 def write_qrels(labels: DistantLabels, path: str | Path) -> Path:
     """BEIR qrels (``query-id corpus-id score`` with a header): 1 for relevant, 0 for explicit candidates below."""
-    from finegrain.io._lines import open_text_write
 
     out = Path(path)
     qrels = labels.to_qrels()
@@ -327,7 +326,6 @@ def write_details(labels: DistantLabels, path: str | Path) -> Path:
     """The relevant pairs as JSON lines: ``query_id, passage_id, f1, answer, span``."""
     import json
 
-    from finegrain.io._lines import open_text_write
 
     out = Path(path)
     with open_text_write(out) as f:

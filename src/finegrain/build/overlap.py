@@ -52,10 +52,16 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from finegrain._lazy import require
 from finegrain.build.textset import TextItem, TextSet, as_text_set
 from finegrain.build.units import exact_key, shared_units, units
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.frozen import EMPTY
+from finegrain.io._lines import open_text_write
+from finegrain.retrieve.dense_index import DenseIndex
+from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.retrieve.encoders.registry import get_encoder
+from finegrain.settings import default_cache_dir
 from finegrain.text.lang import Lang, detect_lang, parse_lang
 
 METHODS: tuple[str, ...] = ("exact", "rougeL", "minhash", "embedding")
@@ -276,8 +282,6 @@ class _UnitTokenizer:
 
 
 def _rouge_l(a: Sequence[str], b: Sequence[str], lang: Lang, threshold: float | None) -> Iterator[tuple[int, int, float]]:
-    from finegrain._lazy import require
-
     rouge_scorer = require("rouge_score.rouge_scorer", "build", "rouge-score")
     assert threshold is not None  # check_threshold gives one for rougeL
     tok = _UnitTokenizer(lang)
@@ -302,8 +306,6 @@ def shingles(text: str, lang: Lang, n: int) -> set[bytes]:
 
 def _minhash(a: Sequence[str], b: Sequence[str], lang: Lang, threshold: float | None, *, ngram: int,
              num_perm: int, seed: int, weights: tuple[float, float]) -> Iterator[tuple[int, int, float]]:
-    from finegrain._lazy import require
-
     datasketch = require("datasketch", "build")
     MinHash, MinHashLSH = datasketch.MinHash, datasketch.MinHashLSH
     assert threshold is not None
@@ -328,20 +330,13 @@ def _minhash(a: Sequence[str], b: Sequence[str], lang: Lang, threshold: float | 
 def _embedding(a: Sequence[str], b: Sequence[str], threshold: float | None, *, encoder: Any, kind: str,
                cache: bool, cache_dir: str | Path | None, show_progress: bool,
                ) -> tuple[list[tuple[int, int, float]], dict[str, Any]]:
-    from finegrain.retrieve.dense_index import DenseIndex
-    from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
-
     assert threshold is not None
     if isinstance(encoder, str):
-        from finegrain.retrieve.encoders.registry import get_encoder
-
         enc = get_encoder(encoder)
     else:
         enc = encoder
     root = None
     if cache:
-        from finegrain.settings import default_cache_dir
-
         root = cache_dir if cache_dir is not None else default_cache_dir()
     wrapped = CachedEncoder(enc, EmbeddingCache(root) if root is not None else None, show_progress=show_progress)
     keep_a = [i for i, t in enumerate(a) if t.strip()]
@@ -370,7 +365,6 @@ def write_pairs(result: OverlapResult, path: str | Path) -> Path:
     """The pairs as JSON lines (``a_id, b_id, a_text, b_text, score, method``); gzipped for ``.gz``."""
     import json
 
-    from finegrain.io._lines import open_text_write
 
     out = Path(path)
     with open_text_write(out) as f:

@@ -47,9 +47,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from finegrain._lazy import require
 from finegrain.build.textset import TextItem, as_text_set
 from finegrain.errors import FinegrainError
+from finegrain.io._lines import open_text_write
 from finegrain.text.lang import CJK, Lang, detect_lang, parse_lang
+from finegrain.types import Corpus, Document
 
 DEFAULT_MAX_CHARS = 256
 _ZH_END = "。！？；!?;…"
@@ -106,7 +109,6 @@ class PassageSet:
         """The passages as a :class:`~finegrain.types.Corpus` (``doc_id``, ``start``, ``end`` in each meta)."""
         from types import MappingProxyType
 
-        from finegrain.types import Corpus, Document
 
         return Corpus(Document(p.id, p.text, p.title,
                                MappingProxyType({"doc_id": p.doc_id, "start": p.start, "end": p.end}))
@@ -205,7 +207,6 @@ def _zh_sentences(line: str) -> list[tuple[int, int]]:
 def _en_sentences(line: str) -> list[tuple[int, int]]:
     if not line.strip():
         return []
-    from finegrain._lazy import require
 
     sentencex = require("sentencex", "build")
     out: list[tuple[int, int]] = []
@@ -305,7 +306,6 @@ def write_passages(passages: PassageSet | Iterable[Passage], path: str | Path) -
 
     A folder ``path`` (one that exists, or ends with a separator) gets ``corpus.jsonl`` inside.
     """
-    from finegrain.io._lines import open_text_write
 
     out = Path(path)
     if out.is_dir() or str(path).endswith(("/", "\\")):

@@ -40,9 +40,14 @@ from typing import Any
 import numpy as np
 
 from finegrain.build.pool_file import DEFAULT_GRADES, Pool, PoolItem
+from finegrain.datasets import load_dataset
 from finegrain.errors import FinegrainError
+from finegrain.io.files import read_qrels_file, read_run_file
 from finegrain.ranking import string_ranks
+from finegrain.results.files import RESULTS_FILE, read_saved_run
+from finegrain.results.saved import SavedResults
 from finegrain.types import Qrels, Run
+from finegrain.version import __version__
 
 _BLOCK_ENTRIES = 4_000_000  # retrieved entries sorted at once (memory ~ 40 bytes each)
 
@@ -231,7 +236,6 @@ def pool_results(
     not hold (a query with no result has no TREC line). What could not be
     loaded is listed in ``pool.provenance["warnings"]``.
     """
-    from finegrain.version import __version__
 
     loaded = [_load_source(s) for s in sources]
     if not loaded:
@@ -678,17 +682,12 @@ class _Loaded:
 
 
 def _load_source(src: Source) -> _Loaded:
-    from finegrain.results.files import RESULTS_FILE
-
     if isinstance(src, Run):
         return _Loaded(src, src.name, src.name, f"<Run {src.name}>")
     p = Path(src)
     if p.is_file() and p.name == RESULTS_FILE:
         p = p.parent
     if p.is_dir():
-        from finegrain.results.files import read_saved_run
-        from finegrain.results.saved import SavedResults
-
         results = SavedResults.load(p) if (p / RESULTS_FILE).is_file() else None
         try:
             run = read_saved_run(p, results)
@@ -699,8 +698,6 @@ def _load_source(src: Source) -> _Loaded:
         name = (results.retriever_name if results is not None else None) or run.name
         return _Loaded(run, name, p.name, str(src), results)
     if p.is_file():
-        from finegrain.io.files import read_run_file
-
         run = read_run_file(p)
         return _Loaded(run, run.name, p.name, str(src))
     raise FinegrainError(f"no results folder or run file {str(src)!r}",
@@ -731,7 +728,6 @@ def _saved_lang(loaded: list[_Loaded]) -> str | None:
 def _read_qrels(qrels: Qrels | str | os.PathLike[str]) -> tuple[Qrels, str]:
     if isinstance(qrels, Qrels):
         return qrels, "the given qrels"
-    from finegrain.io.files import read_qrels_file
 
     if not Path(qrels).is_file():
         raise FinegrainError(f"no qrels file {str(qrels)!r}", "give --qrels a TREC or BEIR qrels file")
@@ -740,7 +736,6 @@ def _read_qrels(qrels: Qrels | str | os.PathLike[str]) -> tuple[Qrels, str]:
 
 def _load_dataset(name: str, lang: str | None, settings: Any) -> tuple[Any, str | None]:
     """The dataset, or None and why it did not load."""
-    from finegrain.datasets import load_dataset
 
     try:
         return load_dataset(name, settings, lang=lang), None

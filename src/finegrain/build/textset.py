@@ -38,10 +38,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from finegrain.datasets.registry import dataset_names, load_dataset
 from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError, check_unique_ids
 from finegrain.frozen import EMPTY
 from finegrain.io._lines import get_field, iter_id_records, iter_lines, open_text_write
+from finegrain.io.beir import write_beir
+from finegrain.io.capretrieval import write_capretrieval
 from finegrain.io.idlist import _is_jsonl  # the one "is this JSON lines?" rule
+from finegrain.settings import Settings
+from finegrain.types import Corpus, Qrels, Queries
 
 Field = Literal["queries", "passages"]
 FIELDS: tuple[str, ...] = ("queries", "passages")
@@ -145,7 +150,6 @@ def as_text_set(value: Any, field: str = "queries") -> TextSet:
     """``value`` as a :class:`TextSet`: a TextSet as it is; a path or dataset name read with
     :func:`read_text_set`; a finegrain ``Queries`` / ``Corpus``; a mapping ``id -> text``; or a
     sequence of texts (ids ``"0"``, ``"1"``, ...)."""
-    from finegrain.types import Corpus, Queries
 
     if isinstance(value, TextSet):
         return value
@@ -236,9 +240,6 @@ def _read_jsonl(path: Path, fld: Field) -> TextSet:
 
 
 def _read_dataset(source: str | Path, fld: Field, settings: Any) -> TextSet:
-    from finegrain.datasets.registry import dataset_names, load_dataset
-    from finegrain.settings import Settings
-
     text = str(source)
     looks_like_file = text.lower().endswith(_FILE_SUFFIXES) or (
         ("/" in text or "\\" in text) and text not in dataset_names() and not Path(text).expanduser().is_dir())
@@ -282,10 +283,6 @@ def write_without(ts: TextSet, drop: Iterable[str], out: str | Path, *, settings
 
 
 def _write_dataset_without(ts: TextSet, dropped: frozenset[str], out: Path, settings: Any) -> Path:
-    from finegrain.datasets.registry import load_dataset
-    from finegrain.settings import Settings
-    from finegrain.types import Corpus, Qrels, Queries
-
     ds = load_dataset(ts.source, settings or Settings.from_env())
     fmt = ds.meta.get("format")
     if fmt not in ("beir", "capretrieval"):
@@ -303,11 +300,7 @@ def _write_dataset_without(ts: TextSet, dropped: frozenset[str], out: Path, sett
         judged = {q: {d: g for d, g in ds.qrels[q].items() if d not in dropped} for q in ds.qrels}
     qrels = Qrels.from_dict(judged)
     if fmt == "beir":
-        from finegrain.io.beir import write_beir
-
         write_beir(out, corpus, queries, qrels)
     else:
-        from finegrain.io.capretrieval import write_capretrieval
-
         write_capretrieval(out, corpus, queries, qrels)
     return out

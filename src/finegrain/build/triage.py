@@ -70,10 +70,16 @@ from typing import Any
 
 import numpy as np
 
+from finegrain.build.pool import pool_runs
 from finegrain.build.pool_file import DEFAULT_GRADES, Pool, PoolItem, write_pool
 from finegrain.compare.relabel import named_runs
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.frozen import EMPTY
+from finegrain.retrieve.dense import DenseRetriever
+from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.settings import default_cache_dir
+from finegrain.text import get_tokenizer
+from finegrain.text.lang import parse_lang
 from finegrain.types import Corpus, Qrels, Queries, Run
 
 SCHEMA = "finegrain.triage/1"
@@ -211,7 +217,6 @@ def triage(
     _check(named, qrels, queries, corpus, depth, top, rel, grades)
     w = _weights(weights)
     lang = _lang(lang)
-    from finegrain.build.pool import pool_runs
 
     union = tuple(dict.fromkeys(q for run in named.values() for q in run.qids))
     pool = pool_runs([_with_queries(run, union) for run in named.values()], depth=depth, qrels=qrels, seed=seed)
@@ -293,7 +298,6 @@ def write_triage(tri: Triage, path: str | os.PathLike[str]) -> tuple[Path, Path]
 def _lexical(cands: Sequence[PoolItem], positives: Mapping[str, list[str]], queries: Queries,
              doc_text: Mapping[str, str], lang: str, feats: dict[str, list[float | None]]) -> list[str | None]:
     """Fill ``query_terms`` and ``positive_terms``; returns each candidate's closest positive by terms."""
-    from finegrain.text import get_tokenizer
 
     tok = get_tokenizer(lang)
     ids = list(doc_text)
@@ -342,8 +346,6 @@ def _semantic(cands: Sequence[PoolItem], positives: Mapping[str, list[str]], que
     if encoder is None or encoder == "none":
         notes.append("no encoder: query_cosine and positive_cosine are left out of the score")
         return None, none
-    from finegrain.retrieve.dense import DenseRetriever
-    from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
 
     name = AUTO_ENCODER if encoder == "auto" else encoder
     try:
@@ -355,7 +357,6 @@ def _semantic(cands: Sequence[PoolItem], positives: Mapping[str, list[str]], que
             raise
         notes.append(f"encoder {AUTO_ENCODER!r} unavailable ({e}): query_cosine and positive_cosine are left out")
         return None, none
-    from finegrain.settings import default_cache_dir
 
     store = EmbeddingCache(default_cache_dir()) if retriever.cache else None
     wrapped = CachedEncoder(enc, store, show_progress=show_progress)
@@ -467,8 +468,6 @@ def _weights(weights: Mapping[str, float] | None) -> dict[str, float]:
 
 
 def _lang(lang: str) -> str:
-    from finegrain.text.lang import parse_lang
-
     return str(parse_lang(lang).value)
 
 

@@ -47,7 +47,7 @@ def compare_command(
         raise FinegrainError("--qrels is the old qrels of a relabelling and needs --qrels-new",
                              "add --qrels-new NEW (the relabelled qrels), or drop --qrels")
     else:
-        from finegrain.compare.compare import load_comparison
+        from finegrain.compare.comparison import load_comparison
 
         cmp = load_comparison(folders, baseline=baseline, metrics=list(keys) or None, alpha=alpha,
                               n_resamples=resamples, seed=seed)

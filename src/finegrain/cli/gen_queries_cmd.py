@@ -51,7 +51,7 @@ def gen_queries_command(
 ) -> None:
     """Generate training queries (CapRetrieval's KW and SM) for every passage of POOL (or of an evaluation corpus)."""
     from finegrain.errors import FinegrainError
-    from finegrain.report.table import table_console
+    from finegrain.report.console import table_console
     from finegrain.train.llm import LLMSettings
     from finegrain.train.queries import generate_queries, parse_styles
 

@@ -58,7 +58,7 @@ def overlap_command(
     """
     from finegrain.build.overlap import check_method, check_threshold, find_overlap, write_pairs
     from finegrain.build.textset import check_field, read_text_set, write_without
-    from finegrain.report.table import table_console
+    from finegrain.report.console import table_console
 
     method = check_method(by)
     check_threshold(method, threshold)  # fails before anything is read

@@ -4,14 +4,14 @@ correction, win/tie/loss per query type), plus the statistics (:mod:`.stats`), t
 (:mod:`.relabel`).
 
 This package is also callable, as :mod:`finegrain.evaluate` is: ``from finegrain import compare`` gives
-it, and ``compare([ev1, ev2])`` calls :func:`finegrain.compare.compare.compare`.
+it, and ``compare([ev1, ev2])`` calls :func:`finegrain.compare.comparison.compare`.
 """
 
 import sys
 from types import ModuleType
 from typing import Any
 
-from finegrain.compare.compare import CompareSettings, Comparison, compare
+from finegrain.compare.comparison import CompareSettings, Comparison, compare
 
 __all__ = ["CompareSettings", "Comparison", "compare"]
 

@@ -39,9 +39,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from finegrain.compare.systems import load_labelled
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.evaluate import evaluate
 from finegrain.metrics.spec import MetricSpec, parse_metric
+from finegrain.results.files import read_saved_run
 from finegrain.types import Qrels, Run
 
 if TYPE_CHECKING:
@@ -345,8 +347,6 @@ def saved_runs(folders: Sequence[str | Path]) -> tuple[dict[str, Run], list[Labe
 
     A query the folder's results.json lists but the run file lacks gets an empty entry
     (:func:`~finegrain.experiment.run.read_saved_run`), so every run has the queries it was asked."""
-    from finegrain.compare.systems import load_labelled
-    from finegrain.results.files import read_saved_run
 
     systems = load_labelled(folders)
     runs: dict[str, Run] = {}

@@ -4,7 +4,7 @@ Every function here is pure and takes per-query values that were computed once
 (``results["per_query"]``); nothing recomputes a metric. Two systems are
 compared on *aligned* arrays: ``a[i]`` and ``b[i]`` are the values of the same
 query. Arrays must be finite (undefined values are removed, or refused, by the
-caller: :mod:`finegrain.compare.compare` refuses differing universes).
+caller: :mod:`finegrain.compare.comparison` refuses differing universes).
 
 - :func:`bootstrap_ci` -- percentile (default), basic or BCa bootstrap interval
   of the mean (Efron & Tibshirani, 1993). ``"percentile"`` and ``"basic"`` use

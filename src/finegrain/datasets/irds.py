@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from finegrain._lazy import require
+from finegrain.datasets.dataset import Dataset, lang_of_folder, make_dataset
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.text.lang import parse_lang
 from finegrain.types import Corpus, Document, Qrels, Queries, Query
 
 PREFIX = "irds:"
@@ -35,7 +37,6 @@ class _NotOnDisk(Exception):
 
 def load_irds(name: str, *, lang: str | None = None) -> Any:
     """The ir_datasets dataset ``name`` (without the ``irds:`` prefix) as a :class:`~finegrain.datasets.Dataset`."""
-    from finegrain.datasets.registry import Dataset, _dataset, _lang_of
 
     irds = require("ir_datasets", "interop")
     try:
@@ -52,12 +53,10 @@ def load_irds(name: str, *, lang: str | None = None) -> Any:
         queries = Queries(Query(q.query_id, _query_text(q)) for q in ds.queries_iter())
         qrels = Qrels.from_records((q.query_id, q.doc_id, int(q.relevance)) for q in ds.qrels_iter())
     if lang is not None:
-        from finegrain.text.lang import parse_lang
-
         language = str(parse_lang(lang))
     else:
         declared = _declared_lang(ds)
-        language = declared if declared in ("en", "zh") else _lang_of(Path(name), queries)
+        language = declared if declared in ("en", "zh") else lang_of_folder(Path(name), queries)
     info: dict[str, Any] = {
         "source": f"ir_datasets:{name}",
         "license": "see the ir_datasets documentation of this dataset",
@@ -66,7 +65,7 @@ def load_irds(name: str, *, lang: str | None = None) -> Any:
         "ir_datasets": {"id": name, "version": getattr(irds, "__version__", "unknown")},
     }
     home = irds.util.home_path()
-    dataset = _dataset(PREFIX + name, "ir_datasets", Path(home), corpus, queries, qrels, language, info)
+    dataset = make_dataset(PREFIX + name, "ir_datasets", Path(home), corpus, queries, qrels, language, info)
     assert isinstance(dataset, Dataset)
     return dataset
 

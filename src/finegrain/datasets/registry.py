@@ -30,76 +30,26 @@ query language of a PhotoBench album.
 from __future__ import annotations
 
 import importlib
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from finegrain.datasets.dataset import Dataset, lang_of_folder, make_dataset
+from finegrain.datasets.irds import PREFIX, load_irds
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.frozen import EMPTY
+from finegrain.io.beir import qrels_path, read_beir
+from finegrain.io.capretrieval import TYPES, apply_types, read_capretrieval, read_types, type_assignment
+from finegrain.io.photobench import read_album
 from finegrain.registry import Registry
 from finegrain.settings import DATA_ENV, Settings
-from finegrain.text.lang import detect_lang, parse_lang
-from finegrain.types import Corpus, Qrels, Queries
+from finegrain.text.lang import parse_lang
 
 EMBEDDED_ROOT = Path(__file__).resolve().parent / "embedded"
 DEFAULT_DATASET = "embedded/captions-en"
 
-
-
-# --------------------------------------------------------------------------- the dataset
-
-
-@dataclass(frozen=True)
-class Dataset:
-    """A corpus, its queries and their judgements, with provenance.
-
-    ``meta`` always has ``format``, ``path``, ``source``, ``license``,
-    ``citation`` and ``fully_judged`` (True when every query-document pair
-    is judged, so an unlisted document is a true 0; False when unlisted
-    documents are unjudged); loaders add what they know (``types_unmatched``,
-    ``provenance`` file, ...).
-    """
-
-    name: str
-    corpus: Corpus
-    queries: Queries
-    qrels: Qrels
-    lang: str
-    meta: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.meta, MappingProxyType):
-            object.__setattr__(self, "meta", MappingProxyType(dict(self.meta)))
-
-    @property
-    def zero_answer_qids(self) -> tuple[str, ...]:
-        """Queries with no relevant document (grade >= 1) in the qrels."""
-        return tuple(q for q in self.queries if q in self.qrels and not self.qrels.has_relevant(q))
-
-    def summary(self) -> dict[str, Any]:
-        """Counts for a report header: documents, queries, judgements, zero-answer queries, types."""
-        types = Counter(q.type for q in self.queries.values() if q.type is not None)
-        return {
-            "name": self.name,
-            "lang": self.lang,
-            "documents": len(self.corpus),
-            "queries": len(self.queries),
-            "judged_queries": sum(1 for q in self.queries if q in self.qrels),
-            "judgements": self.qrels.n_entries,
-            "zero_answer_queries": len(self.zero_answer_qids),
-            "typed_queries": sum(types.values()),
-            "types": dict(sorted(types.items())),
-            "fully_judged": bool(self.meta.get("fully_judged", False)),
-        }
-
-    def __repr__(self) -> str:
-        return (
-            f"Dataset({self.name!r}, lang={self.lang!r}, {len(self.corpus)} documents, "
-            f"{len(self.queries)} queries, {self.qrels.n_entries} judgements)"
-        )
 
 
 @dataclass(frozen=True)
@@ -283,7 +233,6 @@ def load_dataset(
     settings = settings or Settings.from_env()
     text = str(name_or_path)
     if not isinstance(name_or_path, Path) and text.startswith("irds:"):  # any ir_datasets dataset on disk
-        from finegrain.datasets.irds import PREFIX, load_irds
 
         return load_irds(text[len(PREFIX):], lang=lang)
     reg = registry()
@@ -371,8 +320,6 @@ def _load_capretrieval_spec(spec: _Spec, folder: Path, settings: Settings) -> Da
 def _load_capretrieval(
     name: str, folder: Path, lang: str | None, meta: dict[str, Any] | None, types_from: Path | None
 ) -> Dataset:
-    from finegrain.io.capretrieval import TYPES, apply_types, read_capretrieval, read_types, type_assignment
-
     info: dict[str, Any] = {"source": str(folder), "license": "unknown", "citation": "", "fully_judged": True}
     info.update(meta or {})
     corpus, queries, qrels = read_capretrieval(folder, types={})
@@ -387,8 +334,8 @@ def _load_capretrieval(
         info["types_file"] = assignment.path
         info["types_unmatched"] = tuple(f"{t}: {e}" for t, e in assignment.unmatched)
     info["typed_queries"] = sum(1 for q in queries.values() if q.type is not None)
-    lang = parse_lang(lang) if lang else _lang_of(folder, queries)
-    return _dataset(name, "capretrieval", folder, corpus, queries, qrels, lang, info)
+    lang = parse_lang(lang) if lang else lang_of_folder(folder, queries)
+    return make_dataset(name, "capretrieval", folder, corpus, queries, qrels, lang, info)
 
 
 def _load_beir_spec(spec: _Spec, folder: Path, settings: Settings) -> Dataset:
@@ -398,14 +345,12 @@ def _load_beir_spec(spec: _Spec, folder: Path, settings: Settings) -> Dataset:
 def _load_beir(
     name: str, folder: Path, lang: str | None, split: str | None, meta: dict[str, Any] | None = None
 ) -> Dataset:
-    from finegrain.io.beir import qrels_path, read_beir
-
     corpus, queries, qrels = read_beir(folder, split)
     info: dict[str, Any] = {"source": str(folder), "license": "unknown", "citation": "", "fully_judged": False}
     info.update(meta or {})
     info["qrels_file"] = str(qrels_path(folder, split))
-    lang = parse_lang(lang) if lang else _lang_of(folder, queries)
-    return _dataset(name, "beir", folder, corpus, queries, qrels, lang, info)
+    lang = parse_lang(lang) if lang else lang_of_folder(folder, queries)
+    return make_dataset(name, "beir", folder, corpus, queries, qrels, lang, info)
 
 
 def _load_photobench_spec(spec: _Spec, folder: Path, settings: Settings) -> Dataset:
@@ -413,8 +358,6 @@ def _load_photobench_spec(spec: _Spec, folder: Path, settings: Settings) -> Data
 
 
 def _load_photobench(name: str, folder: Path, lang: str, meta: dict[str, Any] | None = None) -> Dataset:
-    from finegrain.io.photobench import read_album
-
     album = read_album(folder)
     queries, qrels = album.queries_and_qrels(lang)
     info: dict[str, Any] = {"source": str(folder), "license": "unknown", "citation": "", "fully_judged": True}
@@ -430,28 +373,10 @@ def _load_photobench(name: str, folder: Path, lang: str, meta: dict[str, Any] | 
             "each document's meta",
         }
     )
-    return _dataset(name, "photobench", folder, album.corpus(lang), queries, qrels, lang, info)
-
-
-def _dataset(
-    name: str, fmt: str, folder: Path, corpus: Corpus, queries: Queries, qrels: Qrels, lang: str,
-    info: dict[str, Any],
-) -> Dataset:
-    meta = {"format": fmt, "path": str(folder), "lang": lang, **info}
-    prov = _provenance_file(folder)
-    if prov is not None:
-        meta["provenance"] = str(prov)
-    return Dataset(name, corpus, queries, qrels, lang, MappingProxyType(meta))
+    return make_dataset(name, "photobench", folder, album.corpus(lang), queries, qrels, lang, info)
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _provenance_file(folder: Path) -> Path | None:
-    for d in (folder, folder.parent, folder.parent.parent):
-        if (d / "PROVENANCE.md").is_file():
-            return d / "PROVENANCE.md"
-    return None
 
 
 def _lang_hint(name: str, lang: str) -> str:
@@ -466,9 +391,3 @@ def _base_name(name: str) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
-
-
-def _lang_of(folder: Path, queries: Queries) -> str:
-    if folder.name.lower() in ("zh", "cn", "en"):
-        return parse_lang(folder.name)
-    return detect_lang("".join(q.text for q in list(queries.values())[:200]), min_share=0.3)

@@ -32,8 +32,11 @@ from typing import Any
 
 import numpy as np
 
+from finegrain.diagnose.concepts.visual_genome import load_vg_regions
 from finegrain.errors import DuplicateIdError, FinegrainError
+from finegrain.io.flickr8k import load_flickr8k
 from finegrain.ranking import string_ranks
+from finegrain.retrieve.encoders.cache import CachedEncoder
 from finegrain.types import Qrels, Run
 
 RECALL_KS = (1, 5, 10)
@@ -132,15 +135,12 @@ def load_items(source: str, root: Any, split: str) -> tuple[list[tuple[str, tupl
     if source not in SOURCES:
         raise FinegrainError(f"unknown caption-corpus dataset {source!r}", f"use one of {', '.join(SOURCES)}")
     if source == "flickr8k":
-        from finegrain.io.flickr8k import load_flickr8k
-
         data = load_flickr8k(root, split)
         meta: dict[str, Any] = {"split": split, "n_images": len(data.images),
                                 "quirks": [f"line {n}: id {a!r} read as {b!r}" for n, a, b in data.source.renamed]}
         return data.items(), "caption", meta
     if split not in ("all", "test"):
         raise FinegrainError(f"vg100 has no split {split!r}", "use --split all (its 100 images)")
-    from finegrain.diagnose.concepts.visual_genome import load_vg_regions
 
     regions = load_vg_regions(root)
     items = [(str(i), tuple(r)) for i, r in regions.items()]
@@ -315,8 +315,6 @@ class CaptionCorpusResult:
 
 
 def _encode(encoder: Any, texts: Sequence[str], kind: str, desc: str) -> np.ndarray:
-    from finegrain.retrieve.encoders.cache import CachedEncoder
-
     if isinstance(encoder, CachedEncoder):
         return encoder.encode(texts, kind=kind, desc=desc)  # type: ignore[arg-type]
     return np.asarray(encoder.encode(list(texts), kind=kind), dtype=np.float32)

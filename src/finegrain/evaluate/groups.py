@@ -16,6 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.io.idlist import read_overlap_ids
+
 UNTYPED = "untyped"
 
 
@@ -70,14 +73,12 @@ def parse_split(spec: str) -> QuerySplit:
     column), or a plain list of query ids (one per line, or JSON lines with
     ``id``); see :func:`finegrain.build.overlap.read_overlap_ids`.
     """
-    from finegrain.errors import FinegrainError, UnknownNameError
 
     kind, sep, path = spec.partition("=")
     if not sep or not path.strip():
         raise FinegrainError(f"--split-by {spec!r} is not KIND=FILE", "write it like --split-by overlap=overlap.jsonl")
     if kind.strip() not in SPLIT_KINDS:
         raise UnknownNameError("query split", kind.strip(), SPLIT_KINDS)
-    from finegrain.io.idlist import read_overlap_ids
 
     ids = read_overlap_ids(path.strip())
     return QuerySplit(kind.strip(), path.strip(), frozenset(ids))

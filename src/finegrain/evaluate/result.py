@@ -19,6 +19,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from finegrain._lazy import require
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.compat import CompatOptions
 from finegrain.evaluate.groups import UNTYPED as UNTYPED  # re-exported: the one name of the group
@@ -210,7 +211,6 @@ class Evaluation(Mapping[str, MetricResult]):
     def to_dataframe(self) -> Any:
         """A pandas DataFrame with one row per query: ``q_id``, ``type`` (when query types are known;
         ``"untyped"`` as in :meth:`by_group`) and a column per metric (NaN where the metric does not score the query or is undefined)."""
-        from finegrain._lazy import require
 
         pd = require("pandas", "interop")
         qids: dict[str, None] = {}

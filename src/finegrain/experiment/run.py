@@ -11,8 +11,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from finegrain.datasets import load_dataset
+from finegrain.diagnose.errors import analyse_errors
+from finegrain.diagnose.taxonomy import analyse_taxonomy
 from finegrain.errors import FinegrainError
+from finegrain.evaluate.evaluate import evaluate as evaluate_locally
+from finegrain.evaluate.groups import parse_split
+from finegrain.experiment.executors.engine import LOCAL
+from finegrain.experiment.tuning.cv import nothing_to_tune, parse_cv, tunables
+from finegrain.experiment.tuning.grid import cross_validate
+from finegrain.experiment.tuning.threshold import parse_sweep, sweep_thresholds
+from finegrain.machine import run_environment
+from finegrain.metrics.spec import parse_metric
+from finegrain.results.files import run_file_name
+from finegrain.retrieve.registry import get_retriever
 from finegrain.settings import Settings
+from finegrain.train.finetune import transductive_dataset
 
 if TYPE_CHECKING:
     from finegrain.experiment.executors.engine import Engine
@@ -41,11 +55,6 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
                    engine: Engine | None = None) -> Outcome:
     """Load, retrieve, evaluate. ``engine`` (a :class:`finegrain.experiment.executors.Engine`; None: local) says where
     retrieval and the per-query metrics run: this process, or a Ray cluster (same saved numbers)."""
-    from finegrain.datasets import load_dataset
-    from finegrain.evaluate.groups import parse_split
-    from finegrain.machine import run_environment
-    from finegrain.metrics.spec import parse_metric
-    from finegrain.retrieve.registry import get_retriever
 
     specs = [parse_metric(m) for m in exp.metrics]  # fail on a bad name before any work
     split = parse_split(exp.split_by) if exp.split_by is not None else None  # and on a bad split file
@@ -59,7 +68,6 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
             f"list this dataset's query ids: finegrain overlap {exp.dataset} TRAIN -o FILE",
         )
 
-    from finegrain.experiment.executors.engine import LOCAL
 
     engine = LOCAL if engine is None else engine
     with engine.open(show_progress=show_progress) as ex:  # local, or Ray up for this block
@@ -70,7 +78,6 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
             run = ex.retrieve(retriever, ds.corpus, ds.queries, lang=ds.lang, top_k=exp.top_k,
                               show_progress=show_progress)
         else:  # every grid point, then each fold's choice from the other folds: finegrain.experiment.tuning.cv
-            from finegrain.experiment.tuning.grid import cross_validate
 
             cv_result = cross_validate(exp.retriever, exp.retriever_options, ds.corpus, ds.queries, ds.qrels,
                                        lang=ds.lang, metrics=[s.key for s in specs], spec=cv, top_k=exp.top_k,
@@ -108,7 +115,6 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
         results["cv"] = cv_result.to_json_dict()
         results["provenance"]["cv"] = cv_result.provenance()
     if sweep is not None:  # threshold retrieval with a cross-validated threshold: finegrain.experiment.tuning.threshold
-        from finegrain.experiment.tuning.threshold import sweep_thresholds
 
         results["threshold_sweep"] = sweep_thresholds(ds.qrels, run, [s.key for s in specs], sweep,
                                                       queries=list(ds.queries), strata=types).to_json_dict()
@@ -129,7 +135,6 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
 def _parse_cv(exp: Experiment, engine: Engine | None) -> Any:
     if exp.cv is None:
         return None
-    from finegrain.experiment.tuning.cv import nothing_to_tune, parse_cv, tunables
 
     spec = parse_cv(exp.cv)
     if engine is not None and engine.kind != "local":
@@ -142,7 +147,6 @@ def _parse_cv(exp: Experiment, engine: Engine | None) -> Any:
 def _parse_sweep(text: str | None) -> Any:
     if text is None:
         return None
-    from finegrain.experiment.tuning.threshold import parse_sweep
 
     return parse_sweep(text)
 
@@ -160,7 +164,6 @@ def in_sample_warning(name: str, config: Mapping[str, Any], dataset: str) -> str
 def transductive_models(config: Any, dataset: str) -> list[str]:
     """The model folders named in a retriever's configuration (any ``"path"``) that ``finegrain train``
     trained on ``dataset``'s passages (``finegrain gen-queries --pool-from-eval-corpus``)."""
-    from finegrain.train.finetune import transductive_dataset
 
     found: list[str] = []
     stack = [config]
@@ -214,7 +217,7 @@ def metric_curves(qrels: Any, run: Any, queries: list[str], *, evaluate: Any = N
     """Mean of each curve family at every k of :data:`CURVE_KS` (for metric-vs-k plots); ``evaluate``:
     the function computing them (default :func:`finegrain.evaluate.evaluate`; an engine's on Ray)."""
     if evaluate is None:
-        from finegrain.evaluate.evaluate import evaluate
+        evaluate = evaluate_locally
 
     specs = [f"{f}@{k}" for f in CURVE_FAMILIES for k in CURVE_KS]
     agg = evaluate(qrels, run, specs, queries=queries).aggregate()
@@ -250,7 +253,6 @@ def error_section(ds: Any, run: Any, k: int = ERRORS_K) -> dict[str, Any]:
     try:
         if run.n_entries == 0:
             return {"schema": schema, "skipped": "the run is empty"}
-        from finegrain.diagnose.errors import analyse_errors
 
         analysis = analyse_errors(ds.corpus, ds.queries, ds.qrels, run, lang=ds.lang, k=k,
                                   fully_judged=bool(ds.meta.get("fully_judged", False)))
@@ -289,7 +291,6 @@ def taxonomy_section(ds: Any, run: Any, k: int = ERRORS_K) -> dict[str, Any]:
             return {"schema": schema, "skipped": "the run is empty"}
         if ds.lang not in ("zh", "en"):
             return {"schema": schema, "skipped": f"no error-taxonomy tagger for language {ds.lang!r} (zh, en)"}
-        from finegrain.diagnose.taxonomy import analyse_taxonomy
 
         tax = analyse_taxonomy(ds.corpus, ds.queries, ds.qrels, run, lang=ds.lang, k=k,
                                fully_judged=bool(ds.meta.get("fully_judged", False)))

@@ -37,6 +37,7 @@ import numpy as np
 
 from finegrain.errors import FinegrainError
 from finegrain.io.columns import Kind, frame_columns, table_from_columns
+from finegrain.io.files import read_qrels_file, read_run_file
 from finegrain.types import Qrels, Run
 
 if TYPE_CHECKING:
@@ -107,7 +108,6 @@ def _from_path(obj: str | os.PathLike[str], kind: Kind, what: str, name: str | N
             f"{what} {str(obj)!r} is not a file" + (" (it is a folder)" if path.is_dir() else ""),
             "give the path of a TREC, JSON, JSON-lines or Parquet file, or pass the data itself",
         )
-    from finegrain.io.files import read_qrels_file, read_run_file
 
     if kind == "qrels":
         return read_qrels_file(path, compat=compat)[0]

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from finegrain.errors import DataFormatError
+from finegrain.io._lines import line_of, read_json
 from finegrain.io.columns import Kind, read_parquet_columns, table_from_columns
 from finegrain.types import Qrels, Run
 
@@ -46,8 +47,6 @@ def read_table_file(path: str | os.PathLike[str], kind: Kind, *, name: str | Non
 
 
 def _read_json_table(path: Path, kind: Kind, name: str) -> Qrels | Run:
-    from finegrain.io._lines import line_of, read_json
-
     unit = "grade" if kind == "qrels" else "score"
     expected = f'{{"qid": {{"doc_id": {unit}, ...}}, ...}} (ranx JSON)'
     data, text = read_json(path)

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+from finegrain.lexicons.wordnet import wordnet
 from finegrain.lexicons.zh_lexicon import zh_lexicon
 
 EN_SENSES = 3
@@ -30,8 +31,6 @@ def zh_categories() -> Mapping[str, tuple[str, ...]]:
 
 def _wordnet() -> Any | None:
     try:
-        from finegrain.lexicons.wordnet import wordnet
-
         return wordnet()
     except Exception:  # noqa: BLE001 - no WordNet: English categories have no members (callers' notes say so)
         return None

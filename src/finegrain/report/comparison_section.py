@@ -1,4 +1,4 @@
-"""The page's comparison section, from ``finegrain compare``'s result (:mod:`finegrain.compare.compare`)."""
+"""The page's comparison section, from ``finegrain compare``'s result (:mod:`finegrain.compare.comparison`)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from finegrain.compare.systems import LabelledResults
+from finegrain.report import charts
 from finegrain.report.format import fmt_delta, fmt_p, readable
 
 
@@ -22,7 +23,6 @@ def comparison_view(comparison: Mapping[str, Any], systems: Sequence[LabelledRes
     """Adapt :meth:`Comparison.to_json_dict` to the template: tests against the baseline and win/tie/loss."""
     from markupsafe import Markup
 
-    from finegrain.report import charts
 
     st = comparison.get("settings") or {}
     tests: Mapping[str, Mapping[str, Any]] = comparison.get("tests") or {}

@@ -10,7 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from finegrain.report.table import fmt, table_console
+from finegrain.report.console import table_console
+from finegrain.report.table import fmt
 
 
 def _ci(x: Any) -> str:

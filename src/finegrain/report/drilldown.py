@@ -12,7 +12,7 @@ passage and missed relevant passage (``errors``) and the query's error type
 escaped so that no text can close the block.
 
 :func:`difference_charts` draws the forest plot (each challenger's mean
-difference and its paired bootstrap interval, from :mod:`finegrain.compare.compare`)
+difference and its paired bootstrap interval, from :mod:`finegrain.compare.comparison`)
 and one histogram of per-query differences per challenger.
 """
 
@@ -25,7 +25,10 @@ from typing import Any
 
 from finegrain.compare.systems import LabelledResults
 from finegrain.errors import FinegrainError
+from finegrain.report.charts import colour
+from finegrain.report.diff_charts import ForestRow, difference_histogram, forest_plot
 from finegrain.report.format import fmt, fmt_p, is_rank, readable
+from finegrain.results.files import read_saved_run
 
 __all__ = ["MAX_QUERIES", "TOP", "difference_charts", "json_script", "per_query_view"]
 
@@ -46,7 +49,6 @@ def _run_of(s: LabelledResults) -> tuple[Any | None, str | None]:
     """The saved run of a system's folder, or None and why not."""
     if s.path is None:
         return None, "no results folder (in-memory results): no ranked list"
-    from finegrain.results.files import read_saved_run
 
     try:
         return read_saved_run(Path(s.path), s.results), None
@@ -141,8 +143,6 @@ def per_query_view(systems: Sequence[LabelledResults], baseline: int, key: str) 
 
 
 def _colour(i: int) -> str:
-    from finegrain.report.charts import colour
-
     return colour(i)
 
 
@@ -156,7 +156,6 @@ def difference_charts(comparison: Mapping[str, Any], systems: Sequence[LabelledR
     """
     from markupsafe import Markup
 
-    from finegrain.report.diff_charts import ForestRow, difference_histogram, forest_plot
 
     tests: Mapping[str, Any] = (comparison.get("tests") or {}).get(key) or {}
     if not tests:

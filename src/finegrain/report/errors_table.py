@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from finegrain.report.table import table_console
+from finegrain.report.console import table_console
 from finegrain.results.saved import SavedResults
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from finegrain.errors import FinegrainError
+from finegrain.metrics.spec import parse_metric
 from finegrain.results.saved import SavedResults
 
 __all__ = ["headline_metric", "shared_metrics"]
@@ -31,7 +32,6 @@ def shared_metrics(results: Sequence[SavedResults]) -> list[str]:
 
 def headline_metric(results: Sequence[SavedResults], metric: str | None = None) -> str:
     """The headline metric key of ``results`` (see the module docstring); ``metric`` is the one asked for."""
-    from finegrain.metrics.spec import parse_metric
 
     keys = shared_metrics(results)
     if not keys:

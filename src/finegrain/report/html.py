@@ -9,7 +9,7 @@ per-query-type table and chart, win/tie/loss counts, metric-vs-k curves, error
 tags with example queries and passages (when the results carry them), the
 denominators and the provenance of every folder.
 
-Statistics come from :mod:`finegrain.compare.compare` (never recomputed
+Statistics come from :mod:`finegrain.compare.comparison` (never recomputed
 here); charts are inline SVG from :mod:`finegrain.report.charts`. The template
 is rendered with autoescaping on, so query texts and passages can never inject
 markup, and the page loads nothing from the network.
@@ -22,13 +22,25 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from finegrain.compare.comparison import CompareSettings, compare
+from finegrain.compare.stats import bootstrap_ci
 from finegrain.compare.systems import LabelledResults, load_labelled
 from finegrain.compare.systems import resolve_baseline as _resolve_baseline
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.groups import order_groups
+from finegrain.experiment.run import is_transductive
 from finegrain.frozen import thaw
+from finegrain.report import charts
+from finegrain.report.comparison_section import ci_note, comparison_view
+from finegrain.report.diagnosis_sections import errors_view, taxonomy_view
+from finegrain.report.drilldown import difference_charts, per_query_view
+from finegrain.report.folders import Folders, load_folders
 from finegrain.report.format import RANK_METRICS, fmt, fmt_delta, fmt_p, is_rank, readable
+from finegrain.report.headline import headline_metric
+from finegrain.report.probe_sections import probe_context, probes_only_context
+from finegrain.report.threshold_section import threshold_view
 from finegrain.results.saved import SCHEMA as RESULTS_SCHEMA
+from finegrain.version import __version__
 
 __all__ = ["RANK_METRICS", "LabelledResults", "build_context", "fmt", "fmt_delta", "fmt_p", "is_rank", "load_systems",
            "readable", "render_report", "resolve_baseline", "resolve_metric", "write_report"]
@@ -48,7 +60,6 @@ def resolve_baseline(systems: Sequence[LabelledResults], baseline: str | int | N
 
 def resolve_metric(systems: Sequence[LabelledResults], metric: str | None) -> str:
     """The headline metric (charts, forest plot, win/tie/loss, drill-down): :func:`finegrain.report.headline.headline_metric`."""
-    from finegrain.report.headline import headline_metric
 
     return headline_metric([s.results for s in systems], metric)
 
@@ -72,13 +83,6 @@ def build_context(
     """
     from markupsafe import Markup
 
-    from finegrain.experiment.run import is_transductive
-    from finegrain.report import charts
-    from finegrain.report.comparison_section import ci_note, comparison_view
-    from finegrain.report.diagnosis_sections import errors_view, taxonomy_view
-    from finegrain.report.drilldown import difference_charts, per_query_view
-    from finegrain.report.threshold_section import threshold_view
-    from finegrain.version import __version__
 
     if not systems:
         raise FinegrainError("no results to report", "pass one or more folders written by 'finegrain eval --out DIR'")
@@ -229,7 +233,6 @@ def _flatten(obj: Any, prefix: str = "") -> list[tuple[str, str]]:
 
 def _provenance(systems: Sequence[LabelledResults]) -> dict[str, Any]:
     """The dataset's provenance once (when every folder has the same), then each folder's own."""
-    from finegrain.report import charts
 
     datasets = [s.results.provenance.get("dataset") or {} for s in systems]
     shared = all(d == datasets[0] for d in datasets)
@@ -275,14 +278,12 @@ def render_report(
     """The report page for one or more systems (a comparison when there are two or more).
 
     With two or more systems the statistics are those of
-    :func:`finegrain.compare.compare.compare` (default settings); with one,
+    :func:`finegrain.compare.comparison.compare` (default settings); with one,
     the headline intervals are :func:`finegrain.compare.stats.bootstrap_ci`
     with the same settings. ``metrics`` limits the comparison to those keys
     (default: every shared metric). ``probes`` (:class:`~finegrain.report.folders.Folders`)
     adds the perturbation and contrast sections; with no system, only those.
     """
-    from finegrain.report.folders import Folders
-    from finegrain.report.probe_sections import probe_context, probes_only_context
 
     folders = probes if probes is not None else Folders(list(systems), [], [])
     if not systems and (folders.perturbs or folders.contrasts):
@@ -301,7 +302,6 @@ def _eval_context(systems: Sequence[LabelledResults], baseline: str | int | None
     if len(systems) > 1:
         from dataclasses import replace
 
-        from finegrain.compare.compare import compare
 
         cmp = compare([s.results for s in systems], folders=[s.path or s.label for s in systems], baseline=b,
                       metrics=list(metrics) if metrics else None)
@@ -316,14 +316,12 @@ def _single_intervals(s: LabelledResults) -> dict[str, Any]:
     """Bootstrap intervals of one system's per-query means, with the comparison's default settings.
 
     Only for metrics whose saved aggregation rule is ``mean`` (a median or a
-    ratio of sums gets no interval), as :mod:`finegrain.compare.compare` decides.
+    ratio of sums gets no interval), as :mod:`finegrain.compare.comparison` decides.
     """
     from dataclasses import asdict
 
     import numpy as np
 
-    from finegrain.compare.compare import CompareSettings
-    from finegrain.compare.stats import bootstrap_ci
 
     st = CompareSettings()
     out: dict[str, Any] = {"_settings": {**asdict(st)}}
@@ -346,7 +344,6 @@ def write_report(
 ) -> Path:
     """Render the folders' results (evaluation, perturbation and contrast folders, in any mix) into one HTML
     file at ``out``; returns its path. ``metric`` is charted; ``metrics`` limits the comparison."""
-    from finegrain.report.folders import load_folders
 
     folders = load_folders(dirs)
     html = render_report(folders.systems, baseline=baseline, metric=metric, probes=folders, metrics=metrics)

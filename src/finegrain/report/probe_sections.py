@@ -16,8 +16,13 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from finegrain.diagnose.perturb.tables import metric_names, protocol_line
+from finegrain.diagnose.perturb.tables import rows as table_rows
+from finegrain.report import charts
 from finegrain.report.folders import Folders, Probe
 from finegrain.report.format import fmt, fmt_delta
+from finegrain.report.probe_charts import interval_chart, share_chart
+from finegrain.version import __version__
 
 PARTS = ("lower", "same", "higher")
 
@@ -30,7 +35,6 @@ def probe_context(folders: Folders) -> dict[str, Any]:
 
 def probes_only_context(folders: Folders) -> dict[str, Any]:
     """The page's header values when no evaluation folder is given (the evaluation sections are left out)."""
-    from finegrain.version import __version__
 
     names = [str(p.results.get("dataset", "")) for p in folders.perturbs]
     names += [str((p.results.get("pairs") or {}).get("name", "")) for p in folders.contrasts]
@@ -78,8 +82,6 @@ def perturb_view(probes: Sequence[Probe]) -> dict[str, Any] | None:
         return None
     from markupsafe import Markup
 
-    from finegrain.diagnose.perturb.tables import metric_names, protocol_line
-    from finegrain.report.probe_charts import interval_chart, share_chart
 
     blocks = []
     for p in probes:
@@ -131,7 +133,6 @@ def _paper_table(r: Mapping[str, Any]) -> dict[str, Any] | None:
     """The paper's Table 5 layout (all queries, perturbed ones substituted) on the caption-corpus protocol."""
     if (r.get("protocol") or {}).get("name") != "caption-corpus":
         return None
-    from finegrain.diagnose.perturb.tables import rows as table_rows
 
     data = table_rows(r)["dataset"]
     return {"head": data[0], "rows": data[1:]}
@@ -158,8 +159,6 @@ def contrast_view(probes: Sequence[Probe]) -> dict[str, Any] | None:
         return None
     from markupsafe import Markup
 
-    from finegrain.report import charts
-    from finegrain.report.probe_charts import interval_chart
 
     systems = [{"label": p.label, "colour": charts.colour(i)} for i, p in enumerate(probes)]
     directions = list(dict.fromkeys(d["direction"] for p in probes for d in p.results.get("directions") or []))
@@ -242,7 +241,6 @@ def _pool(probes: Sequence[Probe], direction: str) -> dict[str, Any]:
     a dot-and-whisker chart of both pools, and the mean pair cosine per category."""
     from markupsafe import Markup
 
-    from finegrain.report.probe_charts import interval_chart
 
     found = [(p, e) for p in probes if (e := _of(p, "pool", direction))]
     if not found:

@@ -8,6 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from finegrain.report.console import table_console
+from finegrain.report.errors_table import diagnosis_lines
 from finegrain.results.saved import SavedResults
 
 
@@ -58,20 +60,6 @@ def evaluation_tables(results: SavedResults | Mapping[str, Any]) -> list[Table]:
     return tables
 
 
-def table_console() -> Console:
-    """The console tables print to: the terminal's width (rich wraps cells to fit, 80 columns included).
-
-    Files and pipes get 200 columns so that no cell is folded, unless
-    ``COLUMNS`` is set, which is always honoured (``COLUMNS=80 finegrain ... > out.txt``).
-    """
-    import os
-
-    console = Console()
-    if not console.is_terminal and not os.environ.get("COLUMNS"):
-        console = Console(width=max(console.width, 200))
-    return console
-
-
 def print_evaluation(results: SavedResults | Mapping[str, Any], title: str = "", console: Console | None = None) -> None:
     if console is None:
         console = table_console()
@@ -79,7 +67,6 @@ def print_evaluation(results: SavedResults | Mapping[str, Any], title: str = "",
         console.print(title, style="bold", highlight=False)
     for t in evaluation_tables(results):
         console.print(t)
-    from finegrain.report.errors_table import diagnosis_lines
 
     for line in diagnosis_lines(SavedResults.coerce(results)):
         console.print(line, highlight=False)

@@ -10,7 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from finegrain.report.table import fmt, table_console
+from finegrain.report.console import table_console
+from finegrain.report.table import fmt
 
 MAX_ROWS = 41  # longer curves are shown every n-th threshold (plus every chosen one)
 CV_MARK = "◆"

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.metrics.spec import parse_metric
 
 if TYPE_CHECKING:
     from finegrain.results.saved import SavedResults
@@ -46,7 +47,6 @@ def mteb_key(key: str) -> str:
 
 def finegrain_key(key: str) -> str | None:
     """``ndcg_at_10`` -> ``ndcg@10``; None for an MTEB score finegrain has no metric for (``nauc_*``, ...)."""
-    from finegrain.metrics.spec import parse_metric
 
     m = _AT.match(key)
     text = f"{m.group(1)}@{m.group(2)}" if m else key

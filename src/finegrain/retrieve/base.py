@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from finegrain.types import Corpus, Queries, Run
 
@@ -26,3 +27,27 @@ class Retriever(Protocol):
     def retrieve(
         self, corpus: Corpus, queries: Queries, *, lang: str, top_k: int | None, show_progress: bool = True
     ) -> Run: ...
+
+
+#: How a retriever may be spread over shards by an executor (``finegrain eval --engine ray``):
+#: ``"bm25"`` -- its index splits by documents under global statistics; ``"dense"`` -- its vectors encode and
+#: search by shards; ``"parts"`` -- each of its ``parts`` runs on its own and ``fuse_runs`` joins them.
+#: A retriever that declares none runs whole, in one process.
+ShardForm = Literal["bm25", "dense", "parts"]
+
+
+@runtime_checkable
+class Shardable(Protocol):
+    """A retriever that says how it may be sharded (:data:`ShardForm`)."""
+
+    shard_form: ClassVar[ShardForm | None]
+
+
+@runtime_checkable
+class FusesParts(Protocol):
+    """A retriever that retrieves with each of ``parts`` (to ``depth``) and fuses their runs."""
+
+    parts: Sequence[Retriever]
+    depth: int | None
+
+    def fuse_runs(self, runs: list[Run]) -> Run: ...

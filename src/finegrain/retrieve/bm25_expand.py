@@ -46,14 +46,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from finegrain.errors import FinegrainError
+from finegrain.lexicons.zh_lexicon import zh_lexicon
+from finegrain.retrieve.base import ShardForm
 from finegrain.retrieve.bm25 import BM25, finite
 from finegrain.retrieve.expand import DEFAULT_MAX_MEMBERS, check_max_members, expand_query
+from finegrain.retrieve.hybrid import hybrid_retriever
 from finegrain.retrieve.lexical import BM25Retriever
+from finegrain.retrieve.registry import RETRIEVERS
 from finegrain.text.tokenizer import get_tokenizer
 from finegrain.types import Corpus, Queries, Run
 
@@ -68,6 +72,7 @@ class ExpandedBM25Retriever(BM25Retriever):
     """:class:`~finegrain.retrieve.lexical.BM25Retriever` whose queries gain their category members at
     ``weight`` (see the module docstring)."""
 
+    shard_form: ClassVar[ShardForm | None] = None  # the member scores are not sharded: runs whole
     name: str = "bm25-okapi-expand"
     weight: float = DEFAULT_WEIGHT
     max_members: int = DEFAULT_MAX_MEMBERS
@@ -161,7 +166,6 @@ def _cat(rows: list[np.ndarray], dtype: type) -> np.ndarray:
 
 def expansion_sources() -> dict[str, str]:
     """Where each language's category members come from (provenance; nothing fitted to an evaluation set)."""
-    from finegrain.lexicons.zh_lexicon import zh_lexicon
 
     return {"zh": zh_lexicon().note + "; members ordered by jieba dictionary frequency",
             "en": "WordNet 3.0 hyponyms of the word's first noun sense, ordered by SemCor count"}
@@ -169,7 +173,6 @@ def expansion_sources() -> dict[str, str]:
 
 def expand_retriever(**options: Any) -> ExpandedBM25Retriever:
     """``bm25-okapi-expand``: bm25-okapi (CapRetrieval's BM25) plus weighted category members."""
-    from finegrain.retrieve.registry import RETRIEVERS
 
     return ExpandedBM25Retriever(**RETRIEVERS.check("bm25-okapi-expand", options))
 
@@ -180,8 +183,6 @@ def sparse_expand_hybrid_retriever(**options: Any) -> Any:
     ``--set bm25-okapi-expand.weight=W`` fixes the expansion weight, else its a-priori 0.5)."""
     import dataclasses
 
-    from finegrain.retrieve.hybrid import hybrid_retriever
-    from finegrain.retrieve.registry import RETRIEVERS
 
     checked = RETRIEVERS.check("hybrid-sparse-expand", options)
     built = hybrid_retriever(**{"parts": ("bm25-okapi-expand", "e5", "e5-sparse"), **checked})

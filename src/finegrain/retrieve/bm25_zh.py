@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from finegrain.retrieve.lexical import BM25Retriever
+from finegrain.retrieve.registry import RETRIEVERS
 
 #: retriever name -> tokenizer preset
 TOKENIZERS: dict[str, str] = {
@@ -43,8 +44,6 @@ TOKENIZERS: dict[str, str] = {
 
 
 def _make(name: str, options: dict[str, Any]) -> BM25Retriever:
-    from finegrain.retrieve.registry import RETRIEVERS
-
     return BM25Retriever(name=name, **{"tokenizer": TOKENIZERS[name], **RETRIEVERS.check(name, options)})
 
 

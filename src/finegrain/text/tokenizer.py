@@ -50,6 +50,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from finegrain.errors import FinegrainError, MissingDependencyError, UnknownNameError
+from finegrain.text.bigrams import CJKBigramSplitter
 from finegrain.text.lang import Lang, parse_lang
 from finegrain.text.stopwords import STOPWORD_LISTS
 from finegrain.text.stopwords import stopwords as stopword_list
@@ -267,8 +268,6 @@ def _capretrieval_mode(mode: JiebaMode) -> Callable[[], Tokenizer]:
 
 
 def _cjk_bigram() -> Tokenizer:
-    from finegrain.text.bigrams import CJKBigramSplitter
-
     return Tokenizer(CJKBigramSplitter())
 
 

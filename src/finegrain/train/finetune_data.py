@@ -27,6 +27,8 @@ import numpy as np
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import iter_jsonl
 from finegrain.io.checksum import sha256_of  # the one streaming file hash
+from finegrain.retrieve.bm25 import BM25
+from finegrain.text import get_tokenizer
 
 #: The column names read as (query, passage), in the order they are tried.
 COLUMNS: tuple[tuple[str, str], ...] = (("query", "passage"), ("query", "positive"), ("anchor", "positive"))
@@ -127,8 +129,6 @@ def mine_bm25_negatives(pairs: Sequence[Pair], k: int, lang: str) -> tuple[tuple
 
     Returns the pairs and counts for the provenance.
     """
-    from finegrain.retrieve.bm25 import BM25
-    from finegrain.text import get_tokenizer
 
     pool = list(dict.fromkeys(p.passage for p in pairs))
     positives: dict[str, set[str]] = defaultdict(set)

@@ -54,12 +54,17 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from finegrain.build.overlap import check_threshold, find_overlap
 from finegrain.build.textset import TextItem, TextSet, read_text_set
 from finegrain.build.units import exact_key, units
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.frozen import EMPTY
+from finegrain.io._lines import iter_id_records, open_text_write
+from finegrain.io.flickr8k import read_flickr8k_captions
 from finegrain.text.lang import Lang, detect_lang, parse_lang
+from finegrain.train import rules
 from finegrain.train.llm import STYLES, LLMSettings, ask_queries
+from finegrain.version import __version__
 
 STYLE_CHOICES: tuple[str, ...] = ("kw", "sm", "both")
 SOURCES: tuple[str, ...] = ("rules", "siblings", "llm")
@@ -141,7 +146,6 @@ class QuerySet:
 
     def write(self, path: str | Path) -> Path:
         """The pairs as JSON lines at ``path`` (gzipped for ``.gz``) and ``path + .provenance.json``."""
-        from finegrain.io._lines import open_text_write
 
         out = Path(path)
         with open_text_write(out) as f:
@@ -223,7 +227,6 @@ def _digest(ts: TextSet) -> tuple[str, str]:
 def _group_field(ts: TextSet) -> dict[str, str | None] | None:
     if ts.format != "jsonl":
         return None
-    from finegrain.io._lines import iter_id_records
 
     found: dict[str, str | None] = {}
     for _, rid, obj in iter_id_records(ts.source, ("_id", "id"), "id"):
@@ -237,7 +240,6 @@ def _flickr8k_groups(ts: TextSet, spec: str) -> dict[str, str | None]:
     if kind != "flickr8k" or not path:
         raise FinegrainError(f"--siblings {spec!r} is not KIND:PATH with a known kind",
                              "use --siblings flickr8k:PATH/Flickr8k.token.txt")
-    from finegrain.io.flickr8k import read_flickr8k_captions
 
     if not Path(path).is_file():
         raise FinegrainError(f"--siblings: no file {path!r}", "give the path of Flickr8k.token.txt")
@@ -286,7 +288,6 @@ def generate_queries(
 ) -> QuerySet:
     """KW and/or SM training queries for every passage of ``pool`` (see the module docstring);
     ``transductive``: ``pool`` must be a dataset (its passages are used, label-free)."""
-    from finegrain.train import rules
 
     styles = parse_styles(style)
     limits = _per_passage(per_passage)
@@ -376,7 +377,6 @@ def _exclude(pool: Pool, exclude: Any, rouge_l: float, lang: Lang) -> tuple[list
     items = list(pool.items)
     if exclude is None:
         return items, None
-    from finegrain.build.overlap import check_threshold, find_overlap
 
     thr = check_threshold("rougeL", rouge_l)
     ts = TextSet(tuple(items), pool.source, "memory", "passages")
@@ -388,6 +388,4 @@ def _exclude(pool: Pool, exclude: Any, rouge_l: float, lang: Lang) -> tuple[list
 
 
 def _version() -> str:
-    from finegrain.version import __version__
-
     return __version__

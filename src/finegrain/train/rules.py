@@ -49,7 +49,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from finegrain._lazy import require
 from finegrain.build.units import units
+from finegrain.lexicons.wordnet import wordnet
 from finegrain.text.lang import Lang, parse_lang
 from finegrain.text.segment import pos_words
 from finegrain.text.stopwords import stopwords
@@ -75,7 +77,6 @@ class Candidate:
 @cache
 def spacy_english() -> Any:
     """spaCy's small English pipeline (tagger and parser; no NER, no lemmatizer), loaded once."""
-    from finegrain._lazy import require
 
     model = require(_SPACY_MODULE, "train", SPACY_PACKAGE)
     return model.load(exclude=["ner", "lemmatizer"])
@@ -131,7 +132,6 @@ def rank_keywords(candidates: Sequence[Candidate], idf: Mapping[str, float], uns
 def hypernym(noun: str) -> str | None:
     """The WordNet hypernym of ``noun``: first noun sense, its most specific hypernym (deepest; ties by name),
     first lemma (``dog`` -> ``canine``, not ``domestic animal``)."""
-    from finegrain.lexicons.wordnet import wordnet
 
     synsets = wordnet().synsets(noun, pos="n")
     if not synsets:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from finegrain.album.catalog.opener import describe, open_catalog
+from finegrain.album.catalog.postgres_schema import is_postgres_url
 from finegrain.album.catalog.store import VOLATILE_META, CatalogStore
 from finegrain.errors import FinegrainError
 
@@ -142,8 +143,6 @@ def _verified(source: str | Path, target: str | Path, expected: Mapping[str, Any
 
 
 def _same(a: str | Path, b: str | Path) -> bool:
-    from finegrain.album.catalog.postgres_schema import is_postgres_url
-
     if is_postgres_url(a) or is_postgres_url(b):
         return str(a).strip() == str(b).strip()
     return Path(a).resolve() == Path(b).resolve()

@@ -9,7 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from finegrain.album.catalog.postgres import PostgresCatalog
 from finegrain.album.catalog.postgres_schema import is_postgres_url, redact
+from finegrain.album.catalog.sqlite import SqliteCatalog
 
 if TYPE_CHECKING:
     from finegrain.album.catalog.postgres import PostgresCatalog
@@ -24,10 +26,7 @@ def open_catalog(target: str | Path, *, create: bool = True) -> SqliteCatalog | 
     ``postgres://``) URL, else the SQLite file at that path. ``create`` makes a missing one;
     without it a missing catalog is an error that says how to build one."""
     if is_postgres_url(target):
-        from finegrain.album.catalog.postgres import PostgresCatalog
-
         return PostgresCatalog(str(target).strip(), create=create)
-    from finegrain.album.catalog.sqlite import SqliteCatalog
 
     return SqliteCatalog(target, create=create)
 

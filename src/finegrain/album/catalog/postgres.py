@@ -56,7 +56,7 @@ from finegrain.album.catalog.schema import (
 )
 from finegrain.album.catalog.store import PhotoFilter, clean_names, merge_names, natural_key
 from finegrain.album.records import Event, FaceOccurrence, Person, Photo, PhotoPlace
-from finegrain.errors import FinegrainError
+from finegrain.errors import FinegrainError, UnknownNameError
 
 _COLS = ", ".join(PHOTO_COLS)
 _UPSERT_PHOTO = (
@@ -396,8 +396,6 @@ class PostgresCatalog:
             person = self.get_person(person_id)
             known = [p.id for p in self.people()] if person is None else []
         if person is None:
-            from finegrain.errors import UnknownNameError
-
             raise UnknownNameError("person (face cluster)", person_id, known)
         return person
 

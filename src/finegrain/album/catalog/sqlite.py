@@ -41,7 +41,7 @@ from finegrain.album.catalog.schema import (
 )
 from finegrain.album.catalog.store import PhotoFilter, clean_names, merge_names, natural_key
 from finegrain.album.records import Event, FaceOccurrence, Person, Photo, PhotoPlace
-from finegrain.errors import FinegrainError
+from finegrain.errors import FinegrainError, UnknownNameError
 
 
 class SqliteCatalog:
@@ -376,8 +376,6 @@ class SqliteCatalog:
             person = self.get_person(person_id)
             known = [p.id for p in self.people()] if person is None else []
         if person is None:
-            from finegrain.errors import UnknownNameError
-
             raise UnknownNameError("person (face cluster)", person_id, known)
         return person
 

@@ -69,6 +69,7 @@ from finegrain.album.profile.places import chinese_admin_names
 from finegrain.errors import FinegrainError, MissingDependencyError
 from finegrain.text.lang import CJK, Lang, detect_lang, parse_lang
 from finegrain.text.segment import load_jieba, pos_words
+from finegrain.train.rules import spacy_english
 
 _CJK = CJK  # the one definition of a Chinese character (finegrain.text.lang)
 _LATIN = re.compile(r"[A-Za-z]")
@@ -288,8 +289,6 @@ class _EnglishNames:
     def _tagged(self) -> Any:
         if self._doc is None:
             try:
-                from finegrain.train.rules import spacy_english
-
                 self._doc = spacy_english()(self.text)
             except (MissingDependencyError, ImportError, OSError):
                 self._doc = False

@@ -43,6 +43,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from finegrain.album.catalog import catalog_target, open_catalog
 from finegrain.album.web.chips import drop_constraint, plan_chips
 from finegrain.album.web.files import PathRow, PhotoRefused, resolve_photo_file, resolve_roots
 from finegrain.album.web.queries import CatalogReader
@@ -142,7 +143,6 @@ def create_app(
     (:class:`~finegrain.album.web.search.SearchProcess`; ``album serve`` uses 1), which build
     the encoder named ``encoder_name`` themselves; 0 runs them in a thread of the server.
     """
-    from finegrain.album.catalog import catalog_target, open_catalog
 
     if search_processes and engine is not None:
         raise FinegrainError("a custom engine cannot run in a search process", "pass search_processes=0")

@@ -31,7 +31,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from finegrain.album.catalog.postgres_schema import ascii_fold, is_postgres_url, redact
+from finegrain.album.catalog.postgres_schema import CHANGES, ascii_fold, connect_reader, is_postgres_url, redact
 
 
 class Dialect:
@@ -89,16 +89,12 @@ class PostgresDialect(Dialect):
         self.url = url.strip()
 
     def connect(self) -> Any:
-        from finegrain.album.catalog.postgres_schema import connect_reader
-
         return connect_reader(self.url)
 
     def sql(self, text: str) -> str:
         return text.replace("%", "%%").replace("?", "%s")
 
     def version(self, conn: Any) -> int:
-        from finegrain.album.catalog.postgres_schema import CHANGES
-
         return int(conn.execute(CHANGES).fetchone()[0])
 
     def nearest_int(self, expr: str) -> str:

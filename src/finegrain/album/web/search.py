@@ -30,7 +30,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from finegrain.album import engine
+from finegrain.album.catalog import is_postgres_url, open_catalog
+from finegrain.album.web.chips import plan_chips
+from finegrain.album.web.queries import CatalogReader
 from finegrain.errors import FinegrainError
+from finegrain.retrieve.encoders.registry import get_encoder
 
 
 def _top_ids(result: Any, limit: int | None) -> tuple[int, list[tuple[str, float | None]]]:
@@ -73,12 +78,6 @@ def _snapshot(store: Any) -> Any:
 
 
 def engine_module() -> Any:
-    try:
-        from finegrain.album import engine
-    except ImportError as e:
-        raise FinegrainError(
-            f"the album search engine cannot be loaded ({e})", "install finegrain with the album extra"
-        ) from e
     return engine
 
 
@@ -116,7 +115,6 @@ def answer_search(store: Any, reader: Any, lock: Any, run_search: Callable[[str,
     rows = reader.items([pid for pid, _ in shown], plan_lang)
     items = [{**rows[pid], "score": score} for pid, score in shown if pid in rows]
     outcome = getattr(result, "outcome", None)
-    from finegrain.album.web.chips import plan_chips
 
     body = {
         "query": query,
@@ -143,15 +141,10 @@ class _Worker:
     """The state of a search worker process: its connection, reader and search context."""
 
     def __init__(self, catalog: str, today: str | None, encoder: str | None) -> None:
-        from finegrain.album.catalog import open_catalog
-        from finegrain.album.web.queries import CatalogReader
-
         self.store = open_catalog(catalog, create=False)
         self.reader = CatalogReader(catalog)
         self.options: dict[str, Any] = {} if today is None else {"today": date.fromisoformat(today)}
         if encoder is not None:
-            from finegrain.retrieve.encoders.registry import get_encoder
-
             self.options["encoder"] = get_encoder(encoder)
         self.version: int | None = None
         self.context: Any = None
@@ -210,7 +203,6 @@ def _answer_in_worker(query: str, lang: str | None, limit: int, removed: tuple[s
 
 def _catalog_name(catalog: str | Path) -> str:
     """The catalog as the worker opens it: a Postgres URL as given, a file as its absolute path."""
-    from finegrain.album.catalog import is_postgres_url
 
     return str(catalog).strip() if is_postgres_url(catalog) else str(Path(catalog).resolve())
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from finegrain._lazy import require
+from finegrain.errors import FinegrainError
 
 KEEP_ALIVE_S = 75
 
@@ -31,8 +32,6 @@ def uvicorn_config(app: Any, host: str, port: int, *, keep_alive: int = KEEP_ALI
     """The ``uvicorn.Config`` the album page is served with (see the module docstring)."""
     uvicorn = require("uvicorn", "web")
     if keep_alive <= 0:
-        from finegrain.errors import FinegrainError
-
         raise FinegrainError(f"keep-alive must be a positive number of seconds, got {keep_alive!r}",
                              f"use the default {KEEP_ALIVE_S} (longer than clients keep idle connections)")
     return uvicorn.Config(app, host=host, port=port, log_level=log_level, timeout_keep_alive=keep_alive,

@@ -21,6 +21,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
+from finegrain.album.catalog.postgres_schema import is_postgres_url, redact
+from finegrain.settings import default_cache_dir
+
 THUMB_SIZE = 320
 MEMORY_ENTRIES = 2048
 
@@ -71,12 +74,10 @@ def cache_dir_for(catalog: str | Path) -> Path:
     """The thumbnail folder of a catalog: beside the file, named after it; for a Postgres
     catalog (a ``postgresql://`` URL) a folder named after the URL (without its password) in
     finegrain's cache (``$FINEGRAIN_CACHE``, default ``~/.cache/finegrain``)."""
-    from finegrain.album.catalog.postgres_schema import is_postgres_url, redact
 
     if is_postgres_url(catalog):
         import hashlib
 
-        from finegrain.settings import default_cache_dir
 
         shown = redact(str(catalog).strip())
         return default_cache_dir() / "album-thumbs" / hashlib.sha256(shown.encode("utf-8")).hexdigest()[:16]

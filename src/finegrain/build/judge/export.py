@@ -24,6 +24,7 @@ from types import MappingProxyType
 from finegrain.build.judge.store import JudgmentStore, pool_fingerprint
 from finegrain.build.pool_file import Pool
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.io.trec import write_qrels
 from finegrain.types import Qrels
 
 METHODS: tuple[str, ...] = ("majority", "adjudicate")
@@ -154,7 +155,6 @@ def export_qrels(store: JudgmentStore, *, method: str = "majority", adjudicator:
 
 def write_export(export: Export, path: str | os.PathLike[str]) -> Path:
     """Write the export's qrels as TREC qrels (``qid 0 docid grade``) with :func:`finegrain.io.trec.write_qrels`."""
-    from finegrain.io.trec import write_qrels
 
     p = Path(path)
     if p.is_dir():

@@ -21,6 +21,7 @@ from typing import Any
 from finegrain.diagnose.concepts.objects import ConceptObject, ObjectSet
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import read_json
+from finegrain.lexicons.wordnet import wordnet
 
 # Categories whose first WordNet noun sense is wrong or missing -> the intended synset.
 SYNSET_OVERRIDES: dict[str, str] = {
@@ -50,7 +51,6 @@ def coco_synset(category: str) -> str:
     name = SYNSET_OVERRIDES.get(category)
     if name is not None:
         return name
-    from finegrain.lexicons.wordnet import wordnet
 
     senses = wordnet().synsets(category.strip().lower().replace(" ", "_"), "n")
     if not senses:

@@ -44,6 +44,7 @@ from finegrain.diagnose.concepts.matching import (
 from finegrain.diagnose.concepts.objects import ObjectSet
 from finegrain.diagnose.concepts.query import mentioned
 from finegrain.diagnose.concepts.similarity import path_similarity
+from finegrain.errors import FinegrainError
 
 DEFAULT_TD = 1.0  # the paper's TD = 100 %: one box at least twice the other's area
 
@@ -134,8 +135,6 @@ def compare_concepts(gt: ObjectSet, retrieved: ObjectSet, query: str | None = No
                      td: float = DEFAULT_TD) -> ConceptComparison:
     """All metrics of one failure plus what they matched (query-informed when ``query`` is given)."""
     if not (td >= 0):
-        from finegrain.errors import FinegrainError
-
         raise FinegrainError(f"size threshold td={td!r} must be a non-negative number",
                              "td is a relative area difference: 1.0 = one box twice the other")
     if query is not None:

@@ -26,6 +26,7 @@ from typing import Any, overload
 
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import read_json
+from finegrain.lexicons.wordnet import wordnet
 
 BBox = tuple[float, float, float, float]
 
@@ -67,7 +68,6 @@ def synset_exists(name: str) -> bool:
     """Whether ``name`` is a synset of the local WordNet 3.0 (cached)."""
     from nltk.corpus.reader.wordnet import WordNetError
 
-    from finegrain.lexicons.wordnet import wordnet
 
     try:
         wordnet().synset(name)
@@ -77,8 +77,6 @@ def synset_exists(name: str) -> bool:
 
 
 def _synset_hint(name: str) -> str:
-    from finegrain.lexicons.wordnet import wordnet
-
     lemma, pos = name.rsplit(".", 2)[0], name.rsplit(".", 2)[1]
     known = [s.name() for s in wordnet().synsets(lemma, pos)][:5]
     if known:

@@ -13,6 +13,9 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from finegrain.diagnose.concepts.similarity import synset
+from finegrain.lexicons.wordnet import wordnet
+
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 _MAX_WORDS = 3  # longest multi-word lemma considered
 # Function words that are also WordNet noun lemmas ("a" = vitamin A, "in" = inch, "it", "be", ...):
@@ -22,8 +25,6 @@ _STOPWORDS = frozenset(["a", "an", "the", "in", "on", "at", "of", "is", "are", "
 
 @lru_cache(maxsize=16384)
 def _noun_bases(word: str) -> tuple[str, ...]:
-    from finegrain.lexicons.wordnet import wordnet
-
     wn = wordnet()
     forms = {word}
     try:
@@ -52,8 +53,6 @@ def query_forms(query: str) -> frozenset[str]:
 
 @lru_cache(maxsize=1 << 14)
 def _lemma_names(name: str) -> tuple[str, ...]:
-    from finegrain.diagnose.concepts.similarity import synset
-
     return tuple(lemma.lower() for lemma in synset(name).lemma_names())
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from finegrain.lexicons.wordnet import wordnet
+
 
 @lru_cache(maxsize=4096)
 def synset(name: str) -> Any:
     """The nltk synset for ``name`` (cached; raises nltk's WordNetError when unknown)."""
-    from finegrain.lexicons.wordnet import wordnet
 
     return wordnet().synset(name)
 

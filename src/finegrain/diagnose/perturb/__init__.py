@@ -11,10 +11,10 @@ from finegrain.diagnose.perturb.families import (
     build_perturbations,
     parse_families,
 )
+from finegrain.diagnose.perturb.outcome import PerturbOutcome
 from finegrain.diagnose.perturb.run import (
     DEFAULT_METRICS,
     PerturbConfig,
-    PerturbOutcome,
     run_perturbation,
     write_outputs,
 )

@@ -22,6 +22,7 @@ from finegrain.diagnose.perturb.text import (
     longest_matches,
 )
 from finegrain.diagnose.perturb.text import word_list as _split
+from finegrain.lexicons.wordnet import wordnet
 
 # Closed-class words WordNet also lists as adjectives ("on" -> "off", "first" -> "second"):
 # prepositions, particles and ordinals are not the salient attributes the paper reverses.
@@ -36,8 +37,6 @@ def _count(synsets: object, word: str) -> int:
 
 
 def _adjective_synsets(word: str) -> list[object]:
-    from finegrain.lexicons.wordnet import wordnet
-
     wn = wordnet()
     return list(dict.fromkeys(wn.synsets(word, pos="a") + wn.synsets(word, pos="s")))
 
@@ -45,7 +44,6 @@ def _adjective_synsets(word: str) -> list[object]:
 @lru_cache(maxsize=8192)
 def adjective_dominant(word: str) -> bool:
     """WordNet knows ``word`` as an adjective, at least as often as a noun (sense counts)."""
-    from finegrain.lexicons.wordnet import wordnet
 
     w = word.lower()
     adj = _adjective_synsets(w)

@@ -33,7 +33,26 @@ from typing import Any
 
 import numpy as np
 
+from finegrain.diagnose.caption_corpus import (
+    SOURCES,
+    _encode,
+    build_caption_corpus,
+    describe_protocol,
+    load_items,
+    per_query_metrics,
+    rank_metrics,
+    relevant_ranks,
+    run_caption_corpus,
+    top_k_run,
+)
+from finegrain.diagnose.perturb.families import NEGATION_RULES, build_perturbations, make_context
+from finegrain.diagnose.perturb.outcome import SCHEMA, PerturbOutcome, perturbed_ids
+from finegrain.diagnose.perturb.stats import metric_delta, rank_changes
 from finegrain.errors import FinegrainError
+from finegrain.machine import run_environment
+from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.retrieve.encoders.registry import encoder_options, get_encoder
+from finegrain.settings import Settings
 
 PREFIX = "caption-corpus:"
 #: Table 5 of the paper: Recall@1, Recall@10, MRR@10, MRR@all, Fails %.
@@ -63,8 +82,6 @@ def is_caption_corpus(name: str) -> bool:
 
 
 def parse_name(name: str) -> CaptionCorpusName:
-    from finegrain.diagnose.caption_corpus import SOURCES
-
     m = _NAME.match(name.strip())
     if m is None:
         raise FinegrainError(f"cannot read the caption-corpus dataset name {name!r}",
@@ -79,7 +96,6 @@ def parse_name(name: str) -> CaptionCorpusName:
 
 def encoder_for(retriever: str, options: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     """The encoder spec and encoder options a retriever name and its ``--set`` options stand for here."""
-    from finegrain.retrieve.encoders.registry import encoder_options
 
     opts = dict(options)
     if retriever in _ENCODER_RETRIEVERS:
@@ -126,8 +142,6 @@ def rank_table(
     ``original_ranks[i]`` is query ``qids[i]``'s rank; ``perturbed[family]``
     is ``(perturbed qids, their ranks)``. Pure: the tests feed it hand ranks.
     """
-    from finegrain.diagnose.caption_corpus import per_query_metrics
-    from finegrain.diagnose.perturb.stats import metric_delta, rank_changes
 
     orig = np.asarray(original_ranks, dtype=np.int64)
     pos = {q: i for i, q in enumerate(qids)}
@@ -155,21 +169,6 @@ def run_caption_perturbation(cfg: Any, settings: Any = None, *, show_progress: b
     ``encoder`` and ``items`` replace the registry's encoder and the dataset's
     items (tests); otherwise both come from the name and ``settings``.
     """
-    from finegrain.diagnose.caption_corpus import (
-        SOURCES,
-        _encode,
-        build_caption_corpus,
-        describe_protocol,
-        load_items,
-        rank_metrics,
-        relevant_ranks,
-        run_caption_corpus,
-        top_k_run,
-    )
-    from finegrain.diagnose.perturb.families import NEGATION_RULES, build_perturbations, make_context
-    from finegrain.diagnose.perturb.run import SCHEMA, PerturbOutcome, _perturbed_ids
-    from finegrain.machine import run_environment
-    from finegrain.settings import Settings
 
     started = time.perf_counter()
     name = parse_name(cfg.dataset)
@@ -183,9 +182,6 @@ def run_caption_perturbation(cfg: Any, settings: Any = None, *, show_progress: b
         items, unit, meta = load_items(name.source, root, name.split)
     corpus = build_caption_corpus(items, name.query_index)
     if encoder is None:
-        from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
-        from finegrain.retrieve.encoders.registry import get_encoder
-
         cache = None if settings.cache_dir is None else EmbeddingCache(settings.cache_dir)
         encoder = CachedEncoder(get_encoder(spec, **enc_opts), cache, show_progress=show_progress)
 
@@ -199,7 +195,7 @@ def run_caption_perturbation(cfg: Any, settings: Any = None, *, show_progress: b
                        need_corpus_colors="color-in" in cfg.families, need_homophones="typo" in cfg.families)
     qids = list(corpus.item_ids)
     perturbations = tuple(build_perturbations(zip(qids, corpus.queries), cfg.families, ctx))
-    pid = _perturbed_ids(perturbations, set(qids))
+    pid = perturbed_ids(perturbations, set(qids))
     pos = {q: i for i, q in enumerate(qids)}
     rel = np.fromiter((pos[p.qid] for p in perturbations), dtype=np.int64, count=len(perturbations))
     if perturbations:

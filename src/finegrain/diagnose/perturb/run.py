@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from finegrain.datasets import load_dataset
+from finegrain.diagnose.perturb.caption_corpus import is_caption_corpus, run_caption_perturbation
 from finegrain.diagnose.perturb.colors import DEFAULT_THRESHOLD
 from finegrain.diagnose.perturb.families import (
     FAMILIES,
@@ -31,17 +33,22 @@ from finegrain.diagnose.perturb.families import (
     build_perturbations,
     make_context,
 )
+from finegrain.diagnose.perturb.outcome import SCHEMA, PerturbOutcome, perturbed_ids
 from finegrain.diagnose.perturb.stats import (
     best_relevant_ranks,
     metric_delta,
     rank_changes,
 )
+from finegrain.diagnose.perturb.tables import markdown_tables
 from finegrain.errors import FinegrainError
-from finegrain.types import Queries, Query, Run
+from finegrain.evaluate.evaluate import evaluate
+from finegrain.machine import run_environment
+from finegrain.metrics.spec import parse_metrics
+from finegrain.retrieve.registry import get_retriever
+from finegrain.settings import Settings
+from finegrain.types import Qrels, Queries, Query, Run
 
-SCHEMA = "finegrain.perturb/1"
 DEFAULT_METRICS: tuple[str, ...] = ("ndcg@10", "hit_rate@1", "hit_rate@10", "mrr@10", "mrr")
-ID_SEP = "~"
 
 
 @dataclass(frozen=True)
@@ -60,13 +67,6 @@ class PerturbConfig:
     confidence: float = 0.95
 
 
-@dataclass(frozen=True)
-class PerturbOutcome:
-    perturbations: tuple[Perturbation, ...]
-    run: Run  # originals and perturbed queries (ids qid~family)
-    results: Mapping[str, Any]  # the JSON-able content of results.json
-
-
 def run_perturbation(cfg: PerturbConfig, settings: Any = None, *, show_progress: bool = True,
                      dataset: Any = None, retriever: Any = None) -> PerturbOutcome:
     """Load (or take) the dataset and retriever and run the whole job; nothing is written.
@@ -74,15 +74,10 @@ def run_perturbation(cfg: PerturbConfig, settings: Any = None, *, show_progress:
     A ``caption-corpus:...`` dataset runs on the caption-corpus protocol
     (:mod:`finegrain.diagnose.perturb.caption_corpus`).
     """
-    from finegrain.diagnose.perturb.caption_corpus import is_caption_corpus, run_caption_perturbation
 
     if dataset is None and retriever is None and is_caption_corpus(cfg.dataset):
         outcome: PerturbOutcome = run_caption_perturbation(cfg, settings, show_progress=show_progress)
         return outcome
-    from finegrain.datasets import load_dataset
-    from finegrain.metrics.spec import parse_metrics
-    from finegrain.retrieve.registry import get_retriever
-    from finegrain.settings import Settings
 
     started = time.perf_counter()
     specs = parse_metrics(list(cfg.metrics))  # a bad metric fails before any work
@@ -93,7 +88,7 @@ def run_perturbation(cfg: PerturbConfig, settings: Any = None, *, show_progress:
     ctx = make_context(ds.lang, ds.corpus.texts, seed=cfg.seed, color_threshold=cfg.color_threshold,
                        need_corpus_colors="color-in" in cfg.families, need_homophones="typo" in cfg.families)
     perturbations = tuple(build_perturbations(((q.id, q.text) for q in ds.queries.values()), cfg.families, ctx))
-    pid = _perturbed_ids(perturbations, set(ds.queries))
+    pid = perturbed_ids(perturbations, set(ds.queries))
     queries = Queries([*ds.queries.values(),
                        *(Query(pid[i], p.perturbed, ds.queries[p.qid].type) for i, p in enumerate(perturbations))])
 
@@ -110,7 +105,6 @@ def run_perturbation(cfg: PerturbConfig, settings: Any = None, *, show_progress:
 def score(ds: Any, run: Run, perturbations: Sequence[Perturbation], pid: Sequence[str],
           cfg: PerturbConfig, specs: Sequence[Any]) -> dict[str, Any]:
     """Tables 4 and 5 for every family from one run holding originals and perturbed queries."""
-    from finegrain.evaluate.evaluate import evaluate
 
     all_qids = list(ds.queries)
     original = evaluate(ds.qrels, select_run(run, [(q, q) for q in all_qids]), specs, queries=all_qids)
@@ -163,26 +157,12 @@ def select_run(run: Run, mapping: Sequence[tuple[str, str]]) -> Run:
                name=run.name, check=False)
 
 
-def _perturbed_ids(perturbations: Sequence[Perturbation], taken: set[str]) -> list[str]:
-    out: list[str] = []
-    used = set(taken)
-    for p in perturbations:
-        pid = f"{p.qid}{ID_SEP}{p.family}"
-        while pid in used:
-            pid += ID_SEP
-        used.add(pid)
-        out.append(pid)
-    return out
-
-
 def _rank(v: float) -> int | None:
     return None if not np.isfinite(v) else int(v)
 
 
 def _check_mean_metrics(specs: Sequence[Any]) -> None:
     """Deltas with CIs are means of per-query differences: refuse metrics aggregated otherwise."""
-    from finegrain.evaluate.evaluate import evaluate
-    from finegrain.types import Qrels
 
     probe = evaluate(Qrels.from_dict({"q": {"d": 1}}), Run.from_dict({"q": {"d": 1.0}}), specs)
     bad = [k for k, r in probe.results.items() if r.outcome.rule != "mean"]
@@ -195,8 +175,6 @@ def _check_mean_metrics(specs: Sequence[Any]) -> None:
 
 def _provenance(cfg: PerturbConfig, ds: Any, retriever: Any, ctx: Any, retrieve_s: float, total_s: float,
                 n_texts: int) -> dict[str, Any]:
-    from finegrain.machine import run_environment
-
     return {
         "dataset": {"name": ds.name, "lang": ds.lang, "n_queries": len(ds.queries), "n_documents": len(ds.corpus)},
         "retriever": {"name": cfg.retriever, **retriever.config()},
@@ -219,7 +197,6 @@ def write_outputs(out: str | Path, outcome: PerturbOutcome) -> dict[str, Path]:
     """Write ``perturbations.jsonl``, ``results.json`` and ``tables.md`` into ``out`` (created)."""
     import json
 
-    from finegrain.diagnose.perturb.tables import markdown_tables
 
     folder = Path(out)
     if folder.exists() and not folder.is_dir():

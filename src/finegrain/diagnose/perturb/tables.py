@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from finegrain.diagnose.caption_corpus import PAPER_NAMES
+
 
 def _pct(v: Any) -> str:
     return "-" if v is None else f"{v:.2f}"
@@ -48,8 +50,6 @@ def rows(results: Mapping[str, Any]) -> dict[str, list[list[str]]]:
 def metric_names(results: Mapping[str, Any]) -> dict[str, str]:
     """Column names: the paper's (R@1, MRR@all, Fails %) on the caption-corpus protocol, else the metric keys."""
     if (results.get("protocol") or {}).get("name") == "caption-corpus":
-        from finegrain.diagnose.caption_corpus import PAPER_NAMES
-
         return {m: PAPER_NAMES.get(m, m) for m in results["metrics"]}
     return {m: m for m in results["metrics"]}
 

@@ -12,6 +12,8 @@ import unicodedata
 from functools import cache
 from types import MappingProxyType
 
+from finegrain.lexicons.wordnet import source_dir
+
 _MOD_EN = {
     "colour": "red orange yellow green blue purple pink brown black white grey gray golden gold silver beige violet "
               "cyan magenta teal navy maroon turquoise crimson colorful colourful",
@@ -93,7 +95,6 @@ def _zh_int(s: str) -> int:
 def english_words() -> frozenset[str]:
     """The lemmas of WordNet's index files (``$FINEGRAIN_WORDNET`` or Debian's /usr/share/wordnet) plus their
     irregular forms; empty when WordNet is not installed (then any corpus-unknown word may be a typo)."""
-    from finegrain.lexicons.wordnet import source_dir
 
     words: set[str] = set()
     for name in ("index.noun", "index.verb", "index.adj", "index.adv", "noun.exc", "verb.exc", "adj.exc"):

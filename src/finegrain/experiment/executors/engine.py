@@ -25,17 +25,27 @@ from __future__ import annotations
 import logging
 import re
 import socket
-import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from finegrain._lazy import require
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.evaluate.evaluate import evaluate
+from finegrain.experiment.executors.ray_bm25 import retrieve_bm25
+from finegrain.experiment.executors.ray_data import quiet_ray_data
+from finegrain.experiment.executors.ray_dense import retrieve_dense
+from finegrain.experiment.executors.ray_metrics import evaluate_sharded
+from finegrain.retrieve.base import FusesParts, Shardable
 
 EngineKind = Literal["local", "ray"]
 ENGINES: tuple[str, ...] = ("local", "ray")
 RAY_EXTRA = "ray"
+
+
+#: the sharded form of each :data:`~finegrain.retrieve.base.ShardForm` that runs on shards as itself
+SHARDED: dict[str, Callable[..., Any]] = {"bm25": retrieve_bm25, "dense": retrieve_dense}
 
 
 @dataclass(frozen=True)
@@ -106,8 +116,6 @@ class LocalExecutor:
 
     def evaluate(self, qrels: Any, run: Any, metrics: Any, *, queries: Sequence[str] | None = None,
                  query_types: Mapping[str, str | None] | None = None) -> Any:
-        from finegrain.evaluate.evaluate import evaluate
-
         return evaluate(qrels, run, metrics, queries=queries, query_types=query_types)
 
     def describe(self) -> dict[str, Any]:
@@ -142,32 +150,21 @@ class RayExecutor:
 
     def retrieve(self, retriever: Any, corpus: Any, queries: Any, *, lang: str, top_k: int | None,
                  show_progress: bool = True) -> Any:
-        from finegrain.retrieve.dense import DenseRetriever
-        from finegrain.retrieve.hybrid import HybridRetriever
-        from finegrain.retrieve.lexical import BM25Retriever
-
-        if isinstance(retriever, HybridRetriever):  # each part on Ray as itself, fused in the driver
+        form = retriever.shard_form if isinstance(retriever, Shardable) else None
+        if form == "parts" and isinstance(retriever, FusesParts):  # each part on Ray as itself, fused here
             runs = [self.retrieve(p, corpus, queries, lang=lang, top_k=retriever.depth, show_progress=show_progress)
                     for p in retriever.parts]
-            fused = retriever._fuse(runs)  # the hybrid's own fusion (rrf or convex, its weights and depth)
+            fused = retriever.fuse_runs(runs)
             cut = top_k if top_k is not None else retriever.depth
             return fused.cut(cut) if cut is not None else fused
-        if isinstance(retriever, BM25Retriever):
-            from finegrain.experiment.executors.ray_bm25 import retrieve_bm25
-
-            return retrieve_bm25(self, retriever, corpus, queries, lang=lang, top_k=top_k)
-        if isinstance(retriever, DenseRetriever):
-            from finegrain.experiment.executors.ray_dense import retrieve_dense
-
-            return retrieve_dense(self, retriever, corpus, queries, lang=lang, top_k=top_k)
+        if form in SHARDED:
+            return SHARDED[form](self, retriever, corpus, queries, lang=lang, top_k=top_k)
         self.notes.append(f"engine ray: retriever {getattr(retriever, 'name', type(retriever).__name__)!r} has no "
-                          "sharded form (BM25 and dense retrievers have); it ran in the driver process")
+                          "sharded form (BM25, dense and fusions of them have); it ran in the driver process")
         return retriever.retrieve(corpus, queries, lang=lang, top_k=top_k, show_progress=show_progress)
 
     def evaluate(self, qrels: Any, run: Any, metrics: Any, *, queries: Sequence[str] | None = None,
                  query_types: Mapping[str, str | None] | None = None) -> Any:
-        from finegrain.experiment.executors.ray_metrics import evaluate_sharded
-
         return evaluate_sharded(self, qrels, run, metrics, queries=queries, query_types=query_types)
 
     def describe(self) -> dict[str, Any]:
@@ -210,7 +207,6 @@ def _get(ray: Any, refs: Any) -> Any:
 @contextmanager
 def ray_session(address: str | None, *, num_cpus: int | None = None, show_progress: bool = True) -> Iterator[Any]:
     """Ray, initialised: joined at ``address``, or a local instance started (and stopped) here."""
-    from finegrain._lazy import require
 
     ray = require("ray", RAY_EXTRA)
     if ray.is_initialized():
@@ -260,20 +256,3 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
             "start the head with 'ray start --head --port 6379' and pass the address it prints "
             "(e.g. --address 127.0.0.1:6379), or drop --address to start a local Ray",
         ) from None
-
-
-def quiet_ray_data() -> None:
-    """Ray Data's own progress bars and INFO lines off the console (its log file keeps them):
-    finegrain shows shards done itself."""
-    try:
-        from ray.data import DataContext  # importing Ray Data configures its loggers: quiet them after
-    except ImportError:  # pragma: no cover - Ray without Ray Data
-        return
-    for handler in logging.getLogger("ray.data").handlers:
-        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
-            handler.setLevel(logging.WARNING)  # the console; its file handler keeps INFO
-    with warnings.catch_warnings():  # Ray's own context sets its deprecated fields at creation
-        warnings.simplefilter("ignore", DeprecationWarning)
-        ctx = DataContext.get_current()
-    ctx.enable_progress_bars = False
-    ctx.verbose_progress = False

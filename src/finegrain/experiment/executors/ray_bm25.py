@@ -33,6 +33,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from finegrain.errors import FinegrainError
+from finegrain.experiment.executors.shards import Candidates, doc_text, merge_candidates, shard_bounds
+from finegrain.ranking import string_ranks
+from finegrain.retrieve.bm25 import BM25
+from finegrain.retrieve.bm25.shard import corpus_stats, merge_stats
+from finegrain.text.tokenizer import get_tokenizer
 
 if TYPE_CHECKING:
     from finegrain.experiment.executors.engine import RayExecutor
@@ -60,9 +65,6 @@ class ShardedBM25:
     @classmethod
     def build(cls, ex: RayExecutor, r: BM25Retriever, corpus: Corpus, *, lang: str) -> ShardedBM25:
         """Tokenize and count per shard, merge the statistics, index each shard with them (steps 1-3)."""
-        from finegrain.experiment.executors.shards import doc_text, shard_bounds
-        from finegrain.retrieve.bm25.shard import merge_stats
-        from finegrain.text.tokenizer import get_tokenizer
 
         get_tokenizer(lang, r.tokenizer)  # a bad language fails here, before any task
         ids = corpus.ids
@@ -88,9 +90,6 @@ class ShardedBM25:
 
     def search(self, queries: Queries, *, top_k: int | None) -> Run:
         """The retriever's run for ``queries`` (its threshold, ``top_k`` or its default_k, its tie rule)."""
-        from finegrain.experiment.executors.shards import merge_candidates
-        from finegrain.ranking import string_ranks
-        from finegrain.text.tokenizer import get_tokenizer
 
         r, ex = self.retriever, self.ex
         if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
@@ -127,8 +126,6 @@ def position_keys(n: int) -> tuple[str, ...]:
 
 def _tokenize_shard(texts: list[str], lang: str, preset: str) -> tuple[list[list[str]], CorpusStats]:
     """A shard's token lists and corpus statistics (the Ray task of step 1)."""
-    from finegrain.retrieve.bm25.shard import corpus_stats
-    from finegrain.text.tokenizer import get_tokenizer
 
     tok = get_tokenizer(lang, preset)
     tokens: list[list[str]] = []
@@ -140,7 +137,6 @@ def _tokenize_shard(texts: list[str], lang: str, preset: str) -> tuple[list[list
 def _index_shard(tokens: list[list[str]], ids: Sequence[str], stats: CorpusStats,
                  params: tuple[str, float, float, float]) -> BM25:
     """One shard's index, weighted with the corpus' statistics (the Ray task of step 3)."""
-    from finegrain.retrieve.bm25 import BM25
 
     variant, k1, b, epsilon = params
     return BM25(variant, k1=k1, b=b, epsilon=epsilon).index(tokens, ids, stats=stats)  # type: ignore[arg-type]
@@ -149,7 +145,6 @@ def _index_shard(tokens: list[list[str]], ids: Sequence[str], stats: CorpusStats
 def _search_shard(bm: BM25, offset: int, q_tokens: list[list[str]], qids: list[str], k: int | None,
                   threshold: float | None) -> Candidates:
     """One shard's candidates per query (the Ray task of step 4): raw scores, cut at k by the tie rule."""
-    from finegrain.experiment.executors.shards import Candidates
 
     # The search's own cut, by the id rule: real ids ("doc-id"; a shard's id ranks keep the global order) or
     # position_keys ("index-order"); scores stay raw (the driver separates ties after the merge).

@@ -25,6 +25,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from finegrain.errors import FinegrainError
+from finegrain.experiment.executors.ray_encode import encode_cached
+from finegrain.experiment.executors.shards import Candidates, doc_text, merge_candidates, shard_bounds
+from finegrain.ranking import string_ranks
+from finegrain.retrieve.dense_index import DenseIndex
 
 if TYPE_CHECKING:
     from finegrain.experiment.executors.engine import RayExecutor
@@ -36,8 +40,6 @@ if TYPE_CHECKING:
 def retrieve_dense(ex: RayExecutor, r: DenseRetriever, corpus: Corpus, queries: Queries, *, lang: str,
                    top_k: int | None) -> Run:
     """``r.retrieve(corpus, queries, lang=lang, top_k=top_k)`` with encoding and search on Ray."""
-    from finegrain.experiment.executors.ray_encode import encode_cached
-    from finegrain.experiment.executors.shards import doc_text
 
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
         raise FinegrainError(f"top_k={top_k!r} is not a whole number >= 1", "pass top_k=1000 or None")
@@ -59,8 +61,6 @@ def search_sharded(ex: RayExecutor, doc_vecs: np.ndarray, doc_ids: Sequence[str]
                    index_options: dict[str, Any] | None = None) -> Run:
     """:meth:`DenseIndex.search <finegrain.retrieve.dense_index.DenseIndex.search>` over document shards on Ray,
     merged exactly (see the module docstring)."""
-    from finegrain.experiment.executors.shards import merge_candidates, shard_bounds
-    from finegrain.ranking import string_ranks
 
     v = np.asarray(doc_vecs)
     if v.ndim != 2 or len(v) != len(doc_ids):
@@ -82,8 +82,6 @@ def search_sharded(ex: RayExecutor, doc_vecs: np.ndarray, doc_ids: Sequence[str]
 def _search_shard(vecs: np.ndarray, ids: tuple[str, ...], offset: int, q_vecs: np.ndarray, qids: list[str],
                   k: int | None, threshold: float | None, index_options: dict[str, Any]) -> Candidates:
     """One shard's top k per query, boundary ties to the higher id (the Ray task)."""
-    from finegrain.experiment.executors.shards import Candidates
-    from finegrain.retrieve.dense_index import DenseIndex
 
     run = DenseIndex(vecs, ids, **index_options).search(q_vecs, qids, k=k, threshold=threshold, show_progress=False)
     return Candidates.from_run(run, offset)

@@ -27,6 +27,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from finegrain.errors import FinegrainError
+from finegrain.experiment.executors.ray_data import quiet_ray_data
+from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.settings import default_cache_dir
 
 if TYPE_CHECKING:
     from finegrain.retrieve.dense import DenseRetriever
@@ -99,7 +102,6 @@ class RayDataEncoder:
         from ray.data import ActorPoolStrategy, from_items
         from tqdm.auto import tqdm
 
-        from finegrain.experiment.executors.engine import quiet_ray_data
 
         quiet_ray_data()
 
@@ -139,7 +141,6 @@ def encode_cached(ray: Any, retriever: DenseRetriever, texts: Sequence[str], *, 
                   show_progress: bool = False) -> tuple[np.ndarray, dict[str, int]]:
     """``texts`` encoded by ``retriever``'s encoder on Ray, through its embedding cache (when it has one):
     the vectors and the cache counts (``requested``, ``hits``, ``misses``)."""
-    from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
 
     local = retriever.get_encoder()  # model id and dim only: e5 loads its model on first encode
     remote = RayDataEncoder(ray, EncoderFactory.of(retriever), model_id=local.model_id, dim=int(local.dim),
@@ -154,6 +155,5 @@ def cache_root(retriever: DenseRetriever) -> str:
     """The retriever's cache folder: its ``cache_dir``, else ``$FINEGRAIN_CACHE`` (as the local path uses)."""
     if retriever.cache_dir is not None:
         return str(retriever.cache_dir)
-    from finegrain.settings import default_cache_dir
 
     return str(default_cache_dir())

@@ -19,6 +19,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from finegrain.errors import FinegrainError
+from finegrain.evaluate.compat import CompatOptions
+from finegrain.evaluate.result import Evaluation, MetricResult
+from finegrain.experiment.executors.shards import shard_bounds
+from finegrain.interop.coerce import as_qrels, as_run
+from finegrain.metrics import compute, join, parse_metrics
+from finegrain.metrics.join import universe_of
+from finegrain.metrics.values import QueryValues
 
 if TYPE_CHECKING:
     from finegrain.evaluate.result import Evaluation
@@ -40,12 +47,6 @@ def evaluate_sharded(
     query_types: Mapping[str, str | None] | None = None,
 ) -> Evaluation:
     """:func:`finegrain.evaluate.evaluate` (strict mode) with the per-query values computed on Ray."""
-    from finegrain.evaluate.compat import CompatOptions
-    from finegrain.evaluate.result import Evaluation, MetricResult
-    from finegrain.experiment.executors.shards import shard_bounds
-    from finegrain.interop.coerce import as_qrels, as_run
-    from finegrain.metrics import parse_metrics
-    from finegrain.metrics.join import universe_of
 
     qrels, run = as_qrels(qrels), as_run(run)
     items = [metrics] if isinstance(metrics, str) or not isinstance(metrics, Iterable) else list(metrics)
@@ -74,7 +75,6 @@ def evaluate_sharded(
 def _shard_values(qrels: Qrels, run: Run, part: tuple[str, ...], specs: list[MetricSpec]
                   ) -> tuple[np.ndarray, list[QueryValues]]:
     """One shard: whether each query is in the run, and every metric's values (the Ray task)."""
-    from finegrain.metrics import compute, join
 
     joined = join(qrels, run, part)
     return np.array(joined.in_run), [compute(joined, s) for s in specs]
@@ -95,7 +95,6 @@ def subset(table: T, qids: Sequence[str]) -> T:
 
 def concat_values(parts: list[QueryValues], n: int) -> QueryValues:
     """The per-query values of consecutive shards as one :class:`QueryValues` over their universe."""
-    from finegrain.metrics.values import QueryValues
 
     if not parts:
         return QueryValues(np.zeros(n, dtype=bool), np.zeros(n, dtype=np.float64))

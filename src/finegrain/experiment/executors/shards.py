@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from finegrain.retrieve.bm25.search import _separate_ties
+from finegrain.types import Run
+
 if TYPE_CHECKING:
     from finegrain.types import Run
 
@@ -54,7 +57,6 @@ def merge_candidates(parts: Sequence[Candidates], qids: Sequence[str], doc_ids: 
     ``ties="index-order"``) then lifts equal scores apart exactly as the single
     BM25 search does, with the earlier corpus position first.
     """
-    from finegrain.types import Run
 
     n_q = len(qids)
     seg = np.concatenate([np.repeat(np.arange(n_q, dtype=np.int64), np.diff(p.offsets)) for p in parts]
@@ -73,8 +75,6 @@ def merge_candidates(parts: Sequence[Candidates], qids: Sequence[str], doc_ids: 
     offsets = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     if separate_ties and len(seg) > 1:
-        from finegrain.retrieve.bm25.search import _separate_ties  # the BM25 search's one tie separation
-
         tied = np.flatnonzero((v[1:] == v[:-1]) & (seg[1:] == seg[:-1]))
         for i in np.unique(seg[tied]).tolist():
             a, b = int(offsets[i]), int(offsets[i + 1])

@@ -41,7 +41,13 @@ from typing import Any
 
 import numpy as np
 
+from finegrain.compare.stats import bootstrap_ci, randomization_test
 from finegrain.errors import FinegrainError
+from finegrain.evaluate.evaluate import evaluate
+from finegrain.experiment.tuning.folds import fold_of
+from finegrain.metrics.spec import parse_metric
+from finegrain.retrieve.registry import RETRIEVERS
+from finegrain.types import Run
 
 SCHEMA = "finegrain.cv/1"
 DEFAULT_OBJECTIVE = "ndcg@10"
@@ -81,8 +87,6 @@ def parse_cv(text: str | int) -> CVSpec:
         raise FinegrainError(f"--cv {text!r}: {folds} fold(s); cross-validation needs at least 2", f"e.g. {_EXAMPLE}")
     metric = opts.get("metric")
     if metric is not None:
-        from finegrain.metrics.spec import parse_metric
-
         metric = parse_metric(metric).key
     return CVSpec(folds, _int(opts.get("seed", "0"), "seed", text), metric)
 
@@ -109,7 +113,7 @@ class Tunable:
 def tunables(retriever: str, options: Mapping[str, Any], registry: Any = None) -> tuple[Tunable, ...]:
     """The parameters of ``retriever`` that declare a grid and are not fixed in ``options`` (checked options)."""
     if registry is None:
-        from finegrain.retrieve.registry import RETRIEVERS as registry
+        registry = RETRIEVERS
     params = registry.params(retriever) or {}
     # a grid may depend on other options (hybrid's weights on its parts): give it the effective ones,
     # the retriever's declared defaults under what was set
@@ -131,7 +135,7 @@ def grid_points(tuned: Sequence[Tunable]) -> list[dict[str, Any]]:
 
 def nothing_to_tune(retriever: str, options: Mapping[str, Any], registry: Any = None) -> FinegrainError:
     if registry is None:
-        from finegrain.retrieve.registry import RETRIEVERS as registry
+        registry = RETRIEVERS
     tunable = [n for n in registry.names() if any(p.grid is not None for p in (registry.params(n) or {}).values())]
     fixed = [k for k, p in (registry.params(retriever) or {}).items() if p.grid is not None and k in options]
     why = f" (its tunable options {', '.join(fixed)} are fixed by --set)" if fixed else ""
@@ -257,9 +261,6 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
     """Cross-validate over ready runs: ``runs[i]`` is the run of ``points[i]`` (see the module docstring).
 
     ``assignment`` (``{qid: fold}``, folds ``0..K-1``) replaces the seeded stratified deal (tests, replays)."""
-    from finegrain.evaluate.evaluate import evaluate
-    from finegrain.experiment.tuning.folds import fold_of
-    from finegrain.metrics.spec import parse_metric
 
     keys = tuple(dict.fromkeys(parse_metric(m).key for m in metrics))
     objective = spec.metric or (DEFAULT_OBJECTIVE if DEFAULT_OBJECTIVE in keys else keys[0])
@@ -319,8 +320,6 @@ def summarize(qrels: Any, oof: Any, default_run: Any, keys: Sequence[str], spec:
     """Score an out-of-fold run and the a-priori default on ``queries``: both evaluations and, per metric,
     the means with bootstrap CIs, the paired difference and its randomization p, the value on each fold
     (``members[f]``: fold f's queries). Shared by :func:`choose` and routed CV (:mod:`finegrain.retrieve.routed`)."""
-    from finegrain.compare.stats import bootstrap_ci, randomization_test
-    from finegrain.evaluate.evaluate import evaluate
 
     ev = evaluate(qrels, oof, keys, queries=list(queries), query_types=strata)
     dev = evaluate(qrels, default_run, keys, queries=list(queries), query_types=strata)
@@ -345,7 +344,6 @@ def summarize(qrels: Any, oof: Any, default_run: Any, keys: Sequence[str], spec:
 
 def assemble(sources: Sequence[Any], qids: Sequence[str], *, name: str) -> Any:
     """One run taking query ``qids[j]``'s results from ``sources[j]`` (a query a source lacks: no results)."""
-    from finegrain.types import Run
 
     vocab: dict[str, int] = {}
     tables: dict[int, np.ndarray] = {}

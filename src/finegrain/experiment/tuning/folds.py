@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from finegrain.evaluate.groups import group_of, order_groups
+
 
 def fold_of(queries: Sequence[str], folds: int, seed: int,
             strata: Mapping[str, str | None] | None = None) -> dict[str, int]:
@@ -24,7 +26,6 @@ def fold_of(queries: Sequence[str], folds: int, seed: int,
     if strata is None:
         order = np.random.default_rng(seed).permutation(len(queries))
         return {queries[int(i)]: j % folds for j, i in enumerate(order)}
-    from finegrain.evaluate.groups import group_of, order_groups
 
     rng = np.random.default_rng(seed)
     groups: dict[str, list[str]] = {}

@@ -29,6 +29,12 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import FinegrainError
+from finegrain.evaluate.evaluate import evaluate
+from finegrain.experiment.tuning.folds import fold_of
+from finegrain.interop import as_qrels, as_run
+from finegrain.metrics.spec import parse_metric
+from finegrain.retrieve.fusion import fuse
+from finegrain.retrieve.registry import FUSIONS
 from finegrain.types import Qrels, Run
 
 Objective = Callable[[Run, frozenset[str]], "float | None"]
@@ -107,9 +113,6 @@ def cv_weights(
     :func:`finegrain.evaluate` over ``qids``); the run it is given holds only
     those queries.
     """
-    from finegrain.interop import as_qrels, as_run
-    from finegrain.retrieve.fusion import fuse
-    from finegrain.retrieve.registry import FUSIONS
 
     if method not in FUSIONS or "weights" not in (FUSIONS.params(method) or {}):
         weighted = [e.name for e in FUSIONS.entries() if "weights" in (e.params or {})]
@@ -147,9 +150,6 @@ def cv_weights(
 
 
 def _metric_objective(qrels: Qrels, metric: str) -> Objective:
-    from finegrain.evaluate.evaluate import evaluate
-    from finegrain.metrics.spec import parse_metric
-
     key = parse_metric(metric).key  # a bad metric fails before any fusion
 
     def objective(run: Run, qids: frozenset[str]) -> float | None:
@@ -186,7 +186,6 @@ def _check_grid(grid: Sequence[Sequence[float]], n: int) -> list[tuple[float, ..
 
 def _deal(qids: list[str], folds: int, seed: int) -> list[list[str]]:
     """The queries of each fold, from the one fold maker (:func:`finegrain.experiment.tuning.folds.fold_of`)."""
-    from finegrain.experiment.tuning.folds import fold_of
 
     order = sorted(qids)
     assigned = fold_of(order, folds, seed)

@@ -46,7 +46,11 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.evaluate.evaluate import evaluate
 from finegrain.experiment.tuning.folds import fold_of
+from finegrain.metrics.spec import parse_metric
+from finegrain.metrics.values import QueryValues, aggregate
+from finegrain.types import Run
 
 SCHEMA = "finegrain.threshold_sweep/1"
 NORMS = ("none", "minmax", "zscore")
@@ -251,7 +255,6 @@ def method_note(spec: SweepSpec) -> str:
 def cut_at(run: Any, normalised: np.ndarray, threshold: float) -> Any:
     """The run keeping, per query, the items whose normalised score is >= ``threshold`` (scores replaced by the
     normalised ones; an affine map with a positive scale keeps the ranking)."""
-    from finegrain.types import Run
 
     keep = normalised >= threshold
     counts = np.add.reduceat(keep.astype(np.int64), run.offsets[:-1]) if run.n_entries else np.zeros(0, np.int64)
@@ -264,9 +267,6 @@ def sweep_thresholds(qrels: Any, run: Any, metrics: Sequence[str], spec: SweepSp
                      queries: Sequence[str], strata: Mapping[str, str | None] | None = None) -> ThresholdSweep:
     """The curve of every metric over ``spec``'s thresholds and its cross-validated threshold (module docstring);
     ``strata`` (``{qid: query type}``) stratifies the folds by type (:func:`fold_of`)."""
-    from finegrain.evaluate.evaluate import evaluate
-    from finegrain.metrics.spec import parse_metric
-    from finegrain.metrics.values import QueryValues, aggregate
 
     specs = [parse_metric(m) for m in metrics]
     keys = tuple(dict.fromkeys(s.key for s in specs))

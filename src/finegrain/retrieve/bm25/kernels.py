@@ -26,6 +26,8 @@ import os
 from functools import lru_cache
 from typing import Any
 
+from finegrain.retrieve.bm25 import _numba
+
 
 class Kernels:
     """The compiled functions (see the module docstring)."""
@@ -39,7 +41,6 @@ class Kernels:
 def _compiled() -> Kernels | None:
     if importlib.util.find_spec("numba") is None:
         return None
-    from finegrain.retrieve.bm25 import _numba
 
     return Kernels(_numba)
 

