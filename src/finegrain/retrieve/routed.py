@@ -1,4 +1,8 @@
-"""``hybrid-routed``: fusion weights per query type, the type predicted from the query's text (issue 17 lever 2).
+"""``hybrid-routed``: fusion weights per query type, the type predicted from the query's text.
+
+Why: the CapRetrieval paper (Xu et al., 2025, Sec. 3, Table 3) finds BM25 ahead of a dense encoder
+on entity-centric queries and behind it on more abstract ones (Complex Condition above all), so one
+set of fusion weights for every query may be a compromise; routing lets each group of types take its own.
 
 The fusion is ``hybrid-use``'s (``bm25-okapi`` + ``e5`` + ``e5-sparse`` +
 ``use-m3`` by RRF; any ``hybrid`` option applies, ``--set parts=...`` too);
@@ -32,27 +36,11 @@ the gold types (and per route), and each query's out-of-fold predicted type;
 Without ``--cv`` there is no fitted predictor or routed setting, and every
 query gets the a-priori fusion (= ``hybrid-use``); the config says so. A
 shipped routed retriever would need weights and a predictor fixed from the
-folds' consensus (not done: see the figures below first).
+folds' consensus (not done: on CapRetrieval routing did not beat the un-routed fusion
+significantly; figures in ``docs/results/retrieval.md`` and ``docs/results/levers.md``).
 
 Provenance: the predictor is trained on CapRetrieval's own gold query types
 (the training folds' only), so a routed figure is cross-validated, not zero-shot.
-
-On CapRetrieval (``finegrain eval -d capretrieval/{zh,en} -r hybrid-routed --cv 5``, seed 0; nDCG@1/@5/@10
-x100, out-of-fold; routed minus un-routed CV (``hybrid-use --cv 5``, same folds) with its randomization p):
-
-============================  ======================  ======================
-                              capretrieval/zh         capretrieval/en
-============================  ======================  ======================
-hybrid-use, CV (un-routed)    84.75 / 84.59 / 84.37   79.58 / 79.45 / 79.62
-hybrid-routed, routes=paper   84.62 / 83.75 / 83.73   81.83 / 80.05 / 80.41
-routed - un-routed @10        -0.65 (p 0.16)          +0.79 (p 0.07)
-hybrid-routed, routes=types   83.69 / 83.97 / 83.82   81.03 / 79.72 / 80.06
-predictor accuracy, OOF       63.0% (route 90.3%)     58.3% (route 85.9%)
-============================  ======================  ======================
-
-Routing does not help significantly at nDCG@10 on either language: it loses a little on zh and gains a
-little on en (at @1 on en +2.25, p 0.02 unadjusted). The folds route ``constrained`` queries to more
-e5-sparse weight (0 / 0.25 / 0.5 / 0.25 on zh, 0.25 / 0.25 / 0.5 / 0 on en); ``plain`` keeps equal weights.
 """
 
 from __future__ import annotations
