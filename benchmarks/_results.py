@@ -13,7 +13,7 @@ In a script::
     add_markdown_option(ap, "album.md")            # --markdown PATH, default docs/results/album.md
     args = ap.parse_args(argv)
     with Recorder(__file__, args.markdown) as rec:  # prints the command; tees stdout
-        ...                                         # print the report as before
+        ...                                         # print the report
         rec.status = 1                              # when the run failed: nothing is written
 
 ``--markdown -`` writes nothing.
@@ -75,12 +75,14 @@ def _title(script: str) -> str:
     return m.group(1).strip().rstrip('"').strip() if m else Path(script).name
 
 
-def write_section(page: Path, script: str, body: list[str], *, command: str, run_line: str) -> None:
-    """Replace (or append) ``script``'s section of ``page``: heading, command, run line, then ``body``."""
-    name = Path(script).name
+def write_section(page: Path, script: str, body: list[str], *, command: str, run_line: str,
+                  section: str | None = None) -> None:
+    """Replace (or append) the section of ``page`` named ``section`` (default: the script's file name):
+    heading, command, run line, then ``body``."""
+    name = section or Path(script).name
     begin, end = f"<!-- begin: {name} -->", f"<!-- end: {name} -->"
-    section = "\n".join([begin, f"## `{name}`: {_title(script)}", "", f"Command: `{command}`", "", run_line, "",
-                         *body, end])
+    text_section = "\n".join([begin, f"## `{name}`: {_title(script)}", "", f"Command: `{command}`", "", run_line,
+                              "", *body, end])
     page = Path(page)
     if page.exists():
         text = page.read_text(encoding="utf-8")
@@ -89,9 +91,9 @@ def write_section(page: Path, script: str, body: list[str], *, command: str, run
                 "(`--markdown` chooses the page); re-run the command to refresh it.\n")
     pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), flags=re.DOTALL)
     if pattern.search(text):
-        text = pattern.sub(lambda _: section, text, count=1)
+        text = pattern.sub(lambda _: text_section, text, count=1)
     else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
+        text = text.rstrip("\n") + "\n\n" + text_section + "\n"
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
 
@@ -111,12 +113,15 @@ class _Tee(io.TextIOBase):
 class Recorder:
     """Prints the command, records what the script prints, and writes it as the script's section on a clean exit.
 
-    ``markdown`` is the page (``-`` or None: nothing is written). Give :attr:`body` markdown lines to write
+    ``markdown`` is the page (``-`` or None: nothing is written); ``section`` names the section when one script
+    keeps several on a page (default: the script's file name). Give :attr:`body` markdown lines to write
     them instead of the printed text; set :attr:`status` to non-zero when the run failed (nothing is written).
     """
 
-    def __init__(self, script: str, markdown: str | os.PathLike[str] | None, argv: list[str] | None = None) -> None:
+    def __init__(self, script: str, markdown: str | os.PathLike[str] | None, argv: list[str] | None = None,
+                 section: str | None = None) -> None:
         self.script = script
+        self.section = section
         self.page = None if markdown in (None, "", "-") else Path(markdown)
         self.command = command_line(script, argv)
         self.body: list[str] | None = None
@@ -142,5 +147,5 @@ class Recorder:
                     f"{_machine()}; load average (1/5/15 min) before {self.load_before}, after {_load()}.")
         body = self.body if self.body is not None else ["```text", *self.tee.buf.getvalue().rstrip("\n").splitlines(),
                                                         "```"]
-        write_section(self.page, self.script, body, command=self.command, run_line=run_line)
+        write_section(self.page, self.script, body, command=self.command, run_line=run_line, section=self.section)
         print(f"wrote its section of {self.page}")

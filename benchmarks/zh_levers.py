@@ -171,7 +171,7 @@ def _setting(s: dict[str, Any]) -> str:
 
 
 def table(dataset: str, levers: list[Lever], results: dict[str, dict[str, Any]]) -> list[str]:
-    """Markdown rows for one dataset: per metric mean [CI], the a-priori default (CV levers), and vs hybrid."""
+    """Markdown rows for one dataset: per metric mean [CI], the a-priori default (CV rows), and vs hybrid."""
     from finegrain.evaluate.compare import compare
 
     names = [lv.name for lv in levers if lv.name in results]
