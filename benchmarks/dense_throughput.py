@@ -18,9 +18,12 @@ Three parts, each printing its own table (``--parts encode,search,cache``):
   retriever objects, as two runs would build them); ``--cli`` times two
   ``finegrain eval --retriever e5`` processes instead (start-up included).
 
+The report goes to this script's section of ``docs/results/scale.md`` (``--markdown``).
+
 Usage::
 
     .venv/bin/python benchmarks/dense_throughput.py [--parts encode,search,cache] [--sizes 10000,100000,1000000]
+        [--markdown docs/results/scale.md]
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _results import Recorder, add_markdown_option
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -195,7 +199,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cache-dataset", default="capretrieval/zh")
     ap.add_argument("--cli", action="store_true", help="time two finegrain eval processes for the cache part")
+    add_markdown_option(ap, "scale.md")
     args = ap.parse_args()
+    with Recorder(__file__, args.markdown):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Time each part of --parts and print its rows with the load average."""
     parts = args.parts.split(",")
     print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, "
           f"numpy {np.__version__}")

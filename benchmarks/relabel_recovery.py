@@ -1,7 +1,7 @@
 """How much of the metric error and of the system ranking does false-negative triage recover per judgment?
 
-The honest demonstration of issue 12 item 3 on CapRetrieval, which is fully
-judged, so its qrels are the truth:
+A demonstration of false-negative triage (:mod:`finegrain.build.triage`) on CapRetrieval,
+which is fully judged, so its qrels are the truth:
 
 1. hide a seeded ``--hide`` share (default 30%) of its positive labels
    (grade >= 1 removed, i.e. unjudged: :func:`finegrain.compare.relabel.hide_relevant`);
@@ -36,33 +36,10 @@ language (a few minutes on two cores). Run times are printed.
 Usage::
 
     .venv/bin/python benchmarks/relabel_recovery.py --lang zh --seed 0 --hide 0.3 [--plot recovery.svg|.png]
+        [--markdown docs/results/judging.md]
 
-What it gave (seed 0, 30% hidden, depth 10, bm25-okapi + e5 + hybrid; warm e5 cache: 4-6 s per language on two
-cores; a cold cache adds the e5 encoding, 435 s for the 3,413 English texts here). Mean |nDCG@10 error| x 100 over
-the three systems and hidden positives found, pool / pool-rr / triage:
-
-======  =======================  =======================  =======================  =======================
-budget  zh |err|                 zh found (of 576)        en |err|                 en found (of 536)
-======  =======================  =======================  =======================  =======================
-0       11.01                    0                        11.65                    0
-50      10.83 / 9.51 / 8.69      6 / 28 / 41              11.43 / 10.60 / 9.01     4 / 26 / 42
-100     10.47 / 8.36 / 6.69      14 / 55 / 81             11.26 / 9.21 / 7.04      15 / 50 / 80
-200     10.07 / 5.99 / 4.56      33 / 114 / 146           10.74 / 6.39 / 4.92      30 / 100 / 137
-500     8.96 / 1.40 / 1.53       72 / 237 / 264           10.07 / 1.79 / 1.51      54 / 210 / 261
-1000    7.40 / 0.87 / 1.34       154 / 374 / 404          8.57 / 0.33 / 0.59       129 / 327 / 382
-2000    4.95 / 1.76 / 1.38       304 / 510 / 524          5.85 / 1.38 / 1.46       244 / 448 / 490
-all     1.23                     576                      1.21                     536
-======  =======================  =======================  =======================  =======================
-
-The triage finds the most hidden positives at every budget and has the smallest error up to 200 judgments
-(and 500 in en); seeds 1 and 2 agree. The error is not monotone: holes lower nDCG@10 (missing positives in the
-top 10) and raise it (a smaller ideal DCG); judging the pool fixes the first and only partly the second (hidden
-positives outside every top 10 stay hidden: +1.2 left at ``all``), so the signed error crosses 0 between 500
-and 1000 judgments and a method that found more is past the crossing sooner: pool-rr's smaller |error| at 1000
-is that crossing, not better recovery. The three systems' ordering is never disturbed by random holes (tau = 1
-at every budget); with seven closer systems (``--systems`` the ``EXTENDED`` set) tau moves between 0.71 and 1
-without a pattern in either method, and judging the whole pool gives tau 0.71 in zh, below the holed 1.0:
-partial relabelling can favour the pooled systems.
+The report goes to the ``--lang`` section of ``docs/results/judging.md`` (``--markdown``), with the
+figures of earlier runs and what they show.
 """
 
 from __future__ import annotations
@@ -74,6 +51,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from _results import Recorder, add_markdown_option
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_BUDGETS = "0,50,100,200,500,1000,2000,all"
@@ -285,9 +264,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--plot", type=Path, default=None, help="also write the two curves as SVG")
     p.add_argument("--json", type=Path, default=None, help="also write the numbers as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_markdown_option(p, "judging.md")
     args = p.parse_args(argv)
     if args.encoder == "none":
         args.encoder = None
+    with Recorder(__file__, args.markdown, None if argv is None else list(argv),
+                  section=f"relabel_recovery.py --lang {args.lang}"):
+        return report(args)
+
+
+def report(args: argparse.Namespace) -> int:
+    """Run the recovery, print the table (and write the plot and JSON when asked)."""
     res = run(args)
     print_table(res)
     if args.plot is not None:

@@ -32,13 +32,14 @@ every row (the machine is shared).
 
 Rows come from a list of producers (:data:`PRODUCERS`); each returns ``Row``s
 and is selected by ``--parts``. Ray rows (1 and 2 workers) go in
-:func:`ray_rows` below.
+:func:`ray_rows` below. The report goes to this script's section of ``docs/results/scale.md``
+(``--markdown``); ``docs/scale.md`` extrapolates from it.
 
 Usage::
 
-    .venv/bin/python benchmarks/scale.py                     # 1M passages (about 15-25 min here)
+    .venv/bin/python benchmarks/scale.py                     # 1M passages (tens of minutes on 2 cores)
     .venv/bin/python benchmarks/scale.py --passages 100000   # quick
-    .venv/bin/python benchmarks/scale.py --parts encode      # e5 passages/s on a sample (docs/scale.md)
+    .venv/bin/python benchmarks/scale.py --parts encode      # e5 passages/s on a sample
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _results import Recorder, add_markdown_option  # noqa: E402
 from bm25_throughput import data_dir, iter_passages  # noqa: E402
 
 
@@ -392,6 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per child process")
     ap.add_argument("--child", choices=sorted(CHILDREN), help=argparse.SUPPRESS)
     ap.add_argument("--dir", help=argparse.SUPPRESS)
+    add_markdown_option(ap, "scale.md")
     a = ap.parse_args(argv)
 
     if a.child:
@@ -399,7 +402,13 @@ def main(argv: list[str] | None = None) -> int:
         result["peak_rss_mb"] = self_rss_mb()
         print(json.dumps(result))
         return 0
+    with Recorder(__file__, a.markdown, argv) as rec:
+        rec.status = run(a)
+    return rec.status
 
+
+def run(a: argparse.Namespace) -> int:
+    """Build and serve every system of --parts, print the rows with the load average."""
     import bm25s
     import numba
 

@@ -8,7 +8,7 @@ In one process, against in-process anchors, on a local Ray started here
   then a Ray Data job (:class:`finegrain.experiment.executors.ray_encode.RayDataEncoder`) with
   each worker count of ``--workers`` (one CPU, one OpenMP thread per worker).
   The Ray time is the whole job: actor start, model load, encoding, vectors
-  back. Target (issue 15): 2 workers >= 1.6x one worker.
+  back. The x2 rows carry their speed-up over x1 (the aim: 2 workers at least 1.6x one).
 * **bm25** -- bm25-okapi build (tokenize + index) docs/s and top-10 queries/s
   over the dataset's queries repeated ``--query-repeat`` times, on its corpus
   repeated ``--docs-repeat`` times (new ids; 30,240 documents by default):
@@ -18,11 +18,13 @@ In one process, against in-process anchors, on a local Ray started here
   tokenized and put in the object store, shard searches, the exact merge in
   the driver; every Ray run is checked equal to this process's).
 
-The machine is shared: the load average is printed with every row.
+The machine is shared: the load average is printed with every row. The report goes to this
+script's section of ``docs/results/scale.md`` (``--markdown``).
 
 Usage::
 
     .venv/bin/python benchmarks/scale_ray.py [--parts encode,bm25] [--workers 1,2] [--encode-n 600]
+        [--markdown docs/results/scale.md]
 
 :func:`encode_rows` and :func:`bm25_rows` take any texts / corpus (``benchmarks/scale.py`` feeds them
 its recombined passages, in :func:`local_ray`); :func:`ray_rows` is this script's own selection.
@@ -38,6 +40,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from _results import Recorder, add_markdown_option
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -195,7 +199,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--query-repeat", type=int, default=20, help="the dataset's queries, this many times")
     ap.add_argument("--docs-repeat", type=int, default=10, help="the corpus, this many times (new ids), for BM25")
     ap.add_argument("--repeats", type=int, default=2, help="interleaved runs per row; the best is printed")
+    add_markdown_option(ap, "scale.md")
     args = ap.parse_args(argv)
+    with Recorder(__file__, args.markdown, argv) as rec:
+        rec.status = run(args)
+    return rec.status
+
+
+def run(args: argparse.Namespace) -> int:
+    """Time the selected parts in this process and on Ray, print the rows with the load."""
     workers = [int(w) for w in args.workers.split(",")]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {_load()} at start")
     rows = ray_rows(args.parts.split(","), workers, dataset=args.dataset, encode_n=args.encode_n,

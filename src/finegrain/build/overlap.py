@@ -34,8 +34,9 @@ one of four methods (``by``):
     retrievers do; queries are encoded as queries and passages as passages,
     cached on disk, searched exactly by
     :class:`~finegrain.retrieve.dense_index.DenseIndex`; a pair counts at
-    cosine **>=** the threshold (default 0.95: e5-small gives unrelated short
-    Chinese queries cosines up to about 0.91, paraphrases 0.98 and more).
+    cosine **>=** the threshold (default 0.95: e5-small's cosines are high for
+    any two short texts in one language, so the threshold sits above those of
+    unrelated short Chinese queries and below those of paraphrases).
 
 An item of A counts once however many items of B it matches; every matching
 pair is kept (:attr:`OverlapResult.pairs`). Items whose text is empty (or has

@@ -95,7 +95,7 @@ def wordnet() -> Any:
     class Reader(WordNetCorpusReader):  # type: ignore[misc,valid-type]
         def map_wn(self, version: str = "wordnet") -> None:
             # nltk maps the Open Multilingual WordNet's 3.0 ids onto the loaded WordNet by reading
-            # index.sense twice (~6 s); this *is* WordNet 3.0 and there is no OMW, so nothing to map.
+            # index.sense twice (slow); this *is* WordNet 3.0 and there is no OMW, so nothing to map.
             return None
 
     with warnings.catch_warnings():  # "multilingual functions are not available": no OMW, by design

@@ -18,28 +18,10 @@ word, the original-query weight of RM3's usual interpolation, 0.5), at most
 ``max_members`` over :data:`MEMBERS_GRID`; the index is built once for every
 grid point (:meth:`ExpandedBM25Retriever.retrieve_grid`).
 
-On CapRetrieval (nDCG@1/@5/@10 x100; CV: ``--cv 5``, seed 0, stratified by query type, out-of-fold means;
-measured with ``run_lever`` of ``benchmarks/zh_levers.py``, load average about 5 on 2 cores):
-
-=========================  ===================================  ===================================
-retriever                  capretrieval/zh                      capretrieval/en
-=========================  ===================================  ===================================
-bm25-okapi                 74.40 / 69.30 / 66.54                73.08 / 70.99 / 70.12
-bm25-okapi-expand          73.87 / 70.15 / 68.13                68.44 / 68.77 / 68.77
-bm25-okapi-expand, CV      75.60 / 70.85 / 68.76 (w 0.3, 50)    72.28 / 71.56 / 70.94 (w 0.3, 10)
-hybrid-sparse              83.29 / 81.52 / 81.46                80.11 / 78.74 / 78.36
-hybrid-sparse-expand       83.95 / 82.39 / 82.01                80.64 / 79.18 / 79.20
-hybrid-sparse, CV          83.16 / 82.94 / 82.29                80.77 / 79.70 / 79.39
-hybrid-sparse-expand, CV   84.35 / 83.33 / 82.90                81.70 / 80.07 / 79.64
-=========================  ===================================  ===================================
-
-The folds agreed: zh weight 0.3 with 50 members (5 of 5), en weight 0.3 with 10 (4 of 5; the fifth 0.1);
-hybrid-sparse-expand's fusion 0.4 / 0.3 / 0.3, k=10 on zh (4 of 5), 0.3 / 0.3 / 0.4, k=10 on en (3 of 5).
-English expands most queries (WordNet gives most nouns hyponyms), so the a-priori weight hurts there and CV
-shrinks it. The differences to hybrid-sparse lie inside its bootstrap CIs (zh CV @10: [80.44, 85.26]
-against [79.86, 84.67]); no paired test was run here. Few of the taxonomy misses it targets are fixed
-(failures tagged ``taxonomy_miss`` by :func:`finegrain.diagnose.taxonomy.analyse_taxonomy`, top 10):
-zh 0 of hybrid-sparse's 8, en 3 of 16 (CV: 0 of 8, 4 of 15); the gains come from other queries.
+English expands far more queries than Chinese (WordNet gives most nouns hyponyms), so there a fixed
+weight adds more noise, and ``--cv`` may shrink it. Measured figures, a priori and cross-validated,
+with the folds' choices and the error tags each setting fixes: ``docs/results/levers.md``
+(rows "BM25 + category expansion") and ``docs/results/retrieval.md``.
 """
 
 from __future__ import annotations

@@ -14,18 +14,11 @@ On ``en`` every preset is the English tokenizer, so these equal ``bm25-okapi``
 there. The preset is recorded in the retriever's config and a BM25 index saved
 with it restores the same tokenizer (:meth:`finegrain.retrieve.bm25.BM25.load`).
 
-On capretrieval/zh, run once each (nothing tuned), nDCG@1/@5/@10 x100, with
-``finegrain compare`` against ``bm25-okapi`` (74.40 / 69.30 / 66.54; Holm-adjusted
-paired tests over 377 queries):
-
-* ``bm25-okapi-search``  76.66 / 71.56 / 69.29 (+2.74 at @10, p < 0.001);
-* ``bm25-okapi-precise`` 70.82 / 64.84 / 61.66 (-4.89, p < 0.001);
-* ``bm25-okapi-bigram``  71.22 / 67.52 / 65.81 (-0.74, p = 0.54);
-* ``bm25-jieba-bigram``  75.73 / 71.37 / 68.99 (+2.44, p = 0.004), the RRF of
-  ``bm25-okapi`` and ``bm25-okapi-bigram`` (:mod:`finegrain.retrieve.fused`).
-
-Search mode on the query side helps: its sub-words (中华人民共和国 also gives
-中华, 人民, 共和国) match captions that jieba cut differently.
+Why search mode on the query side can help: its sub-words (中华人民共和国 also gives
+中华, 人民, 共和国) match captions that jieba cut differently; bigrams match any
+two-character overlap, at the price of spurious ones. Measured figures on
+capretrieval/zh, each against ``bm25-okapi``: ``docs/results/retrieval.md`` (and the
+rows "BM25, jieba ..." of ``docs/results/levers.md``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Term coverage: how much of the query a passage says, as a reranking score (issue 17, lever 6).
+"""Term coverage: how much of the query a passage says, as a reranking score.
 
 The error taxonomy (:mod:`finegrain.diagnose.taxonomy`) of the fused retrievers on
 CapRetrieval points here: most of their failures are ``modifier_mismatch`` (the wrong

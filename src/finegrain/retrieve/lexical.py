@@ -7,7 +7,8 @@ rank_bm25's BM25Okapi (k1=1.5, b=0.75, epsilon=0.25) over jieba tokens
 document scoring >= 1e-3, sorted by score with a stable sort, so that equal
 scores keep corpus order (``ties="index-order"``, see
 :meth:`finegrain.retrieve.bm25.BM25.search`). With finegrain's own tie rule
-(document id descending) CapRetrieval zh nDCG@1 moves from 74.40 to 74.67.
+(document id descending) the figures move slightly, at nDCG@1 most
+(``docs/results/retrieval.md``).
 
 ``bm25`` is bm25s' default scoring (lucene variant, k1=1.5, b=0.75; finegrain's
 :class:`~finegrain.retrieve.bm25.BM25` computes the same scores in float64) with

@@ -1,4 +1,4 @@
-"""A query's type predicted from its text alone, for routing (issue 17 lever 2).
+"""A query's type predicted from its text alone, for routing fusion weights by type (``hybrid-routed``).
 
 :class:`QueryTypePredictor` is a multinomial naive Bayes classifier (add-one
 smoothing, class priors from the training queries) over surface features of

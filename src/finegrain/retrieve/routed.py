@@ -1,5 +1,9 @@
 """``hybrid-routed``: fusion weights per query type, the type predicted from the query's text.
 
+Why: the CapRetrieval paper (Xu et al., 2025, Sec. 3, Table 3) finds BM25 ahead of a dense encoder
+on entity-centric queries and behind it on more abstract ones (Complex Condition above all), so one
+set of fusion weights for every query may be a compromise; routing lets each group of types take its own.
+
 The fusion is ``hybrid-use``'s (``bm25-okapi`` + ``e5`` + ``e5-sparse`` +
 ``use-m3`` by RRF; any ``hybrid`` option applies, ``--set parts=...`` too);
 what is routed is the choice of ``weights`` and ``k`` from hybrid's CV grid

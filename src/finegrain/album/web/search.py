@@ -5,14 +5,15 @@ result, its first ``limit`` photos with their rows, the chips, the plan and the 
 rendered in both page languages, as JSON bytes.
 
 :class:`SearchProcess` computes it in a separate process (``album serve`` starts one by
-default). Why: a search that misses the answer cache costs a few milliseconds of Python, and in
+default). Why: a search that misses the answer cache costs milliseconds of Python, and in
 one process every such search holds the interpreter while the event loop answers the cached
-searches, thumbnails and timeline pages of everyone else; under 50 concurrent clients the
-searches queued behind each other (p95 ~450 ms on the 100k-photo benchmark). The worker
+searches, thumbnails and timeline pages of everyone else; under many concurrent clients the
+searches queue behind each other and set the page's tail latency (measured figures:
+``docs/results/album.md``, ``benchmarks/album_web_load.py`` and ``album_search_miss.py``). The worker
 process has its own interpreter, its own read-only connection and search context, so
 searches run beside the event loop. It builds and warms its context when it starts (the
 vocabulary, the capture order, the Chinese segmenter: the first Chinese query otherwise pays
-~1 s for jieba's dictionary) and rebuilds it when its own ``data_version`` watch sees a commit
+for loading jieba's dictionary) and rebuilds it when its own ``data_version`` watch sees a commit
 (a person named, a photo indexed).
 Only names travel: the catalog's path or Postgres URL, ``today`` and the encoder's name (the process builds the
 encoder itself), never objects.

@@ -5,11 +5,10 @@ response; its default is 5 s, exactly the idle expiry of httpx's pool (``keepali
 5 s). Clients check a pooled socket before reusing it, but when the server's close and the
 client's next request cross on the wire, the request goes out on a socket the server is
 closing and the client reads "Server disconnected without sending a response" (httpx
-``RemoteProtocolError``; urllib3 "RemoteDisconnected"): 12 of 2,200 httpx connections reused
-4.97-5.01 s after a response failed that way here. A client that does not check the socket
-fails on every reuse after 5 s (``benchmarks/album_web_load.py``'s idle probe: 355 of 400
-connections reused 4.9-6.0 s after a response with ``--keep-alive 5``, none with 75).
-HTTP/1.1 gives the server no way to warn the client, so the fix is the rule proxies follow:
+``RemoteProtocolError``; urllib3 "RemoteDisconnected"), so a reuse just at 5 s can fail. A
+client that does not check the socket fails on every reuse after 5 s. ``benchmarks/album_web_load.py``
+measures both with its idle probe (``--serve-arg=--keep-alive=5`` against the default; figures in
+``docs/results/album.md``). HTTP/1.1 gives the server no way to warn the client, so the fix is the rule proxies follow:
 the server keeps idle connections longer than clients do, so the client is always the side
 that closes an idle connection. :data:`KEEP_ALIVE_S` is 75 s (nginx's default), longer than
 httpx (5 s) and aiohttp (15 s) keep idle connections; browsers, which keep them longer,

@@ -1,7 +1,7 @@
 """The two bipartite matchings behind NCS and SD.
 
 * :func:`max_weight_matching` -- NCS pairs the non-common concepts of the two images so that the
-  summed path similarity is largest. As the paper and the issue ask, networkx's
+  summed path similarity is largest. As in the paper (its footnote names it), networkx's
   ``max_weight_matching`` (Galil's blossom algorithm, O(|V|^3)) solves it, with
   ``maxcardinality=True`` so that every concept of the smaller side is paired even when an
   edge weight is 0. On a complete bipartite graph with positive weights the two coincide.

