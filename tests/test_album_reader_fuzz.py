@@ -1,4 +1,4 @@
-"""A seeded mutational fuzz test of the album photo reader (issue 10, defect 7).
+"""A seeded mutational fuzz test of the album photo reader.
 
 Seeds are real images (JPEG and PNG, written by Pillow with EXIF holding time, offset, GPS,
 camera and orientation). Two kinds of mutants, from a fixed seed and in a bounded count:

@@ -63,7 +63,7 @@ def test_album1_routing_accuracy(album1: Album, lang: str) -> None:
     assert report.n == 483
     assert set(report.confusion) == set(SOURCE_TYPES)
     assert sum(report.confusion[g][g] for g in SOURCE_TYPES) == report.correct
-    # the bar, on all queries and on the held-out (odd-indexed) half
+    # the bar, on all queries and on the held-out (odd-indexed) half
     assert report.accuracy >= 0.75
     assert report.half_accuracy("odd") >= 0.75
     # every source type is predicted correctly at least sometimes

@@ -1,4 +1,4 @@
-"""Time expressions at the calendar's edges (issue 10, "Trust at the edges").
+"""Time expressions at the calendar's edges.
 
 An impossible date is a planning fact: the plan says the date does not exist and the engine
 abstains with that reason; nothing raises. A catalog with no dated photo still answers,

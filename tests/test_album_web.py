@@ -421,7 +421,7 @@ def test_a_known_photo_without_its_file_gets_a_placeholder(album: tuple[Path, Pa
 
 
 def test_the_server_keeps_idle_connections_longer_than_clients(album: tuple[Path, Path, Path], monkeypatch: Any) -> None:
-    """The keep-alive race (issue 14): a server closing idle connections when httpx's pool also
+    """The keep-alive race: a server closing idle connections when httpx's pool also
     expires them (both 5 s) breaks the reuse; the album server keeps them longer."""
     import httpx
 

@@ -1,4 +1,4 @@
-"""No query string makes the album web page fail, nor the album search CLI trace back (issue 10, defect 6).
+"""No query string makes the album web page fail, nor the album search CLI trace back.
 
 Property tests (hypothesis, derandomized, bounded) send arbitrary text to ``/api/search``
 through FastAPI's TestClient on a small real catalog (the default engine, not a stand-in):
@@ -86,7 +86,7 @@ def test_impossible_dates_answer_with_the_reason(client, q: str) -> None:
     r = client.get("/api/search", params={"q": q})
     assert r.status_code == 200
     body = r.json()
-    # the reason is rendered in the query's language (issue 14, item 3)
+    # the reason is rendered in the query's language
     assert body["abstained"] and ("no photo can match time" in body["reason"] or "没有照片能符合时间" in body["reason"])
     assert body["plan"]["impossible_times"] and any(c["title"].startswith("no such date") for c in body["chips"])
 

@@ -1,4 +1,4 @@
-"""Zero-answer queries (issue 12 item 6): constraint injection with a catalog proof.
+"""Zero-answer queries: constraint injection with a catalog proof.
 
 Layers: the phrasing rules on their own; a hand-built four-photo album (two
 catalogs, en and zh names) whose candidates are checked by hand; PhotoBench

@@ -1,4 +1,4 @@
-"""Judging a pool (issue 12, item 2): the store, the scale, highlighting, agreement, export, the
+"""Judging a pool: the store, the scale, highlighting, agreement, export, the
 JSON API's answers to bad input, the CLI, and a server killed mid-judging losing nothing.
 
 Pools are written with ``write_pool`` (the pool file format is another module's); the

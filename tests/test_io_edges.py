@@ -1,4 +1,4 @@
-"""Regression tests for the loader defects of the trust issue: each crash and silent misparse, by class.
+"""Regression tests for the loader defects: each crash and silent misparse, by class.
 
 Every bad input must end in one FinegrainError naming the file (and line when
 there is one), never a traceback and never a wrong number.

@@ -9,7 +9,7 @@ import pytest
 
 from finegrain.machine import SIMD_FLAGS, Machine, describe_machine, parse_cpuinfo
 
-# the reporter's machine in issue 10 (AVX2, no AVX-512), two cores, shortened
+# a reported machine (AVX2, no AVX-512), two cores, shortened
 EPYC_AVX2 = """processor\t: 0
 vendor_id\t: AuthenticAMD
 cpu family\t: 23

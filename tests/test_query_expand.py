@@ -1,4 +1,4 @@
-"""Query expansion for category words (issue 17 lever 3): the expansion, bm25-okapi-expand, its options."""
+"""Query expansion for category words: the expansion, bm25-okapi-expand, its options."""
 
 from __future__ import annotations
 

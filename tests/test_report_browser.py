@@ -123,7 +123,7 @@ def test_dom_has_the_tables_charts_and_text(rendered: tuple[Path, Path, str, str
 
 
 def test_dom_has_the_threshold_curve_and_the_taxonomy_miss_row(rendered: tuple[Path, Path, str, str]) -> None:
-    """Issue 16 items 3-4: the threshold section (curve, cross-validated threshold per metric) and the
+    """The threshold section (curve, cross-validated threshold per metric) and the
     taxonomy_miss row of the error taxonomy, as Chromium rendered them."""
     _, _, dom, _ = rendered
     assert '<section id="threshold">' in dom and '<a href="#threshold">Threshold</a>' in dom

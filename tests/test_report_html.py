@@ -247,7 +247,7 @@ def test_readable() -> None:
     assert readable(None) == "untyped"
 
 
-# --------------------------------------------------------------------------- error taxonomy (issue 5)
+# --------------------------------------------------------------------------- error taxonomy
 
 
 def test_error_taxonomy_section_shows_saved_shares_chart_and_rules(page: str, folders: tuple[Path, Path]) -> None:

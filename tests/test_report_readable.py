@@ -1,4 +1,4 @@
-"""Deliverable 7 of issue 11, "the report people read": the saved grades of the top k (``judged``), the
+"""The report people read: the saved grades of the top k (``judged``), the
 headline metric rule, the forest plot and the histogram of per-query differences (numbers drawn = numbers
 given), the drill-down data (escaped JSON), system labels in every table, and words shown as written."""
 
@@ -261,7 +261,7 @@ def test_every_table_with_a_value_per_system_names_the_systems(two_folders: list
     for table in ("by-type", "error-tags", "error-types", "taxonomy", "taxonomy-types", "per-query"):
         head = _header_labels(html, table)
         assert "bm25-okapi" in head and re.search(r"\bbm25\b(?!-)", head), table
-    # the two tables the issue named: one header cell per system under each tag, with its label
+    # the two tables: one header cell per system under each tag, with its label
     for table in ("error-types", "taxonomy-types"):
         m = re.search(rf'<table class="{table}">.*?<tr class="system-labels">(.*?)</tr>', html, re.S)
         assert m, table

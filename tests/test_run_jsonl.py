@@ -1,4 +1,4 @@
-"""Saved runs whose ids TREC cannot hold (issue 10 item 2): run.jsonl round trips, the
+"""Saved runs whose ids TREC cannot hold: run.jsonl round trips, the
 eval pipeline's choice of format, and every reader of a results folder."""
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def test_eval_saves_spaced_ids_and_compare_and_report_read_the_folders(
 
 
 def test_photobench_album_eval_keeps_its_file_names(tmp_path: Path, with_data_root: Path) -> None:
-    """The issue's crash: PhotoBench ids are file names such as 'FullSizeRender 10.JPG'."""
+    """The crash: PhotoBench ids are file names such as 'FullSizeRender 10.JPG'."""
     if not (with_data_root / "photobench" / "album1").is_dir():
         pytest.skip("PhotoBench album1 is not in the shared data")
     out = tmp_path / "pb"

@@ -237,7 +237,7 @@ def _jsonable(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- error analysis
-# Added for issue 3 item 5 (finegrain.diagnose.errors). Guarded: it never breaks an eval.
+# The error analysis (finegrain.diagnose.errors). Guarded: it never breaks an eval.
 
 ERRORS_K = 10
 

@@ -1,6 +1,6 @@
 """A retriever's tunable settings chosen by k-fold cross-validation over queries (``finegrain eval --cv K``).
 
-The protocol of issue 17: a weight, constant or switch is never scored on the
+The protocol: a weight, constant or switch is never scored on the
 queries it was chosen on.
 
 1. The **grid** is declared once, with the retriever's parameters: a
