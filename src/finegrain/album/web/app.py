@@ -39,6 +39,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,7 @@ from finegrain.album.web.thumbs import (
 from finegrain.errors import FinegrainError, MissingDependencyError, UnknownNameError
 
 try:
-    from fastapi import Body, FastAPI, HTTPException, Query
+    from fastapi import APIRouter, Body, FastAPI, HTTPException, Query
     from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
     from starlette.concurrency import run_in_threadpool as run_in_thread
 except ImportError as e:  # pragma: no cover - exercised only without the extra
@@ -115,6 +116,168 @@ def _page_html() -> str:
     return resources.files("finegrain.album.web").joinpath("templates/index.html").read_text(encoding="utf-8")
 
 
+def _ui_lang(lang: str | None) -> str:
+    return "zh" if lang == "zh" else "en"
+
+
+class _CatalogFiles:
+    """The file server's view of the catalog: the read-only reader's photo rows and roots."""
+
+    def __init__(self, reader: CatalogReader) -> None:
+        self._reader = reader
+
+    def get_photo(self, photo_id: str) -> Any:
+        row = self._reader.photo_path(photo_id)
+        return None if row is None else PathRow(*row)
+
+    def roots(self) -> list[str]:
+        return self._reader.roots()
+
+
+@dataclass(frozen=True)
+class _Album:
+    """What the routes of one app share, built once by :func:`_open_album`: the catalog (the
+    writable store behind ``lock``, the read-only reader), the search engine and its context,
+    the answer and thumbnail caches, and the roots resolved once per roots list."""
+
+    target: str | Path
+    store: Any
+    reader: CatalogReader
+    worker: SearchProcess | None
+    engine: SearchFn | None
+    options: dict[str, Any]
+    lock: Any
+    thumbs: ThumbCache
+    page: str
+    files: _CatalogFiles
+    roots_seen: dict[tuple[str, ...], list[Path]]
+    contexts: list[Any]  # the default engine's SearchContext, made on the first query
+    memo: _VersionedCache  # answers per state of the catalog
+
+    @asynccontextmanager
+    async def lifespan(self, _app: FastAPI) -> AsyncIterator[None]:
+        """Closes the search process and both catalog connections when the server stops."""
+        yield
+        if self.worker is not None:
+            self.worker.close()
+        with self.lock:
+            self.store.close()
+        self.reader.close()
+
+    def run_search(self, query: str, lang: str | None) -> Any:
+        if self.engine is not None:
+            return self.engine(self.store, query, lang=lang, **self.options)
+        mod = engine_module()
+        if not self.contexts:
+            self.contexts.append(mod.SearchContext(self.store, **self.options))
+        return mod.search(self.store, query, lang=lang, context=self.contexts[0])
+
+    def search_answer(self, query: str, lang: str | None, limit: int, removed: list[str]) -> bytes:
+        """The JSON answer of one search, encoded (in a worker thread of the server)."""
+        try:
+            return answer_search(self.store, self.reader, self.lock, self.run_search, query, lang, limit, removed)
+        except FinegrainError as e:
+            raise HTTPException(status_code=400, detail=str(e)) from None
+
+    async def versioned(self, name: str, make: Callable[[], Any]) -> bytes:
+        """The JSON of ``make()``, computed (in a worker thread) once per state of the catalog."""
+        version = self.reader.data_version()
+        data: bytes | None = self.memo.get((name,), version)
+        if data is None:
+            data = json_bytes(await run_in_thread(make))
+            self.memo.put((name,), version, data)
+        return data
+
+    async def months(self) -> list[dict[str, Any]]:
+        """The month index, computed (in a worker thread) once per state of the catalog."""
+        version = self.reader.data_version()
+        value: list[dict[str, Any]] | None = self.memo.get(("months",), version)
+        if value is None:
+            value = await run_in_thread(self.reader.months)
+            self.memo.put(("months",), version, value)
+        return value
+
+    def person_or_404(self, person_id: str) -> dict[str, Any]:
+        person = self.reader.person(person_id)
+        if person is None:
+            known = [p["id"] for p in self.reader.people()]
+            raise HTTPException(status_code=404, detail=str(UnknownNameError("person", person_id, known)))
+        return person
+
+    def file_of(self, photo_id: str) -> Path:
+        raw = tuple(self.reader.roots())
+        if raw not in self.roots_seen:
+            self.roots_seen.clear()
+            self.roots_seen[raw] = resolve_roots(raw)
+        return resolve_photo_file(self.files, photo_id, roots=self.roots_seen[raw])
+
+    def served_file(self, photo_id: str) -> Path:
+        try:
+            return self.file_of(photo_id)
+        except PhotoRefused as e:
+            raise HTTPException(status_code=e.status, detail=e.detail) from None
+
+    async def picture(self, photo_id: str, key: str, edge: int, make: Callable[[Path, int], bytes]) -> Response:
+        """A cached JPEG made from the photo's file by ``make`` (thumbnail, face crop); a placeholder
+        when the file is missing, 415 when Pillow cannot read it."""
+        try:
+            path = self.file_of(photo_id)
+        except PhotoRefused as e:
+            if e.missing:
+                return Response(placeholder_svg(), media_type="image/svg+xml",
+                                headers={"Cache-Control": "no-cache", "X-Finegrain-Placeholder": "missing"})
+            raise HTTPException(status_code=e.status, detail=e.detail) from None
+        try:
+            data = self.thumbs.cached(key, path, edge)
+            if data is None:
+                data = await run_in_thread(self.thumbs.get, key, path, edge, make)
+        except Exception as e:  # a file Pillow cannot decode, odd EXIF, a box outside it: no server fault  # noqa: BLE001
+            raise HTTPException(status_code=415, detail=f"cannot read the image ({type(e).__name__})") from None
+        return Response(data, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=3600"})
+
+
+def _open_album(
+    catalog_path: str | Path,
+    engine: SearchFn | None,
+    engine_options: dict[str, Any] | None,
+    thumb_cache: str | Path | None | bool,
+    search_processes: int,
+    encoder_name: str | None,
+) -> _Album:
+    """Opens the catalog (and the search process) for :func:`create_app`; a catalog the page cannot
+    read fails here, with nothing left open, rather than on a request."""
+    if search_processes and engine is not None:
+        raise FinegrainError("a custom engine cannot run in a search process", "pass search_processes=0")
+    options = dict(engine_options or {})
+    target = catalog_target(catalog_path)
+    store = open_catalog(target, create=False)
+    reader = CatalogReader(target)  # connects on first use
+    try:
+        reader.data_version()  # connect now: a catalog the page cannot read fails here, not on a request
+        worker = SearchProcess(target, today=options.get("today"), encoder=encoder_name,
+                               processes=search_processes) if search_processes else None
+    except BaseException:  # nothing left open (a Postgres connection, a file handle)
+        store.close()
+        reader.close()
+        raise
+    folder = cache_dir_for(target) if thumb_cache is True else (
+        Path(thumb_cache) if thumb_cache else None)
+    contexts: list[Any] = []
+    return _Album(
+        target=target, store=store, reader=reader, worker=worker, engine=engine, options=options, lock=threading.RLock(),
+        thumbs=ThumbCache(folder), page=_page_html(), files=_CatalogFiles(reader), roots_seen={},
+        contexts=contexts, memo=_VersionedCache(on_change=contexts.clear),
+    )
+
+
+def _check_hosts(app: FastAPI, allowed_hosts: Sequence[str] | None) -> None:
+    """Refuses requests whose ``Host`` header is not one of ``allowed_hosts`` (None: any)."""
+    if allowed_hosts is not None:
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
+
+
 def create_app(
     catalog_path: str | Path,
     *,
@@ -144,92 +307,38 @@ def create_app(
     the encoder named ``encoder_name`` themselves; 0 runs them in a thread of the server.
     """
 
-    if search_processes and engine is not None:
-        raise FinegrainError("a custom engine cannot run in a search process", "pass search_processes=0")
-    options = dict(engine_options or {})
-    target = catalog_target(catalog_path)
-    store = open_catalog(target, create=False)
-    reader = CatalogReader(target)  # connects on first use
-    try:
-        reader.data_version()  # connect now: a catalog the page cannot read fails here, not on a request
-        worker = SearchProcess(target, today=options.get("today"), encoder=encoder_name,
-                               processes=search_processes) if search_processes else None
-    except BaseException:  # nothing left open (a Postgres connection, a file handle)
-        store.close()
-        reader.close()
-        raise
-    lock = threading.RLock()
-    folder = cache_dir_for(target) if thumb_cache is True else (
-        Path(thumb_cache) if thumb_cache else None)
-    thumbs = ThumbCache(folder)
-    page = _page_html()
-    roots_seen: dict[tuple[str, ...], list[Path]] = {}
-    contexts: list[Any] = []  # the default engine's SearchContext, made on the first query
-    memo = _VersionedCache(on_change=contexts.clear)  # answers per state of the catalog
+    album = _open_album(catalog_path, engine, engine_options, thumb_cache, search_processes, encoder_name)
+    app = FastAPI(title="finegrain album", docs_url=None, redoc_url=None, openapi_url=None, lifespan=album.lifespan)
+    app.state.store = album.store
+    app.state.reader = album.reader
+    app.state.thumbs = album.thumbs
+    app.state.catalog_path = album.target
+    _check_hosts(app, allowed_hosts)
+    for routes in (_page_routes, _search_routes, _people_routes, _place_routes, _photo_routes):
+        app.include_router(routes(album))
+    return app
 
-    @asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        yield
-        if worker is not None:
-            worker.close()
-        with lock:
-            store.close()
-        reader.close()
 
-    app = FastAPI(title="finegrain album", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
-    app.state.store = store
-    app.state.reader = reader
-    app.state.thumbs = thumbs
-    app.state.catalog_path = target
-    if allowed_hosts is not None:
-        from starlette.middleware.trustedhost import TrustedHostMiddleware
+def _page_routes(album: _Album) -> APIRouter:
+    """``GET /``: the page."""
+    router = APIRouter()
 
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
-
-    def run_search(query: str, lang: str | None) -> Any:
-        if engine is not None:
-            return engine(store, query, lang=lang, **options)
-        mod = engine_module()
-        if not contexts:
-            contexts.append(mod.SearchContext(store, **options))
-        return mod.search(store, query, lang=lang, context=contexts[0])
-
-    class _Files:
-        """The file server's view of the catalog: the read-only reader, roots resolved once per roots list."""
-
-        @staticmethod
-        def get_photo(photo_id: str) -> Any:
-            row = reader.photo_path(photo_id)
-            return None if row is None else PathRow(*row)
-
-        @staticmethod
-        def roots() -> list[str]:
-            return reader.roots()
-
-    def file_of(photo_id: str) -> Path:
-        raw = tuple(reader.roots())
-        if raw not in roots_seen:
-            roots_seen.clear()
-            roots_seen[raw] = resolve_roots(raw)
-        return resolve_photo_file(_Files, photo_id, roots=roots_seen[raw])
-
-    def served_file(photo_id: str) -> Path:
-        try:
-            return file_of(photo_id)
-        except PhotoRefused as e:
-            raise HTTPException(status_code=e.status, detail=e.detail) from None
-
-    def ui_lang(lang: str | None) -> str:
-        return "zh" if lang == "zh" else "en"
-
-    @app.get("/", response_class=HTMLResponse)
+    @router.get("/", response_class=HTMLResponse)
     def index() -> HTMLResponse:
-        return HTMLResponse(page, headers={"Cache-Control": "no-cache"})
+        return HTMLResponse(album.page, headers={"Cache-Control": "no-cache"})
 
-    # Hot routes answer on the event loop when the answer is cached (or cheap: a few indexed
-    # SQLite reads); work that takes longer (a search, a view computed afresh, Pillow) goes to a
-    # worker thread, so a slow query never holds up thumbnails.
-    @app.get("/api/search")
+    return router
+
+
+# Hot routes answer on the event loop when the answer is cached (or cheap: a few indexed
+# SQLite reads); work that takes longer (a search, a view computed afresh, Pillow) goes to a
+# worker thread, so a slow query never holds up thumbnails.
+def _search_routes(album: _Album) -> APIRouter:
+    """``GET /api/search`` (answers cached per state of the catalog) and ``GET /api/timeline``."""
+    router = APIRouter()
+    reader, memo, worker = album.reader, album.memo, album.worker
+
+    @router.get("/api/search")
     async def api_search(
         q: str = Query(..., max_length=500, description="The query, in Chinese or English."),
         lang: str | None = Query(None, pattern="^(en|zh)$"),
@@ -260,96 +369,58 @@ def create_app(
                 if status != 200:
                     raise HTTPException(status_code=status, detail=data.decode("utf-8"))
             else:
-                data = await run_in_thread(search_answer, query, lang, limit, removed)
+                data = await run_in_thread(album.search_answer, query, lang, limit, removed)
             memo.put(key, version, data)
             state = "miss"
         return Response(data, media_type="application/json", headers={"X-Finegrain-Cache": state})
 
-    def search_answer(query: str, lang: str | None, limit: int, removed: list[str]) -> bytes:
-        """The JSON answer of one search, encoded (in a worker thread of the server)."""
-        try:
-            return answer_search(store, reader, lock, run_search, query, lang, limit, removed)
-        except FinegrainError as e:
-            raise HTTPException(status_code=400, detail=str(e)) from None
-
-    async def versioned(name: str, make: Callable[[], Any]) -> bytes:
-        """The JSON of ``make()``, computed (in a worker thread) once per state of the catalog."""
-        version = reader.data_version()
-        data: bytes | None = memo.get((name,), version)
-        if data is None:
-            data = json_bytes(await run_in_thread(make))
-            memo.put((name,), version, data)
-        return data
-
-    async def months() -> list[dict[str, Any]]:
-        """The month index, computed (in a worker thread) once per state of the catalog."""
-        version = reader.data_version()
-        value: list[dict[str, Any]] | None = memo.get(("months",), version)
-        if value is None:
-            value = await run_in_thread(reader.months)
-            memo.put(("months",), version, value)
-        return value
-
-    @app.get("/api/timeline")
+    @router.get("/api/timeline")
     async def api_timeline(
         before: str | None = Query(None, max_length=600, description="A page's 'next' cursor, or a date: photos before it."),
         limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
         lang: str | None = Query(None, pattern="^(en|zh)$"),
     ) -> JSONResponse:
         try:
-            index = None if before else await months()
+            index = None if before else await album.months()
             # one range scan of the (time, id) index: answered on the event loop
-            return JSONResponse(reader.timeline(before, limit, ui_lang(lang), months=None if index is None else lambda: index))
+            return JSONResponse(reader.timeline(before, limit, _ui_lang(lang), months=None if index is None else lambda: index))
         except FinegrainError as e:
             raise HTTPException(status_code=400, detail=str(e)) from None
 
-    @app.get("/api/people")
+    return router
+
+
+def _people_routes(album: _Album) -> APIRouter:
+    """``GET /api/people``, ``GET /api/people/{id}`` and ``POST /api/people/{id}`` (naming, merging)."""
+    router = APIRouter()
+    reader, store = album.reader, album.store
+
+    @router.get("/api/people")
     async def api_people() -> Response:
         def make() -> dict[str, Any]:
             people = reader.people()
             return {"people": people, "total": len(people)}
 
-        return Response(await versioned("people", make), media_type="application/json")
+        return Response(await album.versioned("people", make), media_type="application/json")
 
-    def person_or_404(person_id: str) -> dict[str, Any]:
-        person = reader.person(person_id)
-        if person is None:
-            known = [p["id"] for p in reader.people()]
-            raise HTTPException(status_code=404, detail=str(UnknownNameError("person", person_id, known)))
-        return person
-
-    @app.get("/api/people/{person_id}")
+    @router.get("/api/people/{person_id}")
     def api_person(
         person_id: str,
         offset: int = Query(0, ge=0, le=MAX_OFFSET),
         limit: int = Query(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT),
         lang: str | None = Query(None, pattern="^(en|zh)$"),
     ) -> JSONResponse:
-        person = person_or_404(person_id)
-        page = reader.photos(lang=ui_lang(lang), offset=offset, limit=limit, person=person_id)
+        person = album.person_or_404(person_id)
+        page = reader.photos(lang=_ui_lang(lang), offset=offset, limit=limit, person=person_id)
         return JSONResponse({"person": person, **page})
 
-    @app.post("/api/people/{person_id}")
+    @router.post("/api/people/{person_id}")
     def api_person_edit(person_id: str, body: dict[str, Any] = Body(...)) -> JSONResponse:  # noqa: B008
         """``{"add_names": [...]}`` adds aliases (any language, existing kept), ``{"rename": [...]}``
         replaces every name (the first is shown), ``{"merge": [ids]}`` moves those clusters into this one."""
-        actions = [k for k in ("add_names", "rename", "merge") if k in body]
-        unknown = sorted(set(body) - {"add_names", "rename", "merge"})
-        if unknown or len(actions) != 1:
-            raise HTTPException(status_code=400, detail=(
-                f"the body names {sorted(body)!r}; send exactly one of add_names, rename, merge "
-                '(e.g. {"add_names": ["薇薇"]} or {"merge": ["7"]})'))
-        action = actions[0]
-        values = body[action]
-        if isinstance(values, str):
-            values = [values]
-        if not isinstance(values, list) or not values or not all(isinstance(v, str) and v.strip() for v in values):
-            raise HTTPException(status_code=400, detail=(
-                f"{action} must be a non-empty list of non-empty strings, got {values!r}"))
-        if len(values) > 50 or any(len(v) > 200 for v in values):
-            raise HTTPException(status_code=400, detail=f"{action}: at most 50 values of at most 200 characters")
-        person_or_404(person_id)
-        with lock:
+        action, values = _person_edit(body)
+        album.person_or_404(person_id)
+        with album.lock:
             try:
                 if action == "add_names":
                     store.add_person_names(person_id, values)
@@ -361,22 +432,51 @@ def create_app(
                 raise HTTPException(status_code=404, detail=str(e)) from None
             except FinegrainError as e:
                 raise HTTPException(status_code=400, detail=str(e)) from None
-            contexts.clear()  # the engine's vocabulary knew the old names (the next data_version drops the rest)
-        return JSONResponse({"person": person_or_404(person_id), "action": action})
+            album.contexts.clear()  # the engine's vocabulary knew the old names (the next data_version drops the rest)
+        return JSONResponse({"person": album.person_or_404(person_id), "action": action})
 
-    @app.get("/api/places")
+    return router
+
+
+def _person_edit(body: dict[str, Any]) -> tuple[str, list[str]]:
+    """The one action of a ``POST /api/people/{id}`` body and its values; 400 for any other body."""
+    actions = [k for k in ("add_names", "rename", "merge") if k in body]
+    unknown = sorted(set(body) - {"add_names", "rename", "merge"})
+    if unknown or len(actions) != 1:
+        raise HTTPException(status_code=400, detail=(
+            f"the body names {sorted(body)!r}; send exactly one of add_names, rename, merge "
+            '(e.g. {"add_names": ["薇薇"]} or {"merge": ["7"]})'))
+    action = actions[0]
+    values = body[action]
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, list) or not values or not all(isinstance(v, str) and v.strip() for v in values):
+        raise HTTPException(status_code=400, detail=(
+            f"{action} must be a non-empty list of non-empty strings, got {values!r}"))
+    if len(values) > 50 or any(len(v) > 200 for v in values):
+        raise HTTPException(status_code=400, detail=f"{action}: at most 50 values of at most 200 characters")
+    return action, values
+
+
+def _place_routes(album: _Album) -> APIRouter:
+    """``GET /api/places``, ``GET /api/map`` and ``GET /api/photos`` (of a person, place or area)."""
+    router = APIRouter()
+    reader = album.reader
+
+    @router.get("/api/places")
     async def api_places(lang: str | None = Query(None, pattern="^(en|zh)$")) -> Response:
         def make() -> dict[str, Any]:
-            places = reader.places(ui_lang(lang))
-            return {"lang": ui_lang(lang), "places": places, "total": sum(p["count"] for p in places)}
+            places = reader.places(_ui_lang(lang))
+            return {"lang": _ui_lang(lang), "places": places, "total": sum(p["count"] for p in places)}
 
-        return Response(await versioned(f"places-{ui_lang(lang)}", make), media_type="application/json")
+        return Response(await album.versioned(f"places-{_ui_lang(lang)}", make), media_type="application/json")
 
-    @app.get("/api/map")
+    @router.get("/api/map")
     async def api_map(cell: float = Query(0.01, ge=0.0001, le=10.0, description="Grid cell in degrees.")) -> Response:
-        return Response(await versioned(f"map-{cell!r}", lambda: reader.map_points(cell)), media_type="application/json")
+        return Response(await album.versioned(f"map-{cell!r}", lambda: reader.map_points(cell)),
+                        media_type="application/json")
 
-    @app.get("/api/photos")
+    @router.get("/api/photos")
     def api_photos(
         person: str | None = Query(None, max_length=200),
         place: str | None = Query(None, max_length=200),
@@ -391,61 +491,51 @@ def create_app(
         if level is not None and place is None:
             raise HTTPException(status_code=400, detail=f"level={level!r} needs place=NAME")
         box = _parse_bbox(bbox) if bbox is not None else None
-        return JSONResponse(reader.photos(lang=ui_lang(lang), offset=offset, limit=limit, person=person,
+        return JSONResponse(reader.photos(lang=_ui_lang(lang), offset=offset, limit=limit, person=person,
                                           place=place, level=level, bbox=box))
 
-    # The two routes a page hits most answer on the event loop (a few SQLite reads and stats,
-    # no lock); only making a thumbnail (Pillow) goes to a worker thread.
-    @app.get("/api/photo/{photo_id:path}")
+    return router
+
+
+# The two routes a page hits most answer on the event loop (a few SQLite reads and stats,
+# no lock); only making a thumbnail (Pillow) goes to a worker thread.
+def _photo_routes(album: _Album) -> APIRouter:
+    """``GET /api/photo/{id}``, ``/thumb/{id}``, ``/face/{id}`` and ``/photo/{id}`` (the file)."""
+    router = APIRouter()
+    reader = album.reader
+
+    @router.get("/api/photo/{photo_id:path}")
     async def api_photo(photo_id: str) -> JSONResponse:
         info = reader.photo(photo_id)
         if info is None:
             raise HTTPException(status_code=404, detail=f"no photo {photo_id!r} in the catalog")
         try:
-            file_of(photo_id)
+            album.file_of(photo_id)
             info["file"] = "present"
         except PhotoRefused as e:
             info["file"] = "missing" if e.missing else "refused"
         info.pop("path", None)  # the page needs no file system path
         return JSONResponse(info)
 
-    async def picture(photo_id: str, key: str, edge: int, make: Callable[[Path, int], bytes]) -> Response:
-        """A cached JPEG made from the photo's file by ``make`` (thumbnail, face crop); a placeholder
-        when the file is missing, 415 when Pillow cannot read it."""
-        try:
-            path = file_of(photo_id)
-        except PhotoRefused as e:
-            if e.missing:
-                return Response(placeholder_svg(), media_type="image/svg+xml",
-                                headers={"Cache-Control": "no-cache", "X-Finegrain-Placeholder": "missing"})
-            raise HTTPException(status_code=e.status, detail=e.detail) from None
-        try:
-            data = thumbs.cached(key, path, edge)
-            if data is None:
-                data = await run_in_thread(thumbs.get, key, path, edge, make)
-        except Exception as e:  # a file Pillow cannot decode, odd EXIF, a box outside it: no server fault  # noqa: BLE001
-            raise HTTPException(status_code=415, detail=f"cannot read the image ({type(e).__name__})") from None
-        return Response(data, media_type="image/jpeg", headers={"Cache-Control": "private, max-age=3600"})
-
-    @app.get("/thumb/{photo_id:path}")
+    @router.get("/thumb/{photo_id:path}")
     async def thumb(photo_id: str) -> Response:
-        return await picture(photo_id, photo_id, THUMB_SIZE, make_thumbnail)
+        return await album.picture(photo_id, photo_id, THUMB_SIZE, make_thumbnail)
 
-    @app.get("/face/{photo_id:path}")
+    @router.get("/face/{photo_id:path}")
     async def face(photo_id: str, i: int = Query(..., ge=0, le=10_000, description="The face's index in the photo.")
                    ) -> Response:
         """A square portrait of one face (a person's cover), cached like the thumbnails."""
         box = reader.face_box(photo_id, i)
         if box is None:
             raise HTTPException(status_code=404, detail=f"no face {i} with a box in {photo_id!r}")
-        return await picture(photo_id, f"{photo_id}\0face\0{i}\0{box}", FACE_SIZE,
-                             lambda path, edge: make_face_crop(path, box, edge))
+        return await album.picture(photo_id, f"{photo_id}\0face\0{i}\0{box}", FACE_SIZE,
+                                   lambda path, edge: make_face_crop(path, box, edge))
 
-    @app.get("/photo/{photo_id:path}")
+    @router.get("/photo/{photo_id:path}")
     def photo(photo_id: str) -> FileResponse:
-        return FileResponse(served_file(photo_id), headers={"Cache-Control": "private, max-age=3600"})
+        return FileResponse(album.served_file(photo_id), headers={"Cache-Control": "private, max-age=3600"})
 
-    return app
+    return router
 
 
 def _parse_bbox(text: str) -> tuple[float, float, float, float]:

@@ -26,6 +26,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
@@ -43,7 +44,7 @@ from finegrain.build.pool_file import Pool, PoolItem, read_pool
 from finegrain.errors import MissingDependencyError
 
 try:
-    from fastapi import FastAPI, HTTPException, Query, Request
+    from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import HTMLResponse, JSONResponse
     from pydantic import BaseModel, Field, StrictInt, StrictStr
@@ -77,6 +78,94 @@ def shown_items(pool: Pool, include_judged: bool = False) -> tuple[PoolItem, ...
     return pool.items if include_judged else pool.unjudged()
 
 
+@dataclass(frozen=True)
+class _Judging:
+    """What the routes of one app share, built once by :func:`create_app`: the store, the pool,
+    the items shown (and each pair's position among them), the scale and the page."""
+
+    store: JudgmentStore
+    pool: Pool
+    scale: Scale
+    name: str
+    include_judged: bool
+    items: tuple[PoolItem, ...]
+    pairs: list[tuple[str, str]]
+    position_of: dict[tuple[str, str], int]
+    page: str
+    lock: Any
+    passages: dict[int, list[tuple[str, bool]]]  # each position's highlighted passage, cut once
+
+    @asynccontextmanager
+    async def lifespan(self, _app: FastAPI) -> AsyncIterator[None]:
+        """Closes the store when the server stops."""
+        yield
+        self.store.close()
+
+    def annotator_of(self, raw: str) -> str:
+        """The checked name of an annotator who logged in; 422 for a bad name, 403 for an unknown one."""
+        try:
+            name_ = check_annotator(raw)
+        except BadAnnotatorError as e:
+            raise HTTPException(status_code=422, detail=str(e)) from None
+        if name_ not in self.store.annotators():
+            raise HTTPException(status_code=403, detail=f"annotator {name_!r} has not logged in: log in with your name")
+        return name_
+
+    def state(self, annotator: str, after: int = -1) -> dict[str, Any]:
+        """The annotator's progress, next item after position ``after`` and first skipped item."""
+        pairs = self.pairs
+        graded = self.store.grades_of(annotator).keys()
+        skipped = self.store.skipped_by(annotator)
+        n = len(pairs)
+        start = after + 1 if -1 <= after < n else 0
+        nxt = next((i % n for i in range(start, start + n) if pairs[i % n] not in graded
+                    and pairs[i % n] not in skipped), None) if n else None
+        first_skipped = next((i for i, p in enumerate(pairs) if p in skipped and p not in graded), None)
+        progress = self.store.progress(annotator, pairs)
+        return {"annotator": annotator, "next": nxt, "first_skipped": first_skipped,
+                "progress": {"judged": progress.judged, "skipped": progress.skipped, "total": progress.total}}
+
+    def click(self, body: SkipBody, grade: int | None) -> dict[str, Any]:
+        """Stores a grade (or a skip, ``grade`` None) and answers the new state with what was saved."""
+        annotator = self.annotator_of(body.annotator)
+        pos = self.position_of.get((body.qid, body.doc_id))
+        if pos is None:
+            shown_here = self.pool.item(body.qid, body.doc_id) is not None
+            why = "already has a qrels grade and is not shown (serve with --all to judge it)" if shown_here \
+                else "is not in the pool"
+            raise HTTPException(status_code=404, detail=f"item ({body.qid!r}, {body.doc_id!r}) {why}")
+        try:
+            j = self.store.record(annotator, body.qid, body.doc_id, grade)
+        except UnknownItemError as e:
+            raise HTTPException(status_code=404, detail=str(e)) from None
+        except (BadGradeError, BadAnnotatorError) as e:
+            raise HTTPException(status_code=422, detail=str(e)) from None
+        out = self.state(annotator, pos)
+        out["saved"] = {"seq": j.seq, "qid": j.qid, "doc_id": j.doc_id, "grade": j.grade, "at": j.at,
+                        "position": pos, "label": None if j.grade is None else self.scale.label(j.grade)}
+        return out
+
+    def item(self, who: str, position: int) -> dict[str, Any]:
+        """The item at ``position``: query, highlighted passage and ``who``'s grade; 404 past the end."""
+        if position >= len(self.pairs):
+            raise HTTPException(status_code=404, detail=f"no item at position {position}; there are {len(self.pairs)}")
+        it = self.items[position]
+        query = self.pool.queries.get(it.qid)
+        passage = self.pool.texts.get(it.doc_id)
+        with self.lock:
+            if position not in self.passages:
+                self.passages[position] = highlight(passage, query_terms(query or "")) if passage is not None else []
+            pieces = self.passages[position]
+        mine = [j for j in self.store.history(who, it.qid, it.doc_id)]
+        graded = [j for j in mine if j.grade is not None]
+        return {
+            "position": position, "total": len(self.pairs), "qid": it.qid, "doc_id": it.doc_id,
+            "query": query, "passage": [[text, marked] for text, marked in pieces], "has_passage": passage is not None,
+            "grade": graded[-1].grade if graded else None, "skipped": bool(mine) and not graded,
+            "changes": max(len(graded) - 1, 0),
+        }
+
+
 def create_app(
     pool: Pool | str | os.PathLike[str],
     db: str | os.PathLike[str],
@@ -100,132 +189,68 @@ def create_app(
     the_scale = Scale(store.scale.grades, scale.labels) if scale is not None else store.scale
     items = shown_items(the_pool, include_judged)
     pairs = [(it.qid, it.doc_id) for it in items]
-    position_of = {pair: i for i, pair in enumerate(pairs)}
-    page = _page_html()
-    lock = threading.Lock()
-    passages: dict[int, list[tuple[str, bool]]] = {}
-
-    @asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        yield
-        store.close()
-
-    app = FastAPI(title="finegrain judge", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    judging = _Judging(
+        store=store, pool=the_pool, scale=the_scale, name=name, include_judged=include_judged, items=items,
+        pairs=pairs, position_of={pair: i for i, pair in enumerate(pairs)}, page=_page_html(),
+        lock=threading.Lock(), passages={},
+    )
+    app = FastAPI(title="finegrain judge", docs_url=None, redoc_url=None, openapi_url=None, lifespan=judging.lifespan)
     app.state.store = store
     app.state.pool = the_pool
+    _check_hosts(app, allowed_hosts)
+    app.exception_handler(RequestValidationError)(_bad_request)
+    app.include_router(_page_routes(judging))
+    app.include_router(_judging_routes(judging))
+    return app
+
+
+def _check_hosts(app: FastAPI, allowed_hosts: Sequence[str] | None) -> None:
+    """Refuses requests whose ``Host`` header is not one of ``allowed_hosts`` (None: any)."""
     if allowed_hosts is not None:
         from starlette.middleware.trustedhost import TrustedHostMiddleware
 
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
 
-    @app.exception_handler(RequestValidationError)
-    async def bad_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = []
-        for err in exc.errors():
-            if err.get("type") == "json_invalid":
-                problems.append(f"the request body is not valid JSON ({err.get('ctx', {}).get('error', 'unreadable')})")
-                continue
-            where = ".".join(str(x) for x in err.get("loc", ()) if x not in ("body", "query"))
-            problems.append(f"{where or 'request'}: {err.get('msg', 'invalid')}")
-        return JSONResponse({"detail": "; ".join(problems) or "invalid request"}, status_code=422)
 
-    def annotator_of(raw: str) -> str:
-        try:
-            name_ = check_annotator(raw)
-        except BadAnnotatorError as e:
-            raise HTTPException(status_code=422, detail=str(e)) from None
-        if name_ not in store.annotators():
-            raise HTTPException(status_code=403, detail=f"annotator {name_!r} has not logged in: log in with your name")
-        return name_
+async def _bad_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+    """A request FastAPI could not validate: 422 with every problem in one ``detail`` line."""
+    problems = []
+    for err in exc.errors():
+        if err.get("type") == "json_invalid":
+            problems.append(f"the request body is not valid JSON ({err.get('ctx', {}).get('error', 'unreadable')})")
+            continue
+        where = ".".join(str(x) for x in err.get("loc", ()) if x not in ("body", "query"))
+        problems.append(f"{where or 'request'}: {err.get('msg', 'invalid')}")
+    return JSONResponse({"detail": "; ".join(problems) or "invalid request"}, status_code=422)
 
-    def state(annotator: str, after: int = -1) -> dict[str, Any]:
-        graded = store.grades_of(annotator).keys()
-        skipped = store.skipped_by(annotator)
-        n = len(pairs)
-        start = after + 1 if -1 <= after < n else 0
-        nxt = next((i % n for i in range(start, start + n) if pairs[i % n] not in graded
-                    and pairs[i % n] not in skipped), None) if n else None
-        first_skipped = next((i for i, p in enumerate(pairs) if p in skipped and p not in graded), None)
-        progress = store.progress(annotator, pairs)
-        return {"annotator": annotator, "next": nxt, "first_skipped": first_skipped,
-                "progress": {"judged": progress.judged, "skipped": progress.skipped, "total": progress.total}}
 
-    def click(body: SkipBody, grade: int | None) -> dict[str, Any]:
-        annotator = annotator_of(body.annotator)
-        pos = position_of.get((body.qid, body.doc_id))
-        if pos is None:
-            shown_here = the_pool.item(body.qid, body.doc_id) is not None
-            why = "already has a qrels grade and is not shown (serve with --all to judge it)" if shown_here \
-                else "is not in the pool"
-            raise HTTPException(status_code=404, detail=f"item ({body.qid!r}, {body.doc_id!r}) {why}")
-        try:
-            j = store.record(annotator, body.qid, body.doc_id, grade)
-        except UnknownItemError as e:
-            raise HTTPException(status_code=404, detail=str(e)) from None
-        except (BadGradeError, BadAnnotatorError) as e:
-            raise HTTPException(status_code=422, detail=str(e)) from None
-        out = state(annotator, pos)
-        out["saved"] = {"seq": j.seq, "qid": j.qid, "doc_id": j.doc_id, "grade": j.grade, "at": j.at,
-                        "position": pos, "label": None if j.grade is None else the_scale.label(j.grade)}
-        return out
+def _page_routes(judging: _Judging) -> APIRouter:
+    """``GET /``, ``GET /api/config``, ``POST /api/login`` and ``GET /api/team``."""
+    router = APIRouter()
+    store, pool, pairs, scale = judging.store, judging.pool, judging.pairs, judging.scale
 
-    @app.get("/", response_class=HTMLResponse)
+    @router.get("/", response_class=HTMLResponse)
     def index() -> HTMLResponse:
-        return HTMLResponse(page, headers={"Cache-Control": "no-cache"})
+        return HTMLResponse(judging.page, headers={"Cache-Control": "no-cache"})
 
-    @app.get("/api/config")
+    @router.get("/api/config")
     def config() -> dict[str, Any]:
         return {
-            "title": name, "dataset": the_pool.dataset, "total": len(pairs),
-            "hidden": len(the_pool.items) - len(pairs), "include_judged": include_judged,
+            "title": judging.name, "dataset": pool.dataset, "total": len(pairs),
+            "hidden": len(pool.items) - len(pairs), "include_judged": judging.include_judged,
             "grades": [{"grade": g, "label": lab, "key": str(g) if 0 <= g <= 9 else None}
-                       for g, lab in zip(the_scale.grades, the_scale.labels, strict=True)],
+                       for g, lab in zip(scale.grades, scale.labels, strict=True)],
         }
 
-    @app.post("/api/login")
+    @router.post("/api/login")
     def login(body: LoginBody) -> dict[str, Any]:
         try:
             annotator = store.login(body.annotator)
         except BadAnnotatorError as e:
             raise HTTPException(status_code=422, detail=str(e)) from None
-        return state(annotator)
+        return judging.state(annotator)
 
-    @app.get("/api/state")
-    def get_state(annotator: Annotated[str, Query(max_length=MAX_NAME_FIELD)],
-                  after: Annotated[int, Query(ge=-1, le=10**9)] = -1) -> dict[str, Any]:
-        return state(annotator_of(annotator), after)
-
-    @app.get("/api/item")
-    def get_item(annotator: Annotated[str, Query(max_length=MAX_NAME_FIELD)],
-                 position: Annotated[int, Query(ge=0, le=10**9)]) -> dict[str, Any]:
-        who = annotator_of(annotator)
-        if position >= len(pairs):
-            raise HTTPException(status_code=404, detail=f"no item at position {position}; there are {len(pairs)}")
-        it = items[position]
-        query = the_pool.queries.get(it.qid)
-        passage = the_pool.texts.get(it.doc_id)
-        with lock:
-            if position not in passages:
-                passages[position] = highlight(passage, query_terms(query or "")) if passage is not None else []
-            pieces = passages[position]
-        mine = [j for j in store.history(who, it.qid, it.doc_id)]
-        graded = [j for j in mine if j.grade is not None]
-        return {
-            "position": position, "total": len(pairs), "qid": it.qid, "doc_id": it.doc_id,
-            "query": query, "passage": [[text, marked] for text, marked in pieces], "has_passage": passage is not None,
-            "grade": graded[-1].grade if graded else None, "skipped": bool(mine) and not graded,
-            "changes": max(len(graded) - 1, 0),
-        }
-
-    @app.post("/api/judgments")
-    def post_judgment(body: JudgmentBody) -> dict[str, Any]:
-        return click(body, body.grade)
-
-    @app.post("/api/skips")
-    def post_skip(body: SkipBody) -> dict[str, Any]:
-        return click(body, None)
-
-    @app.get("/api/team")
+    @router.get("/api/team")
     def team() -> list[dict[str, Any]]:
         out = []
         for a in store.annotators():
@@ -233,4 +258,29 @@ def create_app(
             out.append({"annotator": a, "judged": p.judged, "skipped": p.skipped, "total": p.total})
         return out
 
-    return app
+    return router
+
+
+def _judging_routes(judging: _Judging) -> APIRouter:
+    """``GET /api/state``, ``GET /api/item``, ``POST /api/judgments`` and ``POST /api/skips``."""
+    router = APIRouter()
+
+    @router.get("/api/state")
+    def get_state(annotator: Annotated[str, Query(max_length=MAX_NAME_FIELD)],
+                  after: Annotated[int, Query(ge=-1, le=10**9)] = -1) -> dict[str, Any]:
+        return judging.state(judging.annotator_of(annotator), after)
+
+    @router.get("/api/item")
+    def get_item(annotator: Annotated[str, Query(max_length=MAX_NAME_FIELD)],
+                 position: Annotated[int, Query(ge=0, le=10**9)]) -> dict[str, Any]:
+        return judging.item(judging.annotator_of(annotator), position)
+
+    @router.post("/api/judgments")
+    def post_judgment(body: JudgmentBody) -> dict[str, Any]:
+        return judging.click(body, body.grade)
+
+    @router.post("/api/skips")
+    def post_skip(body: SkipBody) -> dict[str, Any]:
+        return judging.click(body, None)
+
+    return router
