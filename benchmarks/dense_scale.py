@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Make the vectors, time exact search and IVF (and HNSW), print queries/s and recall."""
-    from finegrain.retrieve.dense_index import DenseIndex
+    from finegrain.retrieve.dense.index import DenseIndex
 
     n, d, k = args.docs, args.dim, args.k
     args.clusters = args.clusters or max(1, n // 50)

@@ -66,7 +66,7 @@ def _table(title: str, header: list[str], rows: list[list[object]]) -> None:
 
 def bench_encode(encoders: list[str], n: int, repeats: int) -> None:
     from finegrain.datasets import load_dataset
-    from finegrain.retrieve.encoders import get_encoder
+    from finegrain.retrieve.dense.encoders import get_encoder
     from finegrain.settings import Settings
 
     rows = []
@@ -107,7 +107,7 @@ def _unit(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
 def bench_search(sizes: list[int], n_queries: int, dim: int, seed: int) -> None:
     import faiss  # noqa: F401 - imported before timing builds
 
-    from finegrain.retrieve.dense_index import AUTO_FAISS_MIN_DOCS, DenseIndex
+    from finegrain.retrieve.dense.index import AUTO_FAISS_MIN_DOCS, DenseIndex
 
     rng = np.random.default_rng(seed)
     queries = _unit(rng, n_queries, dim)

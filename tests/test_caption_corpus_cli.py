@@ -23,7 +23,7 @@ CAPTIONS = {
 
 @pytest.fixture
 def fake_encoder(monkeypatch: pytest.MonkeyPatch) -> BagOfWordsEncoder:
-    from finegrain.retrieve.encoders import registry
+    from finegrain.retrieve.dense.encoders import registry
 
     enc = BagOfWordsEncoder(dim=512)
     monkeypatch.setattr(registry, "get_encoder", lambda spec, **opts: enc)

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from finegrain.cli.main import app
 from finegrain.io.trec import write_qrels, write_run
 from finegrain.results.files import read_any_run
-from finegrain.retrieve.fusion import fuse
+from finegrain.retrieve.fusion.methods import fuse
 from finegrain.types import Qrels, Run
 
 runner = CliRunner()

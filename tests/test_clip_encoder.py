@@ -16,7 +16,7 @@ from tests.tiny_clip import make_tiny_clip
 
 from finegrain.diagnose.contrastive import make_pair, run_contrast
 from finegrain.errors import FinegrainError
-from finegrain.retrieve.encoders.registry import get_encoder
+from finegrain.retrieve.dense.encoders.registry import get_encoder
 
 N_IMAGES = 8
 DIM = 16

@@ -227,7 +227,7 @@ def test_ablation_table_counts_pairs_units_and_keeps_empty_cells() -> None:
 
 
 def test_cli_pool_prints_both_settings_the_cosines_and_the_ablation(tmp_path: Path, monkeypatch, capsys) -> None:
-    from finegrain.retrieve.encoders import registry
+    from finegrain.retrieve.dense.encoders import registry
 
     monkeypatch.setattr(registry, "get_encoder", lambda spec, **kw: TableEncoder())
     f = tmp_path / "pairs.jsonl"
@@ -250,7 +250,7 @@ def test_minilm_on_sugarcrepe_loses_r_at_1_when_the_negatives_join_the_pool(data
     """The real-encoder figure: all-MiniLM-L6-v2, 83 SugarCrepe pairs, text->text."""
     pytest.importorskip("sentence_transformers")
     from finegrain.diagnose.contrastive.sugarcrepe import SUGARCREPE_CATEGORIES, sugarcrepe_pairs
-    from finegrain.retrieve.encoders.registry import get_encoder
+    from finegrain.retrieve.dense.encoders.registry import get_encoder
 
     pairs = sugarcrepe_pairs(data_root)
     out = run_contrast(pairs, get_encoder("minilm"), pool=True, category_order=SUGARCREPE_CATEGORIES,

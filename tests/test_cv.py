@@ -170,7 +170,7 @@ QRELS_T = Qrels.from_dict({"q0": {"d0": 1}, "q1": {"d2": 1}, "q2": {"d7": 1}, "q
 
 
 def test_hybrid_grid_runs_equal_one_retrieval_per_setting() -> None:
-    from finegrain.retrieve.hybrid import hybrid_retriever
+    from finegrain.retrieve.fusion.hybrid import hybrid_retriever
 
     h = hybrid_retriever(parts=("bm25-okapi", "bm25"), **{"bm25.tokenizer": "capretrieval"})
     settings = [{"weights": (0.2, 0.8), "k": 10.0}, {"weights": None, "k": 60}, {"weights": (1.0, 0.0), "k": 30.0}]

@@ -7,8 +7,8 @@ import pytest
 
 from finegrain.errors import DuplicateIdError, FinegrainError, UnknownNameError
 from finegrain.ranking import rank_docs
-from finegrain.retrieve import dense_index
-from finegrain.retrieve.dense_index import DenseIndex
+from finegrain.retrieve.dense import index as dense_index
+from finegrain.retrieve.dense.index import DenseIndex
 
 faiss = pytest.importorskip("faiss")
 

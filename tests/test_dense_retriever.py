@@ -11,7 +11,13 @@ from dense_fakes import BagOfWordsEncoder
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.evaluate.evaluate import evaluate
 from finegrain.retrieve.base import Retriever
-from finegrain.retrieve.dense import DenseRetriever, dense_retriever, e5_retriever, minilm_retriever, use_retriever
+from finegrain.retrieve.dense.retriever import (
+    DenseRetriever,
+    dense_retriever,
+    e5_retriever,
+    minilm_retriever,
+    use_retriever,
+)
 from finegrain.retrieve.registry import get_retriever
 from finegrain.types import Corpus, Document, Qrels, Queries, Query
 

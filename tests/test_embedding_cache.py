@@ -11,9 +11,9 @@ import pytest
 
 from dense_fakes import BagOfWordsEncoder
 from finegrain.errors import FinegrainError
-from finegrain.retrieve.dense import DenseRetriever
-from finegrain.retrieve.encoders import cache as cache_mod
-from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache, EmbeddingCacheWarning, text_key
+from finegrain.retrieve.dense.encoders import cache as cache_mod
+from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache, EmbeddingCacheWarning, text_key
+from finegrain.retrieve.dense.retriever import DenseRetriever
 from finegrain.types import Corpus, Document, Queries, Query
 
 TEXTS = ["a red car", "a blue car", "the cat sleeps", "a red car", "dogs run fast", "二只猫", "tea {x} and {text}"]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from finegrain.errors import FinegrainError
 from finegrain.ranking import rank_docs
-from finegrain.retrieve.fusion import convex, fuse, normalize, rrf
+from finegrain.retrieve.fusion.methods import convex, fuse, normalize, rrf
 from finegrain.types import Run
 
 A = {"q": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}

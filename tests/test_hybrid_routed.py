@@ -1,4 +1,4 @@
-"""``hybrid-routed``: fusion settings per predicted query type, chosen by CV (finegrain.retrieve.routed)."""
+"""``hybrid-routed``: fusion settings per predicted query type, chosen by CV (finegrain.retrieve.fusion.routed)."""
 
 from __future__ import annotations
 

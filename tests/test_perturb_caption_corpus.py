@@ -116,7 +116,7 @@ def test_cli_on_real_flickr8k_reproduces_caption_corpus_r_at_1(with_data_root: P
                                                                monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     """Flickr8k test (1,000 images) with the fake encoder in place of MiniLM: both commands, one R@1."""
     from finegrain.diagnose.perturb import caption_corpus
-    from finegrain.retrieve.encoders import registry
+    from finegrain.retrieve.dense.encoders import registry
 
     fake = lambda spec, **kw: BagOfWordsEncoder(256)  # noqa: E731
     monkeypatch.setattr(registry, "get_encoder", fake)  # the caption-corpus command's

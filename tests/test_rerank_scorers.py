@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from finegrain.errors import FinegrainError
-from finegrain.retrieve.cross_encoder import Reranker
 from finegrain.retrieve.registry import RERANKERS, RETRIEVERS
-from finegrain.retrieve.rerank import ALPHA_GRID, RerankRetriever, assemble, rerank, rerank_retriever
-from finegrain.retrieve.rerank_scorers import E5_INSTRUCT, BiEncoderScorer, SparseScorer, make_scorer
+from finegrain.retrieve.rerank.cross_encoder import Reranker
+from finegrain.retrieve.rerank.retriever import ALPHA_GRID, RerankRetriever, assemble, rerank, rerank_retriever
+from finegrain.retrieve.rerank.scorers import E5_INSTRUCT, BiEncoderScorer, SparseScorer, make_scorer
 from finegrain.types import Corpus, Document, Queries, Query, Run
 
 PASSAGES = ["A red car parked by the sea", "Two dogs run on the beach", "A cat sleeps on a red sofa",
@@ -265,14 +265,14 @@ def test_finegrain_eval_cv_tunes_alpha_and_fuse(tmp_path: Path) -> None:
     assert res["provenance"]["retriever"]["reranker"]["name"] == "e5"
 
 
-def test_best_zh_rerank_is_in_sample_on_capretrieval_zh() -> None:
-    from finegrain.retrieve.rerank_scorers import BEST_ZH_RERANK
+def test_hybrid_use_k10_coverage_is_in_sample_on_capretrieval_zh() -> None:
+    from finegrain.retrieve.rerank.scorers import HYBRID_USE_K10_COVERAGE
 
-    r = RETRIEVERS.build("best-zh-rerank")
+    r = RETRIEVERS.build("hybrid-use-k10-coverage")
     assert (r.name, r.first_stage.name, r.reranker.name, r.depth, r.alpha, r.fuse) == (
-        "best-zh-rerank", "best-zh", "coverage", 100, BEST_ZH_RERANK["alpha"], BEST_ZH_RERANK["fuse"])
+        "hybrid-use-k10-coverage", "hybrid-use-k10", "coverage", 100, HYBRID_USE_K10_COVERAGE["alpha"], HYBRID_USE_K10_COVERAGE["fuse"])
     assert r.config()["tuned_on"]["dataset"] == "capretrieval/zh" and "5 of 5 folds" in r.config()["tuned_on"]["method"]
-    # a changed setting is no longer the CV's choice, but its first stage (best-zh) still is: in-sample stays said
-    moved = RETRIEVERS.build("best-zh-rerank", alpha=0.5).config()["tuned_on"]
-    assert moved["method"].startswith("first stage 'best-zh'")
+    # a changed setting is no longer the CV's choice, but its first stage (hybrid-use-k10) still is: in-sample stays said
+    moved = RETRIEVERS.build("hybrid-use-k10-coverage", alpha=0.5).config()["tuned_on"]
+    assert moved["method"].startswith("first stage 'hybrid-use-k10'")
     assert "tuned_on" not in RETRIEVERS.build("rerank", first_stage="hybrid-sparse", scorer="e5").config()

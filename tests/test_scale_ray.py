@@ -241,7 +241,7 @@ def _dyadic_corpus() -> tuple[Corpus, Queries]:
 @pytest.mark.parametrize(("k", "threshold"), [(5, None), (1000, None), (7, 0.5), (None, 0.25)])
 def test_sharded_dense_search_equals_single_search(ray_local, k: int | None, threshold: float | None) -> None:
     from finegrain.experiment.executors.ray_dense import search_sharded
-    from finegrain.retrieve.dense_index import DenseIndex
+    from finegrain.retrieve.dense.index import DenseIndex
 
     rng = np.random.default_rng(2)
     docs = rng.integers(-2, 3, size=(70, 8)).astype(np.float32) / 4  # small dyadic entries: exact products
@@ -270,7 +270,7 @@ def test_dense_retriever_on_ray_equals_local_and_shares_the_cache(ray_local, tmp
     run, a second Ray run and a local run encode nothing."""
     from dense_fakes import BagOfWordsEncoder
     from finegrain.experiment.executors.ray_dense import retrieve_dense
-    from finegrain.retrieve.dense import DenseRetriever
+    from finegrain.retrieve.dense.retriever import DenseRetriever
 
     corpus, queries = _dyadic_corpus()
 
@@ -322,8 +322,8 @@ def test_cli_engine_ray_and_address_checks(ray_local, tmp_path: Path) -> None:
 
 def test_hybrid_on_ray_runs_its_parts_sharded_and_fuses_as_locally(ray_local, tmp_path: Path) -> None:
     from dense_fakes import BagOfWordsEncoder
-    from finegrain.retrieve.dense import DenseRetriever
-    from finegrain.retrieve.hybrid import HybridRetriever
+    from finegrain.retrieve.dense.retriever import DenseRetriever
+    from finegrain.retrieve.fusion.hybrid import HybridRetriever
     from finegrain.retrieve.registry import get_retriever
 
     corpus, queries = _dyadic_corpus()

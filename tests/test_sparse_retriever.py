@@ -12,8 +12,8 @@ import pytest
 from dense_fakes import BagOfWordsSparseEncoder
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.base import Retriever
+from finegrain.retrieve.dense.sparse import PackedSparse, SparseRetriever, sparse_search, unpack
 from finegrain.retrieve.registry import RETRIEVERS, get_retriever
-from finegrain.retrieve.sparse import PackedSparse, SparseRetriever, sparse_search, unpack
 from finegrain.types import Corpus, Document, Queries, Query
 
 VOCAB = ["red", "car", "blue", "cat", "dog", "sea", "sunset", "beach"]

@@ -100,7 +100,7 @@ def uninterrupted(tiny_st: Path, pairs_file: Path, tmp_path_factory: pytest.Temp
 
 
 def test_loss_falls_and_the_folder_loads_as_st(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
-    from finegrain.retrieve.encoders.registry import get_encoder
+    from finegrain.retrieve.dense.encoders.registry import get_encoder
 
     out = tmp_path / "model"
     result = train_encoder(_config(tiny_st, pairs_file, out, steps=40, checkpoint_every=20, warmup=0))

@@ -30,10 +30,10 @@ if TYPE_CHECKING:
     from finegrain.datasets.registry import load_dataset
     from finegrain.evaluate.evaluate import evaluate
     from finegrain.evaluate.result import Evaluation
-    from finegrain.retrieve.fusion import fuse
+    from finegrain.retrieve.fusion.methods import fuse
 
 # ``evaluate`` is the module itself (``finegrain.evaluate`` is callable); see finegrain._lazy
 __getattr__, __dir__ = lazy_exports(__name__, {
     ".evaluate": "evaluate", ".evaluate.result": "Evaluation", ".compare": "compare",
-    ".retrieve.fusion": "fuse", ".datasets.registry": "load_dataset", ".build.pool": "pool",
+    ".retrieve.fusion.methods": "fuse", ".datasets.registry": "load_dataset", ".build.pool": "pool",
 })

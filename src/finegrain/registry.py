@@ -7,7 +7,7 @@ asked for (a factory may be given as a ``"module:attribute"`` string).
 An entry may declare its parameters, in the spirit of ir_measures'
 ``SUPPORTED_PARAMS``::
 
-    RETRIEVERS.register("bm25", "finegrain.retrieve.lexical:lucene_retriever",
+    RETRIEVERS.register("bm25", "finegrain.retrieve.bm25.retriever:lucene_retriever",
                         params={"k1": Param(float, 1.5, help="term saturation")})
 
 and :meth:`Registry.check` (or :func:`check_options`) is then the one place
@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import math
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -205,6 +206,7 @@ class Registry(Generic[T]):
         self.kind = kind
         self._entries: dict[str, Entry[T] | Any] = {}
         self._loaded: dict[str, T] = {}
+        self._aliases: dict[str, str] = {}
 
     def register(
         self,
@@ -223,7 +225,26 @@ class Registry(Generic[T]):
             MappingProxyType(dict(hints or {})),
         )
 
+    def alias(self, old: str, new: str) -> None:
+        """Keep ``old`` working for a registered ``new``, with a DeprecationWarning naming ``new`` (a renamed
+        entry stays usable for one release; listings show only ``new``)."""
+        if old in self._entries or old in self._aliases:
+            raise FinegrainError(f"{self.kind} {old!r} is registered twice", "pick another name")
+        if new not in self._entries:
+            raise UnknownNameError(self.kind, new, self._entries)
+        self._aliases[old] = new
+
+    def canonical(self, name: str) -> str:
+        """``name``, or the entry an old name stands for (warning that the old name is deprecated)."""
+        new = self._aliases.get(name)
+        if new is None:
+            return name
+        warnings.warn(f"{self.kind} {name!r} is now called {new!r}; the old name will be removed",
+                      DeprecationWarning, stacklevel=3)
+        return new
+
     def entry(self, name: str) -> Entry[T]:
+        name = self.canonical(name)
         try:
             entry = self._entries[name]
         except KeyError:
@@ -269,7 +290,7 @@ class Registry(Generic[T]):
         return self.entry(name).help
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        return name in self._entries or name in self._aliases
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)

@@ -287,9 +287,9 @@ def index_folder(
 ) -> IndexReport:
     """Index the images under ``root`` into ``store`` (see the module docstring); returns what it did.
 
-    ``encoder`` (a :class:`finegrain.retrieve.encoders.base.Encoder`) embeds
+    ``encoder`` (a :class:`finegrain.retrieve.dense.encoders.base.Encoder`) embeds
     captions as passages under its ``model_id``; ``image_encoder`` (an encoder with
-    ``encode_images(paths)``, e.g. :class:`finegrain.retrieve.encoders.clip.CLIPEncoder`)
+    ``encode_images(paths)``, e.g. :class:`finegrain.retrieve.dense.encoders.clip.CLIPEncoder`)
     embeds the images under its ``model_id``. ``on_photo`` is called after
     each file is committed (an exception raised there stops the run after
     that commit). ``profiler`` replaces the default enrichment functions. ``datum``: of the

@@ -59,9 +59,9 @@ from finegrain.build.units import exact_key, shared_units, units
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.frozen import EMPTY
 from finegrain.io._lines import open_text_write
-from finegrain.retrieve.dense_index import DenseIndex
-from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
-from finegrain.retrieve.encoders.registry import get_encoder
+from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.retrieve.dense.encoders.registry import get_encoder
+from finegrain.retrieve.dense.index import DenseIndex
 from finegrain.settings import default_cache_dir
 from finegrain.text.lang import Lang, detect_lang, parse_lang
 
@@ -184,7 +184,7 @@ def find_overlap(
     paths or dataset names (read with ``field``), ``Queries`` / ``Corpus``,
     mappings ``id -> text`` or lists of texts. ``lang`` defaults to the
     datasets' language, else the one detected in the texts. ``encoder`` is an
-    encoder name or an :class:`~finegrain.retrieve.encoders.base.Encoder`
+    encoder name or an :class:`~finegrain.retrieve.dense.encoders.base.Encoder`
     (``embedding`` only); ``seed`` the MinHash permutations' seed.
     """
     method = check_method(by)
@@ -355,7 +355,7 @@ def _embedding(a: Sequence[str], b: Sequence[str], threshold: float | None, *, e
 
 
 def _normalise(texts: Sequence[str]) -> list[str]:
-    """As :meth:`finegrain.retrieve.dense.DenseRetriever.normalise` with its defaults."""
+    """As :meth:`finegrain.retrieve.dense.retriever.DenseRetriever.normalise` with its defaults."""
     return [" ".join(t.lower().split()) for t in texts]
 
 

@@ -75,8 +75,8 @@ from finegrain.build.pool_file import DEFAULT_GRADES, Pool, PoolItem, write_pool
 from finegrain.compare.relabel import named_runs
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.frozen import EMPTY
-from finegrain.retrieve.dense import DenseRetriever
-from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.retrieve.dense.retriever import DenseRetriever
 from finegrain.settings import default_cache_dir
 from finegrain.text import get_tokenizer
 from finegrain.text.lang import parse_lang
@@ -207,7 +207,7 @@ def triage(
     judgments as they are (unlisted = unjudged). ``top``: keep the best
     ``top`` suspects (default all). ``encoder``: ``"auto"`` (e5 when
     installed), an encoder name (``e5``, ``minilm``, ``st:PATH``, ...), an
-    :class:`~finegrain.retrieve.encoders.base.Encoder` object, or None (no
+    :class:`~finegrain.retrieve.dense.encoders.base.Encoder` object, or None (no
     semantic evidence). ``weights``: per feature (default :data:`WEIGHTS`).
     ``grades``: the judging scale written to the pool; a qrels grade outside
     it is an error. ``cache``: reuse and fill the on-disk embedding cache

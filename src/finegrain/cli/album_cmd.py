@@ -43,7 +43,7 @@ def index_command(
     """Index (or re-index, incrementally) the photos under PHOTO_DIR."""
     from finegrain.album.catalog import catalog_target, describe, open_catalog
     from finegrain.album.indexer import check_image_encoder, index_folder, photo_folder
-    from finegrain.retrieve.encoders import get_encoder
+    from finegrain.retrieve.dense.encoders import get_encoder
 
     photo_folder(photo_dir)  # before the catalog (inside it by default) is created
     text_enc = get_encoder(encoder) if encoder else None

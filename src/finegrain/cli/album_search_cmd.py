@@ -29,7 +29,7 @@ _POLICY_HELP = (
 def _encoder(name: str | None):  # noqa: ANN202
     if not name:
         return None
-    from finegrain.retrieve.encoders import get_encoder
+    from finegrain.retrieve.dense.encoders import get_encoder
 
     return get_encoder(name)
 

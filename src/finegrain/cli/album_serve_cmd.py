@@ -57,7 +57,7 @@ def serve_command(
 
     options: dict[str, Any] = {} if now is None else {"today": now}
     if encoder and not search_processes:  # a search process builds the encoder itself
-        from finegrain.retrieve.encoders.registry import get_encoder
+        from finegrain.retrieve.dense.encoders.registry import get_encoder
 
         options["encoder"] = get_encoder(encoder)
     app = create_app(target, allowed_hosts=allowed, engine_options=options, search_processes=search_processes,

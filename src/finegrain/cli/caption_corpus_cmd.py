@@ -45,8 +45,8 @@ def caption_corpus_command(
     from finegrain.errors import FinegrainError
     from finegrain.machine import run_environment
     from finegrain.results.files import write_results
-    from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
-    from finegrain.retrieve.encoders.registry import get_encoder
+    from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache
+    from finegrain.retrieve.dense.encoders.registry import get_encoder
     from finegrain.settings import Settings
 
     if dataset not in DATASETS:

@@ -47,8 +47,8 @@ def contrast_command(
         sugarcrepe_pairs,
     )
     from finegrain.errors import FinegrainError
-    from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
-    from finegrain.retrieve.encoders.registry import get_encoder
+    from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache
+    from finegrain.retrieve.dense.encoders.registry import get_encoder
     from finegrain.settings import Settings
     from finegrain.version import __version__
 

@@ -34,7 +34,7 @@ def fuse_command(
     from finegrain.experiment.tuning.fusion_weights import cv_weights
     from finegrain.io.files import read_qrels_file
     from finegrain.results.files import read_any_run, save_run
-    from finegrain.retrieve.fusion import fuse
+    from finegrain.retrieve.fusion.methods import fuse
 
     loaded = [read_any_run(p) for p in runs]
     if cv is not None:

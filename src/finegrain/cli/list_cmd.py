@@ -54,7 +54,7 @@ def catalogue(kind: str) -> list[dict[str, Any]]:
         registry: Any = METRICS
         extra = {n: {"cutoff": metric_cutoff(n).value} for n in METRICS}
     elif kind == "encoders":
-        from finegrain.retrieve.encoders.registry import ENCODERS
+        from finegrain.retrieve.dense.encoders.registry import ENCODERS
 
         registry, extra = ENCODERS, {}
     else:

@@ -168,7 +168,7 @@ def retriever_options(name: str, items: Sequence[str]) -> dict[str, Any]:
 def encoder_options(spec: str, items: Sequence[str]) -> dict[str, Any]:
     """``--set`` items for the encoder ``spec``, checked and converted against its declared parameters."""
     from finegrain.registry import check_options
-    from finegrain.retrieve.encoders.registry import ENCODERS, _form
+    from finegrain.retrieve.dense.encoders.registry import ENCODERS, _form
 
     if not items:
         return {}  # nothing to check; the name itself is checked when the encoder is built

@@ -36,7 +36,7 @@ from finegrain.diagnose.concepts.visual_genome import load_vg_regions
 from finegrain.errors import DuplicateIdError, FinegrainError
 from finegrain.io.flickr8k import load_flickr8k
 from finegrain.ranking import string_ranks
-from finegrain.retrieve.encoders.cache import CachedEncoder
+from finegrain.retrieve.dense.encoders.cache import CachedEncoder
 from finegrain.types import Qrels, Run
 
 RECALL_KS = (1, 5, 10)
@@ -341,8 +341,8 @@ def run_caption_corpus(corpus: CaptionCorpus, encoder: Any, *, renormalise: bool
                        keep_vectors: bool = True) -> CaptionCorpusResult:
     """Encode the queries (kind ``query``) and corpus sentences (kind ``passage``), then rank and score.
 
-    ``encoder`` is any :class:`~finegrain.retrieve.encoders.base.Encoder`; wrap
-    it in a :class:`~finegrain.retrieve.encoders.cache.CachedEncoder` to use the
+    ``encoder`` is any :class:`~finegrain.retrieve.dense.encoders.base.Encoder`; wrap
+    it in a :class:`~finegrain.retrieve.dense.encoders.cache.CachedEncoder` to use the
     on-disk embedding cache (its hit/miss counts are then recorded).
     """
     t0 = time.perf_counter()

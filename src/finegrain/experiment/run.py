@@ -153,7 +153,7 @@ def _parse_sweep(text: str | None) -> Any:
 
 def in_sample_warning(name: str, config: Mapping[str, Any], dataset: str) -> str | None:
     """The warning for a retriever whose fixed settings were chosen on ``dataset``'s own queries
-    (its config's ``tuned_on``, e.g. ``best-zh`` on capretrieval/zh); None otherwise."""
+    (its config's ``tuned_on``, e.g. ``hybrid-use-k10`` on capretrieval/zh); None otherwise."""
     tuned = config.get("tuned_on") or {}
     if tuned.get("dataset") != dataset:
         return None

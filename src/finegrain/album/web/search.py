@@ -36,7 +36,7 @@ from finegrain.album.catalog import is_postgres_url, open_catalog
 from finegrain.album.web.chips import plan_chips
 from finegrain.album.web.queries import CatalogReader
 from finegrain.errors import FinegrainError
-from finegrain.retrieve.encoders.registry import get_encoder
+from finegrain.retrieve.dense.encoders.registry import get_encoder
 
 
 def _top_ids(result: Any, limit: int | None) -> tuple[int, list[tuple[str, float | None]]]:

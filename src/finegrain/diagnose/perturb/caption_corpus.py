@@ -50,8 +50,8 @@ from finegrain.diagnose.perturb.outcome import SCHEMA, PerturbOutcome, perturbed
 from finegrain.diagnose.perturb.stats import metric_delta, rank_changes
 from finegrain.errors import FinegrainError
 from finegrain.machine import run_environment
-from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
-from finegrain.retrieve.encoders.registry import encoder_options, get_encoder
+from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.retrieve.dense.encoders.registry import encoder_options, get_encoder
 from finegrain.settings import Settings
 
 PREFIX = "caption-corpus:"

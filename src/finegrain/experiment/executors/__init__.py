@@ -7,7 +7,7 @@
   global statistics, per-shard indexes that score as the single index bit for
   bit, an exact top-k merge under the retriever's tie rule;
 * :mod:`.ray_encode` -- passage and query encoding with Ray Data, behind the one
-  embedding cache (:mod:`finegrain.retrieve.encoders.cache`), so a second run
+  embedding cache (:mod:`finegrain.retrieve.dense.encoders.cache`), so a second run
   encodes nothing;
 * :mod:`.ray_dense` -- dense search over document shards with an exact top-k merge;
 * :mod:`.ray_metrics` -- per-query metric values over query shards, aggregated

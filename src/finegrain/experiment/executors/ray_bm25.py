@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from finegrain.experiment.executors.engine import RayExecutor
     from finegrain.experiment.executors.shards import Candidates
     from finegrain.retrieve.bm25 import BM25
+    from finegrain.retrieve.bm25.retriever import BM25Retriever
     from finegrain.retrieve.bm25.shard import CorpusStats
-    from finegrain.retrieve.lexical import BM25Retriever
     from finegrain.types import Corpus, Queries, Run
 
 _TOKENIZE_CHUNK = 4096

@@ -1,6 +1,6 @@
 """Dense retrieval on Ray: encoding on Ray Data (cached), search over document shards, exact top-k merge.
 
-The texts are those of :class:`~finegrain.retrieve.dense.DenseRetriever`
+The texts are those of :class:`~finegrain.retrieve.dense.retriever.DenseRetriever`
 (normalised, templated, same cache keys). The document vectors are cut into
 contiguous shards; one task per shard searches its rows with a
 :class:`~finegrain.retrieve.dense_index.DenseIndex` (threshold, then top k,
@@ -28,12 +28,12 @@ from finegrain.errors import FinegrainError
 from finegrain.experiment.executors.ray_encode import encode_cached
 from finegrain.experiment.executors.shards import Candidates, doc_text, merge_candidates, shard_bounds
 from finegrain.ranking import string_ranks
-from finegrain.retrieve.dense_index import DenseIndex
+from finegrain.retrieve.dense.index import DenseIndex
 
 if TYPE_CHECKING:
     from finegrain.experiment.executors.engine import RayExecutor
     from finegrain.experiment.executors.shards import Candidates
-    from finegrain.retrieve.dense import DenseRetriever
+    from finegrain.retrieve.dense.retriever import DenseRetriever
     from finegrain.types import Corpus, Queries, Run
 
 

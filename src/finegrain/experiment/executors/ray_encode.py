@@ -1,10 +1,10 @@
 """Encoding on Ray Data, behind finegrain's one embedding cache.
 
-:class:`RayDataEncoder` is an :class:`~finegrain.retrieve.encoders.base.Encoder`
+:class:`RayDataEncoder` is an :class:`~finegrain.retrieve.dense.encoders.base.Encoder`
 whose ``encode`` runs a Ray Data job: the texts in blocks, mapped by a pool of
 actors (one CPU each) that each build the encoder once. It is meant to sit
-inside :class:`~finegrain.retrieve.encoders.cache.CachedEncoder`, exactly as a
-local encoder does in :class:`~finegrain.retrieve.dense.DenseRetriever`: the
+inside :class:`~finegrain.retrieve.dense.encoders.cache.CachedEncoder`, exactly as a
+local encoder does in :class:`~finegrain.retrieve.dense.retriever.DenseRetriever`: the
 driver looks every text up in the cache (``$FINEGRAIN_CACHE``, one format for
 both engines), sends only the missing ones to Ray, and writes what comes back
 as cache shards. A second run, on either engine, encodes nothing. The cache
@@ -28,12 +28,12 @@ import numpy as np
 
 from finegrain.errors import FinegrainError
 from finegrain.experiment.executors.ray_data import quiet_ray_data
-from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache
 from finegrain.settings import default_cache_dir
 
 if TYPE_CHECKING:
-    from finegrain.retrieve.dense import DenseRetriever
-    from finegrain.retrieve.encoders.base import Encoder
+    from finegrain.retrieve.dense.encoders.base import Encoder
+    from finegrain.retrieve.dense.retriever import DenseRetriever
 
 #: Texts per :meth:`RayDataEncoder.encode` call from the cache wrapper (its flush unit: progress kept).
 CHUNK = 16_384

@@ -319,7 +319,7 @@ def summarize(qrels: Any, oof: Any, default_run: Any, keys: Sequence[str], spec:
               n_resamples: int = 10000) -> tuple[Any, Any, dict[str, MetricCV]]:
     """Score an out-of-fold run and the a-priori default on ``queries``: both evaluations and, per metric,
     the means with bootstrap CIs, the paired difference and its randomization p, the value on each fold
-    (``members[f]``: fold f's queries). Shared by :func:`choose` and routed CV (:mod:`finegrain.retrieve.routed`)."""
+    (``members[f]``: fold f's queries). Shared by :func:`choose` and routed CV (:mod:`finegrain.retrieve.fusion.routed`)."""
 
     ev = evaluate(qrels, oof, keys, queries=list(queries), query_types=strata)
     dev = evaluate(qrels, default_run, keys, queries=list(queries), query_types=strata)

@@ -33,7 +33,7 @@ from finegrain.evaluate.evaluate import evaluate
 from finegrain.experiment.tuning.folds import fold_of
 from finegrain.interop import as_qrels, as_run
 from finegrain.metrics.spec import parse_metric
-from finegrain.retrieve.fusion import fuse
+from finegrain.retrieve.fusion.methods import fuse
 from finegrain.retrieve.registry import FUSIONS
 from finegrain.types import Qrels, Run
 
@@ -108,7 +108,7 @@ def cv_weights(
 
     ``method`` is a fusion method taking ``weights`` (:data:`~finegrain.retrieve.registry.FUSIONS`)
     (``wsum``/``convex`` or ``rrf``); ``norm`` / ``k`` / ``depth`` are passed to
-    :func:`~finegrain.retrieve.fusion.fuse`. ``objective(run, qids)`` scores a
+    :func:`~finegrain.retrieve.fusion.methods.fuse`. ``objective(run, qids)`` scores a
     fused run on a set of queries (default: ``metric``'s aggregate from
     :func:`finegrain.evaluate` over ``qids``); the run it is given holds only
     those queries.

@@ -48,8 +48,8 @@ from finegrain.experiment.tuning.cv import (
     choose,
     summarize,
 )
-from finegrain.retrieve.query_type import Accuracy, QueryTypePredictor, accuracy, route_of
-from finegrain.retrieve.routed import DEFAULT_MIN_QUERIES, DEFAULT_ROUTES
+from finegrain.retrieve.fusion.routed import DEFAULT_MIN_QUERIES, DEFAULT_ROUTES
+from finegrain.retrieve.query.types import Accuracy, QueryTypePredictor, accuracy, route_of
 from finegrain.types import Corpus, Queries, Run
 
 
@@ -82,7 +82,7 @@ class RoutedCrossValidation(CrossValidation):
         out["method"] = routed_method_note(self.spec, self.objective, self.routes, self.min_queries)
         out["routing"] = {
             "routes": self.routes, "min_queries": self.min_queries,
-            "predictor": "naive Bayes over query-text features (finegrain.retrieve.query_type), fitted per fold "
+            "predictor": "naive Bayes over query-text features (finegrain.retrieve.query.types), fitted per fold "
                          "on the other folds' texts and gold types",
             "per_fold": [{r: {"setting": _plain(self.points[i]), "n_train": n, "fallback": fb}
                           for r, (i, n, fb) in c.items()} for c in self.route_choices],

@@ -175,7 +175,7 @@ def cut_scores(
 ) -> tuple[np.ndarray, np.ndarray]:
     """One query's candidates ``(document positions, scores)`` cut as :func:`search_index` cuts a query:
     scores >= ``threshold``, the best ``k`` by the ``ties`` rule (``index-order``: ties lifted by ulps).
-    For scores a search cannot compute in one pass (weighted query terms, :mod:`finegrain.retrieve.expand`)."""
+    For scores a search cannot compute in one pass (weighted query terms, :mod:`finegrain.retrieve.query.expand`)."""
     if threshold is not None:
         keep = scores >= threshold
         docs, scores = docs[keep], scores[keep]

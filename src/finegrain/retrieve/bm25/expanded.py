@@ -36,9 +36,9 @@ from finegrain.errors import FinegrainError
 from finegrain.lexicons.zh_lexicon import zh_lexicon
 from finegrain.retrieve.base import ShardForm
 from finegrain.retrieve.bm25 import BM25, finite
-from finegrain.retrieve.expand import DEFAULT_MAX_MEMBERS, check_max_members, expand_query
-from finegrain.retrieve.hybrid import hybrid_retriever
-from finegrain.retrieve.lexical import BM25Retriever
+from finegrain.retrieve.bm25.retriever import BM25Retriever
+from finegrain.retrieve.fusion.hybrid import hybrid_retriever
+from finegrain.retrieve.query.expand import DEFAULT_MAX_MEMBERS, check_max_members, expand_query
 from finegrain.retrieve.registry import RETRIEVERS
 from finegrain.text.tokenizer import get_tokenizer
 from finegrain.types import Corpus, Queries, Run

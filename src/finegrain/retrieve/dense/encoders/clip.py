@@ -8,7 +8,7 @@ that is not such a folder is a :class:`~finegrain.errors.FinegrainError` with
 the fix. (open_clip checkpoints are not read: convert them to the
 transformers layout, or add an adapter, when open_clip is installed.)
 
-The adapter is an :class:`~finegrain.retrieve.encoders.base.Encoder` for texts
+The adapter is an :class:`~finegrain.retrieve.dense.encoders.base.Encoder` for texts
 (``kind`` is ignored: CLIP encodes queries and passages alike) and adds
 :meth:`CLIPEncoder.encode_images`, which reads image files with Pillow
 (converted to RGB) and returns rows in the same space. Both return
@@ -17,7 +17,7 @@ similarity CLIP is trained for (the logit scale is a constant factor and does
 not change any comparison).
 
 The ``model_id`` is ``clip:<name>@<fingerprint>`` (the folder fingerprint of
-:class:`~finegrain.retrieve.encoders.base.LocalFolderEncoder`), so the embedding
+:class:`~finegrain.retrieve.dense.encoders.base.LocalFolderEncoder`), so the embedding
 cache can key CLIP text vectors too.
 """
 
@@ -30,7 +30,14 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import FinegrainError, MissingDependencyError
-from finegrain.retrieve.encoders.base import Kind, LocalFolderEncoder, as_unit_rows, check_kind, check_texts, load_error
+from finegrain.retrieve.dense.encoders.base import (
+    Kind,
+    LocalFolderEncoder,
+    as_unit_rows,
+    check_kind,
+    check_texts,
+    load_error,
+)
 
 
 class CLIPEncoder(LocalFolderEncoder):

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from finegrain.retrieve.hybrid import HybridRetriever, hybrid_retriever
+from finegrain.retrieve.fusion.hybrid import HybridRetriever, hybrid_retriever
 from finegrain.retrieve.registry import RETRIEVERS
 from finegrain.types import Corpus, Queries, Run
 

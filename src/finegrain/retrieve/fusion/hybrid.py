@@ -62,7 +62,7 @@ from typing import Any, ClassVar
 
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.base import Retriever, ShardForm
-from finegrain.retrieve.fusion import HYBRID_FUSIONS, NORMS, convex, rrf
+from finegrain.retrieve.fusion.methods import HYBRID_FUSIONS, NORMS, convex, rrf
 from finegrain.retrieve.registry import RETRIEVERS, get_retriever
 from finegrain.types import Corpus, Queries, Run
 
@@ -86,7 +86,7 @@ DEV_CHECK: dict[str, dict[str, float]] = {
 
 @dataclass(frozen=True)
 class HybridRetriever:
-    """Retrieves with each of ``parts`` and fuses the runs (:mod:`finegrain.retrieve.fusion`).
+    """Retrieves with each of ``parts`` and fuses the runs (:mod:`finegrain.retrieve.fusion.methods`).
 
     ``parts`` are built retrievers (any :class:`~finegrain.retrieve.base.Retriever`);
     :func:`hybrid_retriever` builds them from registry names. ``weights``

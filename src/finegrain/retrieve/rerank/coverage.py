@@ -22,7 +22,7 @@ terms scores 0 everywhere. Coverage lies in [0, 1].
 
 Coverage alone is a poor ranker (many passages cover a short query fully); it is meant
 as the scorer of ``rerank`` over a fused first stage, mixed with the first stage's
-ranks by a weight chosen by ``--cv`` (see :mod:`finegrain.retrieve.rerank`).
+ranks by a weight chosen by ``--cv`` (see :mod:`finegrain.retrieve.rerank.retriever`).
 Pure and deterministic; nothing is downloaded.
 """
 
@@ -48,7 +48,7 @@ class TermCoverage:
     """The idf-weighted share of a query's terms that a passage contains (module docstring).
 
     Build it with :meth:`fit` on the corpus the first stage searched; ``score`` follows the
-    :class:`~finegrain.retrieve.rerank.Reranker` protocol.
+    :class:`~finegrain.retrieve.rerank.cross_encoder.Reranker` protocol.
     """
 
     lang: str

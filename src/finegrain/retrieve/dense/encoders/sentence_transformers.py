@@ -17,7 +17,7 @@ its id.
 
 The prompts a model folder saves (``config_sentence_transformers.json``) are
 not applied silently: :meth:`SentenceTransformerEncoder.folder_prompts` hands
-them to :mod:`~finegrain.retrieve.encoders.templates`, which records the exact
+them to :mod:`~finegrain.retrieve.dense.encoders.templates`, which records the exact
 templates used. ``encode`` passes ``prompt=""`` so that nothing else is added.
 """
 
@@ -32,7 +32,7 @@ import numpy as np
 
 from finegrain._lazy import require
 from finegrain.errors import FinegrainError
-from finegrain.retrieve.encoders.base import (
+from finegrain.retrieve.dense.encoders.base import (
     Kind,
     LocalFolderEncoder,
     as_unit_rows,
@@ -45,7 +45,7 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 class SentenceTransformerEncoder(LocalFolderEncoder):
-    """An :class:`~finegrain.retrieve.encoders.base.Encoder` over a local sentence-transformers folder."""
+    """An :class:`~finegrain.retrieve.dense.encoders.base.Encoder` over a local sentence-transformers folder."""
 
     scheme = "st"
     adapter = "sentence-transformers"

