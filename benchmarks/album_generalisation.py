@@ -1,7 +1,7 @@
 """Does the album planner generalise to albums it has not seen?
 
 Only album1 of PhotoBench is public, so "unseen" albums are made from it with
-:mod:`finegrain.album.heldout`: the people get other names (both languages), the districts
+:mod:`finegrain.album.bench.heldout`: the people get other names (both languages), the districts
 move to cities of other provinces, the years shift by a multiple of 28, and the queries
 and face files follow. Rules that memorised album1's names, places or years fail there;
 rules driven by the album's own vocabulary do not.
@@ -44,13 +44,13 @@ from typing import Any
 
 from _results import Recorder, add_markdown_option
 
-from finegrain.album.catalog.sqlite import SqliteCatalog
-from finegrain.album.engine import SearchContext, search
-from finegrain.album.evaluation import evaluate_album
-from finegrain.album.heldout import DEFAULT_SPECS, make_heldout
-from finegrain.album.photobench import import_photobench
-from finegrain.album.plan import AlbumVocabulary, Plan, plan_query
-from finegrain.album.routing import evaluate_routing
+from finegrain.album.bench.evaluation import evaluate_album
+from finegrain.album.bench.heldout import DEFAULT_SPECS, make_heldout
+from finegrain.album.bench.routing import evaluate_routing
+from finegrain.album.engine.catalog.sqlite import SqliteCatalog
+from finegrain.album.engine.photobench import import_photobench
+from finegrain.album.engine.plan import AlbumVocabulary, Plan, plan_query
+from finegrain.album.engine.search import SearchContext, search
 from finegrain.io.photobench import read_album
 
 METADATA_FACES = ("M", "F", "MF")

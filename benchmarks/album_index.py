@@ -10,7 +10,7 @@ Two modes:
   incremental run (everything unchanged). Prints photos/s and the catalog
   size on disk.
 * ``--synthetic N --out FILE`` — builds the synthetic catalog of N photos
-  (:func:`finegrain.album.synthetic.build_synthetic_catalog`) used by the
+  (:func:`finegrain.album.bench.synthetic.build_synthetic_catalog`) used by the
   query-latency benchmark, and prints the build time and size on disk.
 
 Usage::
@@ -77,8 +77,8 @@ def make_album(folder: Path, n: int, seed: int) -> None:
 
 
 def bench_index(n: int, faces: bool, seed: int) -> None:
-    from finegrain.album.catalog import open_catalog
-    from finegrain.album.indexer import Profiler, index_folder
+    from finegrain.album.engine.catalog import open_catalog
+    from finegrain.album.engine.indexer import Profiler, index_folder
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "photos"
@@ -110,8 +110,8 @@ def bench_index(n: int, faces: bool, seed: int) -> None:
 
 
 def bench_synthetic(n: int, out: Path, seed: int) -> None:
-    from finegrain.album.catalog import open_catalog
-    from finegrain.album.synthetic import build_synthetic_catalog
+    from finegrain.album.bench.synthetic import build_synthetic_catalog
+    from finegrain.album.engine.catalog import open_catalog
 
     summary = build_synthetic_catalog(out, n, seed)
     with open_catalog(out, create=False) as store:

@@ -1,6 +1,6 @@
 """Album query latency: p50/p95 of ``finegrain.album.engine.search`` on a 100,000-photo catalog.
 
-Uses the synthetic catalog of :func:`finegrain.album.synthetic.build_synthetic_catalog`
+Uses the synthetic catalog of :func:`finegrain.album.bench.synthetic.build_synthetic_catalog`
 (built at ``--catalog`` when missing). The benchmark works on a private copy, to
 which it adds ``--v-embedded`` random unit vectors (dim 384, model
 ``bench/random-384``) as stand-ins for caption embeddings so V queries run
@@ -34,9 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from finegrain.album.catalog.sqlite import SqliteCatalog
-from finegrain.album.engine import SearchContext, search
-from finegrain.album.synthetic import build_synthetic_catalog
+from finegrain.album.bench.synthetic import build_synthetic_catalog
+from finegrain.album.engine.catalog.sqlite import SqliteCatalog
+from finegrain.album.engine.search import SearchContext, search
 
 MODEL_ID = "bench/random-384"
 DIM = 384

@@ -1,6 +1,6 @@
 """The CPU cost of one album page search that misses the answer cache (what sets search's p95 under load).
 
-A miss is computed in the server's search worker (:class:`finegrain.album.web.search._Worker`):
+A miss is computed in the server's search worker (:class:`finegrain.album.engine.web.search._Worker`):
 plan the query, find the set, rank it by time, render the first ``--limit`` rows, chips and the
 outcome as JSON. This runs the worker's ``answer`` in this process on the distinct queries of
 ``benchmarks/album_web_load.py`` (the same pool, shuffled) over its 100,000-photo catalog, after
@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import album_web_load  # noqa: E402  (the load benchmark's query pool and catalog)
 from _results import Recorder, add_markdown_option  # noqa: E402
 
-from finegrain.album import engine  # noqa: E402
-from finegrain.album.web import search as web_search  # noqa: E402
+from finegrain.album.engine import search as engine  # noqa: E402
+from finegrain.album.engine.web import search as web_search  # noqa: E402
 
 
 def main() -> None:

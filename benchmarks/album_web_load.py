@@ -2,7 +2,7 @@
 
 Builds (or reuses) in ``--workdir``:
 
-* ``catalog.sqlite`` — :func:`finegrain.album.synthetic.build_synthetic_catalog` (``--n`` photos,
+* ``catalog.sqlite`` — :func:`finegrain.album.bench.synthetic.build_synthetic_catalog` (``--n`` photos,
   ``--seed``), with ``photos/`` added as its root;
 * ``photos/IMG_*.jpg`` — one small real JPEG per photo (``--image-size``, written by Pillow from
   32 pre-encoded variants, so the thumbnails are made by decoding and encoding real files);
@@ -23,7 +23,7 @@ After the load, ``--idle-probe`` connections (default 400, starting over 5 s) ea
 request, stay idle for 4.9-6.0 s and reuse the connection without checking it first (httpx
 checks, and then loses only the race around its own 5 s expiry): with the server's keep-alive
 at uvicorn's default 5 s the reuses after 5 s fail with "Server disconnected without sending a response"
-(``--serve-arg=--keep-alive=5`` shows it); see :mod:`finegrain.album.web.server`.
+(``--serve-arg=--keep-alive=5`` shows it); see :mod:`finegrain.album.engine.web.server`.
 
 Search answers are cached per state of the catalog (``X-Finegrain-Cache: hit|miss``); the
 report splits search into hits and misses. A miss runs in the server's search worker process
@@ -85,8 +85,8 @@ HOST = "127.0.0.1"
 
 
 def ensure_album(workdir: Path, n: int, seed: int, image_size: tuple[int, int]) -> Path:
-    from finegrain.album.catalog.sqlite import SqliteCatalog
-    from finegrain.album.synthetic import build_synthetic_catalog
+    from finegrain.album.bench.synthetic import build_synthetic_catalog
+    from finegrain.album.engine.catalog.sqlite import SqliteCatalog
 
     workdir.mkdir(parents=True, exist_ok=True)
     catalog = workdir / "catalog.sqlite"

@@ -6,7 +6,7 @@ Three parts, each printing its own table (``--parts encode,search,cache``):
   (default ``e5``; also ``minilm``, ``use-m3`` when installed) on the first
   ``--encode-n`` CapRetrieval captions and queries of each language,
   lower-cased as the retriever does, with no cache. Best of ``--repeats``.
-* **search** — latency of :class:`finegrain.retrieve.dense_index.DenseIndex`
+* **search** — latency of :class:`finegrain.retrieve.dense.index.DenseIndex`
   over random unit 384-d float32 vectors (seeded) at each of ``--sizes``
   documents (default 10k, 100k, 1M: 1M x 384 x 4 B = 1.5 GB), ``--queries``
   queries (default 1,000): top-10, top-1000 and a threshold (score >= 0.2,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install dlib face detection/recognition (finegrain.album.profile.faces) into .venv
+# Install dlib face detection/recognition (finegrain.album.engine.profile.faces) into .venv
 # WITHOUT compiling dlib: `pip install face-recognition` requires the `dlib` source
 # package, which builds with CMake for many minutes (and fails without a compiler).
 # Order: the prebuilt wheel dlib-bin (provides the `dlib` module) and the model files

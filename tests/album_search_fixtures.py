@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from finegrain.album.catalog import open_catalog
-from finegrain.album.records import FaceOccurrence, Person, Photo, PhotoPlace
+from finegrain.album.engine.catalog import open_catalog
+from finegrain.album.engine.records import FaceOccurrence, Person, Photo, PhotoPlace
 
 WORDS = (
     "cat dog tree river bridge street car bus train lamp chair table cup book phone bike boat "

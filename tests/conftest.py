@@ -65,7 +65,7 @@ def captioned(catalog_target):
 
 @pytest.fixture(scope="session")
 def postgres_server():
-    from finegrain.album.catalog.local_server import LocalPostgres, ServerUnavailable
+    from finegrain.album.engine.catalog.local_server import LocalPostgres, ServerUnavailable
 
     try:
         server = LocalPostgres()

@@ -9,9 +9,9 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from finegrain.album.catalog import CatalogStore, PhotoFilter, SqliteCatalog, open_catalog
-from finegrain.album.catalog.sqlite import SCHEMA_VERSION
-from finegrain.album.records import FaceOccurrence, Person, Photo, PhotoPlace
+from finegrain.album.engine.catalog import CatalogStore, PhotoFilter, SqliteCatalog, open_catalog
+from finegrain.album.engine.catalog.sqlite import SCHEMA_VERSION
+from finegrain.album.engine.records import FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.errors import FinegrainError, UnknownNameError
 
 CST = timezone(timedelta(hours=8))
@@ -233,8 +233,8 @@ def test_synthetic_catalog_is_deterministic_and_select_ids_agrees_with_set_algeb
     select_ids in each store agrees with the single filters intersected, and the two stores agree."""
     import random
 
-    from finegrain.album.indexer import Profiler
-    from finegrain.album.synthetic import build_synthetic_catalog
+    from finegrain.album.bench.synthetic import build_synthetic_catalog
+    from finegrain.album.engine.indexer import Profiler
 
     plain = Profiler()  # built-in place table, no time tags: fast and independent of the profile package
     summary = build_synthetic_catalog(tmp_path / "a.sqlite", 800, seed=3, profiler=plain)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from finegrain.album.catalog import catalog_target, describe, is_postgres_url, open_catalog, postgres_schema
-from finegrain.album.catalog.postgres import PostgresCatalog
-from finegrain.album.catalog.schema import SCHEMA_VERSION
-from finegrain.album.records import Photo
+from finegrain.album.engine.catalog import catalog_target, describe, is_postgres_url, open_catalog, postgres_schema
+from finegrain.album.engine.catalog.postgres import PostgresCatalog
+from finegrain.album.engine.catalog.schema import SCHEMA_VERSION
+from finegrain.album.engine.records import Photo
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
 
@@ -126,7 +126,7 @@ def test_the_cli_takes_a_url_for_every_catalog_command(album_dir, postgres_url, 
     assert main(["album", "search", postgres_url, "photos in Yantian District"]) == 0
     assert "yantian" in capsys.readouterr().out.lower()
     served = []  # album serve builds the page over the URL (the server itself is not started here)
-    monkeypatch.setattr("finegrain.album.web.server.serve", lambda app, *a, **k: served.append(app))
+    monkeypatch.setattr("finegrain.album.engine.web.server.serve", lambda app, *a, **k: served.append(app))
     assert main(["album", "serve", postgres_url, "--search-processes", "0"]) == 0
     from fastapi.testclient import TestClient
 

@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from finegrain.album.catalog import open_catalog
-from finegrain.album.catalog.store import PhotoFilter
-from finegrain.album.plan_catalog import vocabulary_from_catalog
-from finegrain.album.records import FaceOccurrence, Person, Photo, PhotoPlace
+from finegrain.album.engine.catalog import open_catalog
+from finegrain.album.engine.catalog.store import PhotoFilter
+from finegrain.album.engine.plan_catalog import vocabulary_from_catalog
+from finegrain.album.engine.records import FaceOccurrence, Person, Photo, PhotoPlace
 
 N_PHOTOS = 400
 TIME_LIMIT_S = 30.0

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from finegrain.album.catalog import open_catalog
-from finegrain.album.profile.datum import (
+from finegrain.album.engine.catalog import open_catalog
+from finegrain.album.engine.profile.datum import (
     claim_input_datum,
     gcj02_to_wgs84,
     in_china_rectangle,
@@ -16,7 +16,7 @@ from finegrain.album.profile.datum import (
     to_wgs84,
     wgs84_to_gcj02,
 )
-from finegrain.album.profile.places import km
+from finegrain.album.engine.profile.places import km
 from finegrain.errors import FinegrainError
 
 # WGS-84 points a few hundred metres from a Shenzhen district border (metres to the border
@@ -76,7 +76,7 @@ def test_arrays_keep_their_shape_and_bad_input_is_named():
 def test_gcj02_photos_near_district_borders_land_in_the_right_district(point, metres, district, wrong):
     pytest.importorskip("GeoToolCN")
     pytest.importorskip("reverse_geocoder")
-    from finegrain.album.profile.places import Geocoder
+    from finegrain.album.engine.profile.places import Geocoder
 
     geo = Geocoder()
     lat, lon = point
@@ -100,8 +100,8 @@ def _tiny_album(folder, points):
 
 
 def test_import_reads_gcj02_into_wgs84_and_the_catalog_keeps_its_datum(tmp_path):
-    from finegrain.album.indexer import Profiler
-    from finegrain.album.photobench import import_photobench
+    from finegrain.album.engine.indexer import Profiler
+    from finegrain.album.engine.photobench import import_photobench
 
     wgs = [p for p, *_ in BORDER_POINTS]
     gcj = [tuple(float(v) for v in wgs84_to_gcj02(*p)) for p in wgs]
@@ -117,7 +117,7 @@ def test_import_reads_gcj02_into_wgs84_and_the_catalog_keeps_its_datum(tmp_path)
 
 
 def test_a_catalog_from_before_the_option_counts_as_wgs84(tmp_path):
-    from finegrain.album.records import Photo
+    from finegrain.album.engine.records import Photo
 
     with open_catalog(tmp_path / "c.sqlite") as store:
         store.put_photo(Photo("a", "/a.jpg", lat=22.5, lon=114.0))

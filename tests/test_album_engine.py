@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from album_search_fixtures import KITE
-from finegrain.album.catalog import open_catalog
-from finegrain.album.engine import SearchContext, calibrate_visual_threshold, search
-from finegrain.album.outcome import ConstraintKind, OutcomeKind, VisualGap
-from finegrain.album.photobench import import_photobench
+from finegrain.album.engine.catalog import open_catalog
+from finegrain.album.engine.outcome import ConstraintKind, OutcomeKind, VisualGap
+from finegrain.album.engine.photobench import import_photobench
+from finegrain.album.engine.search import SearchContext, calibrate_visual_threshold, search
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
 

@@ -1,5 +1,5 @@
 """The search context answers constraints from positions in capture order
-(finegrain.album.photo_order): the same photos as the store's own SQL (``select_ids``) and the
+(finegrain.album.engine.photo_order): the same photos as the store's own SQL (``select_ids``) and the
 tools' time filter on random filters, the same ranking as a plain sort by (local time, id) with
 undated photos last, each constraint read from the store once, and the same search answers as
 the constraint-by-constraint path."""
@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from finegrain.album import engine
-from finegrain.album.catalog import open_catalog
-from finegrain.album.catalog.store import PhotoFilter
-from finegrain.album.engine import SearchContext, search
-from finegrain.album.photo_order import OrderedIds, SizedLRU
-from finegrain.album.plan.records import TimeRange
-from finegrain.album.records import Photo
-from finegrain.album.synthetic import build_synthetic_catalog
-from finegrain.album.tools import time_filter
+from finegrain.album.bench.synthetic import build_synthetic_catalog
+from finegrain.album.engine import search as engine
+from finegrain.album.engine.catalog import open_catalog
+from finegrain.album.engine.catalog.store import PhotoFilter
+from finegrain.album.engine.photo_order import OrderedIds, SizedLRU
+from finegrain.album.engine.plan.records import TimeRange
+from finegrain.album.engine.records import Photo
+from finegrain.album.engine.search import SearchContext, search
+from finegrain.album.engine.tools import time_filter
 
 QUERIES = (
     "photos from 2023", "2023年的照片", "photos in Hangzhou", "杭州的照片", "winter 2022", "spring in Hangzhou",

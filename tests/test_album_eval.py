@@ -18,7 +18,7 @@ import json
 
 import pytest
 
-from finegrain.album.evaluation import METRICS, evaluate_album
+from finegrain.album.bench.evaluation import METRICS, evaluate_album
 from finegrain.cli.main import main
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from tests.llm_stub import chat_server
 
-from finegrain.album.analysis import ablation_row, complexity_table, dimension_rows, outcome_counts
-from finegrain.album.evaluation import METRICS, evaluate_album
+from finegrain.album.bench.analysis import ablation_row, complexity_table, dimension_rows, outcome_counts
+from finegrain.album.bench.evaluation import METRICS, evaluate_album
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
 from finegrain.evaluate import evaluate

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from finegrain.album.profile.events import cluster_events
+from finegrain.album.engine.profile.events import cluster_events
 from finegrain.errors import FinegrainError
 
 T0 = datetime(2025, 10, 4, 16, 40, 41)

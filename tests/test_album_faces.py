@@ -20,8 +20,8 @@ with warnings.catch_warnings():
 
 from PIL import Image, ImageOps  # noqa: E402
 
-from finegrain.album.profile.faces import cluster_faces, detect_faces, face_distance  # noqa: E402
-from finegrain.album.profile.records import FaceRecord  # noqa: E402
+from finegrain.album.engine.profile.faces import cluster_faces, detect_faces, face_distance  # noqa: E402
+from finegrain.album.engine.profile.records import FaceRecord  # noqa: E402
 from finegrain.errors import FinegrainError  # noqa: E402
 
 # COCO-mini photos with one clear face each (found by scanning every 'person' image).

@@ -1,4 +1,4 @@
-"""Unseen albums made from album1 (finegrain.album.heldout): the transform is consistent
+"""Unseen albums made from album1 (finegrain.album.bench.heldout): the transform is consistent
 (renamed people resolve to the same face ids, moved places to the new names, the ground
 truth and the years follow) and the planner's routing does not collapse on them."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from finegrain.album.heldout import (
+from finegrain.album.bench.heldout import (
     HeldoutAlbum,
     HeldoutSpec,
     Rewriter,
@@ -19,8 +19,8 @@ from finegrain.album.heldout import (
     rename_people,
     shift_years_text,
 )
-from finegrain.album.plan import AlbumVocabulary, Plan, plan_query
-from finegrain.album.routing import evaluate_routing
+from finegrain.album.bench.routing import evaluate_routing
+from finegrain.album.engine.plan import AlbumVocabulary, Plan, plan_query
 from finegrain.errors import FinegrainError
 from finegrain.io.photobench import Album, read_album
 

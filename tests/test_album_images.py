@@ -13,10 +13,10 @@ from tests.dense_fakes import BagOfWordsEncoder  # noqa: E402
 from tests.test_album_indexer import album  # noqa: E402,F401  (the fixture: real JPEGs with EXIF)
 from tests.tiny_clip import make_tiny_clip  # noqa: E402
 
-from finegrain.album.catalog import open_catalog  # noqa: E402
-from finegrain.album.catalog.store import EMBEDDING_KINDS  # noqa: E402
-from finegrain.album.engine import IMAGE_TEXT_THRESHOLD, SearchContext, search  # noqa: E402
-from finegrain.album.indexer import embed_missing_images, index_folder  # noqa: E402
+from finegrain.album.engine.catalog import open_catalog  # noqa: E402
+from finegrain.album.engine.catalog.store import EMBEDDING_KINDS  # noqa: E402
+from finegrain.album.engine.indexer import embed_missing_images, index_folder  # noqa: E402
+from finegrain.album.engine.search import IMAGE_TEXT_THRESHOLD, SearchContext, search  # noqa: E402
 from finegrain.cli.main import main  # noqa: E402
 from finegrain.errors import FinegrainError  # noqa: E402
 from finegrain.retrieve.dense.encoders.clip import CLIPEncoder  # noqa: E402

@@ -21,8 +21,8 @@ Image = pytest.importorskip("PIL.Image")
 
 from tests.dense_fakes import BagOfWordsEncoder  # noqa: E402
 
-from finegrain.album.catalog import open_catalog  # noqa: E402
-from finegrain.album.indexer import Profiler, index_folder, read_sidecar  # noqa: E402
+from finegrain.album.engine.catalog import open_catalog  # noqa: E402
+from finegrain.album.engine.indexer import Profiler, index_folder, read_sidecar  # noqa: E402
 from finegrain.cli.main import main  # noqa: E402
 
 # (file, local time, offset, (lat, lon), camera) — three photos within two hours form an event.
@@ -316,7 +316,7 @@ def test_indexing_a_missing_folder_is_an_error_and_creates_nothing(tmp_path: Pat
 
 
 def test_the_index_summary_caps_each_kind_of_detail_line() -> None:
-    from finegrain.album.indexer import SUMMARY_LINES, IndexReport
+    from finegrain.album.engine.indexer import SUMMARY_LINES, IndexReport
 
     problems = tuple((f"p{i}.jpg", "GPS", "one rational") for i in range(SUMMARY_LINES + 5))
     report = IndexReport(root="r", metadata_problems=problems)

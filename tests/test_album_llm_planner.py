@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from finegrain.album.plan import AlbumVocabulary, LLMConfig, PlaceKey, plan_query_llm
+from finegrain.album.engine.plan import AlbumVocabulary, LLMConfig, PlaceKey, plan_query_llm
 from finegrain.errors import FinegrainError
 
 HANGZHOU = PlaceKey("city", "杭州市")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from finegrain.album.catalog import local_server
-from finegrain.album.catalog.local_server import LocalPostgres, ServerUnavailable, can_reach, server_user
+from finegrain.album.engine.catalog import local_server
+from finegrain.album.engine.catalog.local_server import LocalPostgres, ServerUnavailable, can_reach, server_user
 
 
 def _bundled_or_skip() -> Path:

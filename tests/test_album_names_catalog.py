@@ -8,8 +8,8 @@ from datetime import datetime
 
 import pytest
 
-from finegrain.album.catalog import open_catalog
-from finegrain.album.records import FaceOccurrence, Person, Photo
+from finegrain.album.engine.catalog import open_catalog
+from finegrain.album.engine.records import FaceOccurrence, Person, Photo
 from finegrain.errors import FinegrainError, UnknownNameError
 
 

@@ -7,10 +7,10 @@ from datetime import date
 
 import pytest
 
-from finegrain.album.plan.fuzzy import max_edits, name_key, nearest
-from finegrain.album.plan.records import PlaceKey
-from finegrain.album.plan.rules import plan_query
-from finegrain.album.plan.vocabulary import AlbumVocabulary
+from finegrain.album.engine.plan.fuzzy import max_edits, name_key, nearest
+from finegrain.album.engine.plan.records import PlaceKey
+from finegrain.album.engine.plan.rules import plan_query
+from finegrain.album.engine.plan.vocabulary import AlbumVocabulary
 from finegrain.text.distance import osa_distance
 
 pytest.importorskip("pypinyin")

@@ -15,9 +15,8 @@ import pytest
 from tests.llm_stub import chat_server
 
 from album_search_fixtures import KITE
-from finegrain.album.catalog.sqlite import SqliteCatalog
-from finegrain.album.engine import search
-from finegrain.album.outcome import (
+from finegrain.album.engine.catalog.sqlite import SqliteCatalog
+from finegrain.album.engine.outcome import (
     Constraint,
     ConstraintKind,
     Outcome,
@@ -26,8 +25,8 @@ from finegrain.album.outcome import (
     label,
     render,
 )
-from finegrain.album.photobench import import_photobench
-from finegrain.album.plan import (
+from finegrain.album.engine.photobench import import_photobench
+from finegrain.album.engine.plan import (
     LLMConfig,
     PersonMatch,
     PlaceKey,
@@ -37,8 +36,9 @@ from finegrain.album.plan import (
     UnknownMention,
     plan_query_llm,
 )
-from finegrain.album.plan.records import ImpossibleTime
-from finegrain.album.tools import parse_tools, restrict_plan, tools_label
+from finegrain.album.engine.plan.records import ImpossibleTime
+from finegrain.album.engine.search import search
+from finegrain.album.engine.tools import parse_tools, restrict_plan, tools_label
 from finegrain.errors import FinegrainError
 
 HANGZHOU = PlaceMatch("Hangzhou", PlaceKey("city", "杭州市"))

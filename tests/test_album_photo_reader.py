@@ -29,11 +29,11 @@ from album_photo_fixtures import (
     jpeg_raw,
     jpeg_with,
 )
-from finegrain.album.catalog.sqlite import SqliteCatalog
-from finegrain.album.engine import search
-from finegrain.album.files import FieldProblem, ImageInfo, UnreadableImageError, read_photo
-from finegrain.album.indexer import Profiler, index_folder
-from finegrain.album.records import FaceOccurrence, PhotoPlace
+from finegrain.album.engine.catalog.sqlite import SqliteCatalog
+from finegrain.album.engine.files import FieldProblem, ImageInfo, UnreadableImageError, read_photo
+from finegrain.album.engine.indexer import Profiler, index_folder
+from finegrain.album.engine.records import FaceOccurrence, PhotoPlace
+from finegrain.album.engine.search import search
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
 

@@ -6,9 +6,9 @@ from datetime import datetime
 
 import pytest
 
-from finegrain.album.catalog import open_catalog
-from finegrain.album.indexer import Profiler
-from finegrain.album.photobench import import_photobench
+from finegrain.album.engine.catalog import open_catalog
+from finegrain.album.engine.indexer import Profiler
+from finegrain.album.engine.photobench import import_photobench
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
 from finegrain.io.photobench import read_album

@@ -11,14 +11,14 @@ pytest.importorskip("reverse_geocoder", reason="needs the geo extra: pip install
 pytest.importorskip("GeoToolCN", reason="needs the geo extra: pip install 'finegrain[geo]'")
 pytest.importorskip("pypinyin", reason="needs the geo extra: pip install 'finegrain[geo]'")
 
-from finegrain.album.profile.places import (  # noqa: E402
+from finegrain.album.engine.profile.places import (  # noqa: E402
     Geocoder,
     chinese_level,
     place_vocabulary,
     reverse_geocode,
     reverse_geocode_many,
 )
-from finegrain.album.profile.records import Place, PlaceKey  # noqa: E402
+from finegrain.album.engine.profile.records import Place, PlaceKey  # noqa: E402
 from finegrain.errors import FinegrainError  # noqa: E402
 
 

@@ -8,8 +8,8 @@ from datetime import date, datetime
 
 import pytest
 
-from finegrain.album.plan import AlbumVocabulary, PlaceKey, Plan, TimeRange, detect_lang, plan_query
-from finegrain.album.plan.time_rules import festival_ranges, find_times
+from finegrain.album.engine.plan import AlbumVocabulary, PlaceKey, Plan, TimeRange, detect_lang, plan_query
+from finegrain.album.engine.plan.time_rules import festival_ranges, find_times
 from finegrain.errors import FinegrainError
 
 LATEST = date(2025, 11, 20)

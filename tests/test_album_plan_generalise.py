@@ -8,8 +8,8 @@ from datetime import date
 
 import pytest
 
-from finegrain.album.plan import AlbumVocabulary, PlaceKey, plan_query
-from finegrain.album.plan.time_rules import two_digit_year
+from finegrain.album.engine.plan import AlbumVocabulary, PlaceKey, plan_query
+from finegrain.album.engine.plan.time_rules import two_digit_year
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from finegrain.album.plan import AlbumVocabulary, PlaceKey, plan_query
+from finegrain.album.engine.plan import AlbumVocabulary, PlaceKey, plan_query
 
 
 @pytest.fixture(scope="module")

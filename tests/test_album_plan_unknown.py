@@ -8,7 +8,7 @@ from datetime import date
 
 import pytest
 
-from finegrain.album.plan import AlbumVocabulary, PlaceKey, Plan, UnknownMention, plan_query
+from finegrain.album.engine.plan import AlbumVocabulary, PlaceKey, Plan, UnknownMention, plan_query
 from finegrain.errors import FinegrainError
 
 HANGZHOU = PlaceKey("city", "杭州市")

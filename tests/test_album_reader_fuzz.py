@@ -8,7 +8,7 @@ camera and orientation). Two kinds of mutants, from a fixed seed and in a bounde
 * field mutants: EXIF entries rewritten byte for byte with wrong TIFF types, wrong counts,
   huge and negative values, zero denominators and impossible dates.
 
-The contract of :func:`finegrain.album.files.read_photo`: an :class:`ImageInfo` (some fields
+The contract of :func:`finegrain.album.engine.files.read_photo`: an :class:`ImageInfo` (some fields
 None, the reasons in ``problems``) or a :class:`FinegrainError`, never another exception.
 A field mutant keeps its pixels intact, so it must always give a record.
 """
@@ -44,7 +44,7 @@ from album_photo_fixtures import (
     good_raw,
     jpeg_raw,
 )
-from finegrain.album.files import ImageInfo, read_photo
+from finegrain.album.engine.files import ImageInfo, read_photo
 from finegrain.errors import FinegrainError
 
 SEED = 20240610

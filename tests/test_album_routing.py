@@ -8,8 +8,8 @@ from types import MappingProxyType
 
 import pytest
 
-from finegrain.album.plan.records import SOURCE_TYPES, Plan
-from finegrain.album.routing import evaluate_routing
+from finegrain.album.bench.routing import evaluate_routing
+from finegrain.album.engine.plan.records import SOURCE_TYPES, Plan
 from finegrain.errors import FinegrainError
 from finegrain.io.photobench import Album, Person, Photo, PhotoQuery, read_album
 

@@ -8,8 +8,8 @@ from datetime import datetime
 
 import pytest
 
-from finegrain.album.catalog import open_catalog
-from finegrain.album.records import FaceOccurrence, Person, Photo, PhotoPlace
+from finegrain.album.engine.catalog import open_catalog
+from finegrain.album.engine.records import FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.cli.album_search_cmd import place_label
 
 YANTIAN = PhotoPlace(country_en="China", country_zh="中国", province_en="Guangdong", province_zh="广东省",

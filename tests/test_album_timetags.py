@@ -10,7 +10,7 @@ pytest.importorskip("lunardate", reason="needs the time extra: pip install 'fine
 pytest.importorskip("chinese_calendar", reason="needs the time extra: pip install 'finegrain[time]'")
 pytest.importorskip("holidays", reason="needs the time extra: pip install 'finegrain[time]'")
 
-from finegrain.album.profile.timetags import festival_dates, find_festival, time_tags  # noqa: E402
+from finegrain.album.engine.profile.timetags import festival_dates, find_festival, time_tags  # noqa: E402
 from finegrain.errors import FinegrainError, UnknownNameError  # noqa: E402
 
 

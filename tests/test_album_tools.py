@@ -8,11 +8,11 @@ import pytest
 
 from album_search_fixtures import KITE
 from dense_fakes import BagOfWordsEncoder
-from finegrain.album.catalog import open_catalog
-from finegrain.album.photobench import import_photobench
-from finegrain.album.plan import PlaceKey, PlaceMatch, Plan, TimeRange
-from finegrain.album.plan_catalog import vocabulary_from_catalog
-from finegrain.album.tools import (
+from finegrain.album.engine.catalog import open_catalog
+from finegrain.album.engine.photobench import import_photobench
+from finegrain.album.engine.plan import PlaceKey, PlaceMatch, Plan, TimeRange
+from finegrain.album.engine.plan_catalog import vocabulary_from_catalog
+from finegrain.album.engine.tools import (
     PhotoTimes,
     compose,
     face_search,

@@ -25,11 +25,11 @@ piexif = pytest.importorskip("piexif")
 from fastapi.testclient import TestClient  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from finegrain.album.catalog import open_catalog  # noqa: E402
-from finegrain.album.catalog.migrate import migrate_catalog  # noqa: E402
-from finegrain.album.indexer import index_folder  # noqa: E402
-from finegrain.album.plan import PlaceKey, PlaceMatch, Plan, TimeRange  # noqa: E402
-from finegrain.album.web.app import PhotoRefused, create_app, resolve_photo_file  # noqa: E402
+from finegrain.album.engine.catalog import open_catalog  # noqa: E402
+from finegrain.album.engine.catalog.migrate import migrate_catalog  # noqa: E402
+from finegrain.album.engine.indexer import index_folder  # noqa: E402
+from finegrain.album.engine.plan import PlaceKey, PlaceMatch, Plan, TimeRange  # noqa: E402
+from finegrain.album.engine.web.app import PhotoRefused, create_app, resolve_photo_file  # noqa: E402
 from finegrain.errors import FinegrainError  # noqa: E402
 
 
@@ -329,7 +329,7 @@ def test_serve_refuses_a_non_loopback_host(album: tuple[Path, Path, Path]) -> No
 
 
 def test_the_default_engine_answers_and_abstains(album: tuple[Path, Path, Path]) -> None:
-    pytest.importorskip("finegrain.album.engine")
+    pytest.importorskip("finegrain.album.engine.search")
     _, catalog, _ = album
     with TestClient(create_app(catalog)) as c:
         body = c.get("/api/search", params={"q": "photos in Hangzhou in May 2023"}).json()
@@ -347,7 +347,7 @@ def test_the_default_engine_answers_and_abstains(album: tuple[Path, Path, Path])
 def test_a_search_process_answers_as_the_server_does_and_sees_renames(album: tuple[Path, Path, Path]) -> None:
     """``search_processes=1`` (what ``album serve`` uses): the worker process gives the same bytes as a
     search in the server, and a commit (a new data_version) reaches it."""
-    pytest.importorskip("finegrain.album.engine")
+    pytest.importorskip("finegrain.album.engine.search")
     _, catalog, _ = album
     queries = ["photos in Hangzhou in May 2023", "杭州", "photos from 1999"]
     with TestClient(create_app(catalog)) as c:
@@ -425,7 +425,7 @@ def test_the_server_keeps_idle_connections_longer_than_clients(album: tuple[Path
     expires them (both 5 s) breaks the reuse; the album server keeps them longer."""
     import httpx
 
-    from finegrain.album.web import server
+    from finegrain.album.engine.web import server
     from finegrain.cli.main import main
 
     _, catalog, _ = album
@@ -446,7 +446,7 @@ def test_the_server_keeps_idle_connections_longer_than_clients(album: tuple[Path
 def test_a_person_s_cover_is_their_face_cropped_from_the_photo(tmp_path: Path) -> None:
     """People covers are face crops (``/face/ID?i=N``) of the newest photo with a face box; a face the
     catalog has no box for falls back to the thumbnail; unknown faces are 404, a missing file a placeholder."""
-    from finegrain.album.records import FaceOccurrence, Person
+    from finegrain.album.engine.records import FaceOccurrence, Person
 
     root = tmp_path / "photos"
     _jpeg(root / "old.jpg", (200, 40, 40), "2023:05:01 10:00:00")

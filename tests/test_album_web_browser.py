@@ -42,10 +42,10 @@ _need("uvicorn")
 piexif = _need("piexif")
 _need("websockets.sync.client")
 
-from finegrain.album.catalog import open_catalog  # noqa: E402
-from finegrain.album.indexer import index_folder  # noqa: E402
-from finegrain.album.photobench import import_photobench  # noqa: E402
-from finegrain.album.web.app import create_app  # noqa: E402
+from finegrain.album.engine.catalog import open_catalog  # noqa: E402
+from finegrain.album.engine.indexer import index_folder  # noqa: E402
+from finegrain.album.engine.photobench import import_photobench  # noqa: E402
+from finegrain.album.engine.web.app import create_app  # noqa: E402
 
 HANGZHOU = (30.2590, 120.1300)
 BEIJING = (39.9042, 116.4074)

@@ -17,9 +17,9 @@ from fastapi.testclient import TestClient  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from finegrain.album.catalog import open_catalog  # noqa: E402
-from finegrain.album.records import FaceOccurrence, Person, Photo, PhotoPlace  # noqa: E402
-from finegrain.album.web.app import create_app  # noqa: E402
+from finegrain.album.engine.catalog import open_catalog  # noqa: E402
+from finegrain.album.engine.records import FaceOccurrence, Person, Photo, PhotoPlace  # noqa: E402
+from finegrain.album.engine.web.app import create_app  # noqa: E402
 from finegrain.cli.main import main  # noqa: E402
 
 HANGZHOU = PhotoPlace(country_en="China", country_zh="中国", province_en="Zhejiang", province_zh="浙江省",

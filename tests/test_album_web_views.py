@@ -1,7 +1,7 @@
 """The album page's JSON views through FastAPI's TestClient: timeline paging, people (naming and
 merging), places, the map, photo lists, one photo's detail, and chips removed from a search.
 
-The catalog is the synthetic album of :mod:`finegrain.album.synthetic` (600 photos, 40 people
+The catalog is the synthetic album of :mod:`finegrain.album.bench.synthetic` (600 photos, 40 people
 with English and Chinese names, places, a few photos without time or position); it has no
 image files, so thumbnails are the missing-file placeholder. Expected values are computed
 from the store itself (``iter_photos``, ``ids_with_person``, ``ids_at_place``), not copied
@@ -23,11 +23,11 @@ pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
 from fastapi.testclient import TestClient  # noqa: E402
 
-from finegrain.album.catalog import open_catalog  # noqa: E402
-from finegrain.album.catalog.migrate import migrate_catalog  # noqa: E402
-from finegrain.album.plan import PlaceKey, PlaceMatch, Plan, TimeRange  # noqa: E402
-from finegrain.album.synthetic import build_synthetic_catalog  # noqa: E402
-from finegrain.album.web.app import create_app, drop_constraint, plan_chips  # noqa: E402
+from finegrain.album.bench.synthetic import build_synthetic_catalog  # noqa: E402
+from finegrain.album.engine.catalog import open_catalog  # noqa: E402
+from finegrain.album.engine.catalog.migrate import migrate_catalog  # noqa: E402
+from finegrain.album.engine.plan import PlaceKey, PlaceMatch, Plan, TimeRange  # noqa: E402
+from finegrain.album.engine.web.app import create_app, drop_constraint, plan_chips  # noqa: E402
 from finegrain.errors import FinegrainError  # noqa: E402
 
 N = 600

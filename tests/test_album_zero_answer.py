@@ -15,25 +15,25 @@ from datetime import date, datetime
 
 import pytest
 
-from finegrain.album.catalog.sqlite import SqliteCatalog
-from finegrain.album.engine import SearchContext, search
-from finegrain.album.evaluation import evaluate_album
-from finegrain.album.outcome import OutcomeKind
-from finegrain.album.photobench import import_photobench
-from finegrain.album.plan import plan_query
-from finegrain.album.plan.records import PersonMatch
-from finegrain.album.plan_catalog import vocabulary_from_catalog
-from finegrain.album.query_file import read_query_file
-from finegrain.album.records import FaceOccurrence, Person, Photo, PhotoPlace
-from finegrain.album.zero_answer import (
+from finegrain.album.bench.evaluation import evaluate_album
+from finegrain.album.bench.query_file import read_query_file
+from finegrain.album.bench.zero_answer import (
     KINDS,
     ZeroAnswerQuery,
     make_zero_answer,
     parse_langs,
     write_zero_answer,
 )
-from finegrain.album.zero_answer_phrasing import inject
-from finegrain.album.zero_answer_pool import constraint_pool, fits, source_of
+from finegrain.album.bench.zero_answer_phrasing import inject
+from finegrain.album.bench.zero_answer_pool import constraint_pool, fits, source_of
+from finegrain.album.engine.catalog.sqlite import SqliteCatalog
+from finegrain.album.engine.outcome import OutcomeKind
+from finegrain.album.engine.photobench import import_photobench
+from finegrain.album.engine.plan import plan_query
+from finegrain.album.engine.plan.records import PersonMatch
+from finegrain.album.engine.plan_catalog import vocabulary_from_catalog
+from finegrain.album.engine.records import FaceOccurrence, Person, Photo, PhotoPlace
+from finegrain.album.engine.search import SearchContext, search
 from finegrain.cli.main import main
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io.photobench import PhotoQuery, read_album

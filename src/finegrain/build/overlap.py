@@ -33,7 +33,7 @@ one of four methods (``by``):
     multilingual-e5-small), lower-cased and whitespace-collapsed as the dense
     retrievers do; queries are encoded as queries and passages as passages,
     cached on disk, searched exactly by
-    :class:`~finegrain.retrieve.dense_index.DenseIndex`; a pair counts at
+    :class:`~finegrain.retrieve.dense.index.DenseIndex`; a pair counts at
     cosine **>=** the threshold (default 0.95: e5-small's cosines are high for
     any two short texts in one language, so the threshold sits above those of
     unrelated short Chinese queries and below those of paraphrases).

@@ -32,7 +32,7 @@ from finegrain.io._lines import iter_jsonl, open_text_write
 SCHEMA = "finegrain.pool/1"
 #: CapRetrieval's graded scale: 0 irrelevant, 1 partially relevant, 2 relevant.
 DEFAULT_GRADES = (0, 1, 2)
-_HINT = "write it with 'finegrain pool' (or finegrain.build.pool.write_pool)"
+_HINT = "write it with 'finegrain pool' (or finegrain.build.pool_file.write_pool)"
 
 
 @dataclass(frozen=True)

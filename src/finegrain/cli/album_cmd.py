@@ -41,8 +41,8 @@ def index_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Index (or re-index, incrementally) the photos under PHOTO_DIR."""
-    from finegrain.album.catalog import catalog_target, describe, open_catalog
-    from finegrain.album.indexer import check_image_encoder, index_folder, photo_folder
+    from finegrain.album.engine.catalog import catalog_target, describe, open_catalog
+    from finegrain.album.engine.indexer import check_image_encoder, index_folder, photo_folder
     from finegrain.retrieve.dense.encoders import get_encoder
 
     photo_folder(photo_dir)  # before the catalog (inside it by default) is created
@@ -66,8 +66,8 @@ def import_photobench_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Build a catalog from a PhotoBench album folder (no images needed)."""
-    from finegrain.album.catalog import catalog_target, describe, open_catalog
-    from finegrain.album.photobench import import_photobench
+    from finegrain.album.engine.catalog import catalog_target, describe, open_catalog
+    from finegrain.album.engine.photobench import import_photobench
 
     with open_catalog(catalog_target(catalog)) as store:
         report = import_photobench(album_dir, store, lang=lang, show_progress=not quiet, datum=datum)
@@ -91,7 +91,7 @@ def people_command(
     me: str | None = typer.Option(None, "--me", help="The cluster id of the album owner."),
 ) -> None:
     """List face clusters with their photo counts; name them (aliases in any language), merge them, mark "me"."""
-    from finegrain.album.catalog import catalog_target, open_catalog
+    from finegrain.album.engine.catalog import catalog_target, open_catalog
 
     namings = [parse_naming(item) for item in name]  # every item checked before anything is written
     merges = [parse_merge(item) for item in merge]
@@ -147,8 +147,8 @@ def migrate_command(
         ..., "--to", help="Where to copy it (created; must be empty): a file, or a postgresql://USER@HOST/DB URL."),
 ) -> None:
     """Copy a catalog between SQLite and Postgres (either way), verifying every part's count and content."""
-    from finegrain.album.catalog import catalog_target
-    from finegrain.album.catalog.migrate import migrate_catalog
+    from finegrain.album.engine.catalog import catalog_target
+    from finegrain.album.engine.catalog.migrate import migrate_catalog
 
     report = migrate_catalog(catalog_target(source), catalog_target(target))
     typer.echo(report.summary())
@@ -168,7 +168,7 @@ def postgres_command(
     import signal
     import threading
 
-    from finegrain.album.catalog.local_server import LocalPostgres
+    from finegrain.album.engine.catalog.local_server import LocalPostgres
 
     if not database.replace("_", "").isalnum() or not database[:1].isalpha():
         raise FinegrainError(f"--database {database!r} is not a plain name", "use letters, digits and _, like album")

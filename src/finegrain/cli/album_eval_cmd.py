@@ -2,7 +2,7 @@
 
 Scores the engine on a PhotoBench album's judged queries (and on the queries of
 ``--queries`` files, e.g. from ``album zero-answer``) and prints, from the saved
-result (:func:`finegrain.album.evaluation.evaluate_album`):
+result (:func:`finegrain.album.bench.evaluation.evaluate_album`):
 
 - ``--by source`` (default): set P / R / F1, Reject-P / R / F1 and R@K / N@K (K = 1,
   5, 10, 20) side by side per Source type, with each denominator;
@@ -63,8 +63,8 @@ def eval_command(
     llm_timeout: float = typer.Option(20.0, "--llm-timeout", min=0.1, help="Seconds to wait for each LLM reply."),
 ) -> None:
     """Score the album engine on the PhotoBench queries with ground truth, with PhotoBench's analyses."""
-    from finegrain.album.evaluation import TABLE5_TOOLS, evaluate_album
-    from finegrain.album.plan import LLMConfig
+    from finegrain.album.bench.evaluation import TABLE5_TOOLS, evaluate_album
+    from finegrain.album.engine.plan import LLMConfig
 
     views = _views(by)
     if (llm_url is None) != (llm_model is None):

@@ -20,9 +20,9 @@ from finegrain.cli.options import lang_option
 from finegrain.errors import FinegrainError
 
 if TYPE_CHECKING:
-    from finegrain.album.plan.records import Plan
-    from finegrain.album.plan.vocabulary import AlbumVocabulary
-    from finegrain.album.routing import RoutingReport
+    from finegrain.album.bench.routing import RoutingReport
+    from finegrain.album.engine.plan.records import Plan
+    from finegrain.album.engine.plan.vocabulary import AlbumVocabulary
 
 LLM_URL_ENV = "FINEGRAIN_LLM_URL"
 LLM_MODEL_ENV = "FINEGRAIN_LLM_MODEL"
@@ -30,8 +30,8 @@ LLM_KEY_ENV = "FINEGRAIN_LLM_API_KEY"
 
 
 def _vocabulary(photobench: Path | None, lang: str, now: str | None) -> AlbumVocabulary:
-    from finegrain.album.plan.records import PlaceKey
-    from finegrain.album.plan.vocabulary import AlbumVocabulary, builtin_gazetteer
+    from finegrain.album.engine.plan.records import PlaceKey
+    from finegrain.album.engine.plan.vocabulary import AlbumVocabulary, builtin_gazetteer
 
     if photobench is not None:
         from finegrain.io.photobench import read_album
@@ -59,7 +59,7 @@ def plan_command(
     llm_model: str | None = typer.Option(None, "--llm-model", help=f"Model name for --llm-url (default ${LLM_MODEL_ENV})."),
 ) -> None:
     """Print the plan of QUERY: time ranges, places, people, event words, visual text, source type."""
-    from finegrain.album.plan import LLMConfig, plan_query, plan_query_llm
+    from finegrain.album.engine.plan import LLMConfig, plan_query, plan_query_llm
 
     vocab = _vocabulary(photobench, lang or "en", now)
     url = llm_url or os.environ.get(LLM_URL_ENV)
@@ -115,7 +115,7 @@ def eval_routing_command(
     errors: int = typer.Option(0, "--errors", help="Also list up to this many misrouted queries."),
 ) -> None:
     """Accuracy of the predicted source type (V, M, F, VM, VF, MF, VMF) against the labels."""
-    from finegrain.album.routing import evaluate_routing
+    from finegrain.album.bench.routing import evaluate_routing
     from finegrain.io.photobench import read_album
 
     report = evaluate_routing(read_album(photobench), lang)
@@ -129,7 +129,7 @@ def _print_routing(report: RoutingReport, errors: int) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from finegrain.album.plan.records import SOURCE_TYPES
+    from finegrain.album.engine.plan.records import SOURCE_TYPES
 
     console = Console()
     console.print(

@@ -47,9 +47,9 @@ def search_command(
     today: str | None = typer.Option(None, "--today", help="The 'now' of relative dates (YYYY-MM-DD); default: the newest photo's date, or today's when no photo is dated."),
 ) -> None:
     """Search CATALOG for QUERY: the photo set, a ranked list and the plan; nothing when it abstains."""
-    from finegrain.album.catalog import catalog_target, open_catalog
-    from finegrain.album.engine import search
-    from finegrain.album.plan_catalog import parse_today
+    from finegrain.album.engine.catalog import catalog_target, open_catalog
+    from finegrain.album.engine.plan_catalog import parse_today
+    from finegrain.album.engine.search import search
 
     now = parse_today(today)
 

@@ -42,18 +42,18 @@ def serve_command(
     ),
 ) -> None:
     """Serve the album page over CATALOG: timeline, search with removable chips, people, places, a map, photo detail."""
-    from finegrain.album.plan_catalog import parse_today
+    from finegrain.album.engine.plan_catalog import parse_today
 
     now = parse_today(today)
     allowed = serving.allowed_hosts(host, allow_remote, "the page has no login and serves your photos")
-    from finegrain.album.catalog import catalog_target, describe, is_postgres_url
+    from finegrain.album.engine.catalog import catalog_target, describe, is_postgres_url
 
     target = catalog_target(catalog)
     if not is_postgres_url(catalog) and not Path(target).is_file():
         raise FinegrainError(
             f"no catalog at {str(target)!r}", "build one with `finegrain album index PHOTO_DIR` first"
         )
-    from finegrain.album.web.app import create_app
+    from finegrain.album.engine.web.app import create_app
 
     options: dict[str, Any] = {} if now is None else {"today": now}
     if encoder and not search_processes:  # a search process builds the encoder itself
@@ -62,7 +62,7 @@ def serve_command(
         options["encoder"] = get_encoder(encoder)
     app = create_app(target, allowed_hosts=allowed, engine_options=options, search_processes=search_processes,
                      encoder_name=encoder or None)
-    from finegrain.album.web.server import serve
+    from finegrain.album.engine.web.server import serve
 
     serving.echo_serving(describe(target), host, port)
     serve(app, host, port, keep_alive=keep_alive)

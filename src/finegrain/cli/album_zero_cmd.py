@@ -1,6 +1,6 @@
 """``finegrain album zero-answer``: queries no photo of a PhotoBench album answers, with proofs.
 
-Thin over :func:`finegrain.album.zero_answer.make_zero_answer`: imports the album
+Thin over :func:`finegrain.album.bench.zero_answer.make_zero_answer`: imports the album
 into a temporary catalog per language (people's names differ by language),
 writes ``{"queries": [...], "provenance": {...}}`` to ``--out`` and prints how
 many queries of each kind it made. ``finegrain album eval --queries FILE`` scores
@@ -28,9 +28,9 @@ def zero_answer_command(
     """Turn answerable metadata/face queries of a PhotoBench album into queries no photo answers."""
     import tempfile
 
-    from finegrain.album.catalog import open_catalog
-    from finegrain.album.photobench import import_photobench
-    from finegrain.album.zero_answer import check_count, make_zero_answer, parse_langs, write_zero_answer
+    from finegrain.album.bench.zero_answer import check_count, make_zero_answer, parse_langs, write_zero_answer
+    from finegrain.album.engine.catalog import open_catalog
+    from finegrain.album.engine.photobench import import_photobench
     from finegrain.io.photobench import read_album
     from finegrain.version import __version__
 

@@ -5,7 +5,7 @@ that is right, odd or wrong (a GPS position as one rational instead of three,
 zero denominators, a month 13, wrong value types, huge numbers), so the
 mutations start from the cases real cameras and editors produce. There is no
 reference reading of EXIF; the loader's contract is the oracle: it returns an
-:class:`~finegrain.album.files.ImageInfo` whose fields are in range (or None
+:class:`~finegrain.album.engine.files.ImageInfo` whose fields are in range (or None
 with the problem listed), or raises a FinegrainError naming the file; any
 other exception is a crash.
 """
@@ -19,7 +19,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from finegrain.album.files import read_photo, read_sidecar
+from finegrain.album.engine.files import read_photo, read_sidecar
 from finegrain.testing.fuzz import Target
 
 _GOOD_GPS = {1: b"N", 2: ((30, 1), (15, 1), (1234, 100)), 3: b"E", 4: ((120, 1), (9, 1), (3000, 100))}

@@ -1,4 +1,4 @@
-"""Sharded BM25 on Ray: the same run as :class:`~finegrain.retrieve.lexical.BM25Retriever`, bit for bit.
+"""Sharded BM25 on Ray: the same run as :class:`~finegrain.retrieve.bm25.retriever.BM25Retriever`, bit for bit.
 
 1. The corpus is cut into contiguous shards (corpus order). One task per shard
    tokenizes it and returns its :class:`~finegrain.retrieve.bm25.shard.CorpusStats`;

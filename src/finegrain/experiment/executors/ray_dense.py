@@ -3,7 +3,7 @@
 The texts are those of :class:`~finegrain.retrieve.dense.retriever.DenseRetriever`
 (normalised, templated, same cache keys). The document vectors are cut into
 contiguous shards; one task per shard searches its rows with a
-:class:`~finegrain.retrieve.dense_index.DenseIndex` (threshold, then top k,
+:class:`~finegrain.retrieve.dense.index.DenseIndex` (threshold, then top k,
 boundary ties to the higher document id), and the driver keeps per query the
 top k of the union (:func:`finegrain.experiment.executors.shards.merge_candidates`), which is
 the top k of the whole corpus for the scores the shards computed.
@@ -59,7 +59,7 @@ def retrieve_dense(ex: RayExecutor, r: DenseRetriever, corpus: Corpus, queries: 
 def search_sharded(ex: RayExecutor, doc_vecs: np.ndarray, doc_ids: Sequence[str], q_vecs: np.ndarray,
                    qids: Sequence[str], *, k: int | None, threshold: float | None, name: str = "dense",
                    index_options: dict[str, Any] | None = None) -> Run:
-    """:meth:`DenseIndex.search <finegrain.retrieve.dense_index.DenseIndex.search>` over document shards on Ray,
+    """:meth:`DenseIndex.search <finegrain.retrieve.dense.index.DenseIndex.search>` over document shards on Ray,
     merged exactly (see the module docstring)."""
 
     v = np.asarray(doc_vecs)

@@ -8,7 +8,7 @@ queries it was chosen on.
    ``weights`` and RRF ``k``; BM25: ``k1`` and ``b``). A parameter given with
    ``--set`` is fixed, not tuned. The grid is the cross product of the tunable
    parameters' values; each point is one run (a hybrid's parts retrieve once and
-   are fused per point: :meth:`~finegrain.retrieve.hybrid.HybridRetriever.retrieve_grid`).
+   are fused per point: :meth:`~finegrain.retrieve.fusion.hybrid.HybridRetriever.retrieve_grid`).
 2. The queries are dealt into ``K`` **folds**, seeded and stratified by query
    type (:func:`finegrain.experiment.tuning.folds.fold_of`, the one fold maker).
 3. For each fold *f*, the point with the best **objective** (``metric=``,

@@ -4,10 +4,10 @@
 With the folds of ``--cv`` (seeded, stratified by gold query type), for each fold *f*, using the other
 folds only:
 
-1. a query-type predictor (:class:`~finegrain.retrieve.query_type.QueryTypePredictor`,
+1. a query-type predictor (:class:`~finegrain.retrieve.query.types.QueryTypePredictor`,
    naive Bayes over text features) is fitted on the other folds' texts and gold types;
 2. every query's type is predicted from its text and mapped to a route
-   (:func:`~finegrain.retrieve.query_type.route_of`);
+   (:func:`~finegrain.retrieve.query.types.route_of`);
 3. per route, the grid point with the best objective over the other folds'
    queries *predicted* into that route is chosen (ties: the a-priori default,
    else the first in grid order); a route with fewer than ``min_queries``

@@ -1,6 +1,6 @@
 """``bm25-okapi-expand``: ``bm25-okapi`` with the members of the query's category words added at a weight.
 
-For a query with category words (:func:`finegrain.retrieve.expand.expand_query`:
+For a query with category words (:func:`finegrain.retrieve.query.expand.expand_query`:
 海鲜 -> 螃蟹, 虾, ...; "fruit" -> apple, ...), a document scores
 
     BM25(query tokens, d) + weight * BM25(expansion tokens, d)
@@ -51,7 +51,7 @@ GRID_KEYS: tuple[str, ...] = ("weight", "max_members")
 
 @dataclass(frozen=True)
 class ExpandedBM25Retriever(BM25Retriever):
-    """:class:`~finegrain.retrieve.lexical.BM25Retriever` whose queries gain their category members at
+    """:class:`~finegrain.retrieve.bm25.retriever.BM25Retriever` whose queries gain their category members at
     ``weight`` (see the module docstring)."""
 
     shard_form: ClassVar[ShardForm | None] = None  # the member scores are not sharded: runs whole

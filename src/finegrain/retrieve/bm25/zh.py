@@ -1,6 +1,6 @@
 """BM25 variants for Chinese: ``bm25-okapi`` with another tokenizer, all else equal.
 
-Each is :class:`~finegrain.retrieve.lexical.BM25Retriever` with the CapRetrieval
+Each is :class:`~finegrain.retrieve.bm25.retriever.BM25Retriever` with the CapRetrieval
 paper's BM25 (rank_bm25's BM25Okapi, k1=1.5, b=0.75, epsilon=0.25, scores >=
 1e-3, stable sort) and one tokenizer preset of :mod:`finegrain.text.tokenizer`:
 

@@ -1,4 +1,4 @@
-"""Named fusions of registered retrievers: :class:`~finegrain.retrieve.hybrid.HybridRetriever` with other parts.
+"""Named fusions of registered retrievers: :class:`~finegrain.retrieve.fusion.hybrid.HybridRetriever` with other parts.
 
 Each uses ``hybrid``'s a-priori fusion, unchanged and untuned: reciprocal rank
 fusion (Cormack, Clarke & Büttcher, SIGIR 2009) over each part's top 1000,

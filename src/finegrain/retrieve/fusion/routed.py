@@ -7,7 +7,7 @@ set of fusion weights for every query may be a compromise; routing lets each gro
 The fusion is ``hybrid-use``'s (``bm25-okapi`` + ``e5`` + ``e5-sparse`` +
 ``use-m3`` by RRF; any ``hybrid`` option applies, ``--set parts=...`` too);
 what is routed is the choice of ``weights`` and ``k`` from hybrid's CV grid
-(:func:`~finegrain.retrieve.hybrid.weight_grid`, :func:`~finegrain.retrieve.hybrid.k_grid`).
+(:func:`~finegrain.retrieve.fusion.hybrid.weight_grid`, :func:`~finegrain.retrieve.fusion.hybrid.k_grid`).
 Routes: ``routes=paper`` splits ``plain`` singleton entities and events from
 ``constrained`` conjunctions and conditions (the CapRetrieval paper's own split);
 ``routes=types`` routes each type on its own.
@@ -40,7 +40,7 @@ DEFAULT_MIN_QUERIES = 30
 
 @dataclass(frozen=True)
 class RoutedHybrid:
-    """A :class:`~finegrain.retrieve.hybrid.HybridRetriever` whose fusion is routed by predicted query type
+    """A :class:`~finegrain.retrieve.fusion.hybrid.HybridRetriever` whose fusion is routed by predicted query type
     under ``--cv``; ``retrieve`` alone is the a-priori fusion for every query.
 
     ``routes`` and ``min_queries`` declare the routing; the cross-validation that fits a predictor and

