@@ -9,7 +9,7 @@ errors, refused (a clean error on input the reference reading accepts:
 stricter, not wrong), crashes and misparses. The last two are defects: the
 script exits 1 when either is non-zero and writes the first inputs of each
 to ``--save`` for a reproduction. The test suite runs the same fuzzer on a
-few hundred inputs per target (tests/test_fuzz_loaders.py).
+few hundred inputs per target (tests/io/test_fuzz_loaders.py).
 
 Usage::
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # System packages the tests need beyond pip: headless Chromium for the browser tests
-# (tests/test_album_web_browser.py drives it over the DevTools protocol; no chromedriver) and
+# (tests/album/engine/test_album_web_browser.py drives it over the DevTools protocol; no chromedriver) and
 # WordNet 3.0 for the fine-grained probes (finegrain.lexicons.wordnet reads /usr/share/wordnet).
 # Debian/Ubuntu; run as root or with sudo. Idempotent: installs only what is missing.
 # Usage: bash scripts/install-system-deps.sh

@@ -1,6 +1,6 @@
 """The CLI vocabulary: options shared by several verbs, declared once.
 
-One flag means one thing on every verb (``tests/test_cli_vocabulary.py``
+One flag means one thing on every verb (``tests/cli/test_cli_vocabulary.py``
 walks the command tree to check it):
 
 ======  =================  ==============================================
@@ -38,7 +38,7 @@ import typer
 from finegrain.errors import FinegrainError
 
 METRIC_FLAGS = ("--metric", "--metrics", "-m")
-# Short flag -> the long name it stands for, on every verb (tests/test_cli_vocabulary.py).
+# Short flag -> the long name it stands for, on every verb (tests/cli/test_cli_vocabulary.py).
 SHORT_FLAGS: dict[str, str] = {
     "-d": "--dataset",
     "-r": "--retriever",

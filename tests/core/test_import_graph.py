@@ -16,7 +16,7 @@ import grimp
 import networkx as nx
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
 
 

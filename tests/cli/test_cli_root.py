@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 import finegrain
 from finegrain.cli.main import app
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CLI_DIR = ROOT / "src" / "finegrain" / "cli"
 METRIC_VERBS = {"eval", "evaluate", "perturb", "compare", "report"}
 runner = CliRunner()

@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 
 import pytest
+from test_train_finetune import tiny_st  # noqa: F401 - the tiny random BERT fixture, shared
 
 from finegrain.cli.main import main
-from test_train_finetune import tiny_st  # noqa: F401 - the tiny random BERT fixture, shared
 
 COLOURS = ["red", "blue", "green", "black", "white", "brown"]
 ANIMALS = ["dog", "cat", "horse", "bird"]

@@ -12,11 +12,10 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("PIL")
 
-from tests.tiny_clip import make_tiny_clip
-
 from finegrain.diagnose.contrastive import make_pair, run_contrast
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.dense.encoders.registry import get_encoder
+from tiny_clip import make_tiny_clip
 
 N_IMAGES = 8
 DIM = 16

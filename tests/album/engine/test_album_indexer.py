@@ -19,8 +19,7 @@ import pytest
 piexif = pytest.importorskip("piexif")
 Image = pytest.importorskip("PIL.Image")
 
-from tests.dense_fakes import BagOfWordsEncoder  # noqa: E402
-
+from dense_fakes import BagOfWordsEncoder  # noqa: E402
 from finegrain.album.engine.catalog import open_catalog  # noqa: E402
 from finegrain.album.engine.indexer import Profiler, index_folder, read_sidecar  # noqa: E402
 from finegrain.cli.main import main  # noqa: E402

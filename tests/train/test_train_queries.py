@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
-from tests.llm_stub import chat_server
 
 from finegrain.build.textset import as_text_set
 from finegrain.cli.main import main
@@ -20,6 +19,7 @@ from finegrain.text.lang import has_cjk
 from finegrain.train.llm import LLMSettings, validate_queries
 from finegrain.train.queries import generate_queries, read_pool
 from finegrain.train.rules import Candidate, hypernym, idf_table, rank_keywords
+from llm_stub import chat_server
 
 
 def _jsonl(path: Path, rows: list[dict[str, str]]) -> Path:

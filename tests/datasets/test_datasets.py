@@ -16,7 +16,7 @@ from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.settings import Settings
 
 NO_ROOT = Settings(data_root=None)
-_DATA = Path(os.environ.get("FINEGRAIN_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
+_DATA = Path(os.environ.get("FINEGRAIN_DATA") or Path(__file__).resolve().parents[2].parent / "shared" / "data")
 DATA = Settings(data_root=_DATA)
 needs_data = pytest.mark.skipif(not (_DATA / "capretrieval").is_dir(), reason=f"shared data not found at {_DATA}")
 

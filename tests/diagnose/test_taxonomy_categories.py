@@ -18,7 +18,7 @@ from finegrain.diagnose.taxonomy import analyse_taxonomy
 from finegrain.diagnose.taxonomy.categories import en_members, member_in, zh_categories
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
-DATA = Path(__file__).resolve().parents[1] / "src/finegrain/diagnose/taxonomy/data"
+DATA = Path(__file__).resolve().parents[2] / "src/finegrain/diagnose/taxonomy/data"
 
 
 def test_zh_lexicon_has_the_papers_examples_and_is_well_formed() -> None:

@@ -9,10 +9,9 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("piexif")
 
-from tests.dense_fakes import BagOfWordsEncoder  # noqa: E402
-from tests.test_album_indexer import album  # noqa: E402,F401  (the fixture: real JPEGs with EXIF)
-from tests.tiny_clip import make_tiny_clip  # noqa: E402
+from tests.album.engine.test_album_indexer import album  # noqa: E402,F401  (the fixture: real JPEGs with EXIF)
 
+from dense_fakes import BagOfWordsEncoder  # noqa: E402
 from finegrain.album.engine.catalog import open_catalog  # noqa: E402
 from finegrain.album.engine.catalog.store import EMBEDDING_KINDS  # noqa: E402
 from finegrain.album.engine.indexer import embed_missing_images, index_folder  # noqa: E402
@@ -20,6 +19,7 @@ from finegrain.album.engine.search import IMAGE_TEXT_THRESHOLD, SearchContext, s
 from finegrain.cli.main import main  # noqa: E402
 from finegrain.errors import FinegrainError  # noqa: E402
 from finegrain.retrieve.dense.encoders.clip import CLIPEncoder  # noqa: E402
+from tiny_clip import make_tiny_clip  # noqa: E402
 
 PHOTOS = ["IMG_0001.jpg", "IMG_0002.jpg", "IMG_0003.jpg", "scan.jpg", "screenshot.png",
           "trip/IMG_0100.jpg", "trip/IMG_0101.jpg"]

@@ -16,7 +16,7 @@ from finegrain.experiment.executors.shards import Candidates, merge_candidates, 
 from finegrain.ranking import string_ranks, top_k_positions
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
 
 

@@ -11,8 +11,8 @@ import math
 from pathlib import Path
 
 import pytest
-from tests.test_evaluate_cli import run_cli as cli  # the evaluate verb through main, with its output
-from tests.test_evaluate_cli import write
+from tests.cli.test_evaluate_cli import run_cli as cli  # the evaluate verb through main, with its output
+from tests.cli.test_evaluate_cli import write
 
 from finegrain.errors import FinegrainError
 from finegrain.evaluate import evaluate

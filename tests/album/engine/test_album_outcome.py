@@ -12,7 +12,6 @@ import re
 from datetime import date
 
 import pytest
-from tests.llm_stub import chat_server
 
 from album_search_fixtures import KITE
 from finegrain.album.engine.catalog.sqlite import SqliteCatalog
@@ -40,6 +39,7 @@ from finegrain.album.engine.plan.records import ImpossibleTime
 from finegrain.album.engine.search import search
 from finegrain.album.engine.tools import parse_tools, restrict_plan, tools_label
 from finegrain.errors import FinegrainError
+from llm_stub import chat_server
 
 HANGZHOU = PlaceMatch("Hangzhou", PlaceKey("city", "杭州市"))
 SHANGHAI = PlaceMatch("Shanghai", PlaceKey("city", "上海市"))

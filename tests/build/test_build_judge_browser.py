@@ -31,11 +31,12 @@ for _module in ("fastapi", "uvicorn", "websockets.sync.client"):
     except ImportError:
         missing(f"the judging page browser test needs {_module!r}: pip install -e '.[test]'", module_level=True)
 
+from test_build_judge import make_pool  # noqa: E402
+
 from finegrain.build.judge.app import create_app  # noqa: E402
 from finegrain.build.judge.export import export_qrels  # noqa: E402
 from finegrain.build.judge.store import JudgmentStore  # noqa: E402
 from finegrain.build.pool_file import write_pool  # noqa: E402
-from test_build_judge import make_pool  # noqa: E402
 
 # the four items shown (q2/d4 and q3/d6 have qrels grades and are hidden), in pool order
 SHOWN = [("q1", "d1"), ("q1", "d2"), ("q2", "d3"), ("q3", "d5")]

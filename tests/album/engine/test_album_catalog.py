@@ -186,7 +186,7 @@ def test_bad_catalog_files_are_refused_with_the_path(tmp_path):
 
 def test_filters_use_indexes(tmp_path):
     """The time, place and person filters are index look-ups, not table scans (SQLite; Postgres:
-    tests/test_album_catalog_postgres.py)."""
+    tests/album/engine/test_album_catalog_postgres.py)."""
     with open_catalog(tmp_path / "c.sqlite") as store:
         _assert_index_plans(store._db)
 

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.llm_stub import chat_server
 
 from finegrain.album.bench.analysis import ablation_row, complexity_table, dimension_rows, outcome_counts
 from finegrain.album.bench.evaluation import METRICS, evaluate_album
@@ -16,6 +15,7 @@ from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
 from finegrain.evaluate import evaluate
 from finegrain.io.photobench import read_album
+from llm_stub import chat_server
 
 # --------------------------------------------------------------------------- hand-computed, tiny
 
