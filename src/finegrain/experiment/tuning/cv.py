@@ -44,10 +44,9 @@ import numpy as np
 from finegrain.compare.stats import bootstrap_ci, randomization_test
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.evaluate import evaluate
-from finegrain.experiment.tuning.folds import fold_of
+from finegrain.experiment.tuning.folds import assemble, fold_of
 from finegrain.metrics.spec import parse_metric
 from finegrain.retrieve.registry import RETRIEVERS
-from finegrain.types import Run
 
 SCHEMA = "finegrain.cv/1"
 DEFAULT_OBJECTIVE = "ndcg@10"
@@ -340,27 +339,3 @@ def summarize(qrels: Any, oof: Any, default_run: Any, keys: Sequence[str], spec:
                                  None if p is None or p != p else p,
                                  tuple(ev[m].value_over(f)[0] for f in members))
     return ev, dev, per_metric
-
-
-def assemble(sources: Sequence[Any], qids: Sequence[str], *, name: str) -> Any:
-    """One run taking query ``qids[j]``'s results from ``sources[j]`` (a query a source lacks: no results)."""
-
-    vocab: dict[str, int] = {}
-    tables: dict[int, np.ndarray] = {}
-    docs: list[np.ndarray] = []
-    values: list[np.ndarray] = []
-    counts: list[int] = []
-    for q, run in zip(qids, sources):
-        if id(run) not in tables:
-            tables[id(run)] = np.asarray([vocab.setdefault(d, len(vocab)) for d in run.vocab], dtype=np.int64)
-        if q in run:
-            i = run.index_of(q)
-            lo, hi = int(run.offsets[i]), int(run.offsets[i + 1])
-            docs.append(tables[id(run)][run.doc_codes[lo:hi]])
-            values.append(np.asarray(run.values[lo:hi], dtype=np.float64))
-            counts.append(hi - lo)
-        else:
-            counts.append(0)
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    return Run(tuple(qids), offsets, np.concatenate(docs) if docs else np.zeros(0, np.int64), tuple(vocab),
-               np.concatenate(values) if values else np.zeros(0, np.float64), name=name)

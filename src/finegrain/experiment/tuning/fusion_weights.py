@@ -26,11 +26,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.evaluate import evaluate
-from finegrain.experiment.tuning.folds import fold_of
+from finegrain.experiment.tuning.folds import assemble, fold_members, select_queries
 from finegrain.interop import as_qrels, as_run
 from finegrain.metrics.spec import parse_metric
 from finegrain.retrieve.fusion.methods import fuse
@@ -127,21 +125,22 @@ def cv_weights(
     vectors = _grid(len(run_list), step) if grid is None else _check_grid(grid, len(run_list))
     score = objective or _metric_objective(qrels_t, metric)
     fused = [fuse(run_list, method, weights=list(w), norm=norm, k=k, depth=depth) for w in vectors]
-    parts = _deal(qids, folds, seed)
+    parts = fold_members(qids, folds, seed)
     chosen: list[Fold] = []
-    held_out_parts: list[Run] = []
+    source: dict[str, Run] = {}  # each held-out query's run: the fusion chosen without its fold
     for f, test in enumerate(parts):
         test_set = frozenset(test)
         train = frozenset(q for q in qids if q not in test_set)
         best_i, best_v = 0, None
         for i, run in enumerate(fused):
-            v = score(_select(run, train), train)
+            v = score(select_queries(run, train), train)
             if v is not None and (best_v is None or v > best_v):
                 best_i, best_v = i, v
-        part = _select(fused[best_i], test_set)
+        part = select_queries(fused[best_i], test_set)
         chosen.append(Fold(f, tuple(test), tuple(float(x) for x in vectors[best_i]), best_v, score(part, test_set)))
-        held_out_parts.append(part)
-    assembled = _concat(held_out_parts, f"cv-{method}({','.join(r.name for r in run_list)})")
+        source.update(dict.fromkeys(test, fused[best_i]))
+    order = [q for test in parts for q in test]
+    assembled = assemble([source[q] for q in order], order, name=f"cv-{method}({','.join(r.name for r in run_list)})")
     return WeightSearch(method, metric, tuple(r.name for r in run_list), tuple(chosen),
                         score(assembled, frozenset(qids)), assembled)
 
@@ -182,32 +181,6 @@ def _check_grid(grid: Sequence[Sequence[float]], n: int) -> list[tuple[float, ..
         if len(w) != n or any(x < 0 for x in w) or not any(x > 0 for x in w):
             raise FinegrainError(f"grid vector {w!r} is not {n} weights >= 0 with one > 0", f"e.g. {(1.0,) * n}")
     return out
-
-
-def _deal(qids: list[str], folds: int, seed: int) -> list[list[str]]:
-    """The queries of each fold, from the one fold maker (:func:`finegrain.experiment.tuning.folds.fold_of`)."""
-
-    order = sorted(qids)
-    assigned = fold_of(order, folds, seed)
-    return [[q for q in order if assigned[q] == f] for f in range(folds)]
-
-
-def _select(run: Run, qids: frozenset[str]) -> Run:
-    """The queries of ``run`` that are in ``qids`` (in run order)."""
-    keep = [i for i, q in enumerate(run.qids) if q in qids]
-    offsets = run.offsets
-    idx = np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in keep]) if keep else np.zeros(0, np.int64)
-    counts = offsets[1:][keep] - offsets[:-1][keep] if keep else np.zeros(0, np.int64)
-    new_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    return Run([run.qids[i] for i in keep], new_offsets, run.doc_codes[idx], run.vocab, run.values[idx],
-               name=run.name, check=False)
-
-
-def _concat(parts: list[Run], name: str) -> Run:
-    data: dict[str, dict[str, float]] = {}
-    for part in parts:
-        data.update(part.to_dict())
-    return Run.from_dict(data, name=name)
 
 
 def _fmt(v: float | None) -> str:

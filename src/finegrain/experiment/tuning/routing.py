@@ -44,10 +44,10 @@ from finegrain.experiment.tuning.cv import (
     FoldChoice,
     MetricCV,
     Tunable,
-    assemble,
     choose,
     summarize,
 )
+from finegrain.experiment.tuning.folds import assemble
 from finegrain.retrieve.fusion.routed import DEFAULT_MIN_QUERIES, DEFAULT_ROUTES
 from finegrain.retrieve.query.types import Accuracy, QueryTypePredictor, accuracy, route_of
 from finegrain.types import Corpus, Queries, Run
