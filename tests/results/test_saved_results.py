@@ -81,7 +81,8 @@ def test_old_files_are_migrated_once_and_say_so(tmp_path: Path) -> None:
     # a median whose value equals the mean of its per-query values: guessing with isclose would call it a mean
     body["per_query"]["median_rank"] = {"q1": 1.0, "q2": 2.0, "q3": 3.0}
     body["aggregate"]["median_rank"] = 2.0
-    write_results(tmp_path / "old", body)
+    (tmp_path / "old").mkdir()  # a file as an older finegrain wrote it (SavedResults writes only the current form)
+    (tmp_path / "old" / "results.json").write_text(json.dumps(body), encoding="utf-8")
     saved = SavedResults.load(tmp_path / "old")
     assert saved.metrics["median_rank"].aggregation == "median"
     assert saved.metrics["pair_f1@10"].aggregation == "ratio"
@@ -104,7 +105,12 @@ def test_old_files_are_migrated_once_and_say_so(tmp_path: Path) -> None:
 def test_bad_sections_name_the_file_and_the_place(tmp_path: Path, change: dict, section: str) -> None:
     body = SavedResults.from_evaluation(_ev(RUN_A, "a")).to_json()
     body.update(change)
-    path = write_results(tmp_path / "r", body)
+    with pytest.raises(DataFormatError):  # the writer checks what the reader checks: a bad body is not written
+        write_results(tmp_path / "refused", body)
+    assert not (tmp_path / "refused" / "results.json").exists()
+    (tmp_path / "r").mkdir()  # a bad file made elsewhere (a hand edit, another tool)
+    path = tmp_path / "r" / "results.json"
+    path.write_text(json.dumps(body), encoding="utf-8")
     with pytest.raises(DataFormatError, match=f"results.json.*{section}"):
         SavedResults.load(path)
     with pytest.raises(DataFormatError, match="results.json"):

@@ -67,12 +67,12 @@ def eval_command(
     The run is DIR/run.trec, or DIR/run.jsonl when a query or document id
     has a space, a tab or another character a TREC line cannot hold (JSON
     lines: a header, then one line per query with its [doc_id, score] pairs
-    in rank order; read it with finegrain.experiment.run.read_saved_run).
+    in rank order; read it with finegrain.results.files.read_saved_run).
     """
     from finegrain.experiment.executors.engine import Engine
     from finegrain.experiment.run import Experiment, is_transductive, run_experiment
     from finegrain.report.table import print_evaluation
-    from finegrain.results.files import RUN_JSONL, save_run, write_results
+    from finegrain.results.files import RUN_JSONL
     from finegrain.settings import Settings
 
     names = opt.metric_keys(metrics, DEFAULT_METRICS)
@@ -85,10 +85,9 @@ def eval_command(
         show_progress=not quiet,
         engine=where,
     )
-    path = write_results(out, outcome.results)
-    run_path = save_run(out, outcome.run, outcome.results.get("run_file"))
+    path, run_path = outcome.save(out)
     mark = " · TRANSDUCTIVE (trained on this dataset's passages)" if is_transductive(outcome.results) else ""
-    print_evaluation(outcome.results, title=f"{dataset} · {retriever}{mark}")
+    print_evaluation(outcome.saved, title=f"{dataset} · {retriever}{mark}")
     if "threshold_sweep" in outcome.results:
         from finegrain.report.threshold_table import print_sweep
 
@@ -100,9 +99,8 @@ def eval_command(
     typer.echo(f"wrote {path} and {run_path}")
     if out_format is ResultFormat.MTEB:
         from finegrain.results.mteb import write_mteb_json
-        from finegrain.results.saved import SavedResults
 
-        typer.echo(f"wrote {write_mteb_json(SavedResults.from_json(outcome.results), out / MTEB_FILE)} (MTEB result JSON)")
+        typer.echo(f"wrote {write_mteb_json(outcome.saved, out / MTEB_FILE)} (MTEB result JSON)")
     if run_path.name == RUN_JSONL:
         typer.echo("the run is JSON lines, not TREC: some ids have spaces or other characters a TREC line cannot hold")
     for warning in outcome.results["provenance"].get("warnings", ()):

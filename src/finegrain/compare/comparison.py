@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from finegrain.compare.rollup import rollup_of
+from finegrain.compare.rollup import Rollup, rollup_of
 from finegrain.compare.stats import (
     CI_METHODS,
     CIMethod,
@@ -162,7 +162,7 @@ class Comparison:
     skipped: Mapping[str, str]
     settings: CompareSettings
     notes: tuple[str, ...] = ()
-    rollup: Any = None  # finegrain.compare.rollup.Rollup of the query types (CapRetrieval Table 3), or None
+    rollup: Rollup | None = None  # the roll-up of the query types (CapRetrieval Table 3), when one applies
 
     @property
     def names(self) -> tuple[str, ...]:

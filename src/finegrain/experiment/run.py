@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from finegrain.datasets import load_dataset
@@ -17,16 +19,19 @@ from finegrain.diagnose.taxonomy import analyse_taxonomy
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.evaluate import evaluate as evaluate_locally
 from finegrain.evaluate.groups import parse_split
+from finegrain.evaluate.result import Evaluation
 from finegrain.experiment.executors.engine import LOCAL
 from finegrain.experiment.tuning.cv import nothing_to_tune, parse_cv, tunables
 from finegrain.experiment.tuning.grid import cross_validate
 from finegrain.experiment.tuning.threshold import parse_sweep, sweep_thresholds
 from finegrain.machine import run_environment
 from finegrain.metrics.spec import parse_metric
-from finegrain.results.files import run_file_name
+from finegrain.results.files import run_file_name, save_run
+from finegrain.results.saved import SavedResults
 from finegrain.retrieve.registry import get_retriever
 from finegrain.settings import Settings
 from finegrain.train.finetune import transductive_dataset
+from finegrain.types import Run
 
 if TYPE_CHECKING:
     from finegrain.experiment.executors.engine import Engine
@@ -46,9 +51,21 @@ class Experiment:
 
 @dataclass(frozen=True)
 class Outcome:
-    run: Any  # finegrain.types.Run
-    evaluation: Any  # finegrain.evaluate.result.Evaluation
-    results: Mapping[str, Any]  # the JSON-able content of results.json
+    """What one experiment produced: the run, its evaluation and the saved form of both (``results.json``)."""
+
+    run: Run
+    evaluation: Evaluation
+    saved: SavedResults
+
+    @cached_property
+    def results(self) -> dict[str, Any]:
+        """The JSON content of ``results.json`` (:meth:`SavedResults.to_json`)."""
+        return self.saved.to_json()
+
+    def save(self, folder: str | Path) -> tuple[Path, Path]:
+        """Write ``folder/results.json`` and the run beside it (``run.trec``, or ``run.jsonl`` for ids a TREC
+        line cannot hold); their paths."""
+        return self.saved.save(folder), save_run(folder, self.run, self.saved.run_file)
 
 
 def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool = True,
@@ -89,47 +106,45 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
         curves = metric_curves(ds.qrels, run, list(ds.queries), evaluate=ex.evaluate)
         engine_info = ex.describe() if engine.kind != "local" else None
         engine_notes = list(ex.notes)
-    body = evaluation.to_json_dict()
-    results = {
-        **body,
-        "aggregation": evaluation.aggregation(),  # mean / median / ratio per metric: see finegrain.results.saved
-        "curves": curves,
-        "queries": {q.id: {"text": q.text, "type": types[q.id]} for q in ds.queries.values()},
-        "provenance": {
-            "dataset": {"name": ds.name, "lang": ds.lang, **_jsonable(ds.meta),
-                        "n_queries": len(ds.queries), "n_documents": len(ds.corpus)},
-            "retriever": {"name": exp.retriever, **retriever.config()},
-            "metrics": [s.key for s in specs],
-            "top_k": exp.top_k,
-            **({"query_groups": split.describe(ds.queries)} if split is not None else {}),
-            **run_environment(),  # version, Python, machine, command, time: finegrain.machine
-            "retrieve_seconds": round(retrieve_s, 3),
-            **({"engine": engine_info} if engine_info is not None else {}),  # --engine ray: finegrain.experiment.executors
-        },
+    provenance: dict[str, Any] = {
+        "dataset": {"name": ds.name, "lang": ds.lang, **_jsonable(ds.meta),
+                    "n_queries": len(ds.queries), "n_documents": len(ds.corpus)},
+        "retriever": {"name": exp.retriever, **retriever.config()},
+        "metrics": [s.key for s in specs],
+        "top_k": exp.top_k,
+        **({"query_groups": split.describe(ds.queries)} if split is not None else {}),
+        **run_environment(),  # version, Python, machine, command, time: finegrain.machine
+        "retrieve_seconds": round(retrieve_s, 3),
+        **({"engine": engine_info} if engine_info is not None else {}),  # --engine ray: experiment.executors
     }
-    results["errors"] = error_section(ds, run)  # error analysis: see error_section below
-    results["taxonomy"] = taxonomy_section(ds, run)  # DuReader Table 9 error types: see taxonomy_section
-    results["judged"] = judged_section(ds.qrels, run, list(ds.queries),  # grades of the top k: the report's drill-down
-                                       fully_judged=bool(ds.meta.get("fully_judged", False)))
+    sections: dict[str, Any] = {
+        "errors": error_section(ds, run),  # error analysis: see error_section below
+        "taxonomy": taxonomy_section(ds, run),  # DuReader Table 9 error types: see taxonomy_section
+        "judged": judged_section(ds.qrels, run, list(ds.queries),  # grades of the top k: the report's drill-down
+                                 fully_judged=bool(ds.meta.get("fully_judged", False))),
+    }
     if cv_result is not None:  # the CV means, CIs and the a-priori default: finegrain.experiment.tuning.cv
-        results["cv"] = cv_result.to_json_dict()
-        results["provenance"]["cv"] = cv_result.provenance()
-    if sweep is not None:  # threshold retrieval with a cross-validated threshold: finegrain.experiment.tuning.threshold
-
-        results["threshold_sweep"] = sweep_thresholds(ds.qrels, run, [s.key for s in specs], sweep,
-                                                      queries=list(ds.queries), strata=types).to_json_dict()
-    results["run_file"] = run_file_name(run)  # run.trec, or run.jsonl for ids TREC cannot hold: see save_run
-    results["provenance"]["warnings"] = _warnings(ds, run) + _split_warnings(split, ds) + engine_notes
-    in_sample = in_sample_warning(exp.retriever, results["provenance"]["retriever"], ds.name)
+        sections["cv"] = cv_result.to_json_dict()
+        provenance["cv"] = cv_result.provenance()
+    if sweep is not None:  # threshold retrieval with a cross-validated threshold: experiment.tuning.threshold
+        sections["threshold_sweep"] = sweep_thresholds(ds.qrels, run, [s.key for s in specs], sweep,
+                                                       queries=list(ds.queries), strata=types).to_json_dict()
+    sections["run_file"] = run_file_name(run)  # run.trec, or run.jsonl for ids TREC cannot hold: see save_run
+    warnings = _warnings(ds, run) + _split_warnings(split, ds) + engine_notes
+    in_sample = in_sample_warning(exp.retriever, provenance["retriever"], ds.name)
     if in_sample is not None:
-        results["provenance"]["warnings"].append(in_sample)
-    trained_on_eval = transductive_models(results["provenance"]["retriever"], ds.name)
+        warnings.append(in_sample)
+    trained_on_eval = transductive_models(provenance["retriever"], ds.name)
     if trained_on_eval:
-        results["provenance"]["transductive"] = {"dataset": ds.name, "models": trained_on_eval}
-        results["provenance"]["warnings"].append(
+        provenance["transductive"] = {"dataset": ds.name, "models": trained_on_eval}
+        warnings.append(
             f"TRANSDUCTIVE: {', '.join(trained_on_eval)} was trained on the passages of {ds.name} "
             "(label-free); these results are not zero-shot")
-    return Outcome(run=run, evaluation=evaluation, results=results)
+    provenance["warnings"] = warnings
+    saved = SavedResults.from_evaluation(
+        evaluation, queries={q.id: {"text": q.text, "type": types[q.id]} for q in ds.queries.values()},
+        provenance=provenance, curves=curves, **sections)
+    return Outcome(run=run, evaluation=evaluation, saved=saved)
 
 
 def _parse_cv(exp: Experiment, engine: Engine | None) -> Any:

@@ -7,7 +7,6 @@ is written here.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,24 +25,9 @@ __all__ = ["RESULTS_FILE", "RUN_FILES", "RUN_JSONL", "RUN_TREC", "SCHEMA", "read
 
 
 def write_results(out_dir: str | Path, results: Mapping[str, Any] | SavedResults) -> Path:
-    """Write ``results.json`` into ``out_dir`` (the run goes beside it through
-    :func:`finegrain.experiment.run.save_run`: ``run.trec``, or ``run.jsonl`` for ids TREC cannot hold).
-
-    The JSON is written to a temporary file and renamed, so an interrupted
-    write never leaves a half file behind.
-    """
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise FinegrainError(f"cannot create output folder {str(out)!r}: {e.strerror}", "choose a writable --out") from None
-    if not isinstance(results, Mapping):
-        results = results.to_json()
-    path = out / RESULTS_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"schema": SCHEMA, **results}, ensure_ascii=False, indent=1), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    """Write ``results.json`` into ``out_dir`` through :meth:`SavedResults.save` (a results dict is
+    validated first); the run goes beside it through :func:`save_run`."""
+    return SavedResults.coerce(results).save(out_dir)
 
 
 def read_results(path: str | Path) -> dict[str, Any]:

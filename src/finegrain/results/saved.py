@@ -242,6 +242,28 @@ class SavedResults:
                                   str(found))
         return _parse(data, p, str(p))
 
+    def save(self, folder: str | Path) -> Path:
+        """Write this as ``folder/results.json`` (the folder is created) and return its path; :meth:`load`
+        reads it back. The JSON goes to a temporary file that is then renamed, so an interrupted write
+        never leaves a half file behind."""
+        out = Path(folder)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise FinegrainError(f"cannot create output folder {str(out)!r}: {e.strerror}",
+                                 "choose a writable --out") from None
+        path = out / RESULTS_FILE
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_json(), ensure_ascii=False, indent=1), encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+    @property
+    def run_file(self) -> str | None:
+        """The name of the run saved beside ``results.json`` (``run.trec`` or ``run.jsonl``), when recorded."""
+        name = self.extra.get("run_file")
+        return name if isinstance(name, str) else None
+
     @classmethod
     def from_evaluation(
         cls,
