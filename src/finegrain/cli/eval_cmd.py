@@ -70,9 +70,10 @@ def eval_command(
     in rank order; read it with finegrain.results.files.read_saved_run).
     """
     from finegrain.experiment.executors.engine import Engine
-    from finegrain.experiment.run import Experiment, is_transductive, run_experiment
+    from finegrain.experiment.run import Experiment, run_experiment
     from finegrain.report.table import print_evaluation
     from finegrain.results.files import RUN_JSONL
+    from finegrain.results.saved import is_transductive
     from finegrain.settings import Settings
 
     names = opt.metric_keys(metrics, DEFAULT_METRICS)

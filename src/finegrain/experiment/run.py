@@ -194,13 +194,6 @@ def transductive_models(config: Any, dataset: str) -> list[str]:
     return found
 
 
-def is_transductive(results: Any) -> bool:
-    """Whether results (the results.json dict or a SavedResults) came from a model trained on the evaluated
-    dataset's passages."""
-    prov = results.get("provenance") if isinstance(results, Mapping) else getattr(results, "provenance", None)
-    return bool(isinstance(prov, Mapping) and prov.get("transductive"))
-
-
 def _warnings(ds: Any, run: Any) -> list[str]:
     """What a person should know before trusting the numbers (printed by ``finegrain eval``)."""
     out = []

@@ -28,7 +28,6 @@ from finegrain.compare.systems import LabelledResults, load_labelled
 from finegrain.compare.systems import resolve_baseline as _resolve_baseline
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.groups import order_groups
-from finegrain.experiment.run import is_transductive
 from finegrain.frozen import thaw
 from finegrain.report import charts
 from finegrain.report.comparison_section import ci_note, comparison_view
@@ -40,6 +39,7 @@ from finegrain.report.headline import headline_metric
 from finegrain.report.probe_sections import probe_context, probes_only_context
 from finegrain.report.threshold_section import threshold_view
 from finegrain.results.saved import SCHEMA as RESULTS_SCHEMA
+from finegrain.results.saved import is_transductive
 from finegrain.version import __version__
 
 __all__ = ["RANK_METRICS", "LabelledResults", "build_context", "fmt", "fmt_delta", "fmt_p", "is_rank", "load_systems",

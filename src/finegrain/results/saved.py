@@ -550,3 +550,10 @@ def from_mteb_json(data: Mapping[str, Any], *, source: str | Path, split: str | 
     ``default`` when there are several, else an error naming them)."""
     body = mteb_body(data, source=source, split=split, hf_subset=hf_subset)
     return _parse(body, Path(source), str(source), aggregate_only=True, origin="mteb")
+
+
+def is_transductive(results: Any) -> bool:
+    """Whether results (the results.json dict or a SavedResults) came from a model trained on the evaluated
+    dataset's passages."""
+    prov = results.get("provenance") if isinstance(results, Mapping) else getattr(results, "provenance", None)
+    return bool(isinstance(prov, Mapping) and prov.get("transductive"))

@@ -21,12 +21,14 @@ once per installation; loading it takes well under a second.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 from functools import lru_cache
 from typing import Any
 
-from finegrain.retrieve.bm25 import _numba
+#: the compiled loops; the module imports numba at its top, so it is loaded only when numba is installed
+_NUMBA_MODULE = "finegrain.retrieve.bm25._numba"
 
 
 class Kernels:
@@ -42,7 +44,7 @@ def _compiled() -> Kernels | None:
     if importlib.util.find_spec("numba") is None:
         return None
 
-    return Kernels(_numba)
+    return Kernels(importlib.import_module(_NUMBA_MODULE))
 
 
 def load_kernels() -> Kernels | None:
