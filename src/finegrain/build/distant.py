@@ -43,6 +43,7 @@ the passage id itself.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -324,8 +325,6 @@ def write_qrels(labels: DistantLabels, path: str | Path) -> Path:
 
 def write_details(labels: DistantLabels, path: str | Path) -> Path:
     """The relevant pairs as JSON lines: ``query_id, passage_id, f1, answer, span``."""
-    import json
-
 
     out = Path(path)
     with open_text_write(out) as f:

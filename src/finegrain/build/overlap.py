@@ -46,6 +46,7 @@ no unit) match nothing.
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -364,8 +365,6 @@ def _normalise(texts: Sequence[str]) -> list[str]:
 
 def write_pairs(result: OverlapResult, path: str | Path) -> Path:
     """The pairs as JSON lines (``a_id, b_id, a_text, b_text, score, method``); gzipped for ``.gz``."""
-    import json
-
 
     out = Path(path)
     with open_text_write(out) as f:

@@ -45,6 +45,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from finegrain._lazy import require
@@ -107,8 +108,6 @@ class PassageSet:
 
     def to_corpus(self) -> Any:
         """The passages as a :class:`~finegrain.types.Corpus` (``doc_id``, ``start``, ``end`` in each meta)."""
-        from types import MappingProxyType
-
 
         return Corpus(Document(p.id, p.text, p.title,
                                MappingProxyType({"doc_id": p.doc_id, "start": p.start, "end": p.end}))

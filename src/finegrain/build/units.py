@@ -26,6 +26,8 @@ import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
+import numpy as np
+
 from finegrain.text.lang import Lang, parse_lang
 from finegrain.text.words import WORD
 
@@ -70,7 +72,6 @@ def shared_units(ua: Sequence[Sequence[str]], ub: Sequence[Sequence[str]], *, bl
     ``keep(shared, len_a, len_b)``, given numpy arrays, returns a mask of the
     pairs to yield (a bound that rules pairs out without a Python loop over them).
     """
-    import numpy as np
     from scipy import sparse
 
     vocab: dict[tuple[str, int], int] = {}

@@ -41,6 +41,7 @@ def compare_command(
     from finegrain.errors import FinegrainError
 
     keys = metric_keys(metrics)
+    cmp = None
     if qrels_new is not None:
         body, text_table = _relabel(folders, qrels_old, qrels_new, keys)
     elif qrels_old is not None:
@@ -62,10 +63,10 @@ def compare_command(
     if as_json:
         typer.echo(text)
     else:
-        if text_table is None:
+        if cmp is not None:
             from finegrain.report.compare_table import print_comparison
 
-            print_comparison(body)
+            print_comparison(cmp)
         else:
             typer.echo(text_table)
         if out is not None:

@@ -39,6 +39,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from finegrain.compare.systems import load_labelled
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.evaluate import evaluate
@@ -268,7 +270,6 @@ def hide_relevant(qrels: Qrels, fraction: float, *, seed: int, rel: int = 1) -> 
     """Simulated false negatives: ``qrels`` without a seeded ``fraction`` of its (query, document) pairs of grade
     >= ``rel`` (removed, i.e. unjudged), and the hidden pairs. Every query stays, with an empty entry when all of
     its judgments went. ``round(fraction * n)`` pairs are drawn without replacement (numpy ``default_rng(seed)``)."""
-    import numpy as np
 
     if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0.0 <= fraction <= 1.0:
         raise FinegrainError(f"the hidden fraction must be in [0, 1], got {fraction!r}", "e.g. 0.3 hides 30%")

@@ -25,6 +25,7 @@ Everything here is a pure function of texts and vectors except
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -390,7 +391,6 @@ def _as_dict(value: Any) -> Any:
         return {k: _as_dict(v) for k, v in value.items()}
     if hasattr(value, "to_dict"):
         return value.to_dict()
-    import dataclasses
 
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)

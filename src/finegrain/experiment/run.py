@@ -85,7 +85,6 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
             f"list this dataset's query ids: finegrain overlap {exp.dataset} TRAIN -o FILE",
         )
 
-
     engine = LOCAL if engine is None else engine
     with engine.open(show_progress=show_progress) as ex:  # local, or Ray up for this block
         started = time.perf_counter()

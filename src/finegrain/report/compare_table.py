@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from finegrain.compare.comparison import Comparison
 from finegrain.report.console import table_console
 from finegrain.report.table import fmt
 
@@ -146,7 +147,9 @@ def comparison_tables(cmp: Mapping[str, Any], width: int = 200) -> list[Table]:
     return tables
 
 
-def print_comparison(cmp: Mapping[str, Any], console: Console | None = None) -> None:
+def print_comparison(comparison: Comparison | Mapping[str, Any], console: Console | None = None) -> None:
+    """Print a comparison's tables, skipped metrics, notes and legend (what ``finegrain compare`` prints)."""
+    cmp = comparison.to_json_dict() if isinstance(comparison, Comparison) else comparison
     if console is None:
         console = table_console()
     for t in comparison_tables(cmp, console.width):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from markupsafe import Markup
+
 from finegrain.compare.systems import LabelledResults
 from finegrain.report import charts
 from finegrain.report.format import fmt_delta, fmt_p, readable
@@ -21,8 +23,6 @@ def ci_note(comparison: Mapping[str, Any] | None, intervals: Mapping[str, Any] |
 def comparison_view(comparison: Mapping[str, Any], systems: Sequence[LabelledResults], baseline: int, key: str,
                      types: Sequence[str]) -> dict[str, Any]:
     """Adapt :meth:`Comparison.to_json_dict` to the template: tests against the baseline and win/tie/loss."""
-    from markupsafe import Markup
-
 
     st = comparison.get("settings") or {}
     tests: Mapping[str, Mapping[str, Any]] = comparison.get("tests") or {}

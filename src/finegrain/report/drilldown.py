@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
+
 from finegrain.compare.systems import LabelledResults
 from finegrain.errors import FinegrainError
 from finegrain.report.charts import colour
@@ -154,8 +156,6 @@ def difference_charts(comparison: Mapping[str, Any], systems: Sequence[LabelledR
     difference (``tests[key][label]["diff_ci"]``), the note its Holm-adjusted
     randomization p-value with ``*`` when significant. None when ``key`` was not tested.
     """
-    from markupsafe import Markup
-
 
     tests: Mapping[str, Any] = (comparison.get("tests") or {}).get(key) or {}
     if not tests:

@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from finegrain.compare.comparison import CompareSettings, compare
+import numpy as np
+from markupsafe import Markup
+
+from finegrain.compare.comparison import CompareSettings, Comparison, compare
 from finegrain.compare.stats import bootstrap_ci
 from finegrain.compare.systems import LabelledResults, load_labelled
 from finegrain.compare.systems import resolve_baseline as _resolve_baseline
@@ -72,18 +76,18 @@ def build_context(
     *,
     baseline: int = 0,
     metric: str | None = None,
-    comparison: Mapping[str, Any] | None = None,
+    comparison: Comparison | Mapping[str, Any] | None = None,
     intervals: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Everything the template shows, as plain values (strings, numbers, lists, SVG markup).
 
-    ``comparison`` is :meth:`Comparison.to_json_dict` of the systems (same
-    order, two or more); ``intervals`` gives a single system's
+    ``comparison`` is the :class:`~finegrain.compare.comparison.Comparison` of the systems (same
+    order, two or more), or its :meth:`~finegrain.compare.comparison.Comparison.to_json_dict`; ``intervals`` gives a single system's
     ``{metric: {"ci": [low, high], ...}}`` when there is no comparison.
     """
-    from markupsafe import Markup
 
-
+    if isinstance(comparison, Comparison):
+        comparison = comparison.to_json_dict()
     if not systems:
         raise FinegrainError("no results to report", "pass one or more folders written by 'finegrain eval --out DIR'")
     key = resolve_metric(systems, metric)
@@ -300,12 +304,9 @@ def _eval_context(systems: Sequence[LabelledResults], baseline: str | int | None
     comparison = None
     intervals = None
     if len(systems) > 1:
-        from dataclasses import replace
-
-
         cmp = compare([s.results for s in systems], folders=[s.path or s.label for s in systems], baseline=b,
                       metrics=list(metrics) if metrics else None)
-        comparison = cmp.to_json_dict()
+        comparison = cmp
         systems = [replace(s, label=c.name) for s, c in zip(systems, cmp.systems)]  # the comparison's names
     else:
         intervals = _single_intervals(systems[0])
@@ -318,9 +319,6 @@ def _single_intervals(s: LabelledResults) -> dict[str, Any]:
     Only for metrics whose saved aggregation rule is ``mean`` (a median or a
     ratio of sums gets no interval), as :mod:`finegrain.compare.comparison` decides.
     """
-    from dataclasses import asdict
-
-    import numpy as np
 
 
     st = CompareSettings()

@@ -16,6 +16,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from markupsafe import Markup
+
 from finegrain.diagnose.perturb.tables import metric_names, protocol_line
 from finegrain.diagnose.perturb.tables import rows as table_rows
 from finegrain.report import charts
@@ -80,8 +82,6 @@ def perturb_view(probes: Sequence[Probe]) -> dict[str, Any] | None:
     """Per perturbation folder: the Table 4 and Table 5 charts and tables, and example perturbations."""
     if not probes:
         return None
-    from markupsafe import Markup
-
 
     blocks = []
     for p in probes:
@@ -157,8 +157,6 @@ def contrast_view(probes: Sequence[Probe]) -> dict[str, Any] | None:
     """Per direction: FG-CDA per category with its interval, every contrast folder side by side."""
     if not probes:
         return None
-    from markupsafe import Markup
-
 
     systems = [{"label": p.label, "colour": charts.colour(i)} for i, p in enumerate(probes)]
     directions = list(dict.fromkeys(d["direction"] for p in probes for d in p.results.get("directions") or []))
@@ -239,8 +237,6 @@ def _pct_ci(r: Mapping[str, Any] | None, signed: bool = False) -> dict[str, str]
 def _pool(probes: Sequence[Probe], direction: str) -> dict[str, Any]:
     """Contrastive-pool retrieval of every folder that saved it: R@k without / with the negatives, the change,
     a dot-and-whisker chart of both pools, and the mean pair cosine per category."""
-    from markupsafe import Markup
-
 
     found = [(p, e) for p in probes if (e := _of(p, "pool", direction))]
     if not found:

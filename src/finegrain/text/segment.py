@@ -8,6 +8,8 @@ import time of this module.
 
 from __future__ import annotations
 
+import logging
+import warnings
 from functools import cache
 from typing import Any
 
@@ -17,8 +19,6 @@ from finegrain.errors import MissingDependencyError
 @cache
 def load_jieba() -> Any:
     """The ``jieba`` module, imported and initialised (dictionary loaded) once per process."""
-    import logging
-    import warnings
 
     try:
         with warnings.catch_warnings():

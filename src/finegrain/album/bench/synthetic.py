@@ -13,6 +13,7 @@ catalog.
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -70,7 +71,6 @@ def build_synthetic_catalog(
 ) -> SyntheticSummary:
     """Write ``n`` synthetic photos to a new catalog at ``path``: a file (refuses an existing one) or a
     ``postgresql://`` URL (refuses a database that holds photos)."""
-    import time
 
     if n < 1:
         raise FinegrainError(f"n must be a positive number of photos, got {n!r}", "e.g. 100000")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from finegrain.album.engine.catalog.store import EMBEDDING_KINDS, CatalogStore
 from finegrain.errors import FinegrainError
@@ -80,8 +81,6 @@ def embed_missing_images(
     todo = [(p.id, p.path) for p in store.iter_photos() if p.id not in have]
     chunks = [todo[a : a + batch] for a in range(0, len(todo), batch)]
     if show_progress and chunks:
-        from tqdm.auto import tqdm
-
         chunks = tqdm(chunks, desc="image embeddings", unit="batch")
     done = 0
     for chunk in chunks:

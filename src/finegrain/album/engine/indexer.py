@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from finegrain.album.engine.catalog.store import CatalogStore
 from finegrain.album.engine.embeddings import (  # noqa: F401  (check_image_encoder, embed_missing_images: re-exported)
@@ -511,6 +512,5 @@ def _claim_root(store: CatalogStore, base: Path) -> None:
 def _progress(items: list[Path], show: bool) -> Any:
     if not show:
         return items
-    from tqdm.auto import tqdm
 
     return tqdm(items, desc="indexing", unit="photo")

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from finegrain.album.engine.catalog.store import CatalogStore
 from finegrain.album.engine.indexer import Profiler, recompute_events
 from finegrain.album.engine.profile.datum import claim_input_datum, parse_datum, to_wgs84
@@ -101,6 +103,5 @@ def import_photobench(
 def _progress(items: list[Any], show: bool) -> Iterable[Any]:
     if not show:
         return items
-    from tqdm.auto import tqdm
 
     return tqdm(items, desc="importing", unit="photo")

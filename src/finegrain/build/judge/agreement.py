@@ -25,6 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
+from rich.table import Table as RichTable
+from rich.text import Text
+
 from finegrain.build.judge.store import JudgmentStore
 from finegrain.errors import MissingDependencyError
 
@@ -73,8 +77,6 @@ class Agreement:
 
     def tables(self) -> list[Any]:
         """Headings and rich tables that fit 80 columns: the pairs, then the coefficients over all annotators."""
-        from rich.table import Table as RichTable
-        from rich.text import Text
 
         pairs = RichTable()
         for name in ("annotator", "annotator"):
@@ -165,7 +167,6 @@ def _fleiss(table: Table, scale: tuple[int, ...]) -> tuple[float | None, int | N
     m = max(counts, key=lambda k: (counts[k], k))
     rows = [[sum(1 for g in v.values() if g == grade) for grade in scale] for v in table.values() if len(v) == m]
     try:
-        import numpy as np
         from statsmodels.stats.inter_rater import fleiss_kappa
     except ImportError as e:  # pragma: no cover - installed with the judge extra
         raise MissingDependencyError("statsmodels", "judge") from e
@@ -183,7 +184,6 @@ def _alpha(table: Table, names: tuple[str, ...], scale: tuple[int, ...],
         return None
     try:
         import krippendorff
-        import numpy as np
     except ImportError as e:  # pragma: no cover - installed with the judge extra
         raise MissingDependencyError("krippendorff", "judge") from e
     data = np.full((len(names), len(items)), np.nan)

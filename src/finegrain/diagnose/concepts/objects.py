@@ -68,7 +68,6 @@ def synset_exists(name: str) -> bool:
     """Whether ``name`` is a synset of the local WordNet 3.0 (cached)."""
     from nltk.corpus.reader.wordnet import WordNetError
 
-
     try:
         wordnet().synset(name)
     except (WordNetError, ValueError):

@@ -24,6 +24,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from rich.table import Table
+from tqdm.auto import tqdm
+
 from finegrain.diagnose.concepts.metrics import (
     DEFAULT_TD,
     ConceptComparison,
@@ -155,8 +158,6 @@ def explain_failures(failures: Iterable[tuple[ObjectSet, ObjectSet, str | None]]
     items = list(failures)
     it: Iterable[tuple[ObjectSet, ObjectSet, str | None]] = items
     if show_progress:
-        from tqdm.auto import tqdm
-
         it = tqdm(items, desc="concepts", unit="failure")
     reps = [local_report(g, r, q, td=td) for g, r, q in it]
     return reps, global_report(reps)
@@ -172,7 +173,6 @@ def _fmt(v: Any, digits: int = 4) -> str:
 
 def render_local(report: LocalReport) -> list[Any]:
     """rich tables of one failure: scores, concepts, NCS pairs, multiplicities, size pairs."""
-    from rich.table import Table
 
     c = report.comparison
     title = "query-informed" + f" ({c.query!r})" if c.query is not None else "query-agnostic"
@@ -214,7 +214,6 @@ def render_local(report: LocalReport) -> list[Any]:
 
 def render_global(report: GlobalReport) -> Any:
     """A rich table of the global report (Table 3 columns first)."""
-    from rich.table import Table
 
     t = Table(title=f"concept report over {report.n_failures} failures", title_justify="left")
     t.add_column("measure")

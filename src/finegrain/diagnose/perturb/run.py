@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -195,8 +196,6 @@ def _provenance(cfg: PerturbConfig, ds: Any, retriever: Any, ctx: Any, retrieve_
 
 def write_outputs(out: str | Path, outcome: PerturbOutcome) -> dict[str, Path]:
     """Write ``perturbations.jsonl``, ``results.json`` and ``tables.md`` into ``out`` (created)."""
-    import json
-
 
     folder = Path(out)
     if folder.exists() and not folder.is_dir():

@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rich.console import Console
+from rich.table import Table
+
 from finegrain.diagnose.caption_corpus import PAPER_NAMES
 
 
@@ -74,8 +77,6 @@ TITLES = {
 
 def print_tables(results: Mapping[str, Any], console: Any = None) -> None:
     """Print the three tables with rich."""
-    from rich.console import Console
-    from rich.table import Table
 
     console = console or Console()
     head = f"{results['dataset']} · {results['retriever']} · {results['n_queries']} queries"

@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tqdm.auto import tqdm
+
 from finegrain._lazy import require
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.evaluate.evaluate import evaluate
@@ -177,7 +179,6 @@ class RayExecutor:
 
     def gather(self, refs: Sequence[Any], desc: str) -> list[Any]:
         """``ray.get`` of ``refs`` in their order, with a progress bar of shards done (as they finish)."""
-        from tqdm.auto import tqdm
 
         ray = self.ray
         pending = list(refs)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from finegrain.errors import FinegrainError
 from finegrain.experiment.executors.ray_data import quiet_ray_data
@@ -100,8 +101,6 @@ class RayDataEncoder:
 
     def encode(self, texts: Sequence[str], *, kind: str) -> np.ndarray:
         from ray.data import ActorPoolStrategy, from_items
-        from tqdm.auto import tqdm
-
 
         quiet_ray_data()
 

@@ -26,6 +26,7 @@ with the folds' choices and the error tags each setting fixes: ``docs/results/le
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -163,8 +164,6 @@ def sparse_expand_hybrid_retriever(**options: Any) -> Any:
     """``hybrid-sparse-expand``: ``hybrid-sparse`` with ``bm25-okapi-expand`` in place of ``bm25-okapi``
     (RRF k=60, equal weights; every hybrid option applies, ``--cv`` tunes the fusion weights and k, and
     ``--set bm25-okapi-expand.weight=W`` fixes the expansion weight, else its a-priori 0.5)."""
-    import dataclasses
-
 
     checked = RETRIEVERS.check("hybrid-sparse-expand", options)
     built = hybrid_retriever(**{"parts": ("bm25-okapi-expand", "e5", "e5-sparse"), **checked})

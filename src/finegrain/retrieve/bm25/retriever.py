@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
+from tqdm.auto import tqdm
+
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.retrieve.base import ShardForm
 from finegrain.retrieve.bm25 import BM25, TIES, BM25Params, Ties, Variant, finite
@@ -91,7 +93,6 @@ class BM25Retriever:
 
     def build_index(self, corpus: Corpus, *, lang: str, show_progress: bool = True) -> BM25:
         """The BM25 index of ``corpus`` with this retriever's parameters and ``lang``'s tokenizer."""
-        from tqdm.auto import tqdm
 
         tok = get_tokenizer(lang, self.tokenizer)
         texts = [f"{d.title} {d.text}" if d.title else d.text for d in corpus.values()]

@@ -15,6 +15,7 @@ from itertools import chain
 
 import numpy as np
 import scipy.sparse as sp
+from tqdm.auto import tqdm
 
 from finegrain.errors import FinegrainError
 from finegrain.ranking import top_k_positions
@@ -73,8 +74,6 @@ def _search_numba(
     kernels: Kernels, idx: BM25Index, q_ptr: np.ndarray, q_cols: np.ndarray, postings: np.ndarray, qids: list[str],
     k: int | None, threshold: float | None, ties: str, tie_key: np.ndarray, name: str, show_progress: bool,
 ) -> Run:
-    from tqdm.auto import tqdm
-
     indptr, indices, data = idx.postings
     n_q = len(qids)
     counts = np.zeros(n_q, dtype=np.int64)
@@ -123,8 +122,6 @@ def _search_scipy(
     idx: BM25Index, q_ptr: np.ndarray, q_cols: np.ndarray, postings: np.ndarray, qids: list[str],
     k: int | None, threshold: float | None, ties: str, tie_key: np.ndarray, name: str, show_progress: bool,
 ) -> Run:
-    from tqdm.auto import tqdm
-
     n_q = len(qids)
     dtype = idx.matrix.indices.dtype
 

@@ -44,9 +44,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
+from importlib.util import find_spec
 from typing import Any, Literal
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from finegrain._lazy import require
 from finegrain.errors import (
@@ -204,7 +206,6 @@ class DenseIndex:
 
         ``nprobe`` (IVF) and ``ef_search`` (HNSW) override the index's setting for this call only.
         """
-        from tqdm.auto import tqdm
 
         for label, value, kind in (("nprobe", nprobe, "ivf"), ("ef_search", ef_search, "hnsw")):
             if value is None:
@@ -516,8 +517,6 @@ def _check_int(name: str, value: Any, low: int) -> None:
 
 
 def _has_faiss() -> bool:
-    from importlib.util import find_spec
-
     return find_spec("faiss") is not None
 
 

@@ -53,6 +53,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from finegrain.errors import FinegrainError
 from finegrain.ranking import rank_docs
@@ -130,7 +131,6 @@ def score_heads(
     lang: str | None = None,
 ) -> list[np.ndarray]:
     """The reranker's score of each of the top ``depth`` documents of every query of ``run`` (first-stage order)."""
-    from tqdm.auto import tqdm
 
     order, offsets, vocab, codes = run.order, run.offsets, run.vocab, run.doc_codes
     head_codes = [codes[order[offsets[i] : min(offsets[i + 1], offsets[i] + depth)]] for i in range(len(run.qids))]

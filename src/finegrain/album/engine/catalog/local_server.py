@@ -20,6 +20,7 @@ import errno
 import importlib.util
 import itertools
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -87,7 +88,6 @@ def server_user() -> ServerUser:
     euid = os.geteuid()
     if euid != 0:
         return ServerUser(euid, os.getegid(), "")
-    import pwd
 
     try:
         entry = pwd.getpwnam(UNPRIVILEGED_USER)

@@ -19,6 +19,7 @@ import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from html import escape
 from pathlib import Path
 
 from finegrain.album.engine.catalog.postgres_schema import is_postgres_url, redact
@@ -76,9 +77,6 @@ def cache_dir_for(catalog: str | Path) -> Path:
     finegrain's cache (``$FINEGRAIN_CACHE``, default ``~/.cache/finegrain``)."""
 
     if is_postgres_url(catalog):
-        import hashlib
-
-
         shown = redact(str(catalog).strip())
         return default_cache_dir() / "album-thumbs" / hashlib.sha256(shown.encode("utf-8")).hexdigest()[:16]
     path = Path(catalog).resolve()
@@ -169,7 +167,6 @@ class ThumbCache:
 
 def placeholder_svg(label: str = "file missing", edge: int = THUMB_SIZE) -> bytes:
     """A neutral picture-frame placeholder with ``label`` (an SVG, so no Pillow needed)."""
-    from html import escape
 
     h = edge * 3 // 4
     text = escape(label[:40])

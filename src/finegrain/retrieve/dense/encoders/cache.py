@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.dense.encoders.base import Encoder, Kind, check_kind, check_texts
@@ -308,8 +309,6 @@ class CachedEncoder:
         return self.encoder.config()
 
     def encode(self, texts: Sequence[str], *, kind: Kind, desc: str | None = None) -> np.ndarray:
-        from tqdm.auto import tqdm
-
         check_kind(kind)
         texts = check_texts(texts)
         model_id, n = self.model_id, len(texts)

