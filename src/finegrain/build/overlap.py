@@ -17,7 +17,7 @@ one of four methods (``by``):
     (CapRetrieval's rule is "ROUGE-L > 0.6"; default 0.6). Candidates are
     pre-filtered without losing any pair: the LCS is at most the units the two
     texts share (counted with multiplicity), so a pair whose
-    ``2·shared / (|a| + |b|)`` is not above the threshold is never scored.
+    ``2·shared / (|a| + |b|)`` is below the threshold is never scored.
 ``minhash``
     Jaccard similarity of the texts' sets of unit n-grams (``ngram``, default
     2: character bigrams in zh, word bigrams in en; a text shorter than n is
@@ -289,8 +289,9 @@ def _rouge_l(a: Sequence[str], b: Sequence[str], lang: Lang, threshold: float | 
     tok = _UnitTokenizer(lang)
     ua, ub = [tok.tokenize(t) for t in a], [tok.tokenize(t) for t in b]
     scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=tok)
-    # ROUGE-L F = 2 LCS / (|a| + |b|) <= 2 shared / (|a| + |b|): pairs not above the threshold by it are out
-    for i, j, _ in shared_units(ua, ub, keep=lambda v, la, lb: 2 * v > threshold * (la + lb)):
+    # ROUGE-L F = 2 LCS / (|a| + |b|) <= 2 shared / (|a| + |b|): pairs below the threshold by it are out. A bound
+    # equal to the threshold stays: rouge-score's float F of that pair may round just above it (0.8000000000000002).
+    for i, j, _ in shared_units(ua, ub, keep=lambda v, la, lb: 2 * v >= threshold * (la + lb)):
         score = scorer.score(b[j], a[i])["rougeL"].fmeasure
         if score > threshold:
             yield i, j, score
