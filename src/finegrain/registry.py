@@ -226,7 +226,7 @@ class Registry(Generic[T]):
         )
 
     def alias(self, old: str, new: str) -> None:
-        """Keep ``old`` working for a registered ``new``, with a DeprecationWarning naming ``new`` (a renamed
+        """Keep ``old`` working for a registered ``new``, with a FutureWarning naming ``new`` (a renamed
         entry stays usable for one release; listings show only ``new``)."""
         if old in self._entries or old in self._aliases:
             raise FinegrainError(f"{self.kind} {old!r} is registered twice", "pick another name")
@@ -235,16 +235,17 @@ class Registry(Generic[T]):
         self._aliases[old] = new
 
     def canonical(self, name: str) -> str:
-        """``name``, or the entry an old name stands for (warning that the old name is deprecated)."""
+        """``name``, or the entry an old name stands for, warning once that the old name goes away (a
+        FutureWarning: shown to command-line users too)."""
         new = self._aliases.get(name)
         if new is None:
             return name
         warnings.warn(f"{self.kind} {name!r} is now called {new!r}; the old name will be removed",
-                      DeprecationWarning, stacklevel=3)
+                      FutureWarning, stacklevel=3)
         return new
 
     def entry(self, name: str) -> Entry[T]:
-        name = self.canonical(name)
+        name = self._aliases.get(name, name)
         try:
             entry = self._entries[name]
         except KeyError:
@@ -284,6 +285,7 @@ class Registry(Generic[T]):
 
     def build(self, name: str, **options: Any) -> T:
         """``get(name)(**check(name, options))``: the factory's product with checked options."""
+        name = self.canonical(name)
         return self.get(name)(**self.check(name, options))  # type: ignore[operator,no-any-return]
 
     def help(self, name: str) -> str:

@@ -17,7 +17,7 @@ import typer
 from typer.testing import CliRunner
 
 import finegrain
-from finegrain.cli.main import app
+from finegrain.cli.main import app, main
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI_DIR = ROOT / "src" / "finegrain" / "cli"
@@ -290,3 +290,13 @@ def test_python_m_finegrain_bad_input_exits_2(tmp_path: Path) -> None:
                            "-m", "ndcg@10"], capture_output=True, text=True, timeout=120, env=_env())
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+
+
+def test_a_renamed_retriever_still_runs_and_says_its_new_name_in_one_warning_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["eval", "-d", "embedded/captions-en", "-r", "best-zh", "--set", "parts=bm25-okapi,bm25", "--set", "weights=1,1",
+                 "-m", "ndcg@10",
+                 "-o", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0 and "warning: retriever 'best-zh' is now called 'hybrid-use-k10'" in err
+    assert "FutureWarning" not in err and "registry.py" not in err  # one line a person reads, no source location

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import warnings
+from typing import TextIO
 
 from finegrain.cli.app import build_cli
 from finegrain.errors import FinegrainError
@@ -10,8 +13,21 @@ from finegrain.errors import FinegrainError
 app = build_cli()
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:
+    """finegrain's own FutureWarnings (a renamed name) as one ``warning:`` line; others as Python shows them."""
+    if issubclass(category, FutureWarning) and f"{os.sep}finegrain{os.sep}" in filename:
+        print(f"warning: {message}", file=file or sys.stderr)
+    else:
+        _PYTHON_SHOWWARNING(message, category, filename, lineno, file, line)
+
+
+_PYTHON_SHOWWARNING = warnings.showwarning
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input, 130 interrupted)."""
+    warnings.showwarning = _show_warning
     try:
         app(args=argv, standalone_mode=True)
     except FinegrainError as e:
