@@ -1,6 +1,6 @@
-"""Does the album planner generalise to albums it has not seen?
+"""Does the album planner depend on album1's names, places and years? (a transform, not a held-out test)
 
-Only album1 of PhotoBench is public, so "unseen" albums are made from it with
+Only album1 of PhotoBench is public, so moved copies of it are made with
 :mod:`finegrain.album.bench.heldout`: the people get other names (both languages), the districts
 move to cities of other provinces, the years shift by a multiple of 28, and the queries
 and face files follow. Rules that memorised album1's names, places or years fail there;
