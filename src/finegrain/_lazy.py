@@ -19,6 +19,7 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Any
 
 from finegrain.errors import MissingDependencyError
@@ -52,3 +53,15 @@ def require(module: str, extra: str, package: str | None = None) -> Any:
         return importlib.import_module(module)
     except ImportError:
         raise MissingDependencyError(package or module.split(".")[0], extra) from None
+
+
+def callable_package(package: str, function: Callable[..., Any]) -> None:
+    """Make ``package`` (already in ``sys.modules``) callable as ``function``, so that ``from finegrain import
+    evaluate`` gives a package that is also the function: a package and a function cannot share a name
+    otherwise, since importing a submodule rebinds the name to the package."""
+
+    class _CallablePackage(ModuleType):
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            return function(*args, **kwargs)
+
+    sys.modules[package].__class__ = _CallablePackage

@@ -7,18 +7,10 @@ This package is also callable, as :mod:`finegrain.evaluate` is: ``from finegrain
 it, and ``compare([ev1, ev2])`` calls :func:`finegrain.compare.comparison.compare`.
 """
 
-import sys
-from types import ModuleType
-from typing import Any
-
+from finegrain._lazy import callable_package
 from finegrain.compare.comparison import CompareSettings, Comparison, compare
 
 __all__ = ["CompareSettings", "Comparison", "compare"]
 
 
-class _CallablePackage(ModuleType):
-    def __call__(self, *args: Any, **kwargs: Any) -> Comparison:
-        return compare(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallablePackage
+callable_package(__name__, compare)

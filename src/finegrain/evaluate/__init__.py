@@ -6,19 +6,11 @@ This package is also callable: ``from finegrain import evaluate`` gives it, and
 otherwise: importing any submodule would rebind the name to the package.)
 """
 
-import sys
-from types import ModuleType
-from typing import Any
-
+from finegrain._lazy import callable_package
 from finegrain.evaluate.evaluate import evaluate
 from finegrain.evaluate.result import Denominators, Evaluation, MetricResult
 
 __all__ = ["Denominators", "Evaluation", "MetricResult", "evaluate"]
 
 
-class _CallablePackage(ModuleType):
-    def __call__(self, *args: Any, **kwargs: Any) -> Evaluation:
-        return evaluate(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallablePackage
+callable_package(__name__, evaluate)

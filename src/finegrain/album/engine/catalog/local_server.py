@@ -170,7 +170,7 @@ def _temporary_folder(user: ServerUser) -> Path:
         if can_reach(Path(base), user):
             return Path(tempfile.mkdtemp(prefix="fg-pg-", dir=base))
         tried.append(base)
-    raise ServerUnavailable(f"user {user.name or 'running'!r} can reach none of the temporary folders "
+    raise ServerUnavailable(f"user {user.name!r} can reach none of the temporary folders "
                             f"{', '.join(tried) or '(none exist)'}",
                             "set TMPDIR to a folder every user may traverse (mode 1777 like /tmp)")
 

@@ -44,11 +44,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from finegrain.album.engine import search as engine
 from finegrain.album.engine.catalog import catalog_target, open_catalog
 from finegrain.album.engine.web.chips import drop_constraint, plan_chips
 from finegrain.album.engine.web.files import PathRow, PhotoRefused, resolve_photo_file, resolve_roots
 from finegrain.album.engine.web.queries import CatalogReader
-from finegrain.album.engine.web.search import SearchProcess, answer_search, engine_module, json_bytes
+from finegrain.album.engine.web.search import SearchProcess, answer_search, json_bytes
 from finegrain.album.engine.web.thumbs import (
     FACE_SIZE,
     THUMB_SIZE,
@@ -167,10 +168,9 @@ class _Album:
     def run_search(self, query: str, lang: str | None) -> Any:
         if self.engine is not None:
             return self.engine(self.store, query, lang=lang, **self.options)
-        mod = engine_module()
         if not self.contexts:
-            self.contexts.append(mod.SearchContext(self.store, **self.options))
-        return mod.search(self.store, query, lang=lang, context=self.contexts[0])
+            self.contexts.append(engine.SearchContext(self.store, **self.options))
+        return engine.search(self.store, query, lang=lang, context=self.contexts[0])
 
     def search_answer(self, query: str, lang: str | None, limit: int, removed: list[str]) -> bytes:
         """The JSON answer of one search, encoded (in a worker thread of the server)."""

@@ -78,10 +78,6 @@ def _snapshot(store: Any) -> Any:
     return snapshot() if callable(snapshot) else nullcontext()
 
 
-def engine_module() -> Any:
-    return engine
-
-
 def _outcome_dict(outcome: Any) -> Any:
     """The engine's typed outcome as JSON (None when the engine does not type it)."""
     if outcome is None:
@@ -157,12 +153,11 @@ class _Worker:
         the Postgres catalog's change counter)."""
         version = self.reader.data_version()  # read before building: a commit meanwhile rebuilds next time
         if version != self.version or self.context is None:
-            self.context = engine_module().SearchContext(self.store, **self.options)
+            self.context = engine.SearchContext(self.store, **self.options)
             self.context.warm()
             self.version = version
 
     def answer(self, query: str, lang: str | None, limit: int, removed: Sequence[str]) -> tuple[int, bytes]:
-        engine = engine_module()
         self.refresh()
 
         def run(q: str, language: str | None) -> Any:
