@@ -95,7 +95,9 @@ def write_section(page: Path, script: str, body: list[str], *, command: str, run
     else:
         text = text.rstrip("\n") + "\n\n" + text_section + "\n"
     page.parent.mkdir(parents=True, exist_ok=True)
-    page.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    tmp = page.with_name(page.name + ".tmp")  # renamed into place: an interrupted run leaves the page whole
+    tmp.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    tmp.replace(page)
 
 
 class _Tee(io.TextIOBase):
