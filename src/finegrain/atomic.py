@@ -16,7 +16,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Literal, overload
+from typing import IO, Literal, cast, overload
 
 from finegrain.errors import FinegrainError
 
@@ -48,7 +48,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "w", *, encoding: str
     :class:`FinegrainError` naming the path."""
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_write mode must be 'w' or 'wb', not {mode!r}")
-    return _atomic(Path(path), mode, encoding, newline)
+    return cast("contextlib.AbstractContextManager[IO[str]]", _atomic(Path(path), mode, encoding, newline))
 
 
 @contextlib.contextmanager
