@@ -257,18 +257,28 @@ def test_pipeline_stores_errors_and_never_breaks(monkeypatch: pytest.MonkeyPatch
     assert again.results["errors"]["skipped"].endswith("boom")
 
 
+def test_the_saved_section_reads_back_what_the_analysis_wrote(zh: ErrorAnalysis) -> None:
+    from finegrain.results.diagnosis import ErrorsSection
+
+    body = json.loads(json.dumps(zh.to_json_dict()))
+    section = ErrorsSection.read(body, "zh")
+    assert section.analysed and section.counts["literal_miss"].items == body["counts"]["literal_miss"]["items"]
+    assert section.to_json() == body
+
+
 def test_errors_table_renders(zh: ErrorAnalysis) -> None:
     from rich.console import Console
 
     from finegrain.report.errors_table import error_tables, print_errors
+    from finegrain.results.diagnosis import ErrorsSection
 
     console = Console(width=200, record=True)
-    print_errors(zh.to_json_dict(), console)
+    print_errors(ErrorsSection.read(zh.to_json_dict(), "zh"), console)
     text = console.export_text()
     for tag in ("literal_miss", "semantic_miss", "partial_condition", "over_generalization", "no_overlap"):
         assert tag in text
     assert "errors per query type" in text and "白猫" in text
-    assert error_tables({"schema": "finegrain.errors/1", "skipped": "the run is empty"}) == []
+    assert error_tables(ErrorsSection.read({"schema": "finegrain.errors/1", "skipped": "the run is empty"}, "x")) == []
 
 
 def test_every_error_survives_pickling_with_its_type_message_and_hint() -> None:

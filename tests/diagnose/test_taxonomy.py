@@ -213,6 +213,10 @@ def test_eval_writes_the_taxonomy_section(tmp_path: Path) -> None:
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     tax = results["taxonomy"]
     assert tax["schema"] == SCHEMA and "skipped" not in tax, tax.get("skipped")
+    from finegrain.results.saved import SavedResults
+
+    typed = SavedResults.load(out).taxonomy  # the section reads back as the typed object, whole
+    assert typed is not None and typed.analysed and typed.to_json() == tax
     assert set(tax["counts"]) == set(TAGS)
     # failures, counted independently from the saved run and qrels: the first-ranked item is not relevant
     run: dict[str, list[tuple[float, str]]] = {}

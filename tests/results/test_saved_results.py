@@ -213,11 +213,35 @@ def test_eval_format_mteb_and_compare_it(tmp_path: Path, capsys: pytest.CaptureF
     {"per_query": {"q1": {"false_positives": [1, 2]}}},
     {"tags": {"literal_miss": "a string"}},
     {"examples": {"literal_miss": "not a list"}},
+    {"n_queries": "3"},
+    {"k": 10.0},
+    {"counts": {"literal_miss": {"items": "3", "queries": 1}}},
+    {"counts": {"literal_miss": {"items": -1, "queries": 1}}},
+    {"counts": {"literal_miss": {"items": True, "queries": 1}}},
+    {"examples": {"literal_miss": [{"doc_id": "d", "rank": "1"}]}},
+    {"by_type": {"color": {"n_queries": "twelve"}}},
+    {"totals": {"false_negatives": None}},
 ])
 def test_a_damaged_diagnosis_section_is_refused_on_load(damage: dict) -> None:
     body = SavedResults.from_evaluation(_ev(RUN_A, "a")).to_json()
     body["errors"] = {"schema": "finegrain.errors/1", **damage}
     with pytest.raises(DataFormatError, match="errors"):
+        SavedResults.from_json(body, source="results.json")
+
+
+@pytest.mark.parametrize("damage", [
+    {"proportions": {"typo": 83.6}},
+    {"proportions": {"typo": "0.1"}},
+    {"n_failures": "3"},
+    {"counts": {"typo": 1.5}},
+    {"per_query": {"q1": {"tag": "typo", "relevant_rank": "2"}}},
+    {"tags": {"typo": {"description": "x", "dureader_share": 1.6}}},
+    {"order": "typo"},
+])
+def test_a_damaged_taxonomy_section_is_refused_on_load(damage: dict) -> None:
+    body = SavedResults.from_evaluation(_ev(RUN_A, "a")).to_json()
+    body["taxonomy"] = {"schema": "finegrain.taxonomy/1", **damage}
+    with pytest.raises(DataFormatError, match=r"results.json: expected taxonomy\."):
         SavedResults.from_json(body, source="results.json")
 
 

@@ -11,7 +11,7 @@ None (the page leaves it out); absent or skipped for some systems, a note names 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from markupsafe import Markup
 
@@ -19,92 +19,89 @@ from finegrain.compare.systems import LabelledResults
 from finegrain.evaluate.groups import order_groups
 from finegrain.report import charts
 from finegrain.report.format import readable
+from finegrain.results.diagnosis import (
+    ErrorsSection,
+    ErrorTag,
+    TagCount,
+    TaxonomySection,
+    TaxonomyTag,
+    TypeCounts,
+    TypeShares,
+)
 
 N_ERROR_EXAMPLES = 2
 
 
-def _sections(systems: Sequence[LabelledResults], key: str, what: str) -> tuple[list[tuple[int, LabelledResults, Mapping[str, Any]]], list[str]] | None:
-    """``(present, notes)`` for the ``key`` section of each results file: the systems that have it with
-    counts, and a note for each that does not (with the reason it was skipped); None when no file has it."""
-    sections = [(i, s, s.results.section(key)) for i, s in enumerate(systems)]
-    if not any(isinstance(v, Mapping) for _, _, v in sections):
+Section = TypeVar("Section", ErrorsSection, TaxonomySection)
+
+
+def _sections(systems: Sequence[LabelledResults], found: Sequence[Section | None],
+              what: str) -> tuple[list[tuple[int, LabelledResults, Section]], list[str]] | None:
+    """``(present, notes)``: the systems whose section has counts, and a note for each that has none
+    (with the reason it was skipped); None when no results file saved the section."""
+    if all(v is None for v in found):
         return None
-    present = [(i, s, v) for i, s, v in sections if isinstance(v, Mapping) and "counts" in v]
-    notes = [f"{s.label}: no {what} saved" + (f" ({v['skipped']})" if isinstance(v, Mapping) and v.get("skipped")
+    present = [(i, s, v) for (i, s), v in zip(enumerate(systems), found) if v is not None and v.analysed]
+    notes = [f"{s.label}: no {what} saved" + (f" ({v.skipped})" if v is not None and v.skipped
                                                else " (re-run 'finegrain eval' to add it)")
-             for _, s, v in sections if not (isinstance(v, Mapping) and "counts" in v)]
+             for s, v in zip(systems, found) if v is None or not v.analysed]
     return present, notes
-
-
-def _opened(
-    systems: Sequence[LabelledResults], key: str, what: str
-) -> tuple[list[Any], list[str], Mapping[str, Any], Mapping[str, Mapping[str, Any]], list[str]] | None:
-    """``(present, notes, first section, its tag table, tag names)`` of a diagnosis section; None when none saved it."""
-    found = _sections(systems, key, what)
-    if found is None:
-        return None
-    present, notes = found
-    first: Mapping[str, Any] = present[0][2] if present else {}
-    info: Mapping[str, Mapping[str, Any]] = first.get("tags") or {}
-    return present, notes, first, info, list(info) or list(first.get("counts") or {})
 
 
 def errors_view(systems: Sequence[LabelledResults]) -> dict[str, Any] | None:
     """The ``errors`` section of each results file (:mod:`finegrain.diagnose.errors`), side by side."""
-    opened = _opened(systems, "errors", "error analysis")
-    if opened is None or not opened[0]:
-        return None if opened is None else {"notes": opened[1], "systems": []}
-    present, notes, first, tag_info, tags = opened
+    found = _sections(systems, [s.results.errors for s in systems], "error analysis")
+    if found is None or not found[0]:
+        return None if found is None else {"notes": found[1], "systems": []}
+    present, notes = found
+    first = present[0][2]
+    tags = first.tag_names
     kinds = {"fn": "false negative", "fp": "false positive"}
 
     overall = []
     for tag in tags:
-        info = tag_info.get(tag) or {}
-        cells = []
-        for _, _, e in present:
-            c = (e.get("counts") or {}).get(tag) or {}
-            cells.append({"passages": c.get("items", 0), "queries": c.get("queries", 0)})
-        overall.append({"name": readable(tag), "kind": kinds.get(info.get("kind", ""), ""),
-                        "description": info.get("description", ""), "cells": cells})
-    totals = [{"fn": (e.get("totals") or {}).get("false_negatives", 0),
-               "fp": (e.get("totals") or {}).get("false_positives", 0),
-               "unjudged": (e.get("totals") or {}).get("unjudged_false_positives", 0)} for _, _, e in present]
+        info = first.tags.get(tag) or ErrorTag()
+        cells = [{"passages": c.items, "queries": c.queries}
+                 for c in (e.counts.get(tag) or TagCount() for _, _, e in present)]
+        overall.append({"name": readable(tag), "kind": kinds.get(info.kind, ""),
+                        "description": info.description, "cells": cells})
+    totals = [{"fn": e.totals.false_negatives, "fp": e.totals.false_positives,
+               "unjudged": e.totals.unjudged_false_positives} for _, _, e in present]
 
-    by_type = []
-    for t, rows in _by_type_rows(systems, [e for _, _, e in present]):
-        n = max(((r or {}).get("n_queries", 0) for r in rows), default=0)
-        cells = [[((((r or {}).get("counts") or {}).get(tag)) or {}).get("items", 0) for r in rows] for tag in tags]
-        by_type.append({"name": readable(t), "n": n, "cells": cells})
+    by_type: list[dict[str, Any]] = []
+    for t, rows in _by_type_rows(systems, [e.by_type for _, _, e in present]):
+        n = max((r.n_queries for r in rows if r is not None), default=0)
+        counts = [[0 if r is None else (r.counts.get(tag) or TagCount()).items for r in rows] for tag in tags]
+        by_type.append({"name": readable(t), "n": n, "cells": counts})
 
     examples = []
     for tag in tags:
         items = []
         for i, s, e in present:
-            for x in ((e.get("examples") or {}).get(tag) or [])[:N_ERROR_EXAMPLES]:
-                items.append({"system": s.label, "colour": charts.colour(i), "query": x.get("query", ""),
-                              "type": readable(x.get("type")), "doc_id": x.get("doc_id", ""),
-                              "text": x.get("text", ""), "rank": "not retrieved" if x.get("rank") is None else x["rank"],
-                              "grade": "unjudged" if x.get("grade") is None else x["grade"],
-                              "rule": x.get("rule", ""), "matched": ", ".join(str(m) for m in x.get("matched") or [])})
-        examples.append({"name": readable(tag), "description": (tag_info.get(tag) or {}).get("description", ""),
+            for x in e.examples.get(tag, ())[:N_ERROR_EXAMPLES]:
+                items.append({"system": s.label, "colour": charts.colour(i), "query": x.query,
+                              "type": readable(x.type), "doc_id": x.doc_id,
+                              "text": x.text, "rank": "not retrieved" if x.rank is None else x.rank,
+                              "grade": "unjudged" if x.grade is None else x.grade,
+                              "rule": x.rule, "matched": ", ".join(x.matched)})
+        examples.append({"name": readable(tag), "description": (first.tags.get(tag) or ErrorTag()).description,
                          "items": items})
 
     chart = charts.grouped_bar_chart(
         [readable(t) for t in tags],
-        [(s.label, [((e.get("counts") or {}).get(t) or {}).get("items", 0) for t in tags]) for i, s, e in present],
-        title=f"Error items per tag in the top {first.get('k')}",
+        [(s.label, [(e.counts.get(t) or TagCount()).items for t in tags]) for i, s, e in present],
+        title=f"Error items per tag in the top {first.k}",
         axis_label="passages (summed over queries)",
         fmt=lambda v: f"{v:.0f}", tick_fmt=lambda v: f"{v:.0f}",
     )
-    method = first.get("method") or {}
     return {
         "notes": notes,
         "systems": [{"label": s.label, "colour": charts.colour(i)} for i, s, _ in present],
-        "k": first.get("k"), "rel": first.get("rel"),
-        "n_queries": first.get("n_queries"), "n_skipped": first.get("n_skipped_no_relevant"),
+        "k": first.k, "rel": first.rel,
+        "n_queries": first.n_queries, "n_skipped": first.n_skipped_no_relevant,
         "overall": overall, "totals": totals, "tags": [readable(t) for t in tags],
         "by_type": by_type, "examples": examples, "chart": Markup(chart),
-        "method": [(readable(k), v) for k, v in method.items()],
+        "method": [(readable(k), v) for k, v in first.method.items()],
     }
 
 
@@ -113,79 +110,84 @@ def errors_view(systems: Sequence[LabelledResults]) -> dict[str, Any] | None:
 N_TAXONOMY_EXAMPLES = 2
 
 
-def _share(v: Any) -> str:
+def _share(v: float | None) -> str:
     return "—" if v is None else f"{v * 100:.1f}%"
 
 
 def taxonomy_view(systems: Sequence[LabelledResults]) -> dict[str, Any] | None:
     """The ``taxonomy`` section of each results file: shares per tag, per query type, a chart and examples."""
-    opened = _opened(systems, "taxonomy", "error taxonomy")
-    if opened is None or not opened[0]:
-        return None if opened is None else {"notes": opened[1], "systems": []}
-    present, notes, first, info, tags = opened
+    found = _sections(systems, [s.results.taxonomy for s in systems], "error taxonomy")
+    if found is None or not found[0]:
+        return None if found is None else {"notes": found[1], "systems": []}
+    present, notes = found
+    first = present[0][2]
+    tags = first.tag_names
+
+    def info(tag: str) -> TaxonomyTag:
+        return first.tags.get(tag) or TaxonomyTag()
 
     overall = []
     for tag in tags:
-        cells = [{"count": (t.get("counts") or {}).get(tag, 0), "share": _share((t.get("proportions") or {}).get(tag))}
-                 for _, _, t in present]
-        ref = (info.get(tag) or {}).get("dureader_share")
-        overall.append({"name": readable(tag), "raw": tag, "description": (info.get(tag) or {}).get("description", ""),
-                        "dureader": _share(ref), "cells": cells})
-    totals = [{"failures": t.get("n_failures", 0), "queries": t.get("n_queries", 0),
-               "kinds": ", ".join(f"{k} {v}" for k, v in (t.get("failure_kinds") or {}).items())}
+        cells = [{"count": t.counts.get(tag, 0), "share": _share(t.proportions.get(tag))} for _, _, t in present]
+        overall.append({"name": readable(tag), "raw": tag, "description": info(tag).description,
+                        "dureader": _share(info(tag).dureader_share), "cells": cells})
+    totals = [{"failures": t.n_failures, "queries": t.n_queries,
+               "kinds": ", ".join(f"{k} {v}" for k, v in t.failure_kinds.items())}
               for _, _, t in present]
 
-    by_type = []
-    for g, rows in _by_type_rows(systems, [t for _, _, t in present]):
+    by_type: list[dict[str, Any]] = []
+    for g, rows in _by_type_rows(systems, [t.by_type for _, _, t in present]):
         by_type.append({
             "name": readable(g),
-            "n": [f"{(r or {}).get('n_failures', 0)}/{(r or {}).get('n_queries', 0)}" for r in rows],
-            "cells": [[_share(((r or {}).get("proportions") or {}).get(tag)) for r in rows] for tag in tags],
+            "n": [f"{0 if r is None else r.n_failures}/{0 if r is None else r.n_queries}" for r in rows],
+            "cells": [[_share(None if r is None else r.proportions.get(tag)) for r in rows] for tag in tags],
         })
 
     examples = []
     for tag in tags:
         items = []
         for i, s, t in present:
-            for x in ((t.get("examples") or {}).get(tag) or [])[:N_TAXONOMY_EXAMPLES]:
-                rrank = x.get("relevant_rank")
+            for x in t.examples.get(tag, ())[:N_TAXONOMY_EXAMPLES]:
                 items.append({
-                    "system": s.label, "colour": charts.colour(i), "query": x.get("query", ""),
-                    "type": readable(x.get("type")), "kind": x.get("kind", ""),
-                    "wrong_id": x.get("wrong_id") or "—", "wrong_text": x.get("wrong_text", ""),
-                    "relevant_id": x.get("relevant_id", ""), "relevant_text": x.get("relevant_text", ""),
-                    "relevant_rank": "not retrieved" if rrank is None else rrank,
-                    "rule": x.get("rule", ""), "evidence": ", ".join(str(e) for e in x.get("evidence") or []),
-                    "also": ", ".join(readable(a) for a in x.get("also") or []),
+                    "system": s.label, "colour": charts.colour(i), "query": x.query,
+                    "type": readable(x.type), "kind": x.kind,
+                    "wrong_id": x.wrong_id or "—", "wrong_text": x.wrong_text,
+                    "relevant_id": x.relevant_id, "relevant_text": x.relevant_text,
+                    "relevant_rank": "not retrieved" if x.relevant_rank is None else x.relevant_rank,
+                    "rule": x.rule, "evidence": ", ".join(x.evidence),
+                    "also": ", ".join(readable(a) for a in x.also),
                 })
-        examples.append({"name": readable(tag), "description": (info.get(tag) or {}).get("description", ""),
-                         "items": items})
+        examples.append({"name": readable(tag), "description": info(tag).description, "items": items})
 
     chart = charts.grouped_bar_chart(
         [readable(t) for t in tags],
-        [(s.label, [(t.get("proportions") or {}).get(tag) for tag in tags]) for _, s, t in present],
+        [(s.label, [t.proportions.get(tag) for tag in tags]) for _, s, t in present],
         title="Share of failed queries per error type (DuReader Table 9 taxonomy)",
         axis_label="share of failed queries (%)", value_max=1.0,
     )
     return {
         "notes": notes,
         "systems": [{"label": s.label, "colour": charts.colour(i)} for i, s, _ in present],
-        "k": first.get("k"), "order": [readable(o) for o in first.get("order") or []],
+        "k": first.k, "order": [readable(o) for o in first.order],
         "overall": overall, "totals": totals, "tags": [readable(t) for t in tags],
         "by_type": by_type, "examples": examples, "chart": Markup(chart),
-        "method": [(readable(k), v) for k, v in (first.get("method") or {}).items()],
+        "method": [(readable(k), v) for k, v in first.method.items()],
     }
 
 
-def _by_type_rows(systems: Sequence[Any], sections: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[Any]]]:
+Row = TypeVar("Row", TypeCounts, TypeShares)
+
+
+def _by_type_rows(systems: Sequence[LabelledResults],
+                  by_types: Sequence[Mapping[str, Row]]) -> list[tuple[str, list[Row | None]]]:
     """``(query group, [each section's ``by_type`` entry for it, or None])`` for every group some
     section reports, in the one group order (the systems' own groups first, then any other)."""
     names = list(order_groups(t for s in systems for t in s.results.by_type))
-    for d in sections:
-        names += [g for g in (d.get("by_type") or {}) if g not in names]
+    for d in by_types:
+        names += [g for g in d if g not in names]
     out = []
     for g in names:
-        rows = [(d.get("by_type") or {}).get(g) for d in sections]
-        if any(rows):
+        rows = [d.get(g) for d in by_types]
+        if any(r is not None for r in rows):
             out.append((g, rows))
     return out

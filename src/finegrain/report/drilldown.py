@@ -27,9 +27,11 @@ from markupsafe import Markup
 
 from finegrain.compare.systems import LabelledResults
 from finegrain.errors import FinegrainError
+from finegrain.frozen import EMPTY
 from finegrain.report.charts import colour
 from finegrain.report.diff_charts import ForestRow, difference_histogram, forest_plot
 from finegrain.report.format import fmt, fmt_p, is_rank, readable
+from finegrain.results.diagnosis import Failure, QueryErrorsRecord
 from finegrain.results.files import read_saved_run
 
 __all__ = ["MAX_QUERIES", "TOP", "difference_charts", "json_script", "per_query_view"]
@@ -60,12 +62,12 @@ def _run_of(s: LabelledResults) -> tuple[Any | None, str | None]:
         return None, f"no ranked list: the run file could not be read ({type(e).__name__})"
 
 
-def _error_items(s: LabelledResults) -> Mapping[str, Any]:
-    return s.results.diagnosis_per_query("errors")
+def _error_items(s: LabelledResults) -> Mapping[str, QueryErrorsRecord]:
+    return EMPTY if s.results.errors is None else s.results.errors.per_query
 
 
-def _taxonomy_items(s: LabelledResults) -> Mapping[str, Any]:
-    return s.results.diagnosis_per_query("taxonomy")
+def _taxonomy_items(s: LabelledResults) -> Mapping[str, Failure]:
+    return EMPTY if s.results.taxonomy is None else s.results.taxonomy.per_query
 
 
 def per_query_view(systems: Sequence[LabelledResults], baseline: int, key: str) -> dict[str, Any] | None:
@@ -121,17 +123,16 @@ def per_query_view(systems: Sequence[LabelledResults], baseline: int, key: str) 
         for i, s in enumerate(systems):
             run = runs[i][0]
             judged = s.results.judged
-            e = errs[i].get(q) or {}
-            fp_tags = {x.get("doc_id"): x.get("tag") for x in e.get("false_positives") or []}
+            e = errs[i].get(q) or QueryErrorsRecord()
+            fp_tags = {x.doc_id: x.tag for x in e.false_positives}
             ranked = run.ranked(q, TOP) if run is not None and q in run else []
             items = [[d, None if judged is None else judged.grade(q, d), readable(fp_tags[d]) if d in fp_tags else None]
                      for d in ranked]
-            missed = [[x.get("doc_id"), x.get("grade"), readable(x.get("tag")), x.get("rank")]
-                      for x in e.get("false_negatives") or []]
+            missed = [[x.doc_id, x.grade, readable(x.tag), x.rank] for x in e.false_negatives]
             t = taxs[i].get(q)
             lists.append({"items": items, "missed": missed,
                           "nRelevant": None if judged is None else judged.n_relevant.get(q),
-                          "taxonomy": None if not t else f"{readable(t.get('tag'))}: {t.get('rule', '')}",
+                          "taxonomy": None if t is None else f"{readable(t.tag)}: {t.rule}",
                           "value": fmt(vals[i], key)})
         data.append({"qid": q, "text": text, "type": readable(qtype), "lists": lists})
     return {

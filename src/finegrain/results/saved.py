@@ -46,6 +46,7 @@ from finegrain.evaluate.result import Evaluation
 from finegrain.frozen import EMPTY, freeze, thaw
 from finegrain.io._lines import read_json
 from finegrain.metrics.spec import parse_metric
+from finegrain.results.diagnosis import ErrorsSection, TaxonomySection
 from finegrain.results.mteb import mteb_body
 
 RESULTS_FILE = "results.json"
@@ -131,8 +132,8 @@ class SavedResults:
     """The content of one ``results.json``, validated and frozen (see the module docstring).
 
     ``metrics`` in saved order; ``by_type`` groups in :func:`order_groups`
-    order; ``errors`` / ``taxonomy`` the diagnosis sections (validated:
-    an object with a ``schema``); ``extra`` every other top-level key as
+    order; ``errors`` / ``taxonomy`` the diagnosis sections
+    (:mod:`finegrain.results.diagnosis`); ``extra`` every other top-level key as
     written (``run_file``, ``compat``, ...); ``migrations`` what reading
     changed; ``source`` the file read (None in memory).
     """
@@ -142,8 +143,8 @@ class SavedResults:
     curves: Mapping[str, Mapping[str, float | None]] = field(default_factory=lambda: EMPTY)
     queries: Mapping[str, QueryRecord] = field(default_factory=lambda: EMPTY)
     provenance: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
-    errors: Mapping[str, Any] | None = None
-    taxonomy: Mapping[str, Any] | None = None
+    errors: ErrorsSection | None = None
+    taxonomy: TaxonomySection | None = None
     judged: Judged | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     migrations: tuple[str, ...] = ()
@@ -170,18 +171,6 @@ class SavedResults:
 
     def metric(self, key: str) -> MetricRecord:
         return self.metrics[key]
-
-    def section(self, name: str) -> Mapping[str, Any] | None:
-        """A diagnosis section (``"errors"`` or ``"taxonomy"``), frozen; None when not saved."""
-        if name not in ("errors", "taxonomy"):
-            raise KeyError(name)
-        return self.errors if name == "errors" else self.taxonomy
-
-    def diagnosis_per_query(self, name: str) -> Mapping[str, Any]:
-        """``{qid: record}`` of a diagnosis section (``"errors"`` or ``"taxonomy"``); empty when not saved."""
-        section = self.section(name) or EMPTY
-        per_query = section.get("per_query")
-        return per_query if isinstance(per_query, Mapping) else EMPTY
 
     @property
     def dataset_name(self) -> str | None:
@@ -330,9 +319,9 @@ class SavedResults:
         if self.provenance:
             out["provenance"] = thaw(self.provenance)
         if self.errors is not None:
-            out["errors"] = thaw(self.errors)
+            out["errors"] = self.errors.to_json()
         if self.taxonomy is not None:
-            out["taxonomy"] = thaw(self.taxonomy)
+            out["taxonomy"] = self.taxonomy.to_json()
         if self.judged is not None:
             out["judged"] = self.judged.to_json()
         out.update(thaw(self.extra))
@@ -414,29 +403,6 @@ def _judged(v: Any) -> bool:
             and _mapping_of(_count)(v.get("n_relevant", {})))
 
 
-_ITEM_LISTS = ("false_negatives", "false_positives")  # per-query lists of tagged items, read as records
-
-
-def _records(v: Any) -> bool:
-    """A mapping of records (mappings), whose lists of tagged items hold records: what the report's views read."""
-    return isinstance(v, Mapping) and all(
-        isinstance(r, Mapping) and all(
-            isinstance(r.get(k, []), list) and all(isinstance(i, Mapping) for i in r.get(k, [])) for k in _ITEM_LISTS
-        )
-        for r in v.values()
-    )
-
-
-def _diagnosis(v: Any) -> bool:
-    """An error-analysis or taxonomy section: counts per tag (numbers or records), tags, per-type
-    and per-query records, examples as lists of records."""
-    return (isinstance(v, Mapping) and isinstance(v.get("schema"), str)
-            and _mapping_of(lambda c: _count(c) or _mapping_of(_number)(c))(v.get("counts", {}))
-            and _records(v.get("tags", {})) and _records(v.get("by_type", {}))
-            and _records(v.get("per_query", {}))
-            and _mapping_of(lambda x: isinstance(x, list) and all(isinstance(i, Mapping) for i in x))(v.get("examples", {})))
-
-
 # section -> (required, check of the whole section, what it should be)
 _SECTIONS: dict[str, tuple[bool, _Check, str]] = {
     "aggregate": (True, _mapping_of(_number), "{metric: number or null}"),
@@ -447,8 +413,6 @@ _SECTIONS: dict[str, tuple[bool, _Check, str]] = {
     "curves": (False, _mapping_of(_mapping_of(_number)), "{metric: {k: number or null}}"),
     "queries": (False, _mapping_of(_query_record), "{query id: {text, type}}"),
     "provenance": (False, lambda v: isinstance(v, Mapping), "an object"),
-    "errors": (False, _diagnosis, "an object with a schema (counts, examples, by_type objects)"),
-    "taxonomy": (False, _diagnosis, "an object with a schema (counts, examples, by_type objects)"),
     "judged": (False, _judged, "{k, rel, fully_judged, grades: {query id: {doc id: grade}}, n_relevant}"),
 }
 
@@ -511,7 +475,7 @@ def _parse(data: Mapping[str, Any], where: str | Path, source: str | None, *,
     })
     queries = MappingProxyType({q: QueryRecord(str(r.get("text", "")), r.get("type"))
                                 for q, r in (data.get("queries") or {}).items()})
-    known = set(_SECTIONS) | {"schema"}
+    known = set(_SECTIONS) | {"schema", "errors", "taxonomy"}
     extra = freeze({k: v for k, v in data.items() if k not in known})
     empty = tuple(s for s in ("denominators",) if s in data and not data[s])
     return SavedResults(
@@ -520,8 +484,8 @@ def _parse(data: Mapping[str, Any], where: str | Path, source: str | None, *,
         curves=freeze(data.get("curves") or {}),
         queries=queries,
         provenance=freeze(data.get("provenance") or {}),
-        errors=freeze(data["errors"]) if "errors" in data else None,
-        taxonomy=freeze(data["taxonomy"]) if "taxonomy" in data else None,
+        errors=ErrorsSection.read(data["errors"], where, "errors") if "errors" in data else None,
+        taxonomy=TaxonomySection.read(data["taxonomy"], where, "taxonomy") if "taxonomy" in data else None,
         judged=_parse_judged(data["judged"]) if "judged" in data else None,
         extra=extra,
         migrations=tuple(migrations),
