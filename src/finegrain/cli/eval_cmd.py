@@ -89,14 +89,15 @@ def eval_command(
     path, run_path = outcome.save(out)
     mark = " · TRANSDUCTIVE (trained on this dataset's passages)" if is_transductive(outcome.results) else ""
     print_evaluation(outcome.saved, title=f"{dataset} · {retriever}{mark}")
-    if "threshold_sweep" in outcome.results:
+    saved = outcome.saved
+    if saved.threshold_sweep is not None:
         from finegrain.report.threshold_table import print_sweep
 
-        print_sweep(outcome.results["threshold_sweep"], title=f"{dataset} · {retriever}")
-    if "cv" in outcome.results:
+        print_sweep(saved.threshold_sweep, title=f"{dataset} · {retriever}")
+    if saved.cv is not None and saved.cv_provenance is not None:
         from finegrain.report.cv_table import print_cv
 
-        print_cv(outcome.results["cv"], outcome.results["provenance"]["cv"], title=f"{dataset} · {retriever}")
+        print_cv(saved.cv, saved.cv_provenance, title=f"{dataset} · {retriever}")
     typer.echo(f"wrote {path} and {run_path}")
     if out_format is ResultFormat.MTEB:
         from finegrain.results.mteb import write_mteb_json

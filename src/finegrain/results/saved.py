@@ -48,6 +48,7 @@ from finegrain.io._lines import read_json
 from finegrain.metrics.spec import parse_metric
 from finegrain.results.diagnosis import ErrorsSection, TaxonomySection
 from finegrain.results.mteb import mteb_body
+from finegrain.results.tuning import CvProvenance, CvSection, ThresholdSweepSection
 
 RESULTS_FILE = "results.json"
 SCHEMA = "finegrain.results/1"  # the schema of results.json, written and read by SavedResults
@@ -133,7 +134,8 @@ class SavedResults:
 
     ``metrics`` in saved order; ``by_type`` groups in :func:`order_groups`
     order; ``errors`` / ``taxonomy`` the diagnosis sections
-    (:mod:`finegrain.results.diagnosis`); ``extra`` every other top-level key as
+    (:mod:`finegrain.results.diagnosis`); ``cv`` / ``cv_provenance`` /
+    ``threshold_sweep`` the tuning sections (:mod:`finegrain.results.tuning`); ``extra`` every other top-level key as
     written (``run_file``, ``compat``, ...); ``migrations`` what reading
     changed; ``source`` the file read (None in memory).
     """
@@ -146,6 +148,9 @@ class SavedResults:
     errors: ErrorsSection | None = None
     taxonomy: TaxonomySection | None = None
     judged: Judged | None = None
+    cv: CvSection | None = None
+    cv_provenance: CvProvenance | None = None
+    threshold_sweep: ThresholdSweepSection | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     migrations: tuple[str, ...] = ()
     source: str | None = None
@@ -324,6 +329,10 @@ class SavedResults:
             out["taxonomy"] = self.taxonomy.to_json()
         if self.judged is not None:
             out["judged"] = self.judged.to_json()
+        if self.cv is not None:
+            out["cv"] = self.cv.to_json()
+        if self.threshold_sweep is not None:
+            out["threshold_sweep"] = self.threshold_sweep.to_json()
         out.update(thaw(self.extra))
         return out
 
@@ -475,7 +484,8 @@ def _parse(data: Mapping[str, Any], where: str | Path, source: str | None, *,
     })
     queries = MappingProxyType({q: QueryRecord(str(r.get("text", "")), r.get("type"))
                                 for q, r in (data.get("queries") or {}).items()})
-    known = set(_SECTIONS) | {"schema", "errors", "taxonomy"}
+    known = set(_SECTIONS) | {"schema", "errors", "taxonomy", "cv", "threshold_sweep"}
+    provenance = data.get("provenance") or {}
     extra = freeze({k: v for k, v in data.items() if k not in known})
     empty = tuple(s for s in ("denominators",) if s in data and not data[s])
     return SavedResults(
@@ -483,10 +493,14 @@ def _parse(data: Mapping[str, Any], where: str | Path, source: str | None, *,
         by_type=by_type,
         curves=freeze(data.get("curves") or {}),
         queries=queries,
-        provenance=freeze(data.get("provenance") or {}),
+        provenance=freeze(provenance),
         errors=ErrorsSection.read(data["errors"], where, "errors") if "errors" in data else None,
         taxonomy=TaxonomySection.read(data["taxonomy"], where, "taxonomy") if "taxonomy" in data else None,
         judged=_parse_judged(data["judged"]) if "judged" in data else None,
+        cv=CvSection.read(data["cv"], where, "cv") if "cv" in data else None,
+        cv_provenance=CvProvenance.read(provenance["cv"], where, "provenance.cv") if "cv" in provenance else None,
+        threshold_sweep=(ThresholdSweepSection.read(data["threshold_sweep"], where, "threshold_sweep")
+                         if "threshold_sweep" in data else None),
         extra=extra,
         migrations=tuple(migrations),
         source=source,
