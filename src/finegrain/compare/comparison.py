@@ -190,7 +190,7 @@ class Comparison:
                 "significant": "Holm-adjusted randomization p < alpha",
             },
             "summary": {
-                m: {name: {"mean": _num(x.mean), "ci": [_num(x.ci.low), _num(x.ci.high)], "n": x.n}
+                m: {name: {"mean": finite(x.mean), "ci": [finite(x.ci.low), finite(x.ci.high)], "n": x.n}
                     for name, x in row.items()}
                 for m, row in self.summaries.items()
             },
@@ -204,31 +204,32 @@ class Comparison:
 def _test_json(t: PairedTest) -> dict[str, Any]:
     return {
         "n": t.n,
-        "mean_diff": _num(t.mean_diff),
-        "diff_ci": [_num(t.diff_ci.low), _num(t.diff_ci.high)],
-        "t_statistic": _num(t.t_statistic),
-        "p_t": _num(t.p_t),
-        "p_t_holm": _num(t.p_t_holm),
-        "p_rand": _num(t.p_rand),
-        "p_rand_holm": _num(t.p_rand_holm),
+        "mean_diff": finite(t.mean_diff),
+        "diff_ci": [finite(t.diff_ci.low), finite(t.diff_ci.high)],
+        "t_statistic": finite(t.t_statistic),
+        "p_t": finite(t.p_t),
+        "p_t_holm": finite(t.p_t_holm),
+        "p_rand": finite(t.p_rand),
+        "p_rand_holm": finite(t.p_rand_holm),
         "significant": t.significant,
         "significant_t": t.significant_t,
         **t.wtl.to_dict(),
         "by_type": {
-            s.slice: {"n": s.n, "mean": _num(s.mean), "baseline_mean": _num(s.baseline_mean),
-                      "mean_diff": _num(s.mean_diff), **s.wtl.to_dict(),
-                      "p_rand": _num(s.p_rand), "p_rand_holm": _num(s.p_rand_holm), "significant": s.significant}
+            s.slice: {"n": s.n, "mean": finite(s.mean), "baseline_mean": finite(s.baseline_mean),
+                      "mean_diff": finite(s.mean_diff), **s.wtl.to_dict(),
+                      "p_rand": finite(s.p_rand), "p_rand_holm": finite(s.p_rand_holm), "significant": s.significant}
             for s in t.by_type
         },
         **({"by_rollup": {
-            s.slice: {"n": s.n, "mean": _num(s.mean), "baseline_mean": _num(s.baseline_mean),
-                      "mean_diff": _num(s.mean_diff), **s.wtl.to_dict(),
-                      "p_rand": _num(s.p_rand), "p_rand_holm": _num(s.p_rand_holm), "significant": s.significant}
+            s.slice: {"n": s.n, "mean": finite(s.mean), "baseline_mean": finite(s.baseline_mean),
+                      "mean_diff": finite(s.mean_diff), **s.wtl.to_dict(),
+                      "p_rand": finite(s.p_rand), "p_rand_holm": finite(s.p_rand_holm), "significant": s.significant}
             for s in t.by_rollup}} if t.by_rollup else {}),
     }
 
 
-def _num(x: float | None) -> float | None:
+def finite(x: float | None) -> float | None:
+    """``x``, or None when it is None, NaN or infinite (what a saved or shown value holds for undefined)."""
     return x if x is not None and math.isfinite(x) else None
 
 

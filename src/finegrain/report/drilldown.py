@@ -25,6 +25,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from finegrain.compare.comparison import Comparison, finite
 from finegrain.compare.systems import LabelledResults
 from finegrain.errors import FinegrainError
 from finegrain.frozen import EMPTY
@@ -149,33 +150,36 @@ def _colour(i: int) -> str:
     return colour(i)
 
 
-def difference_charts(comparison: Mapping[str, Any], systems: Sequence[LabelledResults], baseline: int,
+def difference_charts(comparison: Comparison, systems: Sequence[LabelledResults], baseline: int,
                       key: str) -> dict[str, Any] | None:
     """The forest plot of every challenger's difference on ``key`` and one histogram of per-query differences each.
 
     The interval is the comparison's paired bootstrap interval of the mean
-    difference (``tests[key][label]["diff_ci"]``), the note its Holm-adjusted
+    difference (``tests[key][label].diff_ci``), the note its Holm-adjusted
     randomization p-value with ``*`` when significant. None when ``key`` was not tested.
     """
 
-    tests: Mapping[str, Any] = (comparison.get("tests") or {}).get(key) or {}
+    tests = comparison.tests.get(key) or {}
     if not tests:
         return None
     rank = is_rank(key)
     base = systems[baseline]
-    st = comparison.get("settings") or {}
+    st = comparison.settings
     rows = []
     for i, s in enumerate(systems):
         if i == baseline:
             continue
-        t = tests.get(s.label) or {}
-        lo, hi = t.get("diff_ci") or [None, None]
-        p = t.get("p_rand_holm")
-        note = f"p = {fmt_p(p)}" + (" *" if t.get("significant") else "") if p is not None else "not tested"
-        rows.append(ForestRow(s.label, t.get("mean_diff"), lo, hi, note, _colour(i)))
+        t = tests.get(s.label)
+        if t is None:
+            rows.append(ForestRow(s.label, None, None, None, "not tested", _colour(i)))
+            continue
+        p = finite(t.p_rand_holm)
+        note = f"p = {fmt_p(p)}" + (" *" if t.significant else "") if p is not None else "not tested"
+        rows.append(ForestRow(s.label, finite(t.mean_diff), finite(t.diff_ci.low), finite(t.diff_ci.high), note,
+                              _colour(i)))
     better = "lower is better" if rank else "higher is better"
     scale = "" if rank else " (x100)"
-    conf = st.get("confidence", 0.95)
+    conf = st.confidence
     forest = forest_plot(
         rows, title=f"Difference to {base.label} on {key}, with {conf:.0%} CI",
         axis_label=f"mean difference in {key}{scale}: system − {base.label} ({better})",
@@ -189,14 +193,14 @@ def difference_charts(comparison: Mapping[str, Any], systems: Sequence[LabelledR
             continue
         pq = s.results.metrics[key].per_query or {}
         diffs = [pq[q] - bpq[q] for q in bpq if q in pq and pq[q] is not None and bpq[q] is not None]  # type: ignore[operator]
-        ties = sum(1 for d in diffs if abs(d) <= float(st.get("tie_tolerance", 1e-9)))
+        ties = sum(1 for d in diffs if abs(d) <= st.tol)
         hists.append({"label": s.label, "n": len(diffs), "ties": ties, "chart": Markup(difference_histogram(
             diffs, title=f"{s.label} − {base.label}: {key} per query (n={len(diffs)})",
             x_label=f"difference in {key}{scale} ({better}); the middle bar holds ties",
             fill=_colour(i), tick_fmt=(lambda v: f"{v:g}") if rank else (lambda v: f"{v * 100:.4g}")))})
     return {"forest": Markup(forest), "histograms": hists,
             "note": (f"Dots: mean per-query difference to {base.label}; whiskers: its {conf:.0%} "
-                     f"{st.get('ci_method', 'percentile')} paired bootstrap interval ({st.get('n_resamples')} resamples, "
-                     f"seed {st.get('seed')}); p: Fisher's randomization test, Holm-adjusted across systems; "
+                     f"{st.ci_method} paired bootstrap interval ({st.n_resamples} resamples, "
+                     f"seed {st.seed}); p: Fisher's randomization test, Holm-adjusted across systems; "
                      "* = significant. A whisker crossing the dashed line at 0 is a difference the queries "
                      "do not settle.")}

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from markupsafe import Markup
 
-from finegrain.compare.comparison import CompareSettings, Comparison, compare
-from finegrain.compare.stats import bootstrap_ci
+from finegrain.compare.comparison import CompareSettings, Comparison, compare, finite
+from finegrain.compare.stats import Interval, bootstrap_ci
 from finegrain.compare.systems import LabelledResults, load_labelled
 from finegrain.compare.systems import resolve_baseline as _resolve_baseline
 from finegrain.errors import FinegrainError
@@ -76,18 +76,16 @@ def build_context(
     *,
     baseline: int = 0,
     metric: str | None = None,
-    comparison: Comparison | Mapping[str, Any] | None = None,
-    intervals: Mapping[str, Mapping[str, Any]] | None = None,
+    comparison: Comparison | None = None,
+    intervals: Mapping[str, Interval] | None = None,
 ) -> dict[str, Any]:
     """Everything the template shows, as plain values (strings, numbers, lists, SVG markup).
 
     ``comparison`` is the :class:`~finegrain.compare.comparison.Comparison` of the systems (same
-    order, two or more), or its :meth:`~finegrain.compare.comparison.Comparison.to_json_dict`; ``intervals`` gives a single system's
-    ``{metric: {"ci": [low, high], ...}}`` when there is no comparison.
+    order, two or more); ``intervals`` gives a single system's ``{metric: bootstrap interval}`` (with the
+    default :class:`~finegrain.compare.comparison.CompareSettings`) when there is no comparison.
     """
 
-    if isinstance(comparison, Comparison):
-        comparison = comparison.to_json_dict()
     if not systems:
         raise FinegrainError("no results to report", "pass one or more folders written by 'finegrain eval --out DIR'")
     key = resolve_metric(systems, metric)
@@ -102,11 +100,13 @@ def build_context(
         cells = []
         for m in metrics:
             if comparison is not None:
-                ci = (((comparison.get("summary") or {}).get(m) or {}).get(s.label) or {}).get("ci")
+                summary = (comparison.summaries.get(m) or {}).get(s.label)
+                ci = None if summary is None else summary.ci
             else:
-                ci = ((intervals or {}).get(m) or {}).get("ci")
+                ci = (intervals or {}).get(m)
+            lo, hi = (None, None) if ci is None else (finite(ci.low), finite(ci.high))
             cells.append({"value": fmt(agg.get(m), m),
-                          "ci": f"[{fmt(ci[0], m)}, {fmt(ci[1], m)}]" if ci and None not in ci else None})
+                          "ci": f"[{fmt(lo, m)}, {fmt(hi, m)}]" if lo is not None and hi is not None else None})
         headline.append({"label": s.label, "colour": charts.colour(i), "is_baseline": i == baseline, "cells": cells})
 
     type_rows = []
@@ -150,7 +150,8 @@ def build_context(
         "rank_metrics": [m for m in metrics if is_rank(m)],
         "metrics": metrics,
         "headline": headline,
-        "ci_note": ci_note(comparison, intervals),
+        "ci_note": ci_note(comparison.settings if comparison is not None else
+                           CompareSettings() if intervals is not None else None),
         "type_rows": type_rows,
         "type_chart": Markup(type_chart),
         "curve_charts": curve_charts,
@@ -313,7 +314,7 @@ def _eval_context(systems: Sequence[LabelledResults], baseline: str | int | None
     return build_context(systems, baseline=b, metric=metric, comparison=comparison, intervals=intervals)
 
 
-def _single_intervals(s: LabelledResults) -> dict[str, Any]:
+def _single_intervals(s: LabelledResults) -> dict[str, Interval]:
     """Bootstrap intervals of one system's per-query means, with the comparison's default settings.
 
     Only for metrics whose saved aggregation rule is ``mean`` (a median or a
@@ -322,13 +323,13 @@ def _single_intervals(s: LabelledResults) -> dict[str, Any]:
 
 
     st = CompareSettings()
-    out: dict[str, Any] = {"_settings": {**asdict(st)}}
+    out: dict[str, Interval] = {}
     for m, rec in s.results.metrics.items():
         vals = np.asarray(list(rec.defined().values()), dtype=np.float64)
         if not rec.is_mean or rec.value is None or len(vals) == 0:
             continue
-        ci = bootstrap_ci(vals, n_resamples=st.n_resamples, confidence=st.confidence, seed=st.seed, method=st.ci_method)
-        out[m] = {"ci": [ci.low, ci.high], "n": len(vals)}
+        out[m] = bootstrap_ci(vals, n_resamples=st.n_resamples, confidence=st.confidence, seed=st.seed,
+                              method=st.ci_method)
     return out
 
 
