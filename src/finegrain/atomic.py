@@ -86,6 +86,33 @@ def _cannot_write(target: Path, e: OSError) -> FinegrainError:
                           "choose a writable folder with free space")
 
 
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temporary path beside ``path`` for a writer that takes a path (a library's ``save(path)``);
+    when the block ends cleanly the file is flushed to disk and renamed over ``path``, else removed."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=TMP_SUFFIX)
+        os.close(fd)
+    except OSError as e:
+        raise _cannot_write(target, e) from None
+    tmp = Path(name)
+    try:
+        yield tmp
+        try:
+            with open(tmp, "rb+") as f:
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, target)
+        except OSError as e:
+            raise _cannot_write(target, e) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
 def write_text(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8") -> Path:
     """Write ``text`` to ``path`` atomically; returns the path."""
     with atomic_write(path, "w", encoding=encoding) as f:
@@ -114,4 +141,4 @@ def remove_stale(folder: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
-__all__ = ["TMP_SUFFIX", "atomic_write", "is_temporary", "remove_stale", "write_bytes", "write_text"]
+__all__ = ["TMP_SUFFIX", "atomic_path", "atomic_write", "is_temporary", "remove_stale", "write_bytes", "write_text"]

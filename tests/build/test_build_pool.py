@@ -13,6 +13,7 @@ import pytest
 from finegrain.build.pool import pool_results, pool_runs, pool_table, summarise
 from finegrain.build.pool_file import SCHEMA, Pool, read_pool, write_pool
 from finegrain.errors import FinegrainError
+from finegrain.results.companions import Companion
 from finegrain.types import Qrels, Run
 
 # depth 2 tops -- A: q1 d1 d2 | q2 d5 d6;  B: q1 d2 d4 | q2 d6 d7;  C: q1 d3 d2 | q2 d5
@@ -276,6 +277,9 @@ def test_a_query_with_no_result_is_completed_from_results_json(folders: dict[str
     shutil.copytree(folders["bm25"], cut)
     lines = (cut / "run.trec").read_text().splitlines(keepends=True)
     (cut / "run.trec").write_text("".join(line for line in lines if not line.startswith("q3 ")))
+    res = json.loads((cut / "results.json").read_text())  # as eval writes it: the record matches the run
+    res["files"]["run.trec"] = Companion.of(cut / "run.trec").to_json()
+    (cut / "results.json").write_text(json.dumps(res))
     pool = pool_results([folders["bm25-okapi"], cut], depth=5, texts=False)
     assert {it.systems for it in pool.items if it.qid == "q3"} == {("bm25-okapi",)}
     # a plain run file has no results.json to complete it: the query sets differ

@@ -65,3 +65,17 @@ def test_sigkill_mid_write_leaves_old_file_and_a_recognisable_temporary(tmp_path
     assert leftovers and all(is_temporary(x) for x in leftovers)
     assert remove_stale(tmp_path) == leftovers
     assert [x.name for x in tmp_path.iterdir()] == ["run.trec"]
+
+
+def test_atomic_path_renames_what_a_path_writer_wrote_and_removes_it_on_error(tmp_path: Path) -> None:
+    from finegrain.atomic import atomic_path
+
+    target = tmp_path / "x.bin"
+    with atomic_path(target) as tmp:
+        assert tmp.parent == tmp_path and is_temporary(tmp)
+        tmp.write_bytes(b"new")
+    assert target.read_bytes() == b"new"
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_bytes(b"half")
+        raise RuntimeError("stop")
+    assert target.read_bytes() == b"new" and [p.name for p in tmp_path.iterdir()] == ["x.bin"]

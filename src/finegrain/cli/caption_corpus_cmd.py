@@ -44,7 +44,6 @@ def caption_corpus_command(
     )
     from finegrain.errors import FinegrainError
     from finegrain.machine import run_environment
-    from finegrain.results.files import write_results
     from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache
     from finegrain.retrieve.dense.encoders.registry import get_encoder
     from finegrain.settings import Settings
@@ -100,12 +99,12 @@ def caption_corpus_command(
     }
     if diagnosis is not None:
         body["concept_diagnosis"] = diagnosis
-    from finegrain.results.files import run_file_name, save_run
+    from finegrain.results.files import run_file_name, save_folder
+    from finegrain.results.saved import SavedResults
 
     run = result.run(k=run_depth, name=encoder)
     body["run_file"] = run_file_name(run)
-    path = write_results(out, body)
-    run_path = save_run(out, run, body["run_file"])
+    path, run_path = save_folder(out, SavedResults.coerce(body), run)
     _print_table(body, title=f"{name} · {encoder}")
     typer.echo(f"wrote {path} and {run_path}")
 

@@ -26,7 +26,7 @@ from finegrain.experiment.tuning.grid import cross_validate
 from finegrain.experiment.tuning.threshold import parse_sweep, sweep_thresholds
 from finegrain.machine import run_environment
 from finegrain.metrics.spec import parse_metric
-from finegrain.results.files import run_file_name, save_run
+from finegrain.results.files import run_file_name, save_folder
 from finegrain.results.saved import SavedResults
 from finegrain.retrieve.registry import get_retriever
 from finegrain.settings import Settings
@@ -65,7 +65,7 @@ class Outcome:
     def save(self, folder: str | Path) -> tuple[Path, Path]:
         """Write ``folder/results.json`` and the run beside it (``run.trec``, or ``run.jsonl`` for ids a TREC
         line cannot hold); their paths."""
-        return self.saved.save(folder), save_run(folder, self.run, self.saved.run_file)
+        return save_folder(folder, self.saved, self.run)
 
 
 def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool = True,

@@ -32,6 +32,7 @@ from finegrain.frozen import EMPTY
 from finegrain.report.charts import colour
 from finegrain.report.diff_charts import ForestRow, difference_histogram, forest_plot
 from finegrain.report.format import fmt, fmt_p, is_rank, readable
+from finegrain.results.companions import IncompleteFolderError
 from finegrain.results.diagnosis import Failure, QueryErrorsRecord
 from finegrain.results.files import read_saved_run
 
@@ -57,6 +58,8 @@ def _run_of(s: LabelledResults) -> tuple[Any | None, str | None]:
 
     try:
         return read_saved_run(Path(s.path), s.results), None
+    except IncompleteFolderError:
+        raise  # a folder written in part is refused whole, never shown in part
     except FinegrainError as e:
         return None, f"no ranked list: {e.message}"
     except (OSError, ValueError) as e:  # a damaged run file hides the lists, never the page

@@ -40,12 +40,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, cast
 
+from finegrain.atomic import write_text
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.evaluate.groups import UNTYPED, group_of, order_groups
 from finegrain.evaluate.result import Evaluation
 from finegrain.frozen import EMPTY, freeze, thaw
 from finegrain.io._lines import read_json
 from finegrain.metrics.spec import parse_metric
+from finegrain.results.companions import Companion
 from finegrain.results.diagnosis import ErrorsSection, TaxonomySection
 from finegrain.results.mteb import mteb_body
 from finegrain.results.tuning import CvProvenance, CvSection, ThresholdSweepSection
@@ -135,7 +137,8 @@ class SavedResults:
     ``metrics`` in saved order; ``by_type`` groups in :func:`order_groups`
     order; ``errors`` / ``taxonomy`` the diagnosis sections
     (:mod:`finegrain.results.diagnosis`); ``cv`` / ``cv_provenance`` /
-    ``threshold_sweep`` the tuning sections (:mod:`finegrain.results.tuning`); ``extra`` every other top-level key as
+    ``threshold_sweep`` the tuning sections (:mod:`finegrain.results.tuning`); ``files`` the size and
+    SHA-256 of each file saved beside it (:mod:`finegrain.results.companions`); ``extra`` every other top-level key as
     written (``run_file``, ``compat``, ...); ``migrations`` what reading
     changed; ``source`` the file read (None in memory).
     """
@@ -151,6 +154,7 @@ class SavedResults:
     cv: CvSection | None = None
     cv_provenance: CvProvenance | None = None
     threshold_sweep: ThresholdSweepSection | None = None
+    files: Mapping[str, Companion] = field(default_factory=lambda: EMPTY)
     extra: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     migrations: tuple[str, ...] = ()
     source: str | None = None
@@ -240,17 +244,7 @@ class SavedResults:
         """Write this as ``folder/results.json`` (the folder is created) and return its path; :meth:`load`
         reads it back. The JSON goes to a temporary file that is then renamed, so an interrupted write
         never leaves a half file behind."""
-        out = Path(folder)
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise FinegrainError(f"cannot create output folder {str(out)!r}: {e.strerror}",
-                                 "choose a writable --out") from None
-        path = out / RESULTS_FILE
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_json(), ensure_ascii=False, indent=1), encoding="utf-8")
-        tmp.replace(path)
-        return path
+        return write_text(Path(folder) / RESULTS_FILE, json.dumps(self.to_json(), ensure_ascii=False, indent=1))
 
     @property
     def run_file(self) -> str | None:
@@ -333,6 +327,8 @@ class SavedResults:
             out["cv"] = self.cv.to_json()
         if self.threshold_sweep is not None:
             out["threshold_sweep"] = self.threshold_sweep.to_json()
+        if self.files:
+            out["files"] = {name: c.to_json() for name, c in self.files.items()}
         out.update(thaw(self.extra))
         return out
 
@@ -484,7 +480,7 @@ def _parse(data: Mapping[str, Any], where: str | Path, source: str | None, *,
     })
     queries = MappingProxyType({q: QueryRecord(str(r.get("text", "")), r.get("type"))
                                 for q, r in (data.get("queries") or {}).items()})
-    known = set(_SECTIONS) | {"schema", "errors", "taxonomy", "cv", "threshold_sweep"}
+    known = set(_SECTIONS) | {"schema", "errors", "taxonomy", "cv", "threshold_sweep", "files"}
     provenance = data.get("provenance") or {}
     extra = freeze({k: v for k, v in data.items() if k not in known})
     empty = tuple(s for s in ("denominators",) if s in data and not data[s])
@@ -501,12 +497,21 @@ def _parse(data: Mapping[str, Any], where: str | Path, source: str | None, *,
         cv_provenance=CvProvenance.read(provenance["cv"], where, "provenance.cv") if "cv" in provenance else None,
         threshold_sweep=(ThresholdSweepSection.read(data["threshold_sweep"], where, "threshold_sweep")
                          if "threshold_sweep" in data else None),
+        files=_parse_files(data.get("files"), where),
         extra=extra,
         migrations=tuple(migrations),
         source=source,
         origin=origin,
         _empty_sections=empty,
     )
+
+
+def _parse_files(v: Any, where: str | Path) -> Mapping[str, Companion]:
+    if v is None:
+        return EMPTY
+    if not isinstance(v, Mapping):
+        raise DataFormatError(where, None, "section 'files' as {file name: {size, sha256}}", _first_bad(v))
+    return MappingProxyType({str(name): Companion.read(rec, where, f"files.{name}") for name, rec in v.items()})
 
 
 def _parse_judged(v: Mapping[str, Any]) -> Judged:
