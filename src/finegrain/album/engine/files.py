@@ -143,7 +143,7 @@ def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _exif_blocks(im: Any, tags: Any, problems: list[FieldProblem]) -> tuple[Any, dict, dict]:
+def _exif_blocks(im: Any, tags: Any, problems: list[FieldProblem]) -> tuple[Any, dict[int, Any], dict[int, Any]]:
     """The main EXIF directory and its Exif and GPS sub-directories; a block that cannot be
     read is empty (and reported)."""
     exif = _field(problems, "exif", im.getexif)
@@ -204,7 +204,7 @@ def _offset(tz: str) -> timezone:
     return timezone(sign * timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6])))
 
 
-def _gps(gps: dict) -> tuple[float, float] | None:
+def _gps(gps: dict[int, Any]) -> tuple[float, float] | None:
     """Latitude and longitude in decimal degrees (None when the photo has no position)."""
     if gps.get(2) is None and gps.get(4) is None:
         return None
@@ -286,7 +286,7 @@ def read_sidecar(path: Path) -> tuple[str | None, tuple[str, ...]]:
     except ElementTree.ParseError as e:
         raise FinegrainError(f"{path}: not well-formed XMP ({e})", "fix or remove the sidecar") from e
     caption = None
-    keywords: list[str] = []
+    subjects: list[str] = []
     for desc in root.iter(f"{_RDF}Description"):
         if caption is None and desc.get(f"{_DC}description"):
             caption = desc.get(f"{_DC}description")
@@ -295,8 +295,8 @@ def read_sidecar(path: Path) -> tuple[str | None, tuple[str, ...]]:
         if caption is None and (texts or (el.text and el.text.strip())):
             caption = texts[0] if texts else el.text
     for el in root.iter(f"{_DC}subject"):
-        keywords.extend(li.text.strip() for li in el.iter(f"{_RDF}li") if li.text and li.text.strip())
-    return (caption.strip() if caption else None), tuple(dict.fromkeys(keywords))
+        subjects.extend(li.text.strip() for li in el.iter(f"{_RDF}li") if li.text and li.text.strip())
+    return (caption.strip() if caption else None), tuple(dict.fromkeys(subjects))
 
 
 def iter_images(root: Path) -> list[Path]:
@@ -312,7 +312,7 @@ def iter_images(root: Path) -> list[Path]:
 
 def register_heif() -> None:
     try:
-        import pillow_heif  # type: ignore[import-not-found]
+        import pillow_heif
     except ImportError:
         return
     pillow_heif.register_heif_opener()

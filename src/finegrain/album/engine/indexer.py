@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -147,7 +147,7 @@ class Profiler:
     """
 
     reverse_geocode: Callable[[float, float], Any] | None = None
-    time_tags: Callable[[datetime], Any] | None = None
+    time_tags: Callable[..., Any] | None = None  # (local time[, country=ISO code])
     cluster_events: Callable[..., dict[str, str]] | None = None
     detect_faces: Callable[[Any], list[Any]] | None = None
     cluster_faces: Callable[[Any], Sequence[int]] | None = None
@@ -211,10 +211,11 @@ class Profiler:
             self._disable("detect_faces", e)
             return None
         # any other FinegrainError (an image dlib cannot decode) goes to the caller
-        boxes, embs = [], []
+        boxes: list[tuple[int, int, int, int] | None] = []
+        embs: list[np.ndarray | None] = []
         for f in found:
             box = getattr(f, "box", None)
-            boxes.append(None if box is None else tuple(int(v) for v in box))
+            boxes.append(None if box is None else cast("tuple[int, int, int, int]", tuple(int(v) for v in box)))
             emb = getattr(f, "embedding", None)
             embs.append(None if emb is None else np.asarray(emb, dtype=np.float32))
         return boxes, embs
@@ -247,7 +248,7 @@ def tags_of(value: Any) -> tuple[str, ...]:
         items = list(value.items())
     else:
         return (str(value),)
-    out: set[str] = set()
+    out = set()
     for k, v in items:
         if v is None or v is False:
             continue
@@ -360,7 +361,8 @@ def _index_one(
     except OSError as e:
         skipped.append((photo_id, f"cannot read the file: {e}"))
         return "skipped"
-    caption, keywords = None, ()
+    caption: str | None = None
+    keywords: tuple[str, ...] = ()
     if captions:
         side = sidecar_for(path)
         if side is not None:
@@ -478,7 +480,7 @@ def _cluster_people(store: CatalogStore, prof: Profiler) -> int:
     chosen: dict[int, str] = {}
     # the largest clusters claim their previous person first
     for label, members in sorted(by_label.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        votes = Counter(previous.get(k) for k in members if previous.get(k) is not None)
+        votes = Counter(p for k in members if (p := previous.get(k)) is not None)
         for person, _ in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])):
             if person not in taken:
                 chosen[label] = person
