@@ -1,14 +1,18 @@
-"""Reading photo files: the image walk, content hashes, EXIF (Pillow) and XMP/JSON sidecars.
+"""Reading photo files: the image walk, the photo folder's confinement, EXIF (Pillow) and XMP/JSON sidecars.
 
-Pure readers with no catalog in sight, used by :mod:`finegrain.album.engine.indexer`.
+Pure readers with no catalog in sight, used by :mod:`finegrain.album.engine.indexer` and the web
+app's file server. :func:`confined` is the one rule every reader of a photo's file or sidecar
+applies: links may point anywhere inside the photo folder, never out of it.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import math
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -297,6 +301,43 @@ def read_sidecar(path: Path) -> tuple[str | None, tuple[str, ...]]:
     for el in root.iter(f"{_DC}subject"):
         subjects.extend(li.text.strip() for li in el.iter(f"{_RDF}li") if li.text and li.text.strip())
     return (caption.strip() if caption else None), tuple(dict.fromkeys(subjects))
+
+
+class OutsideFolderError(FinegrainError):
+    """A file whose real path (symlinks followed) lies outside every photo folder of the catalog."""
+
+
+def resolve_roots(raw_roots: Sequence[str | Path]) -> list[Path]:
+    """The photo folders of ``raw_roots`` that exist here, resolved (symlinks followed)."""
+    roots: list[Path] = []
+    for r in raw_roots:
+        try:
+            roots.append(Path(r).resolve(strict=True))
+        except (OSError, RuntimeError):
+            continue
+    return roots
+
+
+def confined(path: str | Path, roots: Sequence[Path]) -> Path:
+    """The real path of ``path`` (every symlink followed), which lies inside one of ``roots``
+    (resolved folders, :func:`resolve_roots`).
+
+    A photo folder may hold links; one that leads out of it would let whoever can write into the
+    folder (a shared or synced folder, a downloaded archive) make the catalog read, and the album
+    page show, any file of the machine. So every reader of a photo's file goes through here and
+    reads the path it returns. Raises :class:`OutsideFolderError` when the real path lies outside
+    every root, :class:`OSError` when ``path`` does not resolve (missing, a broken link, a loop).
+    """
+    try:
+        real = Path(path).resolve(strict=True)
+    except RuntimeError as e:  # a symlink loop (Python before 3.13)
+        raise OSError(errno.ELOOP, str(e), str(path)) from None
+    if not any(real.is_relative_to(root) for root in roots):
+        raise OutsideFolderError(
+            f"{path}: links to {real}, outside the photo folder {', '.join(str(r) for r in roots) or '(none)'}",
+            "move the file into the photo folder, or remove the link",
+        )
+    return real
 
 
 def iter_images(root: Path) -> list[Path]:

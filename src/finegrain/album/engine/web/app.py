@@ -15,7 +15,8 @@ Routes of :func:`create_app`:
 * ``GET /api/places?lang=`` — cities and their districts with counts, named in ``lang``;
 * ``GET /api/map?cell=`` — photo positions binned on a grid, for the offline map;
 * ``GET /api/photos?person=|place=&level=|bbox=`` — the photos of one person, place or area;
-* ``GET /api/photo/{id}`` — one photo's date, place, people, camera, tags and file state;
+* ``GET /api/photo/{id}`` — one photo's date, place, people, camera, tags and file state (403, like
+  the file itself, when its file lies outside the catalog's folders);
 * ``GET /thumb/{photo_id}`` — a JPEG thumbnail (Pillow, EXIF-rotated, cached on disk beside
   the catalog and in memory, :mod:`finegrain.album.engine.web.thumbs`); a photo whose file is missing
   gets an SVG placeholder (200, header ``X-Finegrain-Placeholder: missing``);
@@ -503,6 +504,8 @@ def _photo_routes(album: _Album) -> APIRouter:
 
     @router.get("/api/photo/{photo_id:path}")
     async def api_photo(photo_id: str) -> JSONResponse:
+        """The detail of one photo: read from the catalog, but only for a photo whose file lies inside
+        the catalog's folders or is missing here (the metadata of a file outside them is the file's)."""
         info = reader.photo(photo_id)
         if info is None:
             raise HTTPException(status_code=404, detail=f"no photo {photo_id!r} in the catalog")
@@ -510,7 +513,9 @@ def _photo_routes(album: _Album) -> APIRouter:
             album.file_of(photo_id)
             info["file"] = "present"
         except PhotoRefused as e:
-            info["file"] = "missing" if e.missing else "refused"
+            if not e.missing:
+                raise HTTPException(status_code=e.status, detail=e.detail) from None
+            info["file"] = "missing"
         info.pop("path", None)  # the page needs no file system path
         return JSONResponse(info)
 
