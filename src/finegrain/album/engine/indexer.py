@@ -18,6 +18,11 @@ such as ``.finegrain``) for images Pillow can read (jpg, jpeg, png; heic when
 At the end faces are clustered into people (names given earlier are kept by
 majority overlap) and events are recomputed over the whole catalog.
 
+One run per catalog at a time: a run holds the catalog's index lock
+(:meth:`~finegrain.album.engine.catalog.store.CatalogStore.index_lock`) from before its first
+write to its end, and a second run fails at once with
+:class:`~finegrain.album.engine.catalog.store.IndexRunningError`, having changed nothing.
+
 Incremental: a file whose path, size and mtime are unchanged, or whose
 content hash is unchanged, is not re-read. Resumable: every photo is its own
 commit, so an interrupted run keeps all completed photos and the next run
@@ -315,6 +320,17 @@ def index_folder(
     prof = profiler if profiler is not None else Profiler.load(faces=faces)
     if faces and prof.detect_faces is None:
         prof._note("faces were requested but face detection is unavailable: install 'finegrain[faces]'")
+    with store.index_lock():  # one run per catalog: another would take the same new photos for its own
+        return _index_locked(base, store, prof, faces=faces, captions=captions, show_progress=show_progress,
+                             encoder=encoder, image_encoder=image_encoder, on_photo=on_photo, datum=datum,
+                             started=started)
+
+
+def _index_locked(
+    base: Path, store: CatalogStore, prof: Profiler, *, faces: bool, captions: bool, show_progress: bool,
+    encoder: Any, image_encoder: Any, on_photo: ProgressCallback | None, datum: str, started: float,
+) -> IndexReport:
+    """The run of :func:`index_folder` once it holds the catalog's index lock."""
     _claim_root(store, base)
     claim_input_datum(store, datum)
     counts: Counter[str] = Counter()
