@@ -16,7 +16,9 @@ opens elsewhere can still reach such a server through the browser, in two ways:
   change state (anything but GET, HEAD, OPTIONS) whose ``Origin`` is not the server's own, or
   that has no ``Origin`` but a ``Sec-Fetch-Site`` other than ``same-origin`` or ``none``, is 403
   (:func:`origin_refusal`). The check reads headers only, before any body is parsed. A request
-  with neither header comes from no web page (curl, a script, the tests) and is allowed.
+  with neither header comes from no web page (curl, a script, the tests) and is allowed. The
+  server's own origin is the one its ``Host`` names, so a reverse proxy in front of it must pass
+  the browser's ``Host`` on (nginx: ``proxy_set_header Host $host``).
 
 :class:`RequestGuard` applies both to every HTTP and WebSocket request as ASGI middleware; it needs
 only the standard library. :func:`allowed_hosts` is the CLI's rule for which names a server bound
