@@ -64,7 +64,7 @@ class IndexRunningError(FinegrainError):
     def __init__(self, catalog: str) -> None:
         super().__init__(
             f"another `finegrain album index` run is indexing into the catalog {catalog}",
-            "wait for it to finish (or stop it), then run this again; this run changed nothing",
+            "wait for it to finish or stop it, then run this again; this run changed nothing",
         )
         self.catalog = catalog
 
