@@ -2,43 +2,21 @@
 
 The album page and the judging page have no login; binding anything but a
 loopback address needs ``--allow-remote``, and without it only requests naming
-this machine are answered (a DNS-rebinding page cannot reach them).
+this machine are answered (a DNS-rebinding page cannot reach them). The rules
+(:func:`allowed_hosts`, :func:`is_loopback`) live in :mod:`finegrain.web_guard`,
+beside the middleware that applies them.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 
 import typer
 
 from finegrain._lazy import require
-from finegrain.errors import FinegrainError
+from finegrain.web_guard import LOOPBACK_NAMES, allowed_hosts, is_loopback
 
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names only this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def allowed_hosts(host: str, allow_remote: bool, exposes: str) -> list[str] | None:
-    """The ``Host`` headers the page may answer (None: any, with ``--allow-remote``); a
-    non-loopback ``host`` without it is an error saying what the page ``exposes``."""
-    if allow_remote:
-        return None
-    if not is_loopback(host):
-        raise FinegrainError(
-            f"--host {host!r} is not a loopback address; {exposes}",
-            "use --host 127.0.0.1, or add --allow-remote if you really mean to expose it",
-        )
-    return [*LOOPBACK_NAMES, host]
+__all__ = ["LOOPBACK_NAMES", "allowed_hosts", "echo_serving", "is_loopback", "serve", "url"]
 
 
 def url(host: str, port: int) -> str:

@@ -14,6 +14,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from finegrain.album.engine.catalog.store import EMBEDDING_KINDS, CatalogStore
+from finegrain.album.engine.files import OutsideFolderError, confined, resolve_roots
 from finegrain.errors import FinegrainError
 
 
@@ -69,7 +70,9 @@ def embed_missing_images(
     """Embed the pixels of every photo that has no vector of ``encoder`` yet; returns how many.
 
     Each batch is one commit, so an interrupted run keeps what it did. A photo whose file cannot
-    be read is listed in ``warnings`` and embedded one by one so the rest of its batch still is.
+    be read is listed in ``warnings`` and embedded one by one so the rest of its batch still is;
+    one whose file links out of the catalog's folders is not read (a warning,
+    :func:`~finegrain.album.engine.files.confined`).
     The model is recorded as an image model in the catalog meta ``embedding_kinds``.
     """
     model_id = str(encoder.model_id)
@@ -78,7 +81,18 @@ def embed_missing_images(
         kinds[model_id] = "image"
         store.set_meta(EMBEDDING_KINDS, kinds)
     have = set(store.get_embeddings(model_id)[0])
-    todo = [(p.id, p.path) for p in store.iter_photos() if p.id not in have]
+    roots = resolve_roots(store.roots())
+    todo: list[tuple[str, str]] = []
+    for p in store.iter_photos():
+        if p.id in have:
+            continue
+        try:
+            todo.append((p.id, str(confined(p.path, roots))))
+        except OutsideFolderError as e:
+            if warnings is not None:
+                warnings.append((p.id, f"image embedding skipped: {e}"))
+        except OSError:
+            todo.append((p.id, p.path))  # the encoder says what cannot be read
     chunks = [todo[a : a + batch] for a in range(0, len(todo), batch)]
     if show_progress and chunks:
         chunks = tqdm(chunks, desc="image embeddings", unit="batch")

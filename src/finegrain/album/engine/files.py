@@ -1,14 +1,18 @@
-"""Reading photo files: the image walk, content hashes, EXIF (Pillow) and XMP/JSON sidecars.
+"""Reading photo files: the image walk, the photo folder's confinement, EXIF (Pillow) and XMP/JSON sidecars.
 
-Pure readers with no catalog in sight, used by :mod:`finegrain.album.engine.indexer`.
+Pure readers with no catalog in sight, used by :mod:`finegrain.album.engine.indexer` and the web
+app's file server. :func:`confined` is the one rule every reader of a photo's file or sidecar
+applies: links may point anywhere inside the photo folder, never out of it.
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import math
 import os
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -143,7 +147,7 @@ def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _exif_blocks(im: Any, tags: Any, problems: list[FieldProblem]) -> tuple[Any, dict, dict]:
+def _exif_blocks(im: Any, tags: Any, problems: list[FieldProblem]) -> tuple[Any, dict[int, Any], dict[int, Any]]:
     """The main EXIF directory and its Exif and GPS sub-directories; a block that cannot be
     read is empty (and reported)."""
     exif = _field(problems, "exif", im.getexif)
@@ -204,7 +208,7 @@ def _offset(tz: str) -> timezone:
     return timezone(sign * timedelta(hours=int(tz[1:3]), minutes=int(tz[4:6])))
 
 
-def _gps(gps: dict) -> tuple[float, float] | None:
+def _gps(gps: dict[int, Any]) -> tuple[float, float] | None:
     """Latitude and longitude in decimal degrees (None when the photo has no position)."""
     if gps.get(2) is None and gps.get(4) is None:
         return None
@@ -286,7 +290,7 @@ def read_sidecar(path: Path) -> tuple[str | None, tuple[str, ...]]:
     except ElementTree.ParseError as e:
         raise FinegrainError(f"{path}: not well-formed XMP ({e})", "fix or remove the sidecar") from e
     caption = None
-    keywords: list[str] = []
+    subjects: list[str] = []
     for desc in root.iter(f"{_RDF}Description"):
         if caption is None and desc.get(f"{_DC}description"):
             caption = desc.get(f"{_DC}description")
@@ -295,8 +299,45 @@ def read_sidecar(path: Path) -> tuple[str | None, tuple[str, ...]]:
         if caption is None and (texts or (el.text and el.text.strip())):
             caption = texts[0] if texts else el.text
     for el in root.iter(f"{_DC}subject"):
-        keywords.extend(li.text.strip() for li in el.iter(f"{_RDF}li") if li.text and li.text.strip())
-    return (caption.strip() if caption else None), tuple(dict.fromkeys(keywords))
+        subjects.extend(li.text.strip() for li in el.iter(f"{_RDF}li") if li.text and li.text.strip())
+    return (caption.strip() if caption else None), tuple(dict.fromkeys(subjects))
+
+
+class OutsideFolderError(FinegrainError):
+    """A file whose real path (symlinks followed) lies outside every photo folder of the catalog."""
+
+
+def resolve_roots(raw_roots: Sequence[str | Path]) -> list[Path]:
+    """The photo folders of ``raw_roots`` that exist here, resolved (symlinks followed)."""
+    roots: list[Path] = []
+    for r in raw_roots:
+        try:
+            roots.append(Path(r).resolve(strict=True))
+        except (OSError, RuntimeError):
+            continue
+    return roots
+
+
+def confined(path: str | Path, roots: Sequence[Path]) -> Path:
+    """The real path of ``path`` (every symlink followed), which lies inside one of ``roots``
+    (resolved folders, :func:`resolve_roots`).
+
+    A photo folder may hold links; one that leads out of it would let whoever can write into the
+    folder (a shared or synced folder, a downloaded archive) make the catalog read, and the album
+    page show, any file of the machine. So every reader of a photo's file goes through here and
+    reads the path it returns. Raises :class:`OutsideFolderError` when the real path lies outside
+    every root, :class:`OSError` when ``path`` does not resolve (missing, a broken link, a loop).
+    """
+    try:
+        real = Path(path).resolve(strict=True)
+    except RuntimeError as e:  # a symlink loop (Python before 3.13)
+        raise OSError(errno.ELOOP, str(e), str(path)) from None
+    if not any(real.is_relative_to(root) for root in roots):
+        raise OutsideFolderError(
+            f"{path}: links to {real}, outside the photo folder {', '.join(str(r) for r in roots) or '(none)'}",
+            "move the file into the photo folder, or remove the link",
+        )
+    return real
 
 
 def iter_images(root: Path) -> list[Path]:
@@ -312,7 +353,7 @@ def iter_images(root: Path) -> list[Path]:
 
 def register_heif() -> None:
     try:
-        import pillow_heif  # type: ignore[import-not-found]
+        import pillow_heif
     except ImportError:
         return
     pillow_heif.register_heif_opener()

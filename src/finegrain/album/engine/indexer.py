@@ -18,11 +18,22 @@ such as ``.finegrain``) for images Pillow can read (jpg, jpeg, png; heic when
 At the end faces are clustered into people (names given earlier are kept by
 majority overlap) and events are recomputed over the whole catalog.
 
+One run per catalog at a time: a run holds the catalog's index lock
+(:meth:`~finegrain.album.engine.catalog.store.CatalogStore.index_lock`) from before its first
+write to its end, and a second run fails at once with
+:class:`~finegrain.album.engine.catalog.store.IndexRunningError`, having changed nothing.
+
 Incremental: a file whose path, size and mtime are unchanged, or whose
 content hash is unchanged, is not re-read. Resumable: every photo is its own
 commit, so an interrupted run keeps all completed photos and the next run
 finishes the rest; the end steps (face clusters, events) depend only on what
 is stored, so interrupted-then-resumed equals one uninterrupted run.
+
+Links. A file (or sidecar) that is a symlink is read only when its real path lies inside the
+photo folder (:func:`finegrain.album.engine.files.confined`); a photo linking out of it is not
+catalogued, is listed in :attr:`IndexReport.skipped` with where it leads, and a photo of it
+catalogued before is removed (counted in ``removed``); a sidecar linking out of it is not read
+(a warning). Symlinked folders are not walked.
 
 Unreadable files (the container or the pixels cannot be decoded,
 :func:`finegrain.album.engine.files.read_photo`) are listed in :attr:`IndexReport.skipped` with
@@ -43,7 +54,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -59,7 +70,9 @@ from finegrain.album.engine.embeddings import (  # noqa: F401  (check_image_enco
 from finegrain.album.engine.files import (  # noqa: F401  (read_sidecar, ImageInfo: re-exported)
     IMAGE_SUFFIXES,
     ImageInfo,
+    OutsideFolderError,
     UnreadableImageError,
+    confined,
     iter_images,
     read_photo,
     read_sidecar,
@@ -147,7 +160,7 @@ class Profiler:
     """
 
     reverse_geocode: Callable[[float, float], Any] | None = None
-    time_tags: Callable[[datetime], Any] | None = None
+    time_tags: Callable[..., Any] | None = None  # (local time[, country=ISO code])
     cluster_events: Callable[..., dict[str, str]] | None = None
     detect_faces: Callable[[Any], list[Any]] | None = None
     cluster_faces: Callable[[Any], Sequence[int]] | None = None
@@ -211,10 +224,11 @@ class Profiler:
             self._disable("detect_faces", e)
             return None
         # any other FinegrainError (an image dlib cannot decode) goes to the caller
-        boxes, embs = [], []
+        boxes: list[tuple[int, int, int, int] | None] = []
+        embs: list[np.ndarray | None] = []
         for f in found:
             box = getattr(f, "box", None)
-            boxes.append(None if box is None else tuple(int(v) for v in box))
+            boxes.append(None if box is None else cast("tuple[int, int, int, int]", tuple(int(v) for v in box)))
             emb = getattr(f, "embedding", None)
             embs.append(None if emb is None else np.asarray(emb, dtype=np.float32))
         return boxes, embs
@@ -247,7 +261,7 @@ def tags_of(value: Any) -> tuple[str, ...]:
         items = list(value.items())
     else:
         return (str(value),)
-    out: set[str] = set()
+    out = set()
     for k, v in items:
         if v is None or v is False:
             continue
@@ -306,6 +320,17 @@ def index_folder(
     prof = profiler if profiler is not None else Profiler.load(faces=faces)
     if faces and prof.detect_faces is None:
         prof._note("faces were requested but face detection is unavailable: install 'finegrain[faces]'")
+    with store.index_lock():  # one run per catalog: another would take the same new photos for its own
+        return _index_locked(base, store, prof, faces=faces, captions=captions, show_progress=show_progress,
+                             encoder=encoder, image_encoder=image_encoder, on_photo=on_photo, datum=datum,
+                             started=started)
+
+
+def _index_locked(
+    base: Path, store: CatalogStore, prof: Profiler, *, faces: bool, captions: bool, show_progress: bool,
+    encoder: Any, image_encoder: Any, on_photo: ProgressCallback | None, datum: str, started: float,
+) -> IndexReport:
+    """The run of :func:`index_folder` once it holds the catalog's index lock."""
     _claim_root(store, base)
     claim_input_datum(store, datum)
     counts: Counter[str] = Counter()
@@ -320,9 +345,14 @@ def index_folder(
     try:
         for path in bar:
             photo_id = path.relative_to(base).as_posix()
-            seen_ids.add(photo_id)
-            status = _index_one(path, photo_id, store, prof, faces=faces, captions=captions, encoder=encoder,
-                                datum=datum, skipped=skipped, warnings=warnings, no_exif=no_exif, problems=problems, gone=gone)
+            real = _inside(path, base, photo_id, skipped)
+            if real is None:  # links out of the folder: not catalogued (a photo of it catalogued before goes below)
+                status = "skipped"
+            else:
+                seen_ids.add(photo_id)
+                status = _index_one(path, real, photo_id, store, prof, base=base, faces=faces, captions=captions,
+                                    encoder=encoder, datum=datum, skipped=skipped, warnings=warnings,
+                                    no_exif=no_exif, problems=problems, gone=gone)
             counts[status] += 1
             if on_photo is not None:
                 on_photo(photo_id, status)
@@ -350,30 +380,56 @@ def index_folder(
     )
 
 
-def _index_one(
-    path: Path, photo_id: str, store: CatalogStore, prof: Profiler, *, faces: bool, captions: bool, encoder: Any,
-    datum: str = "wgs84", skipped: list[tuple[str, str]], warnings: list[tuple[str, str]], no_exif: list[str],
-    problems: list[tuple[str, str, str]], gone: list[tuple[str, str]],
-) -> str:
+def _inside(path: Path, base: Path, photo_id: str, skipped: list[tuple[str, str]]) -> Path | None:
+    """The real path to read ``path`` by, or None (listed in ``skipped``) when it links out of the
+    photo folder ``base``; a path that does not resolve is returned as it is (reading it says why)."""
     try:
-        st = path.stat()
+        return confined(path, [base])
+    except OutsideFolderError as e:
+        skipped.append((photo_id, f"{e.message.removeprefix(f'{path}: ')}; not indexed ({e.hint})"))
+        return None
+    except OSError:
+        return path
+
+
+def _read_sidecar(path: Path, base: Path, photo_id: str,
+                  warnings: list[tuple[str, str]]) -> tuple[str | None, tuple[str, ...]]:
+    """Caption and keywords of the sidecar of ``path`` (none when it has none, or it links out of
+    ``base`` or is malformed: those two are warnings)."""
+    side = sidecar_for(path)
+    if side is None:
+        return None, ()
+    try:
+        return read_sidecar(confined(side, [base]))
+    except OutsideFolderError as e:
+        warnings.append((photo_id, f"sidecar {e.message}; not read ({e.hint})"))
+    except FinegrainError as e:
+        warnings.append((photo_id, str(e)))
+    except OSError as e:
+        warnings.append((photo_id, f"sidecar {side}: could not be read ({e.strerror or type(e).__name__})"))
+    return None, ()
+
+
+def _index_one(
+    path: Path, real: Path, photo_id: str, store: CatalogStore, prof: Profiler, *, base: Path, faces: bool,
+    captions: bool, encoder: Any, datum: str = "wgs84", skipped: list[tuple[str, str]],
+    warnings: list[tuple[str, str]], no_exif: list[str], problems: list[tuple[str, str, str]],
+    gone: list[tuple[str, str]],
+) -> str:
+    """Index the photo at ``path`` (its id ``photo_id``, the path the catalog keeps), reading its
+    bytes from ``real``, the path :func:`_inside` resolved; returns its status."""
+    try:
+        st = real.stat()
     except OSError as e:
         skipped.append((photo_id, f"cannot read the file: {e}"))
         return "skipped"
-    caption, keywords = None, ()
-    if captions:
-        side = sidecar_for(path)
-        if side is not None:
-            try:
-                caption, keywords = read_sidecar(side)
-            except FinegrainError as e:
-                warnings.append((photo_id, str(e)))
+    caption, keywords = _read_sidecar(path, base, photo_id, warnings) if captions else (None, ())
     old = store.get_photo(photo_id)
     if old is not None and old.size == st.st_size:
         # unchanged: same path, size and mtime; or the same bytes (touched, or the folder moved)
         same = old.path == str(path) and old.mtime == st.st_mtime
         if not same:
-            same = sha256_of(path) == old.sha256
+            same = sha256_of(real) == old.sha256
         if same:
             changed = (old.caption, old.keywords) != (caption, keywords)
             if changed or old.mtime != st.st_mtime or old.path != str(path):
@@ -384,14 +440,14 @@ def _index_one(
                     if changed:
                         embed_caption(store, encoder, photo_id, caption)
             if faces and prof.detect_faces is not None and not store.is_done(photo_id, FACE_STEP):
-                _add_faces(store, prof, path, photo_id, warnings)  # faces were off when the photo was indexed
+                _add_faces(store, prof, real, photo_id, warnings)  # faces were off when the photo was indexed
             return "updated" if changed else "unchanged"
     try:
-        info = read_photo(path)
+        info = read_photo(real)
     except MissingDependencyError:
         raise
     except FinegrainError as e:  # read_photo's contract: an unreadable file is a FinegrainError
-        reason = e.message.removeprefix(f"{path}: ")
+        reason = e.message.removeprefix(f"{real}: ")
         skipped.append((photo_id, reason))
         if old is not None and isinstance(e, UnreadableImageError):  # no longer a photo: drop all derived
             # (a PhotoAccessError says nothing about the content: the catalogued photo stays)
@@ -404,14 +460,14 @@ def _index_one(
 
     lat, lon = to_wgs84(info.lat, info.lon, datum)
     photo = Photo(
-        id=photo_id, path=str(path), size=st.st_size, mtime=st.st_mtime, sha256=sha256_of(path),
+        id=photo_id, path=str(path), size=st.st_size, mtime=st.st_mtime, sha256=sha256_of(real),
         taken_at=info.taken_at, tz=info.tz, lat=lat, lon=lon, camera=info.camera,
         width=info.width, height=info.height, caption=caption, keywords=keywords,
         event_id=old.event_id if old is not None else None,
     )
     place = prof.place(photo.lat, photo.lon)
     tags = prof.tags(photo.local_time, place.country_code if place else None)
-    found = _detect(prof, path, photo_id, warnings) if faces else None
+    found = _detect(prof, real, photo_id, warnings) if faces else None
     with store.transaction():
         store.put_photo(photo)
         store.clear_done(photo_id)
@@ -478,7 +534,7 @@ def _cluster_people(store: CatalogStore, prof: Profiler) -> int:
     chosen: dict[int, str] = {}
     # the largest clusters claim their previous person first
     for label, members in sorted(by_label.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        votes = Counter(previous.get(k) for k in members if previous.get(k) is not None)
+        votes = Counter(p for k in members if (p := previous.get(k)) is not None)
         for person, _ in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0])):
             if person not in taken:
                 chosen[label] = person

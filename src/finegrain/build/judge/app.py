@@ -17,7 +17,9 @@ Routes of :func:`create_app` (JSON in and out; every error is ``{"detail": "..."
 
 The items shown are the pool's in its order, less those the qrels already graded unless
 ``include_judged``. Bad input is a 4xx: an item not in the pool 404, a grade off the scale or
-an empty name 422, a name that never logged in 403, a ``Host`` not allowed 400.
+an empty name 422, a name that never logged in 403; before any route,
+:class:`finegrain.web_guard.RequestGuard` answers 400 to a ``Host`` not allowed and 403 to a POST
+sent by another origin's page.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from finegrain.build.judge.store import (
 )
 from finegrain.build.pool_file import Pool, PoolItem, read_pool
 from finegrain.errors import MissingDependencyError
+from finegrain.web_guard import RequestGuard
 
 try:
     from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
@@ -180,7 +183,8 @@ def create_app(
     The store is opened (and created for this pool) here, so a database of another pool or a
     scale that differs from the stored one fails before anything is served. ``scale``: the
     grades and labels (default: the stored scale, or the pool's grades for a new database).
-    ``allowed_hosts``: accepted ``Host`` headers (None: any).
+    ``allowed_hosts``: the host names a ``Host`` header may give, with the port the request came
+    in on (None: any); a POST from another origin's page is refused either way (:mod:`finegrain.web_guard`).
     """
     pool_path = None if isinstance(pool, Pool) else Path(pool)
     the_pool = pool if isinstance(pool, Pool) else read_pool(pool)
@@ -197,19 +201,11 @@ def create_app(
     app = FastAPI(title="finegrain judge", docs_url=None, redoc_url=None, openapi_url=None, lifespan=judging.lifespan)
     app.state.store = store
     app.state.pool = the_pool
-    _check_hosts(app, allowed_hosts)
+    app.add_middleware(RequestGuard, allowed_hosts=allowed_hosts)
     app.exception_handler(RequestValidationError)(_bad_request)
     app.include_router(_page_routes(judging))
     app.include_router(_judging_routes(judging))
     return app
-
-
-def _check_hosts(app: FastAPI, allowed_hosts: Sequence[str] | None) -> None:
-    """Refuses requests whose ``Host`` header is not one of ``allowed_hosts`` (None: any)."""
-    if allowed_hosts is not None:
-        from starlette.middleware.trustedhost import TrustedHostMiddleware
-
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
 
 
 async def _bad_request(_request: Request, exc: RequestValidationError) -> JSONResponse:

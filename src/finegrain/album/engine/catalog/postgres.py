@@ -12,7 +12,9 @@ Concurrency. Several processes (indexers, searchers, the web page) may use one d
   is READ COMMITTED and first takes one transaction-scoped advisory lock of the catalog, so write
   transactions run one after the other, as SQLite's ``BEGIN IMMEDIATE`` does: a read-modify-write
   (a person's names, the roots, the place table) never loses another writer's update, and an
-  indexer's expensive work (EXIF, faces, embeddings) still runs in parallel outside it;
+  index run's expensive work (EXIF, faces, embeddings) runs outside it;
+* one index run at a time: :meth:`PostgresCatalog.index_lock` is a session-level advisory lock, so
+  a second run (another machine's included) fails at once instead of adding the same photos again;
 * every write transaction that changed a row also bumps the one-row change counter
   (:data:`~finegrain.album.engine.catalog.postgres_schema.CHANGES`) in the same commit, so readers
   (the album page, its search worker) learn exactly when to drop what they computed;
@@ -36,6 +38,7 @@ import numpy as np
 
 from finegrain.album.engine.catalog.postgres_schema import (
     BUMP_CHANGES,
+    INDEXER,
     LOCK_SPACE,
     WRITER,
     ascii_fold,
@@ -54,7 +57,13 @@ from finegrain.album.engine.catalog.schema import (
     photo_row,
     place_of,
 )
-from finegrain.album.engine.catalog.store import PhotoFilter, clean_names, merge_names, natural_key
+from finegrain.album.engine.catalog.store import (
+    IndexRunningError,
+    PhotoFilter,
+    clean_names,
+    merge_names,
+    natural_key,
+)
 from finegrain.album.engine.records import Event, FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.errors import FinegrainError, UnknownNameError
 
@@ -101,6 +110,23 @@ class PostgresCatalog:
         """Run several reads against one committed state (REPEATABLE READ); nested uses, and uses
         inside :meth:`transaction`, join the outer one."""
         return self._outermost("_reading")
+
+    @contextmanager
+    def index_lock(self) -> Iterator[None]:
+        """Hold the index lock: a session-level advisory lock ``(LOCK_SPACE, INDEXER)`` of this
+        store's connection, taken outside any transaction; the server drops it with the session."""
+        with self._lock:
+            if self._depth or self._reading:
+                raise FinegrainError("the index lock is taken outside a transaction", "take it before the transaction")
+            held = self._execute("SELECT pg_try_advisory_lock(%s, %s)", (LOCK_SPACE, INDEXER)).fetchone()[0]
+        if not held:
+            raise IndexRunningError(self.url)
+        try:
+            yield
+        finally:
+            with self._lock:
+                if not self._db.closed:
+                    self._execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_SPACE, INDEXER))
 
     @contextmanager
     def _outermost(self, counter: str) -> Iterator[None]:

@@ -36,8 +36,8 @@ from finegrain.errors import FinegrainError
 #: Prefixes of a catalog given as a Postgres URL (anything else is a SQLite file path).
 URL_PREFIXES = ("postgresql://", "postgres://")
 #: Advisory lock keys (two int4): ``(LOCK_SPACE, WRITER)`` serialises write transactions, ``(LOCK_SPACE, SCHEMA)``
-#: the creation of the tables.
-LOCK_SPACE, WRITER, SCHEMA_LOCK = 0x66696E65, 1, 2
+#: the creation of the tables, ``(LOCK_SPACE, INDEXER)`` (held by a session) admits one index run at a time.
+LOCK_SPACE, WRITER, SCHEMA_LOCK, INDEXER = 0x66696E65, 1, 2, 3
 EXTENSION = "vector"
 
 _T = 'TEXT COLLATE "C"'

@@ -11,11 +11,16 @@ Every read method that needs more than one SELECT (``places``, ``select_ids``, `
 ``people``' error path) runs them in one read transaction (:meth:`SqliteCatalog.snapshot`),
 so a write committed by another connection in between (an index run while the web page
 searches) is either wholly seen or not at all. Callers can group several reads the same way.
+
+One index run at a time: :meth:`SqliteCatalog.index_lock` is an OS file lock beside the catalog,
+so a second run fails at once instead of adding the same photos again.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -39,7 +44,13 @@ from finegrain.album.engine.catalog.schema import (
     photo_row,
     place_of,
 )
-from finegrain.album.engine.catalog.store import PhotoFilter, clean_names, merge_names, natural_key
+from finegrain.album.engine.catalog.store import (
+    IndexRunningError,
+    PhotoFilter,
+    clean_names,
+    merge_names,
+    natural_key,
+)
 from finegrain.album.engine.records import Event, FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.errors import FinegrainError, UnknownNameError
 
@@ -140,6 +151,26 @@ class SqliteCatalog:
                 raise
             setattr(self, counter, 0)
             self._db.execute("COMMIT")
+
+    @contextmanager
+    def index_lock(self) -> Iterator[None]:
+        """Hold the index lock: an OS lock (``flock``) on the file ``CATALOG.lock`` beside the
+        catalog, made when missing and never written or removed (the lock is the open file's, so
+        the file must stay the same one). The OS drops it when the process ends, however it ends."""
+        lock_file = self.path.with_name(self.path.name + ".lock")
+        try:
+            fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise FinegrainError(f"cannot open the index lock {str(lock_file)!r}: {e.strerror or e}",
+                                 "check that the catalog's folder is writable") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise IndexRunningError(str(self.path)) from None
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     # ------------------------------------------------------------------ photos
 

@@ -58,6 +58,17 @@ class PhotoFilter:
         return any((self.start, self.end, self.places, self.people, self.tags, self.event_id is not None))
 
 
+class IndexRunningError(FinegrainError):
+    """Another index run holds the catalog's index lock (:meth:`CatalogStore.index_lock`)."""
+
+    def __init__(self, catalog: str) -> None:
+        super().__init__(
+            f"another `finegrain album index` run is indexing into the catalog {catalog}",
+            "wait for it to finish or stop it, then run this again; this run changed nothing",
+        )
+        self.catalog = catalog
+
+
 @runtime_checkable
 class CatalogStore(Protocol):
     """A photo catalog: photos, places, time tags, faces, people, events, embeddings, metadata."""
@@ -68,6 +79,11 @@ class CatalogStore(Protocol):
         """Group writes into one commit (rolled back on error); nested uses join the outer one."""
     def snapshot(self) -> AbstractContextManager[None]:
         """Run several reads against one consistent state of the catalog; nested uses join the outer one."""
+    def index_lock(self) -> AbstractContextManager[None]:
+        """Hold the catalog's index lock while the block runs: one index run per catalog at a time
+        (two at once would each find the same new photos and both count them as added). Raises
+        :class:`IndexRunningError` at once when another run holds it; the lock goes with the
+        block's end, the store's connection or the process."""
 
     # --- photos
     def put_photo(self, photo: Photo) -> None:

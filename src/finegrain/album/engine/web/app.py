@@ -15,13 +15,16 @@ Routes of :func:`create_app`:
 * ``GET /api/places?lang=`` — cities and their districts with counts, named in ``lang``;
 * ``GET /api/map?cell=`` — photo positions binned on a grid, for the offline map;
 * ``GET /api/photos?person=|place=&level=|bbox=`` — the photos of one person, place or area;
-* ``GET /api/photo/{id}`` — one photo's date, place, people, camera, tags and file state;
+* ``GET /api/photo/{id}`` — one photo's date, place, people, camera, tags and file state (403, like
+  the file itself, when its file lies outside the catalog's folders);
 * ``GET /thumb/{photo_id}`` — a JPEG thumbnail (Pillow, EXIF-rotated, cached on disk beside
   the catalog and in memory, :mod:`finegrain.album.engine.web.thumbs`); a photo whose file is missing
   gets an SVG placeholder (200, header ``X-Finegrain-Placeholder: missing``);
 * ``GET /photo/{photo_id}`` — the original file.
 
-Every bad parameter is a 4xx answer whose ``detail`` names the value and the fix.
+Every bad parameter is a 4xx answer whose ``detail`` names the value and the fix. Before any
+route, :class:`finegrain.web_guard.RequestGuard` answers 400 to a ``Host`` not allowed and 403 to
+a state-changing request (``POST /api/people/{id}``) sent by another origin's page.
 
 Files are reached only by catalog id, inside the catalog's roots (:mod:`.files`); no part of
 the URL is ever used as a file path. The catalog is a SQLite file or a Postgres database
@@ -60,6 +63,7 @@ from finegrain.album.engine.web.thumbs import (
     placeholder_svg,
 )
 from finegrain.errors import FinegrainError, MissingDependencyError, UnknownNameError
+from finegrain.web_guard import RequestGuard
 
 try:
     from fastapi import APIRouter, Body, FastAPI, HTTPException, Query
@@ -270,14 +274,6 @@ def _open_album(
     )
 
 
-def _check_hosts(app: FastAPI, allowed_hosts: Sequence[str] | None) -> None:
-    """Refuses requests whose ``Host`` header is not one of ``allowed_hosts`` (None: any)."""
-    if allowed_hosts is not None:
-        from starlette.middleware.trustedhost import TrustedHostMiddleware
-
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
-
-
 def create_app(
     catalog_path: str | Path,
     *,
@@ -297,8 +293,10 @@ def create_app(
     ``engine_options`` (``encoder``, ``vocab``, ``visual_threshold``) and reused after, so the
     vocabulary, times, embeddings and the calibrated threshold are computed once; naming or
     merging people through the API drops it, so the next query sees the new names.
-    ``allowed_hosts``: accepted ``Host`` headers (the CLI passes the loopback names, which
-    blocks DNS-rebinding pages from reaching a local server); None accepts any.
+    ``allowed_hosts``: the host names a ``Host`` header may give, with the port the request came
+    in on (the CLI passes the loopback names, which blocks DNS-rebinding pages from reaching a
+    local server); None accepts any. Whatever it is, a request that may change state is refused
+    when another origin's page sent it (:mod:`finegrain.web_guard`).
     ``thumb_cache``: the thumbnail folder (True: beside the catalog file, or in finegrain's cache
     for a Postgres catalog, see
     :func:`~finegrain.album.engine.web.thumbs.cache_dir_for`; False or None: memory only).
@@ -313,7 +311,7 @@ def create_app(
     app.state.reader = album.reader
     app.state.thumbs = album.thumbs
     app.state.catalog_path = album.target
-    _check_hosts(app, allowed_hosts)
+    app.add_middleware(RequestGuard, allowed_hosts=allowed_hosts)
     for routes in (_page_routes, _search_routes, _people_routes, _place_routes, _photo_routes):
         app.include_router(routes(album))
     return app
@@ -506,6 +504,8 @@ def _photo_routes(album: _Album) -> APIRouter:
 
     @router.get("/api/photo/{photo_id:path}")
     async def api_photo(photo_id: str) -> JSONResponse:
+        """The detail of one photo: read from the catalog, but only for a photo whose file lies inside
+        the catalog's folders or is missing here (the metadata of a file outside them is the file's)."""
         info = reader.photo(photo_id)
         if info is None:
             raise HTTPException(status_code=404, detail=f"no photo {photo_id!r} in the catalog")
@@ -513,7 +513,9 @@ def _photo_routes(album: _Album) -> APIRouter:
             album.file_of(photo_id)
             info["file"] = "present"
         except PhotoRefused as e:
-            info["file"] = "missing" if e.missing else "refused"
+            if not e.missing:
+                raise HTTPException(status_code=e.status, detail=e.detail) from None
+            info["file"] = "missing"
         info.pop("path", None)  # the page needs no file system path
         return JSONResponse(info)
 

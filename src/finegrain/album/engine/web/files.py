@@ -2,9 +2,10 @@
 
 The id gives the catalog row, the row gives a path (absolute, or relative to a root), the path
 is resolved (symlinks followed) and served only when the resolved file lies inside one of the
-resolved catalog roots. Any id not in the catalog is 404; a row whose file resolves outside
-every root is 403; a known photo whose file is not on this machine is 404 with ``missing``
-set (the page shows a placeholder for it).
+resolved catalog roots (:func:`finegrain.album.engine.files.confined`, the rule the indexer
+applies too). Any id not in the catalog is 404; a row whose file resolves outside every root is
+403; a known photo whose file is not on this machine is 404 with ``missing`` set (the page shows
+a placeholder for it).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from finegrain.album.engine.files import OutsideFolderError, confined, resolve_roots
 
 __all__ = ["PathRow", "PhotoRefused", "resolve_photo_file", "resolve_roots"]
 
@@ -25,17 +28,6 @@ class PhotoRefused(Exception):
         self.status = status
         self.detail = detail
         self.missing = missing
-
-
-def resolve_roots(raw_roots: Sequence[str]) -> list[Path]:
-    """The catalog roots that exist here, resolved (symlinks followed)."""
-    roots: list[Path] = []
-    for r in raw_roots:
-        try:
-            roots.append(Path(r).resolve(strict=True))
-        except (OSError, RuntimeError):
-            continue
-    return roots
 
 
 def resolve_photo_file(store: Any, photo_id: str, *, roots: Sequence[Path] | None = None) -> Path:
@@ -63,11 +55,11 @@ def resolve_photo_file(store: Any, photo_id: str, *, roots: Sequence[Path] | Non
     outside = False
     for candidate in candidates:
         try:
-            resolved = candidate.resolve(strict=True)
-        except (OSError, RuntimeError):
-            continue
-        if not any(resolved.is_relative_to(root) for root in roots):
+            resolved = confined(candidate, roots)
+        except OutsideFolderError:
             outside = True
+            continue
+        except OSError:
             continue
         if resolved.is_file():
             return resolved
