@@ -70,6 +70,7 @@ from typing import Any
 
 import numpy as np
 
+from finegrain.atomic import atomic_write
 from finegrain.build.pool import pool_runs
 from finegrain.build.pool_file import DEFAULT_GRADES, Pool, PoolItem, write_pool
 from finegrain.compare.relabel import named_runs
@@ -279,16 +280,10 @@ def write_triage(tri: Triage, path: str | os.PathLike[str]) -> tuple[Path, Path]
     if side == Path(path):
         raise FinegrainError(f"the pool file {str(path)!r} would be its own evidence file", "name it POOL.jsonl")
     pool_path = write_pool(tri.to_pool(evidence_file=side.name), path)
-    tmp = side.with_name(f".{side.name}.partial")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(json.dumps({"schema": SCHEMA, **tri.method()}, ensure_ascii=False) + "\n")
-            for row in tri.evidence_rows():
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(tmp, side)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise FinegrainError(f"cannot write {str(side)!r}: {e.strerror or e}", "choose a writable --out") from None
+    with atomic_write(side) as f:
+        f.write(json.dumps({"schema": SCHEMA, **tri.method()}, ensure_ascii=False) + "\n")
+        for row in tri.evidence_rows():
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
     return pool_path, side
 
 

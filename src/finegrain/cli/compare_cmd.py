@@ -55,11 +55,9 @@ def compare_command(
         body, text_table = cmp.to_json_dict(), None
     text = json.dumps(body, ensure_ascii=False, indent=1)
     if out is not None:
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(text + "\n", encoding="utf-8")
-        except OSError as e:
-            raise FinegrainError(f"cannot write {str(out)!r}: {e.strerror}", "choose a writable --out file") from None
+        from finegrain.atomic import write_text
+
+        write_text(out, text + "\n")
     if as_json:
         typer.echo(text)
     else:

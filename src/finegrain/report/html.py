@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from markupsafe import Markup
 
+from finegrain.atomic import write_text
 from finegrain.compare.comparison import CompareSettings, Comparison, compare, finite
 from finegrain.compare.stats import Interval, bootstrap_ci
 from finegrain.compare.systems import LabelledResults, load_labelled
@@ -346,12 +347,4 @@ def write_report(
 
     folders = load_folders(dirs)
     html = render_report(folders.systems, baseline=baseline, metric=metric, probes=folders, metrics=metrics)
-    path = Path(out)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(html, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as e:
-        raise FinegrainError(f"cannot write the report to {str(path)!r}: {e.strerror}", "choose a writable --out") from None
-    return path
+    return write_text(Path(out), html)

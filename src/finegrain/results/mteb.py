@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from finegrain.atomic import write_text
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.metrics.spec import parse_metric
 
@@ -79,16 +80,8 @@ def to_mteb_json(results: SavedResults, *, split: str = "test", hf_subset: str =
 
 
 def write_mteb_json(results: SavedResults, path: str | Path) -> Path:
-    """Write :func:`to_mteb_json` to ``path`` (a temporary file renamed, never half written)."""
-    p = Path(path)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + ".tmp")
-        tmp.write_text(json.dumps(to_mteb_json(results), ensure_ascii=False, indent=2), encoding="utf-8")
-        tmp.replace(p)
-    except OSError as e:
-        raise FinegrainError(f"cannot write {str(p)!r}: {e.strerror}", "choose a writable --out") from None
-    return p
+    """Write :func:`to_mteb_json` to ``path``, whole or not at all (:mod:`finegrain.atomic`)."""
+    return write_text(Path(path), json.dumps(to_mteb_json(results), ensure_ascii=False, indent=2))
 
 
 def mteb_body(data: Mapping[str, Any], *, source: str | Path, split: str | None = None,

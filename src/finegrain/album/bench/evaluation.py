@@ -46,6 +46,7 @@ from finegrain.album.engine.photobench import import_photobench
 from finegrain.album.engine.plan import AlbumVocabulary, LLMConfig, Plan, plan_query_llm
 from finegrain.album.engine.search import Planner, SearchContext, SearchResult, search
 from finegrain.album.engine.tools import parse_tools, tools_label
+from finegrain.atomic import write_text
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.evaluate import evaluate
 from finegrain.evaluate.result import Evaluation
@@ -167,8 +168,7 @@ def evaluate_album(
         "denominators": body["denominators"],
     }
     if out_dir is not None:
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
-        (Path(out_dir) / "results.json").write_text(json.dumps(out, ensure_ascii=False, indent=2), encoding="utf-8")
+        write_text(Path(out_dir) / "results.json", json.dumps(out, ensure_ascii=False, indent=2))
     return out
 
 

@@ -39,6 +39,7 @@ from typing import Any
 
 from finegrain._lazy import require
 from finegrain.album.engine.profile.places import _short_zh, reverse_geocode_many
+from finegrain.atomic import write_text
 from finegrain.errors import FinegrainError
 from finegrain.text.lang import CJK
 
@@ -518,5 +519,5 @@ def make_heldout(src: str | Path, dst: str | Path, spec: HeldoutSpec) -> Heldout
 
 
 def _write(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    write_text(path, json.dumps(data, ensure_ascii=False, indent=1))
 

@@ -24,6 +24,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, overload
 
+from finegrain.atomic import write_text
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import read_json
 from finegrain.lexicons.wordnet import wordnet
@@ -180,4 +181,4 @@ def read_object_set(path: str | PathLike[str], *, check_wordnet: bool = True) ->
 
 def write_object_set(path: str | PathLike[str], objects: ObjectSet) -> None:
     """Write the JSON form of ``objects``."""
-    Path(path).write_text(json.dumps(objects.to_json()) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(objects.to_json()) + "\n")

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from finegrain.atomic import atomic_write, write_text
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.bm25.index import BM25Index, frozen_array, read_only_csr
 
@@ -49,10 +50,8 @@ def write_index(
     path = prepare_folder(folder)
     indptr, indices, data = idx.postings
     for name, a in zip(ARRAY_NAMES, (indptr, indices, data, idx.doc_lengths, idx.idf)):
-        tmp = path / f".{name}.npy.tmp"
-        with tmp.open("wb") as f:
+        with atomic_write(path / f"{name}.npy", "wb") as f:
             np.save(f, a, allow_pickle=False)
-        place(tmp, path / f"{name}.npy")
     terms = sorted(idx.terms, key=idx.terms.__getitem__)
     _write_json(path / _VOCAB, terms)
     _write_json(path / _DOC_IDS, list(idx.doc_ids))
@@ -158,4 +157,4 @@ def _migrate(meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def _write_json(path: Path, data: object) -> None:
-    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    write_text(path, json.dumps(data, ensure_ascii=False))

@@ -40,7 +40,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,6 +49,7 @@ from typing import Any, Literal
 import numpy as np
 from tqdm.auto import tqdm
 
+from finegrain.atomic import write_bytes
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.dense.encoders.base import Encoder, Kind, check_kind, check_texts
 
@@ -238,7 +238,7 @@ class _ModelStore:
         self.folder.mkdir(parents=True, exist_ok=True)
         self._write_meta()
         path = self.folder / f"{hashlib.sha256(data).hexdigest()[:32]}.npy"
-        _atomic_write(path, data)
+        write_bytes(path, data)
         self.seen.add(path.name)
         s = len(self.shards)
         self.shards.append(rows["vec"])
@@ -251,24 +251,7 @@ class _ModelStore:
         if meta.is_file():
             return
         body = {"format": FORMAT, "model_id": self.model_id, "dim": self.dim}
-        _atomic_write(meta, (json.dumps(body, ensure_ascii=False, indent=1) + "\n").encode())
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600 files; a cache may be shared
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        write_bytes(meta, (json.dumps(body, ensure_ascii=False, indent=1) + "\n").encode())
 
 
 # --------------------------------------------------------------------------- the wrapper
