@@ -10,17 +10,32 @@ negatives are never a positive, and bad input is one clear error.
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+import finegrain
 from finegrain.cli.main import app
 from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
-from finegrain.train.finetune import TrainConfig, train_encoder
-from finegrain.train.finetune_data import Pair, batch_schedule, mine_bm25_negatives, read_pairs, split_by_passage
+from finegrain.train.finetune import MAX_SEED, MAX_STEPS, TrainConfig, train_encoder
+from finegrain.train.finetune_data import (
+    Pair,
+    _epoch,
+    batch_schedule,
+    mine_bm25_negatives,
+    read_pairs,
+    split_by_passage,
+)
 
 COLOURS = ["red", "blue", "green", "black", "white", "brown"]
 ANIMALS = ["dog", "cat", "horse", "bird"]
@@ -180,12 +195,68 @@ def test_batches_never_repeat_a_text_and_negatives_are_never_positives(pairs_fil
     for p in mined:
         own.setdefault(p.query, set()).add(p.passage)
     assert all(len(p.negatives) == 2 and not set(p.negatives) & own[p.query] for p in mined)
-    for idx in batch_schedule(mined, 8, seed=0, steps=20):
+    for idx in itertools.islice(batch_schedule(mined, 8, seed=0), 20):
         texts = [t for i in idx for t in mined[i].texts()]
         assert len(texts) == len(set(texts)) and 2 <= len(idx) <= 8
     same = [Pair(f"q{i}", "one passage", "k", None, i) for i in range(4)]
     with pytest.raises(FinegrainError, match="no batch of two"):
-        batch_schedule(same, 4, seed=0, steps=1)
+        next(batch_schedule(same, 4, seed=0))
+
+
+def _eager_schedule(pairs: Sequence[Pair], batch: int, seed: int, steps: int) -> list[list[int]]:
+    """The batch order as it was defined when the whole schedule was built before step 1: the reference that
+    keeps old runs resumable and every seed's results unchanged."""
+    out: list[list[int]] = []
+    epoch = 0
+    while len(out) < steps:
+        out.extend(_epoch(pairs, batch, np.random.default_rng([seed, 2, epoch]).permutation(len(pairs))))
+        epoch += 1
+    return out[:steps]
+
+
+@pytest.mark.parametrize(("seed", "batch", "negatives"), [(0, 8, 0), (1, 8, 1), (7, 5, 2), (3, 32, 0)])
+def test_the_lazy_schedule_is_the_eager_one_whatever_the_number_of_steps(
+    pairs_file: Path, seed: int, batch: int, negatives: int
+) -> None:
+    pairs = read_pairs(pairs_file).pairs
+    if negatives:
+        pairs = mine_bm25_negatives(pairs, negatives, "en")[0]
+    for steps in (1, 7, 50, 200):  # within the first epoch and across many
+        assert list(itertools.islice(batch_schedule(pairs, batch, seed), steps)) == _eager_schedule(
+            pairs, batch, seed, steps)
+
+
+def test_steps_and_seed_have_an_upper_bound(tmp_path: Path) -> None:
+    p = tmp_path / "p.jsonl"
+    TrainConfig(base="minilm", pairs=p, out=tmp_path / "o", steps=MAX_STEPS, seed=MAX_SEED)
+    with pytest.raises(FinegrainError, match=r"steps=1000000001 is more than 1,000,000,000 \(pass --steps"):
+        TrainConfig(base="minilm", pairs=p, out=tmp_path / "o", steps=MAX_STEPS + 1)
+    with pytest.raises(FinegrainError, match=r"seed=\d+ is more than .*pass --seed"):
+        TrainConfig(base="minilm", pairs=p, out=tmp_path / "o", seed=MAX_SEED + 1)
+
+
+def _child(code: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh Python on this checkout's finegrain, one torch thread."""
+    env = {**os.environ, "PYTHONPATH": str(Path(finegrain.__file__).parents[1]), "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def test_a_billion_steps_reach_step_one_at_once(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "huge"
+    t0 = time.monotonic()
+    try:
+        proc = _child(f"""
+            from finegrain.train.finetune import TrainConfig, train_encoder
+            r = train_encoder(TrainConfig(base="st:{tiny_st}", pairs="{pairs_file}", out="{out}", steps=10**9,
+                                          batch=8, checkpoint_every=10**9, stop_after=1, quiet=True))
+            print(r.steps_done, r.finished)
+        """, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"--steps 10**9 did not reach step 1 in {time.monotonic() - t0:.0f}s")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "False"]
+    assert [p.name for p in (out / "checkpoints").iterdir()] == ["step-000001.pt"]
 
 
 def test_column_names_and_bad_records(tmp_path: Path) -> None:

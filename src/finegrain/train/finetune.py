@@ -10,7 +10,8 @@ two pairs is not the other's false negative.
 Why a small explicit torch loop over ST's model rather than ``SentenceTransformerTrainer``:
 the trainer needs ``datasets`` and ``accelerate``, and its resume skips data by replaying a
 sampler whose state is not saved. Here the batch order is a pure function of
-``(seed, step)`` (:func:`~finegrain.train.finetune_data.batch_schedule`) and the torch
+``(seed, step)`` (:func:`~finegrain.train.finetune_data.batch_schedule`, cut one epoch at a
+time as training reaches it, so no setup grows with ``steps``) and the torch
 RNG (dropout) is reseeded from ``(seed, step)`` before every step, so a checkpoint needs
 only the weights, the optimizer and the scheduler: ``--resume`` after a kill replays
 exactly the steps an uninterrupted run takes, and two runs with one seed give the same
@@ -28,6 +29,7 @@ passages, which :func:`transductive_dataset` reads back for ``finegrain eval``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -59,6 +61,11 @@ BASES = ("minilm", "st:PATH")
 HARD_NEGATIVES = ("bm25",)
 # Fields that may differ between a run and its --resume.
 _RUN_ONLY = ("resume", "quiet", "stop_after", "keep_checkpoints", "checkpoint_every")
+#: Upper bounds of ``steps`` and ``seed``: dropout is seeded with ``seed * _SEED_STRIDE + step``, which must stay
+#: inside torch's 64-bit seed range; a billion steps is far beyond any run (the paper's is about 4K).
+MAX_STEPS = 10**9
+MAX_SEED = 10**12
+_SEED_STRIDE = 1_000_003
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,9 @@ class TrainConfig:
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
                 raise FinegrainError(f"{name}={v!r} is not a whole number >= {low}",
                                      f"pass --{name.replace('_', '-')} {max(low, 1)} or more")
+        for name, high in (("steps", MAX_STEPS), ("seed", MAX_SEED)):
+            if getattr(self, name) > high:
+                raise FinegrainError(f"{name}={getattr(self, name)} is more than {high:,}", f"pass --{name} {high} or less")
         for name in ("lr", "temperature"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < math.inf):
@@ -187,7 +197,6 @@ def train_encoder(config: TrainConfig) -> TrainResult:
     loss_fn = _infonce(model, 1.0 / config.temperature)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _linear(config.warmup_steps, config.steps))
-    schedule = batch_schedule(train, config.batch, config.seed, config.steps)
     val_batches = one_pass(val, config.batch, config.seed)
 
     start, losses, points, wall = 0, [], [], 0.0
@@ -197,6 +206,7 @@ def train_encoder(config: TrainConfig) -> TrainResult:
         scheduler.load_state_dict(state["scheduler"])
         start, losses = int(state["step"]), list(state["losses"])
         points, wall = [ValPoint(*p) for p in state["validation"]], float(state["wall_time_s"])
+    batches = itertools.islice(batch_schedule(train, config.batch, config.seed), start, None)  # step start+1 on
 
     tqdm = require("tqdm", "train", "tqdm").tqdm
     bar = tqdm(total=config.steps, initial=start, disable=config.quiet, desc="train", unit="step", file=sys.stderr)
@@ -205,8 +215,8 @@ def train_encoder(config: TrainConfig) -> TrainResult:
     step, step_time = start, 0.0
     for step in range(start + 1, stop + 1):
         t_step = time.perf_counter()
-        torch.manual_seed(config.seed * 1_000_003 + step)  # dropout: a function of (seed, step)
-        batch = [train[i] for i in schedule[step - 1]]
+        torch.manual_seed(config.seed * _SEED_STRIDE + step)  # dropout: a function of (seed, step)
+        batch = [train[i] for i in next(batches)]
         loss = loss_fn.compute_loss_from_embeddings(_embed(model, batch, config), None)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
