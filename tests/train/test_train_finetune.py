@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -25,7 +26,8 @@ import pytest
 from typer.testing import CliRunner
 
 import finegrain
-from finegrain.cli.main import app
+from finegrain.atomic import is_temporary
+from finegrain.cli.main import app, main
 from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
 from finegrain.train.finetune import MAX_SEED, MAX_STEPS, TrainConfig, train_encoder
 from finegrain.train.finetune_data import (
@@ -165,6 +167,83 @@ def test_resume_after_a_stop_ends_where_an_uninterrupted_run_ends(
     for k in a:
         np.testing.assert_allclose(a[k], b[k], rtol=1e-5, atol=1e-6, err_msg=k)
     assert json.loads((out / "finegrain_training.json").read_text())["resumed_from"] == 3
+
+
+def _train_args(tiny_st: Path, pairs: Path, out: Path) -> list[str]:
+    """The CLI form of :func:`_config` with its defaults."""
+    return ["train", "--base", f"st:{tiny_st}", "--pairs", str(pairs), "-o", str(out), "--steps", "6", "--batch", "8",
+            "--lr", "1e-3", "--temperature", "0.05", "--checkpoint-every", "2", "-q"]
+
+
+def _killed_while_checkpointing(tiny_st: Path, pairs: Path, out: Path, nth: int) -> None:
+    """``finegrain train`` in a subprocess, SIGKILLed halfway through writing its ``nth`` checkpoint's bytes."""
+    proc = _child(f"""
+        import io, os, signal, torch
+        from finegrain.cli.main import main
+        save, calls = torch.save, []
+        def killed_save(obj, f, *args, **kwargs):
+            calls.append(1)
+            if len(calls) < {nth}:
+                return save(obj, f, *args, **kwargs)
+            buf = io.BytesIO()
+            save(obj, buf, *args, **kwargs)
+            data = buf.getvalue()
+            with (open(f, "wb") if isinstance(f, (str, os.PathLike)) else f) as target:
+                target.write(data[: len(data) // 2])
+                target.flush()
+                os.kill(os.getpid(), signal.SIGKILL)
+        torch.save = killed_save
+        main({_train_args(tiny_st, pairs, out)!r})
+    """, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+
+
+@pytest.mark.parametrize("leftover", ["killed", "older-version"])
+def test_a_kill_in_the_first_checkpoint_is_no_dead_end(
+    tiny_st: Path, pairs_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], uninterrupted, leftover: str
+) -> None:
+    out = tmp_path / "k"
+    if leftover == "killed":
+        _killed_while_checkpointing(tiny_st, pairs_file, out, nth=1)
+        left = list((out / "checkpoints").iterdir())
+        assert len(left) == 1 and is_temporary(left[0]) and left[0].name.startswith(".step-000002.pt.")
+    else:  # what versions that renamed their own temporary checkpoint left
+        (out / "checkpoints").mkdir(parents=True)
+        (out / "checkpoints" / "step-000002.pt.tmp").write_bytes(b"PK\x03\x04 cut short")
+    assert main([*_train_args(tiny_st, pairs_file, out), "--resume"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --resume: no complete checkpoint in ")
+    assert "killed run left only an unfinished one, now removed" in err[0] and "without --resume" in err[0]
+    assert not any((out / "checkpoints").iterdir())
+    assert main(_train_args(tiny_st, pairs_file, out)) == 0
+    assert "trained 6 steps" in capsys.readouterr().out
+    a, b = _weights(uninterrupted.out), _weights(out)
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    assert not (out / "checkpoints").exists() and not [p for p in out.rglob("*") if is_temporary(p)]
+
+
+def test_a_kill_in_a_later_checkpoint_resumes_from_the_one_before(
+    tiny_st: Path, pairs_file: Path, tmp_path: Path, uninterrupted
+) -> None:
+    out = tmp_path / "k2"
+    _killed_while_checkpointing(tiny_st, pairs_file, out, nth=2)
+    names = sorted(p.name for p in (out / "checkpoints").iterdir())
+    assert names[0].startswith(".step-000004.pt.") and names[1:] == ["step-000002.pt"]
+    with pytest.raises(FinegrainError, match="exists and is not empty"):
+        train_encoder(_config(tiny_st, pairs_file, out))
+    done = train_encoder(_config(tiny_st, pairs_file, out, resume=True))
+    assert done.finished and done.resumed_from == 2
+    np.testing.assert_allclose(done.train_losses, uninterrupted.train_losses, rtol=1e-5, atol=1e-6)
+    assert not (out / "checkpoints").exists() and not [p for p in out.rglob("*") if is_temporary(p)]
+
+
+def test_a_damaged_checkpoint_is_one_clear_error(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "d"
+    train_encoder(_config(tiny_st, pairs_file, out, stop_after=2))
+    (out / "checkpoints" / "step-000002.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(FinegrainError, match=r"--resume: cannot read the checkpoint .*step-000002\.pt' \(") as e:
+        train_encoder(_config(tiny_st, pairs_file, out, resume=True))
+    assert "\n" not in str(e.value)
 
 
 def test_hard_negatives_train_and_are_recorded(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:

@@ -17,9 +17,11 @@ only the weights, the optimizer and the scheduler: ``--resume`` after a kill rep
 exactly the steps an uninterrupted run takes, and two runs with one seed give the same
 weights (on one machine and thread count).
 
-Checkpoints (``MODEL_DIR/checkpoints/step-NNNNNN.pt``; only the newest is kept, written
-to a temporary name and renamed) are removed when training finishes unless
-``keep_checkpoints``. ``MODEL_DIR`` then is a sentence-transformers folder (``st:MODEL_DIR``)
+Checkpoints (``MODEL_DIR/checkpoints/step-NNNNNN.pt``; only the newest is kept, each written
+through :mod:`finegrain.atomic`) are removed when training finishes unless
+``keep_checkpoints``. A run killed while writing one leaves a temporary file, which the next
+start removes: a folder holding nothing else is empty for a fresh start, and ``--resume``
+continues from the newest complete checkpoint, or says there is none. ``MODEL_DIR`` then is a sentence-transformers folder (``st:MODEL_DIR``)
 with ``finegrain_training.json``: the base model and its weights' sha256, the pairs file's
 sha256 and provenance sidecar, every hyperparameter, the loss curves, the machine, the
 versions and the wall time; ``"transductive"`` and ``"transductive_dataset"`` are copied from the
@@ -29,10 +31,11 @@ passages, which :func:`transductive_dataset` reads back for ``finegrain eval``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
-import os
+import re
 import sys
 import time
 from dataclasses import asdict, dataclass, fields
@@ -41,6 +44,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from finegrain._lazy import require
+from finegrain.atomic import atomic_write, is_temporary, remove_stale, write_text
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.io.checksum import sha256_of
 from finegrain.machine import run_environment
@@ -244,9 +248,9 @@ def train_encoder(config: TrainConfig) -> TrainResult:
         provenance = config.out / PROVENANCE
         record = _provenance(config, base_name, base_path, data.summary(), len(train), val, negatives, step,
                              losses, points, state, wall)
-        provenance.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_text(provenance, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
         if not config.keep_checkpoints:
-            for p in ckpt_dir.glob("step-*.pt"):
+            for p in _checkpoints(ckpt_dir):
                 p.unlink()
             if ckpt_dir.is_dir() and not any(ckpt_dir.iterdir()):
                 ckpt_dir.rmdir()
@@ -337,39 +341,88 @@ def _weights_sha256(folder: Path) -> str | None:
 
 def _prepare_out(config: TrainConfig, ckpt_dir: Path, identity: dict[str, Any], torch: Any) -> dict[str, Any] | None:
     """The checkpoint to resume from (``--resume``), after checking it belongs to this run; else None, after
-    checking that ``out`` is new or empty."""
+    checking that ``out`` is new or holds only what killed writes left. Those leftovers are removed."""
     if config.resume:
-        found = sorted(ckpt_dir.glob("step-*.pt"))
+        removed = _remove_unfinished(ckpt_dir)
+        found = _checkpoints(ckpt_dir)
         if not found:
-            raise FinegrainError(f"--resume: no checkpoint in {str(ckpt_dir)!r}",
-                                 "run without --resume to start, or point --out at the stopped run's folder")
-        state: dict[str, Any] = torch.load(found[-1], map_location="cpu", weights_only=True)
-        diff = sorted(k for k in identity.keys() | state["identity"].keys()
-                      if identity.get(k) != state["identity"].get(k))
+            killed = " (a killed run left only an unfinished one, now removed)" if removed else ""
+            raise FinegrainError(f"--resume: no complete checkpoint in {str(ckpt_dir)!r}{killed}",
+                                 "run without --resume to start from step 0, or point --out at the stopped run's folder")
+        try:
+            state: dict[str, Any] = torch.load(found[-1], map_location="cpu", weights_only=True)
+            saved = dict(state["identity"])
+        except Exception as e:  # noqa: BLE001 - torch raises many types for a damaged file; name it and the cause
+            cause = (str(e).strip().splitlines() or [""])[0][:200]
+            raise FinegrainError(f"--resume: cannot read the checkpoint {str(found[-1])!r} ({type(e).__name__}: "
+                                 f"{cause})", "delete it, then resume from an earlier one or start again without "
+                                 "--resume") from None
+        diff = sorted(k for k in identity.keys() | saved.keys() if identity.get(k) != saved.get(k))
         if diff:
             k = diff[0]
-            raise FinegrainError(f"--resume: {k} is {identity.get(k)!r} now but {state['identity'].get(k)!r} in "
+            raise FinegrainError(f"--resume: {k} is {identity.get(k)!r} now but {saved.get(k)!r} in "
                                  f"{str(found[-1])!r}", "resume with the settings and files of the stopped run")
+        remove_stale(config.out)
         return state
-    if config.out.exists() and (not config.out.is_dir() or any(config.out.iterdir())):
+    if not _holds_nothing(config.out, ckpt_dir):
         raise FinegrainError(f"output folder {str(config.out)!r} exists and is not empty",
                              "choose a new --out, delete it, or pass --resume to continue a stopped run there")
+    _remove_unfinished(ckpt_dir)
+    remove_stale(config.out)
     ckpt_dir.parent.mkdir(parents=True, exist_ok=True)
     return None
 
 
+_CHECKPOINT = re.compile(r"step-(\d+)\.pt")
+#: What versions that renamed ``step-NNNNNN.pt.tmp`` themselves left when killed mid-write.
+_OLD_UNFINISHED = re.compile(r"step-\d+\.pt\.tmp")
+
+
+def _checkpoints(ckpt_dir: Path) -> list[Path]:
+    """The complete checkpoints in ``ckpt_dir``, oldest first (by step: names grow a digit past 999,999)."""
+    if not ckpt_dir.is_dir():
+        return []
+    steps = {p: int(m[1]) for p in ckpt_dir.iterdir() if (m := _CHECKPOINT.fullmatch(p.name)) and p.is_file()}
+    return sorted(steps, key=steps.__getitem__)
+
+
+def _unfinished(path: Path) -> bool:
+    """Whether ``path`` is a file a killed write left: a :mod:`finegrain.atomic` temporary, or
+    ``step-NNNNNN.pt.tmp`` of a version that renamed its own temporary checkpoints."""
+    return path.is_file() and (is_temporary(path) or _OLD_UNFINISHED.fullmatch(path.name) is not None)
+
+
+def _remove_unfinished(ckpt_dir: Path) -> list[Path]:
+    """Remove the unfinished checkpoint writes in ``ckpt_dir``; returns what was removed."""
+    removed = remove_stale(ckpt_dir)
+    for p in ckpt_dir.iterdir() if ckpt_dir.is_dir() else ():
+        if _OLD_UNFINISHED.fullmatch(p.name) and p.is_file():
+            with contextlib.suppress(OSError):
+                p.unlink()
+                removed.append(p)
+    return removed
+
+
+def _holds_nothing(out: Path, ckpt_dir: Path) -> bool:
+    """Whether ``out`` is missing, or a folder holding only what killed writes left (in it or in ``ckpt_dir``)."""
+    if not out.exists():
+        return True
+    if not out.is_dir():
+        return False
+    return all(_unfinished(p) or (p == ckpt_dir and p.is_dir() and all(_unfinished(q) for q in p.iterdir()))
+               for p in out.iterdir())
+
+
 def _checkpoint(ckpt_dir: Path, step: int, model: Any, optimizer: Any, scheduler: Any, losses: list[float],
                 points: list[ValPoint], identity: dict[str, Any], wall: float, torch: Any) -> None:
-    """Write ``step-NNNNNN.pt`` under a temporary name, rename it, then drop older checkpoints."""
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    """Write ``step-NNNNNN.pt`` whole or not at all, then drop older checkpoints."""
     path = ckpt_dir / f"step-{step:06d}.pt"
-    tmp = path.with_suffix(".pt.tmp")
-    torch.save({"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(), "losses": losses,
-                "validation": [[p.step, p.loss, p.accuracy] for p in points], "identity": identity,
-                "wall_time_s": wall}, tmp)
-    os.replace(tmp, path)
-    for old in ckpt_dir.glob("step-*.pt"):
+    with atomic_write(path, "wb") as f:
+        torch.save({"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                    "scheduler": scheduler.state_dict(), "losses": losses,
+                    "validation": [[p.step, p.loss, p.accuracy] for p in points], "identity": identity,
+                    "wall_time_s": wall}, f)
+    for old in _checkpoints(ckpt_dir):
         if old != path:
             old.unlink()
 
