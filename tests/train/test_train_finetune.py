@@ -246,6 +246,29 @@ def test_a_damaged_checkpoint_is_one_clear_error(tiny_st: Path, pairs_file: Path
     assert "\n" not in str(e.value)
 
 
+def test_torch_running_out_of_memory_is_one_error_line(
+    tiny_st: Path, pairs_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    import finegrain.train.finetune as finetune
+
+    def embed_too_much(*args, **kwargs):
+        return [torch.empty(10**13)]  # 40 TB: torch's CPU allocator refuses it with a RuntimeError
+
+    monkeypatch.setattr(finetune, "_embed", embed_too_much)
+    out = tmp_path / "oom"
+    with pytest.raises(MemoryError, match=r"^training with --batch 8: can't allocate memory: you tried to allocate"):
+        train_encoder(_config(tiny_st, pairs_file, out))
+    capsys.readouterr()
+    assert main(_train_args(tiny_st, pairs_file, out)) == 1
+    err = capsys.readouterr().err  # after transformers' own "Loading weights" bar, which -q does not reach
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and err.rstrip().endswith(errors[0]) and "Traceback" not in err
+    assert errors[0].startswith("error: finegrain train ran out of memory: training with --batch 8: can't allocate")
+    assert list(out.iterdir()) == []  # nothing half-written: the same --out takes the rerun with a smaller --batch
+
+
 def test_hard_negatives_train_and_are_recorded(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
     result = train_encoder(_config(tiny_st, pairs_file, tmp_path / "h", steps=2, hard_negatives="bm25"))
     assert result.finished

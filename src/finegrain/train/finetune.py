@@ -181,8 +181,22 @@ class TrainResult:
 
 
 def train_encoder(config: TrainConfig) -> TrainResult:
-    """Fine-tune ``config.base`` on ``config.pairs`` into ``config.out`` (see the module docstring)."""
+    """Fine-tune ``config.base`` on ``config.pairs`` into ``config.out`` (see the module docstring).
+
+    Torch failing to allocate (a RuntimeError from its CPU allocator, ``torch.OutOfMemoryError`` on a GPU) is
+    raised as a :class:`MemoryError` that names the batch size and the allocation, as Python's own are."""
     torch = require("torch", "train", "torch")
+    try:
+        return _train(config, torch)
+    except RuntimeError as e:
+        line = (str(e).strip().splitlines() or [""])[0]
+        cpu = line.find("can't allocate memory")
+        if cpu < 0 and not isinstance(e, getattr(torch, "OutOfMemoryError", ())):
+            raise
+        raise MemoryError(f"training with --batch {config.batch}: {line[cpu:] if cpu >= 0 else line}") from None
+
+
+def _train(config: TrainConfig, torch: Any) -> TrainResult:
     t0 = time.perf_counter()
     base_name, base_path = _resolve_base(config.base)
     data = read_pairs(config.pairs)
