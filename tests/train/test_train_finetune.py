@@ -29,6 +29,7 @@ import finegrain
 from finegrain.atomic import is_temporary
 from finegrain.cli.main import app, main
 from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
+from finegrain.io._lines import iter_jsonl
 from finegrain.train.finetune import MAX_SEED, MAX_STEPS, TrainConfig, train_encoder
 from finegrain.train.finetune_data import (
     Pair,
@@ -373,6 +374,31 @@ def test_column_names_and_bad_records(tmp_path: Path) -> None:
         read_pairs(p)
     with pytest.raises(UnknownNameError, match="did you mean 'minilm'"):
         TrainConfig(base="minilmm", pairs=p, out=tmp_path / "o")
+
+
+@pytest.mark.parametrize("case", ["huge-line", "long-id", "not-utf8", "not-object", "huge-number"])
+def test_pairs_are_read_by_the_shared_line_reader(tmp_path: Path, case: str) -> None:
+    """Whatever the shared JSON-lines reader refuses (and bounds), the pairs reader refuses with its error."""
+    p = tmp_path / "p.jsonl"
+    good = b'{"query": "a", "passage": "b"}\n'
+    bad = {"huge-line": b'{"query": "c", "passage": "' + b"word " * 10_000_000 + b'"}',
+           "long-id": b'{"query": "c", "passage": "d", "passage_id": "' + b"x" * 50_000_000 + b'"}',
+           "not-utf8": b'{"query": "c", "passage": "\xff"}',
+           "not-object": b'["c", "d"]',
+           "huge-number": b'{"query": "c", "passage": "d", "passage_id": ' + b"9" * 5000 + b"}"}[case]
+    p.write_bytes(good + bad + b"\n")
+
+    def outcome(read) -> str:
+        try:
+            read()
+        except FinegrainError as e:
+            return str(e)
+        return "read"
+
+    shared = outcome(lambda: list(iter_jsonl(p)))
+    assert outcome(lambda: read_pairs(p)) == shared
+    if case not in ("huge-line", "long-id"):  # refused today; the long lines once the reader bounds a line
+        assert shared.startswith(f"{p}:2: expected ")
 
 
 # --------------------------------------------------------------------------- the CLI
