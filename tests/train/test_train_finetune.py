@@ -270,6 +270,12 @@ def test_torch_running_out_of_memory_is_one_error_line(
     assert list(out.iterdir()) == []  # nothing half-written: the same --out takes the rerun with a smaller --batch
 
 
+def test_max_length_is_bounded_by_the_models_positions(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
+    with pytest.raises(FinegrainError, match=r"max_length=65 is more than the 64 token positions of 'st:.*--max-length 64"):
+        train_encoder(_config(tiny_st, pairs_file, tmp_path / "long", max_length=65))  # 64 in tiny_st's config
+    assert train_encoder(_config(tiny_st, pairs_file, tmp_path / "long", max_length=64, steps=2)).finished
+
+
 def test_hard_negatives_train_and_are_recorded(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
     result = train_encoder(_config(tiny_st, pairs_file, tmp_path / "h", steps=2, hard_negatives="bm25"))
     assert result.finished

@@ -211,6 +211,10 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
 
     model = _load_st(base_path)
     if config.max_length is not None:
+        limit = _positions(model)
+        if limit is not None and config.max_length > limit:
+            raise FinegrainError(f"max_length={config.max_length} is more than the {limit} token positions of "
+                                 f"{config.base!r}", f"pass --max-length {limit} or less, or leave it out")
         model.max_seq_length = config.max_length
     loss_fn = _infonce(model, 1.0 / config.temperature)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
@@ -329,6 +333,16 @@ def _load_st(path: Path) -> Any:
 
         raise load_error("sentence-transformers model", path, e,
                          "check that the folder is complete (modules.json, config.json, weights, tokenizer)") from e
+
+
+def _positions(model: Any) -> int | None:
+    """How many tokens the model's position embeddings cover (RoBERTa-style models number positions after
+    their padding index), or None when it has no such table to read; longer inputs fail inside torch."""
+    table = getattr(getattr(getattr(model[0], "auto_model", None), "embeddings", None), "position_embeddings", None)
+    if table is None or not isinstance(getattr(table, "num_embeddings", None), int):
+        return None
+    pad = getattr(table, "padding_idx", None)
+    return int(table.num_embeddings) - (pad + 1 if isinstance(pad, int) else 0)
 
 
 def _infonce(model: Any, scale: float) -> Any:
