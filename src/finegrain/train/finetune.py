@@ -21,10 +21,10 @@ Checkpoints (``MODEL_DIR/checkpoints/step-NNNNNN.pt``; only the newest is kept, 
 through :mod:`finegrain.atomic`) are removed when training finishes unless
 ``keep_checkpoints``. A run killed while writing one leaves a temporary file, which the next
 start removes: a folder holding nothing else is empty for a fresh start, and ``--resume``
-continues from the newest complete checkpoint, or says there is none. ``MODEL_DIR`` then is a sentence-transformers folder (``st:MODEL_DIR``)
-with ``finegrain_training.json``: the base model and its weights' sha256, the pairs file's
-sha256 and provenance sidecar, every hyperparameter, the loss curves, the machine, the
-versions and the wall time; ``"transductive"`` and ``"transductive_dataset"`` are copied from the
+continues from the newest complete checkpoint, or says there is none. ``MODEL_DIR`` then is a
+sentence-transformers folder (``st:MODEL_DIR``) with ``finegrain_training.json``: the base model
+and its weights' sha256, the pairs file's sha256 and provenance sidecar, every hyperparameter,
+the loss curves, the machine, the versions and the wall time; ``"transductive"`` and ``"transductive_dataset"`` are copied from the
 pairs' provenance (:mod:`finegrain.train.queries`): a model trained on an evaluation dataset's
 passages, which :func:`transductive_dataset` reads back for ``finegrain eval``.
 """
@@ -184,7 +184,8 @@ def train_encoder(config: TrainConfig) -> TrainResult:
     """Fine-tune ``config.base`` on ``config.pairs`` into ``config.out`` (see the module docstring).
 
     Torch failing to allocate (a RuntimeError from its CPU allocator, ``torch.OutOfMemoryError`` on a GPU) is
-    raised as a :class:`MemoryError` that names the batch size and the allocation, as Python's own are."""
+    raised as a :class:`MemoryError` naming the batch size and the allocation, so callers meet one kind of
+    out-of-memory error."""
     torch = require("torch", "train", "torch")
     try:
         return _train(config, torch)
