@@ -10,17 +10,35 @@ negatives are never a positive, and bad input is one clear error.
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from finegrain.cli.main import app
+import finegrain
+from finegrain.atomic import is_temporary
+from finegrain.cli.main import app, main
 from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
-from finegrain.train.finetune import TrainConfig, train_encoder
-from finegrain.train.finetune_data import Pair, batch_schedule, mine_bm25_negatives, read_pairs, split_by_passage
+from finegrain.io._lines import iter_jsonl
+from finegrain.train.finetune import MAX_SEED, MAX_STEPS, TrainConfig, train_encoder
+from finegrain.train.finetune_data import (
+    Pair,
+    _epoch,
+    batch_schedule,
+    mine_bm25_negatives,
+    read_pairs,
+    split_by_passage,
+)
 
 COLOURS = ["red", "blue", "green", "black", "white", "brown"]
 ANIMALS = ["dog", "cat", "horse", "bird"]
@@ -152,6 +170,112 @@ def test_resume_after_a_stop_ends_where_an_uninterrupted_run_ends(
     assert json.loads((out / "finegrain_training.json").read_text())["resumed_from"] == 3
 
 
+def _train_args(tiny_st: Path, pairs: Path, out: Path) -> list[str]:
+    """The CLI form of :func:`_config` with its defaults."""
+    return ["train", "--base", f"st:{tiny_st}", "--pairs", str(pairs), "-o", str(out), "--steps", "6", "--batch", "8",
+            "--lr", "1e-3", "--temperature", "0.05", "--checkpoint-every", "2", "-q"]
+
+
+def _killed_while_checkpointing(tiny_st: Path, pairs: Path, out: Path, nth: int) -> None:
+    """``finegrain train`` in a subprocess, SIGKILLed halfway through writing its ``nth`` checkpoint's bytes."""
+    proc = _child(f"""
+        import io, os, signal, torch
+        from finegrain.cli.main import main
+        save, calls = torch.save, []
+        def killed_save(obj, f, *args, **kwargs):
+            calls.append(1)
+            if len(calls) < {nth}:
+                return save(obj, f, *args, **kwargs)
+            buf = io.BytesIO()
+            save(obj, buf, *args, **kwargs)
+            data = buf.getvalue()
+            with (open(f, "wb") if isinstance(f, (str, os.PathLike)) else f) as target:
+                target.write(data[: len(data) // 2])
+                target.flush()
+                os.kill(os.getpid(), signal.SIGKILL)
+        torch.save = killed_save
+        main({_train_args(tiny_st, pairs, out)!r})
+    """, timeout=300)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+
+
+@pytest.mark.parametrize("leftover", ["killed", "older-version"])
+def test_a_kill_in_the_first_checkpoint_is_no_dead_end(
+    tiny_st: Path, pairs_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], uninterrupted, leftover: str
+) -> None:
+    out = tmp_path / "k"
+    if leftover == "killed":
+        _killed_while_checkpointing(tiny_st, pairs_file, out, nth=1)
+        left = list((out / "checkpoints").iterdir())
+        assert len(left) == 1 and is_temporary(left[0]) and left[0].name.startswith(".step-000002.pt.")
+    else:  # what versions that renamed their own temporary checkpoint left
+        (out / "checkpoints").mkdir(parents=True)
+        (out / "checkpoints" / "step-000002.pt.tmp").write_bytes(b"PK\x03\x04 cut short")
+    assert main([*_train_args(tiny_st, pairs_file, out), "--resume"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --resume: no complete checkpoint in ")
+    assert "killed run left only an unfinished one, now removed" in err[0] and "without --resume" in err[0]
+    assert not any((out / "checkpoints").iterdir())
+    assert main(_train_args(tiny_st, pairs_file, out)) == 0
+    assert "trained 6 steps" in capsys.readouterr().out
+    a, b = _weights(uninterrupted.out), _weights(out)
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    assert not (out / "checkpoints").exists() and not [p for p in out.rglob("*") if is_temporary(p)]
+
+
+def test_a_kill_in_a_later_checkpoint_resumes_from_the_one_before(
+    tiny_st: Path, pairs_file: Path, tmp_path: Path, uninterrupted
+) -> None:
+    out = tmp_path / "k2"
+    _killed_while_checkpointing(tiny_st, pairs_file, out, nth=2)
+    names = sorted(p.name for p in (out / "checkpoints").iterdir())
+    assert names[0].startswith(".step-000004.pt.") and names[1:] == ["step-000002.pt"]
+    with pytest.raises(FinegrainError, match="exists and is not empty"):
+        train_encoder(_config(tiny_st, pairs_file, out))
+    done = train_encoder(_config(tiny_st, pairs_file, out, resume=True))
+    assert done.finished and done.resumed_from == 2
+    np.testing.assert_allclose(done.train_losses, uninterrupted.train_losses, rtol=1e-5, atol=1e-6)
+    assert not (out / "checkpoints").exists() and not [p for p in out.rglob("*") if is_temporary(p)]
+
+
+def test_a_damaged_checkpoint_is_one_clear_error(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "d"
+    train_encoder(_config(tiny_st, pairs_file, out, stop_after=2))
+    (out / "checkpoints" / "step-000002.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(FinegrainError, match=r"--resume: cannot read the checkpoint .*step-000002\.pt' \(") as e:
+        train_encoder(_config(tiny_st, pairs_file, out, resume=True))
+    assert "\n" not in str(e.value)
+
+
+def test_torch_running_out_of_memory_is_one_error_line(
+    tiny_st: Path, pairs_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    import finegrain.train.finetune as finetune
+
+    def embed_too_much(*args, **kwargs):
+        return [torch.empty(10**13)]  # 40 TB: torch's CPU allocator refuses it with a RuntimeError
+
+    monkeypatch.setattr(finetune, "_embed", embed_too_much)
+    out = tmp_path / "oom"
+    with pytest.raises(MemoryError, match=r"^training with --batch 8: can't allocate memory: you tried to allocate"):
+        train_encoder(_config(tiny_st, pairs_file, out))
+    capsys.readouterr()
+    assert main(_train_args(tiny_st, pairs_file, out)) == 1
+    err = capsys.readouterr().err  # after transformers' own "Loading weights" bar, which -q does not reach
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and err.rstrip().endswith(errors[0]) and "Traceback" not in err
+    assert errors[0].startswith("error: finegrain train ran out of memory: training with --batch 8: can't allocate")
+    assert list(out.iterdir()) == []  # nothing half-written: the same --out takes the rerun with a smaller --batch
+
+
+def test_max_length_is_bounded_by_the_models_positions(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
+    with pytest.raises(FinegrainError, match=r"max_length=65 is more than the 64 token positions of 'st:.*--max-length 64"):
+        train_encoder(_config(tiny_st, pairs_file, tmp_path / "long", max_length=65))  # 64 in tiny_st's config
+    assert train_encoder(_config(tiny_st, pairs_file, tmp_path / "long", max_length=64, steps=2)).finished
+
+
 def test_hard_negatives_train_and_are_recorded(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
     result = train_encoder(_config(tiny_st, pairs_file, tmp_path / "h", steps=2, hard_negatives="bm25"))
     assert result.finished
@@ -180,12 +304,68 @@ def test_batches_never_repeat_a_text_and_negatives_are_never_positives(pairs_fil
     for p in mined:
         own.setdefault(p.query, set()).add(p.passage)
     assert all(len(p.negatives) == 2 and not set(p.negatives) & own[p.query] for p in mined)
-    for idx in batch_schedule(mined, 8, seed=0, steps=20):
+    for idx in itertools.islice(batch_schedule(mined, 8, seed=0), 20):
         texts = [t for i in idx for t in mined[i].texts()]
         assert len(texts) == len(set(texts)) and 2 <= len(idx) <= 8
     same = [Pair(f"q{i}", "one passage", "k", None, i) for i in range(4)]
     with pytest.raises(FinegrainError, match="no batch of two"):
-        batch_schedule(same, 4, seed=0, steps=1)
+        next(batch_schedule(same, 4, seed=0))
+
+
+def _eager_schedule(pairs: Sequence[Pair], batch: int, seed: int, steps: int) -> list[list[int]]:
+    """The batch order as it was defined when the whole schedule was built before step 1: the reference that
+    keeps old runs resumable and every seed's results unchanged."""
+    out: list[list[int]] = []
+    epoch = 0
+    while len(out) < steps:
+        out.extend(_epoch(pairs, batch, np.random.default_rng([seed, 2, epoch]).permutation(len(pairs))))
+        epoch += 1
+    return out[:steps]
+
+
+@pytest.mark.parametrize(("seed", "batch", "negatives"), [(0, 8, 0), (1, 8, 1), (7, 5, 2), (3, 32, 0)])
+def test_the_lazy_schedule_is_the_eager_one_whatever_the_number_of_steps(
+    pairs_file: Path, seed: int, batch: int, negatives: int
+) -> None:
+    pairs = read_pairs(pairs_file).pairs
+    if negatives:
+        pairs = mine_bm25_negatives(pairs, negatives, "en")[0]
+    for steps in (1, 7, 50, 200):  # within the first epoch and across many
+        assert list(itertools.islice(batch_schedule(pairs, batch, seed), steps)) == _eager_schedule(
+            pairs, batch, seed, steps)
+
+
+def test_steps_and_seed_have_an_upper_bound(tmp_path: Path) -> None:
+    p = tmp_path / "p.jsonl"
+    TrainConfig(base="minilm", pairs=p, out=tmp_path / "o", steps=MAX_STEPS, seed=MAX_SEED)
+    with pytest.raises(FinegrainError, match=r"steps=1000000001 is more than 1,000,000,000 \(pass --steps"):
+        TrainConfig(base="minilm", pairs=p, out=tmp_path / "o", steps=MAX_STEPS + 1)
+    with pytest.raises(FinegrainError, match=r"seed=\d+ is more than .*pass --seed"):
+        TrainConfig(base="minilm", pairs=p, out=tmp_path / "o", seed=MAX_SEED + 1)
+
+
+def _child(code: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh Python on this checkout's finegrain, one torch thread."""
+    env = {**os.environ, "PYTHONPATH": str(Path(finegrain.__file__).parents[1]), "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def test_a_billion_steps_reach_step_one_at_once(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "huge"
+    t0 = time.monotonic()
+    try:
+        proc = _child(f"""
+            from finegrain.train.finetune import TrainConfig, train_encoder
+            r = train_encoder(TrainConfig(base="st:{tiny_st}", pairs="{pairs_file}", out="{out}", steps=10**9,
+                                          batch=8, checkpoint_every=10**9, stop_after=1, quiet=True))
+            print(r.steps_done, r.finished)
+        """, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"--steps 10**9 did not reach step 1 in {time.monotonic() - t0:.0f}s")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "False"]
+    assert [p.name for p in (out / "checkpoints").iterdir()] == ["step-000001.pt"]
 
 
 def test_column_names_and_bad_records(tmp_path: Path) -> None:
@@ -200,6 +380,31 @@ def test_column_names_and_bad_records(tmp_path: Path) -> None:
         read_pairs(p)
     with pytest.raises(UnknownNameError, match="did you mean 'minilm'"):
         TrainConfig(base="minilmm", pairs=p, out=tmp_path / "o")
+
+
+@pytest.mark.parametrize("case", ["huge-line", "long-id", "not-utf8", "not-object", "huge-number"])
+def test_pairs_are_read_by_the_shared_line_reader(tmp_path: Path, case: str) -> None:
+    """Whatever the shared JSON-lines reader refuses (and bounds), the pairs reader refuses with its error."""
+    p = tmp_path / "p.jsonl"
+    good = b'{"query": "a", "passage": "b"}\n'
+    bad = {"huge-line": b'{"query": "c", "passage": "' + b"word " * 10_000_000 + b'"}',
+           "long-id": b'{"query": "c", "passage": "d", "passage_id": "' + b"x" * 50_000_000 + b'"}',
+           "not-utf8": b'{"query": "c", "passage": "\xff"}',
+           "not-object": b'["c", "d"]',
+           "huge-number": b'{"query": "c", "passage": "d", "passage_id": ' + b"9" * 5000 + b"}"}[case]
+    p.write_bytes(good + bad + b"\n")
+
+    def outcome(read) -> str:
+        try:
+            read()
+        except FinegrainError as e:
+            return str(e)
+        return "read"
+
+    shared = outcome(lambda: list(iter_jsonl(p)))
+    assert outcome(lambda: read_pairs(p)) == shared
+    if case not in ("huge-line", "long-id"):  # refused today; the long lines once the reader bounds a line
+        assert shared.startswith(f"{p}:2: expected ")
 
 
 # --------------------------------------------------------------------------- the CLI

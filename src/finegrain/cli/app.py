@@ -98,8 +98,14 @@ def version() -> str:
         return __version__
 
 
-def _guard(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn a :class:`FinegrainError` into ``error: ...`` on stderr and its exit code.
+#: The exit code of a command that ran out of memory (bad input is a FinegrainError's, 2).
+OUT_OF_MEMORY_EXIT = 1
+
+
+def _guard(fn: Callable[..., Any], path: str) -> Callable[..., Any]:
+    """Turn a :class:`FinegrainError` into ``error: ...`` on stderr and its exit code, and a
+    :class:`MemoryError` into one ``error:`` line naming the command (:func:`out_of_memory`) and exit code
+    :data:`OUT_OF_MEMORY_EXIT`; never a traceback.
 
     Done per command (not only in :func:`finegrain.cli.main.main`) so that
     ``CliRunner().invoke(app, ...)`` behaves like the installed script.
@@ -112,8 +118,19 @@ def _guard(fn: Callable[..., Any]) -> Callable[..., Any]:
         except FinegrainError as e:
             print(f"error: {e}", file=sys.stderr)
             raise typer.Exit(e.exit_code) from None
+        except MemoryError as e:
+            print(f"error: {out_of_memory(path, e)}", file=sys.stderr)
+            raise typer.Exit(OUT_OF_MEMORY_EXIT) from None
 
     return wrapper
+
+
+def out_of_memory(path: str, e: MemoryError) -> FinegrainError:
+    """What ran out (the command, and what the error says it was doing) and the ways out, on one line."""
+    detail = " ".join(str(e).split())
+    return FinegrainError(f"finegrain {path} ran out of memory" + (f": {detail}" if detail else ""),
+                          "give it a smaller input, or a smaller --batch or -k where it takes one, "
+                          "or run it on a machine with more free memory")
 
 
 def _show_version(value: bool) -> None:
@@ -137,7 +154,7 @@ def build_cli() -> typer.Typer:
     groups = {name: _typer(name, help, cls) for name, (help, cls) in GROUPS.items()}
     for path, fn in VERBS:
         group, _, name = path.rpartition(" ")
-        (groups[group] if group else app).command(name)(_guard(fn))
+        (groups[group] if group else app).command(name)(_guard(fn, path))
     for name, sub in groups.items():
         app.add_typer(sub, name=name)
     return app

@@ -26,7 +26,7 @@ _PYTHON_SHOWWARNING = warnings.showwarning
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (0 ok, 2 bad input, 130 interrupted)."""
+    """Run the CLI; returns the exit code (0 ok, 1 out of memory, 2 bad input, 130 interrupted)."""
     warnings.showwarning = _show_warning
     try:
         app(args=argv, standalone_mode=True)

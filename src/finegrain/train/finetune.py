@@ -10,27 +10,32 @@ two pairs is not the other's false negative.
 Why a small explicit torch loop over ST's model rather than ``SentenceTransformerTrainer``:
 the trainer needs ``datasets`` and ``accelerate``, and its resume skips data by replaying a
 sampler whose state is not saved. Here the batch order is a pure function of
-``(seed, step)`` (:func:`~finegrain.train.finetune_data.batch_schedule`) and the torch
+``(seed, step)`` (:func:`~finegrain.train.finetune_data.batch_schedule`, cut one epoch at a
+time as training reaches it, so no setup grows with ``steps``) and the torch
 RNG (dropout) is reseeded from ``(seed, step)`` before every step, so a checkpoint needs
 only the weights, the optimizer and the scheduler: ``--resume`` after a kill replays
 exactly the steps an uninterrupted run takes, and two runs with one seed give the same
 weights (on one machine and thread count).
 
-Checkpoints (``MODEL_DIR/checkpoints/step-NNNNNN.pt``; only the newest is kept, written
-to a temporary name and renamed) are removed when training finishes unless
-``keep_checkpoints``. ``MODEL_DIR`` then is a sentence-transformers folder (``st:MODEL_DIR``)
-with ``finegrain_training.json``: the base model and its weights' sha256, the pairs file's
-sha256 and provenance sidecar, every hyperparameter, the loss curves, the machine, the
-versions and the wall time; ``"transductive"`` and ``"transductive_dataset"`` are copied from the
+Checkpoints (``MODEL_DIR/checkpoints/step-NNNNNN.pt``; only the newest is kept, each written
+through :mod:`finegrain.atomic`) are removed when training finishes unless
+``keep_checkpoints``. A run killed while writing one leaves a temporary file, which the next
+start removes: a folder holding nothing else is empty for a fresh start, and ``--resume``
+continues from the newest complete checkpoint, or says there is none. ``MODEL_DIR`` then is a
+sentence-transformers folder (``st:MODEL_DIR``) with ``finegrain_training.json``: the base model
+and its weights' sha256, the pairs file's sha256 and provenance sidecar, every hyperparameter,
+the loss curves, the machine, the versions and the wall time; ``"transductive"`` and ``"transductive_dataset"`` are copied from the
 pairs' provenance (:mod:`finegrain.train.queries`): a model trained on an evaluation dataset's
 passages, which :func:`transductive_dataset` reads back for ``finegrain eval``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import math
-import os
+import re
 import sys
 import time
 from dataclasses import asdict, dataclass, fields
@@ -39,6 +44,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from finegrain._lazy import require
+from finegrain.atomic import atomic_write, is_temporary, remove_stale, write_text
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.io.checksum import sha256_of
 from finegrain.machine import run_environment
@@ -59,6 +65,11 @@ BASES = ("minilm", "st:PATH")
 HARD_NEGATIVES = ("bm25",)
 # Fields that may differ between a run and its --resume.
 _RUN_ONLY = ("resume", "quiet", "stop_after", "keep_checkpoints", "checkpoint_every")
+#: Upper bounds of ``steps`` and ``seed``: dropout is seeded with ``seed * _SEED_STRIDE + step``, which must stay
+#: inside torch's 64-bit seed range; a billion steps is far beyond any run (the paper's is about 4K).
+MAX_STEPS = 10**9
+MAX_SEED = 10**12
+_SEED_STRIDE = 1_000_003
 
 
 @dataclass(frozen=True)
@@ -100,6 +111,9 @@ class TrainConfig:
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
                 raise FinegrainError(f"{name}={v!r} is not a whole number >= {low}",
                                      f"pass --{name.replace('_', '-')} {max(low, 1)} or more")
+        for name, high in (("steps", MAX_STEPS), ("seed", MAX_SEED)):
+            if getattr(self, name) > high:
+                raise FinegrainError(f"{name}={getattr(self, name)} is more than {high:,}", f"pass --{name} {high} or less")
         for name in ("lr", "temperature"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < math.inf):
@@ -167,8 +181,23 @@ class TrainResult:
 
 
 def train_encoder(config: TrainConfig) -> TrainResult:
-    """Fine-tune ``config.base`` on ``config.pairs`` into ``config.out`` (see the module docstring)."""
+    """Fine-tune ``config.base`` on ``config.pairs`` into ``config.out`` (see the module docstring).
+
+    Torch failing to allocate (a RuntimeError from its CPU allocator, ``torch.OutOfMemoryError`` on a GPU) is
+    raised as a :class:`MemoryError` naming the batch size and the allocation, so callers meet one kind of
+    out-of-memory error."""
     torch = require("torch", "train", "torch")
+    try:
+        return _train(config, torch)
+    except RuntimeError as e:
+        line = (str(e).strip().splitlines() or [""])[0]
+        cpu = line.find("can't allocate memory")
+        if cpu < 0 and not isinstance(e, getattr(torch, "OutOfMemoryError", ())):
+            raise
+        raise MemoryError(f"training with --batch {config.batch}: {line[cpu:] if cpu >= 0 else line}") from None
+
+
+def _train(config: TrainConfig, torch: Any) -> TrainResult:
     t0 = time.perf_counter()
     base_name, base_path = _resolve_base(config.base)
     data = read_pairs(config.pairs)
@@ -183,11 +212,14 @@ def train_encoder(config: TrainConfig) -> TrainResult:
 
     model = _load_st(base_path)
     if config.max_length is not None:
+        limit = _positions(model)
+        if limit is not None and config.max_length > limit:
+            raise FinegrainError(f"max_length={config.max_length} is more than the {limit} token positions of "
+                                 f"{config.base!r}", f"pass --max-length {limit} or less, or leave it out")
         model.max_seq_length = config.max_length
     loss_fn = _infonce(model, 1.0 / config.temperature)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _linear(config.warmup_steps, config.steps))
-    schedule = batch_schedule(train, config.batch, config.seed, config.steps)
     val_batches = one_pass(val, config.batch, config.seed)
 
     start, losses, points, wall = 0, [], [], 0.0
@@ -197,6 +229,7 @@ def train_encoder(config: TrainConfig) -> TrainResult:
         scheduler.load_state_dict(state["scheduler"])
         start, losses = int(state["step"]), list(state["losses"])
         points, wall = [ValPoint(*p) for p in state["validation"]], float(state["wall_time_s"])
+    batches = itertools.islice(batch_schedule(train, config.batch, config.seed), start, None)  # step start+1 on
 
     tqdm = require("tqdm", "train", "tqdm").tqdm
     bar = tqdm(total=config.steps, initial=start, disable=config.quiet, desc="train", unit="step", file=sys.stderr)
@@ -205,8 +238,8 @@ def train_encoder(config: TrainConfig) -> TrainResult:
     step, step_time = start, 0.0
     for step in range(start + 1, stop + 1):
         t_step = time.perf_counter()
-        torch.manual_seed(config.seed * 1_000_003 + step)  # dropout: a function of (seed, step)
-        batch = [train[i] for i in schedule[step - 1]]
+        torch.manual_seed(config.seed * _SEED_STRIDE + step)  # dropout: a function of (seed, step)
+        batch = [train[i] for i in next(batches)]
         loss = loss_fn.compute_loss_from_embeddings(_embed(model, batch, config), None)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -234,9 +267,9 @@ def train_encoder(config: TrainConfig) -> TrainResult:
         provenance = config.out / PROVENANCE
         record = _provenance(config, base_name, base_path, data.summary(), len(train), val, negatives, step,
                              losses, points, state, wall)
-        provenance.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_text(provenance, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
         if not config.keep_checkpoints:
-            for p in ckpt_dir.glob("step-*.pt"):
+            for p in _checkpoints(ckpt_dir):
                 p.unlink()
             if ckpt_dir.is_dir() and not any(ckpt_dir.iterdir()):
                 ckpt_dir.rmdir()
@@ -303,6 +336,16 @@ def _load_st(path: Path) -> Any:
                          "check that the folder is complete (modules.json, config.json, weights, tokenizer)") from e
 
 
+def _positions(model: Any) -> int | None:
+    """How many tokens the model's position embeddings cover (RoBERTa-style models number positions after
+    their padding index), or None when it has no such table to read; longer inputs fail inside torch."""
+    table = getattr(getattr(getattr(model[0], "auto_model", None), "embeddings", None), "position_embeddings", None)
+    if table is None or not isinstance(getattr(table, "num_embeddings", None), int):
+        return None
+    pad = getattr(table, "padding_idx", None)
+    return int(table.num_embeddings) - (pad + 1 if isinstance(pad, int) else 0)
+
+
 def _infonce(model: Any, scale: float) -> Any:
     """sentence-transformers' MultipleNegativesRankingLoss (``losses`` moved under ``sentence_transformer`` in v6)."""
     try:
@@ -327,39 +370,88 @@ def _weights_sha256(folder: Path) -> str | None:
 
 def _prepare_out(config: TrainConfig, ckpt_dir: Path, identity: dict[str, Any], torch: Any) -> dict[str, Any] | None:
     """The checkpoint to resume from (``--resume``), after checking it belongs to this run; else None, after
-    checking that ``out`` is new or empty."""
+    checking that ``out`` is new or holds only what killed writes left. Those leftovers are removed."""
     if config.resume:
-        found = sorted(ckpt_dir.glob("step-*.pt"))
+        removed = _remove_unfinished(ckpt_dir)
+        found = _checkpoints(ckpt_dir)
         if not found:
-            raise FinegrainError(f"--resume: no checkpoint in {str(ckpt_dir)!r}",
-                                 "run without --resume to start, or point --out at the stopped run's folder")
-        state: dict[str, Any] = torch.load(found[-1], map_location="cpu", weights_only=True)
-        diff = sorted(k for k in identity.keys() | state["identity"].keys()
-                      if identity.get(k) != state["identity"].get(k))
+            killed = " (a killed run left only an unfinished one, now removed)" if removed else ""
+            raise FinegrainError(f"--resume: no complete checkpoint in {str(ckpt_dir)!r}{killed}",
+                                 "run without --resume to start from step 0, or point --out at the stopped run's folder")
+        try:
+            state: dict[str, Any] = torch.load(found[-1], map_location="cpu", weights_only=True)
+            saved = dict(state["identity"])
+        except Exception as e:  # noqa: BLE001 - torch raises many types for a damaged file; name it and the cause
+            cause = (str(e).strip().splitlines() or [""])[0][:200]
+            raise FinegrainError(f"--resume: cannot read the checkpoint {str(found[-1])!r} ({type(e).__name__}: "
+                                 f"{cause})", "delete it, then resume from an earlier one or start again without "
+                                 "--resume") from None
+        diff = sorted(k for k in identity.keys() | saved.keys() if identity.get(k) != saved.get(k))
         if diff:
             k = diff[0]
-            raise FinegrainError(f"--resume: {k} is {identity.get(k)!r} now but {state['identity'].get(k)!r} in "
+            raise FinegrainError(f"--resume: {k} is {identity.get(k)!r} now but {saved.get(k)!r} in "
                                  f"{str(found[-1])!r}", "resume with the settings and files of the stopped run")
+        remove_stale(config.out)
         return state
-    if config.out.exists() and (not config.out.is_dir() or any(config.out.iterdir())):
+    if not _holds_nothing(config.out, ckpt_dir):
         raise FinegrainError(f"output folder {str(config.out)!r} exists and is not empty",
                              "choose a new --out, delete it, or pass --resume to continue a stopped run there")
+    _remove_unfinished(ckpt_dir)
+    remove_stale(config.out)
     ckpt_dir.parent.mkdir(parents=True, exist_ok=True)
     return None
 
 
+_CHECKPOINT = re.compile(r"step-(\d+)\.pt")
+#: What versions that renamed ``step-NNNNNN.pt.tmp`` themselves left when killed mid-write.
+_OLD_UNFINISHED = re.compile(r"step-\d+\.pt\.tmp")
+
+
+def _checkpoints(ckpt_dir: Path) -> list[Path]:
+    """The complete checkpoints in ``ckpt_dir``, oldest first (by step: names grow a digit past 999,999)."""
+    if not ckpt_dir.is_dir():
+        return []
+    steps = {p: int(m[1]) for p in ckpt_dir.iterdir() if (m := _CHECKPOINT.fullmatch(p.name)) and p.is_file()}
+    return sorted(steps, key=steps.__getitem__)
+
+
+def _unfinished(path: Path) -> bool:
+    """Whether ``path`` is a file a killed write left: a :mod:`finegrain.atomic` temporary, or
+    ``step-NNNNNN.pt.tmp`` of a version that renamed its own temporary checkpoints."""
+    return path.is_file() and (is_temporary(path) or _OLD_UNFINISHED.fullmatch(path.name) is not None)
+
+
+def _remove_unfinished(ckpt_dir: Path) -> list[Path]:
+    """Remove the unfinished checkpoint writes in ``ckpt_dir``; returns what was removed."""
+    removed = remove_stale(ckpt_dir)
+    for p in ckpt_dir.iterdir() if ckpt_dir.is_dir() else ():
+        if _OLD_UNFINISHED.fullmatch(p.name) and p.is_file():
+            with contextlib.suppress(OSError):
+                p.unlink()
+                removed.append(p)
+    return removed
+
+
+def _holds_nothing(out: Path, ckpt_dir: Path) -> bool:
+    """Whether ``out`` is missing, or a folder holding only what killed writes left (in it or in ``ckpt_dir``)."""
+    if not out.exists():
+        return True
+    if not out.is_dir():
+        return False
+    return all(_unfinished(p) or (p == ckpt_dir and p.is_dir() and all(_unfinished(q) for q in p.iterdir()))
+               for p in out.iterdir())
+
+
 def _checkpoint(ckpt_dir: Path, step: int, model: Any, optimizer: Any, scheduler: Any, losses: list[float],
                 points: list[ValPoint], identity: dict[str, Any], wall: float, torch: Any) -> None:
-    """Write ``step-NNNNNN.pt`` under a temporary name, rename it, then drop older checkpoints."""
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    """Write ``step-NNNNNN.pt`` whole or not at all, then drop older checkpoints."""
     path = ckpt_dir / f"step-{step:06d}.pt"
-    tmp = path.with_suffix(".pt.tmp")
-    torch.save({"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(), "losses": losses,
-                "validation": [[p.step, p.loss, p.accuracy] for p in points], "identity": identity,
-                "wall_time_s": wall}, tmp)
-    os.replace(tmp, path)
-    for old in ckpt_dir.glob("step-*.pt"):
+    with atomic_write(path, "wb") as f:
+        torch.save({"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                    "scheduler": scheduler.state_dict(), "losses": losses,
+                    "validation": [[p.step, p.loss, p.accuracy] for p in points], "identity": identity,
+                    "wall_time_s": wall}, f)
+    for old in _checkpoints(ckpt_dir):
         if old != path:
             old.unlink()
 

@@ -153,20 +153,26 @@ def mine_bm25_negatives(pairs: Sequence[Pair], k: int, lang: str) -> tuple[tuple
                  "queries": len(by_query), "zero_score_fills": filled}
 
 
-def batch_schedule(pairs: Sequence[Pair], batch: int, seed: int, steps: int) -> list[list[int]]:
-    """The first ``steps`` batches (indices into ``pairs``): each epoch a seeded permutation, cut greedily into
-    batches with no text twice; a pair that would repeat a text waits for a later batch of the same epoch.
-    Batches of one pair (no negative) are dropped."""
-    out: list[list[int]] = []
+def batch_schedule(pairs: Sequence[Pair], batch: int, seed: int) -> Iterator[list[int]]:
+    """The training batches in order (indices into ``pairs``), without end: each epoch a seeded permutation,
+    cut greedily into batches with no text twice; a pair that would repeat a text waits for a later batch of
+    the same epoch. Batches of one pair (no negative) are dropped.
+
+    Epoch ``e`` is a function of ``(seed, e)`` alone and is cut only when it is reached, so the batch of step
+    ``s`` does not depend on how many steps a run has, and starting costs nothing however many it has. An
+    epoch that forms no batch (its first pair shares a text with every other pair) is skipped; the first
+    batch is an error when the first epoch forms none.
+    """
     epoch = 0
-    while len(out) < steps:
-        before = len(out)
-        out.extend(_epoch(pairs, batch, np.random.default_rng([seed, 2, epoch]).permutation(len(pairs))))
-        if len(out) == before:
+    while True:
+        formed = False
+        for chosen in _epoch(pairs, batch, np.random.default_rng([seed, 2, epoch]).permutation(len(pairs))):
+            formed = True
+            yield chosen
+        if epoch == 0 and not formed:
             raise FinegrainError("no batch of two pairs without a repeated text can be formed",
                                  "the pairs need at least two different queries and passages")
         epoch += 1
-    return out[:steps]
 
 
 def one_pass(pairs: Sequence[Pair], batch: int, seed: int) -> list[list[int]]:
