@@ -133,7 +133,8 @@ def test_histogram_bar_heights_are_the_counts() -> None:
 
 
 def _results(keys: list[str], aggregation: dict[str, str] | None = None) -> SavedResults:
-    body: dict[str, object] = {"aggregate": {k: 0.5 for k in keys}, "per_query": {k: {"q1": 0.5} for k in keys}}
+    value = {k: 2.0 if k.startswith("median_rank") else 0.5 for k in keys}  # a rank is >= 1, a fraction in [0, 1]
+    body: dict[str, object] = {"aggregate": dict(value), "per_query": {k: {"q1": v} for k, v in value.items()}}
     if aggregation:
         body["aggregation"] = {k: aggregation.get(k, "mean") for k in keys}
     return SavedResults.from_json(body)

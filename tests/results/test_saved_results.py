@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -259,3 +260,27 @@ def test_mteb_scores_past_the_double_range_and_odd_languages(tmp_path: Path) -> 
     p.write_text(json.dumps(body), encoding="utf-8")
     back = SavedResults.load(p)
     assert back.aggregate == {"ndcg@10": 0.5}
+
+
+@pytest.mark.parametrize(("section", "edit"), [
+    ("aggregate", lambda b: b["aggregate"].__setitem__("ndcg@10", 1.5)),
+    ("per_query", lambda b: b["per_query"]["ndcg@10"].__setitem__(next(iter(b["per_query"]["ndcg@10"])), -0.2)),
+    ("by_type", lambda b: [row.__setitem__("ndcg@10", {"value": 83.6, "n": 1}) for row in b["by_type"].values()]),
+])
+def test_a_bounded_metric_outside_its_range_is_refused(section: str, edit: Any) -> None:
+    body = SavedResults.from_evaluation(_ev(RUN_A, "a"), queries={"q1": "x", "q2": "y"}).to_json()
+    edit(body)
+    with pytest.raises(DataFormatError, match=rf"expected {section}\..*in \[0, 1\]"):
+        SavedResults.from_json(body, source="results.json")
+
+
+def test_a_percent_scale_mteb_score_is_refused_with_the_fix(tmp_path: Path) -> None:
+    body = {"task_name": "t", "mteb_version": "2.0.0",
+            "scores": {"test": [{"hf_subset": "default", "ndcg_at_10": 83.6, "main_score": 83.6}]}}
+    p = tmp_path / "m.json"
+    p.write_text(json.dumps(body), encoding="utf-8")
+    with pytest.raises(DataFormatError, match="divide by 100"):
+        SavedResults.load(p)
+    body["scores"]["test"][0].update(ndcg_at_10=0.836, main_score=0.836)
+    p.write_text(json.dumps(body), encoding="utf-8")
+    assert SavedResults.load(p).aggregate == {"ndcg@10": 0.836}

@@ -210,6 +210,16 @@ def metric_cutoff(name: str) -> Cutoff:
     return _RULES[name].cutoff
 
 
+RANK_VALUED = frozenset({"median_rank"})  # values are ranks (>= 1), every other metric is a fraction in [0, 1]
+
+
+def metric_range(name: str) -> tuple[float, float]:
+    """The closed interval every value of the metric ``name`` lies in: ``[0, 1]`` for the fractions (nDCG,
+    recall, MRR, ...), ``[1, inf]`` for a rank. A saved value outside it is not this metric's."""
+    _RULES[name]  # noqa: B018 - an unknown name is a KeyError, as for metric_params
+    return (1.0, math.inf) if name in RANK_VALUED else (0.0, 1.0)
+
+
 def metric_names() -> list[str]:
     """The canonical metric names (without cutoff or parameters)."""
     return list(_RULES)

@@ -32,6 +32,7 @@ no interval or paired test can be computed from it.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -46,7 +47,7 @@ from finegrain.evaluate.groups import UNTYPED, group_of, order_groups
 from finegrain.evaluate.result import Evaluation
 from finegrain.frozen import EMPTY, freeze, thaw
 from finegrain.io._lines import read_json
-from finegrain.metrics.spec import parse_metric
+from finegrain.metrics.spec import metric_range, parse_metric
 from finegrain.results.companions import Companion
 from finegrain.results.diagnosis import ErrorsSection, TaxonomySection
 from finegrain.results.mteb import mteb_body
@@ -448,6 +449,7 @@ def _parse(data: Mapping[str, Any], where: str | Path, source: str | None, *,
         if unknown:
             raise DataFormatError(where, None, "per-query values only for metrics in 'aggregate'",
                                   ", ".join(sorted(unknown)), hint)
+    _check_ranges(data, where, hint, percent=origin == "mteb")
     rules: Mapping[str, Any] = data.get("aggregation") or {}
     stray = set(rules) - set(agg)
     if stray:
@@ -504,6 +506,49 @@ def _parse(data: Mapping[str, Any], where: str | Path, source: str | None, *,
         origin=origin,
         _empty_sections=empty,
     )
+
+
+_SLACK = 1e-9  # float rounding of a value on its range's edge
+
+
+@functools.lru_cache(maxsize=4096)
+def value_range(key: str) -> tuple[float, float] | None:
+    """The range of a saved metric key's values (:func:`finegrain.metrics.spec.metric_range`); None for a key
+    that is not a finegrain metric (nothing to check)."""
+    try:
+        return metric_range(parse_metric(key).name)
+    except (FinegrainError, KeyError):
+        return None
+
+
+def _check_ranges(data: Mapping[str, Any], where: str | Path, hint: str, *, percent: bool) -> None:
+    """Every saved value of a bounded metric lies in its range (aggregate, per query, per type, curves)."""
+    def check(key: str, value: Any, place: str) -> None:
+        bounds = value_range(key)
+        if bounds is None or value is None:
+            return
+        low, high = bounds
+        if not low - _SLACK <= float(value) <= high + _SLACK:
+            shown = "a number in [0, 1]" if high == 1.0 else f"a number >= {low:g}"
+            fix = ("MTEB scores are fractions; a score of 83.6 is a percentage: divide by 100"
+                   if percent and high == 1.0 else hint)
+            raise DataFormatError(where, None, f"{place} to be {shown} (the range of {key})", _first_bad(value), fix)
+
+    for key, v in (data.get("aggregate") or {}).items():
+        check(key, v, f"aggregate.{key}")
+    for key, values in (data.get("per_query") or {}).items():
+        bounds = value_range(key)
+        defined = [v for v in values.values() if v is not None]
+        if bounds is None or not defined or bounds[0] - _SLACK <= min(defined) <= max(defined) <= bounds[1] + _SLACK:
+            continue  # one pass over the values; the loop below only names the first one out of range
+        for q, v in values.items():
+            check(key, v, f"per_query.{key}.{q}")
+    for group, row in (data.get("by_type") or {}).items():
+        for key, cell in row.items():
+            check(key, cell.get("value"), f"by_type.{group}.{key}.value")
+    for family, curve in (data.get("curves") or {}).items():
+        for k, v in curve.items():
+            check(f"{family}@{k}", v, f"curves.{family}.{k}")
 
 
 def _parse_files(v: Any, where: str | Path) -> Mapping[str, Companion]:
