@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from finegrain._lazy import require
+from finegrain.atomic import write_text
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.frozen import freeze
 from finegrain.io.checksum import sha256_of
@@ -436,4 +437,4 @@ def _write_provenance(r: ConvertResult, src: Path) -> None:
         "checks": [{"name": c.name, "value": c.value, "threshold": c.threshold, "passed": c.passed,
                     "detail": c.detail} for c in r.checks],
     }
-    (r.path / PROVENANCE).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text(r.path / PROVENANCE, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")

@@ -54,6 +54,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from finegrain.atomic import write_text
 from finegrain.build.overlap import check_threshold, find_overlap
 from finegrain.build.textset import TextItem, TextSet, read_text_set
 from finegrain.build.units import exact_key, units
@@ -154,7 +155,7 @@ class QuerySet:
         side = out.with_name(out.name + ".provenance.json")
         prov = {**self.provenance, "pairs": len(self.pairs), "llm_fallbacks": dict(self.fallbacks),
                 "stats": [_stats_json(s) for s in self.stats()]}
-        side.write_text(json.dumps(prov, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        write_text(side, json.dumps(prov, ensure_ascii=False, indent=2) + "\n")
         return out
 
 

@@ -2,8 +2,8 @@
 
 The disk cache is a folder beside the catalog (``catalog.sqlite`` -> ``catalog.sqlite.thumbs/``).
 A thumbnail's key is the photo id, the source file's mtime (ns) and size, and the edge, hashed:
-an edited or replaced file gets a new key, a stale entry is never served. Writes are atomic
-(a temporary file in the same folder, then :func:`os.replace`), so two workers making the same
+an edited or replaced file gets a new key, a stale entry is never served. Writes go through
+:mod:`finegrain.atomic` (a temporary file in the same folder, then renamed), so two workers making the same
 thumbnail, or a crash mid-write, never leave a torn JPEG. A folder that cannot be written
 (read-only media) leaves the memory cache alone doing the work.
 
@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
-import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -23,6 +21,8 @@ from html import escape
 from pathlib import Path
 
 from finegrain.album.engine.catalog.postgres_schema import is_postgres_url, redact
+from finegrain.atomic import write_bytes
+from finegrain.errors import FinegrainError
 from finegrain.settings import default_cache_dir
 
 THUMB_SIZE = 320
@@ -152,16 +152,8 @@ class ThumbCache:
 
     def _write(self, target: Path, data: bytes) -> None:
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".jpg", dir=target.parent)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                os.replace(tmp, target)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except OSError:
+            write_bytes(target, data)
+        except (OSError, FinegrainError):
             self.stats["disk_errors"] += 1  # read-only or full: the memory cache still serves it
 
 
