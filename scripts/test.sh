@@ -13,9 +13,11 @@ bash scripts/install-faces.sh
 [[ -f scripts/install-system-deps.sh ]] && bash scripts/install-system-deps.sh
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} \
        MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
-# Lint (ruff), types (mypy, strict on the core types, metrics and evaluation) and layers before the tests.
+# Lint (ruff), types (mypy on the core types, metrics, evaluation, the saved results and their comparison,
+# the atomic writer and the experiment) and layers before the tests.
 .venv/bin/ruff check src tests benchmarks
-.venv/bin/mypy src/finegrain/types.py src/finegrain/metrics src/finegrain/evaluate
+.venv/bin/mypy src/finegrain/types.py src/finegrain/metrics src/finegrain/evaluate src/finegrain/results \
+    src/finegrain/compare src/finegrain/atomic.py src/finegrain/experiment/run.py
 # The layer contract (pyproject.toml [tool.importlinter]; imports inside functions count).
 .venv/bin/lint-imports --no-cache
 echo "== tests (all but slow)"
