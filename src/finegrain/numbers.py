@@ -39,7 +39,7 @@ _HEXADECIMAL = re.compile(_HEX + rb"\Z")
 _NOT_FINITE = re.compile(rb"[+-]?(?:inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)\Z", re.IGNORECASE)
 
 GRADE_EXPECTED = "an integer grade (ASCII digits, between -2^63 and 2^63-1)"
-INT_EXPECTED = "an integer (ASCII digits, between -2^63 and 2^63-1)"
+INT_EXPECTED = "a whole number (ASCII digits, between -2^63 and 2^63-1)"
 SCORE_EXPECTED = "a finite number (a C decimal or hex floating-point literal)"
 
 

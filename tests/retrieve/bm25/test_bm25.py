@@ -286,6 +286,10 @@ def test_parameter_errors_name_the_value() -> None:
         BM25(b=1.5)
     with pytest.raises(FinegrainError, match="k1=-1.0 is not a finite number >= 0"):
         BM25(k1=-1)
+    with pytest.raises(FinegrainError, match=r"BM25: k1=1e\+308 is not a number in \[0, 100\]"):
+        BM25(k1=1e308)  # tf * (k1 + 1) overflows: inf and NaN scores
+    with pytest.raises(FinegrainError, match=r"BM25: epsilon=2.0 is not a number in \[0, 1\]"):
+        BM25(epsilon=2.0)
     with pytest.raises(FinegrainError, match="has no index yet"):
         BM25().scores(["a"])
 
