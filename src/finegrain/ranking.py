@@ -4,6 +4,11 @@ Every ranked list in finegrain comes from :func:`rank_order`: score descending,
 then document id descending, exactly as trec_eval (and pytrec_eval) break ties.
 Document ids compare as strings by code point, which is the same order as
 trec_eval's ``strcmp`` on their UTF-8 bytes.
+
+A NaN score has no place in that order, so it is refused, never ranked. The
+retrievers' top-k cut (:func:`top_k_positions`) refuses +inf too: no retriever
+score is infinite, and one that is would win every cut. (``-inf`` sorts last:
+a run read from Python may carry it as "no score".)
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
+from finegrain.errors import FinegrainError
 
 
 def string_ranks(vocab: Sequence[str]) -> np.ndarray:
@@ -44,6 +51,10 @@ def rank_order(
     n = len(scores)
     if n == 0:
         return np.empty(0, dtype=np.int64)
+    nan = np.flatnonzero(np.isnan(scores))
+    if len(nan):
+        raise FinegrainError(f"cannot rank a NaN score (entry {int(nan[0])} of {n})",
+                             "every score must be a number; drop or fix that result")
     segment = np.asarray(segment)
     if offsets is None:
         offsets = _contiguous_offsets(segment)
@@ -169,6 +180,10 @@ def _rank_global(segment: np.ndarray, scores: np.ndarray, doc_codes: np.ndarray,
 
 def rank_docs(scores: dict[str, float]) -> list[str]:
     """Rank one query's ``{doc_id: score}`` by the same rule (for small, pure-Python uses)."""
+    nan = next((d for d, v in scores.items() if v != v), None)
+    if nan is not None:
+        raise FinegrainError(f"cannot rank the NaN score of document {nan!r}",
+                             "every score must be a number; drop or fix that result")
     return sorted(scores, key=lambda d: (-scores[d], _Desc(d)))
 
 
@@ -192,8 +207,14 @@ def top_k_positions(scores: np.ndarray, docs: np.ndarray, k: int, tie_key: np.nd
     ``tie_key[doc]`` (a document's rank in the id order, so ties cut as the one rule cuts them).
 
     A partial selection, not a sort: the positions come back unordered. Used by the BM25 and
-    dense searches to cut each query's candidates before ranking them.
+    dense searches to cut each query's candidates before ranking them; a NaN or +inf score
+    is refused (it would win every cut).
     """
+    bad = np.flatnonzero(~(scores < np.inf))
+    if len(bad):
+        i = int(bad[0])
+        raise FinegrainError(f"a retriever scored a candidate {float(scores[i])}, which cannot be ranked",
+                             "scores must be finite; check the retriever's options (finegrain list retrievers)")
     n = len(scores)
     if n <= k:
         return np.arange(n)

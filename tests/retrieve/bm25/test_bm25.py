@@ -382,3 +382,14 @@ def test_retriever_errors() -> None:
     with pytest.raises(UnknownNameError, match="unknown tokenizer language 'fr'"):
         corpus, queries = _tiny("en")
         get_retriever("bm25").retrieve(corpus, queries, lang="fr", top_k=None, show_progress=False)
+
+
+def test_an_index_whose_weights_overflow_is_refused_before_any_search() -> None:
+    from finegrain.retrieve.bm25.index import build_index
+    from finegrain.retrieve.bm25.scoring import BM25Params
+
+    p = BM25Params("okapi")
+    object.__setattr__(p, "k1", 1e308)  # past the declared range, as a bug in a new variant could be
+    with np.errstate(over="ignore"), \
+            pytest.raises(FinegrainError, match=r"BM25 okapi \(k1=1e\+308.*weighs term 'a' in document 'd1' inf"):
+        build_index(p, [["a", "a", "b"], ["b", "c"], ["c"]], ["d1", "d2", "d3"])
