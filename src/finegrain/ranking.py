@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from finegrain.errors import FinegrainError
+from finegrain.numbers import INT64_MAX
 
 
 def string_ranks(vocab: Sequence[str]) -> np.ndarray:
@@ -200,6 +201,20 @@ class _Desc:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Desc) and self.s == other.s
+
+
+def cut_depth(k: int | None, n: int, what: str = "k") -> int | None:
+    """The results a cut at ``k`` keeps out of ``n`` candidates: ``k``, or ``n`` when ``k`` is larger (a
+    deeper cut is the same cut, and nothing may be allocated for results that cannot exist); None: no cut.
+
+    ``k`` must be a whole number >= 1 within int64 (``what`` names it in the error).
+    """
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= INT64_MAX:
+        raise FinegrainError(f"{what}={k!r} is not a whole number >= 1 (at most 2^63-1)",
+                             f"pass {what}=10, say; a {what} above the number of results keeps them all")
+    return min(int(k), n)
 
 
 def top_k_positions(scores: np.ndarray, docs: np.ndarray, k: int, tie_key: np.ndarray) -> np.ndarray:

@@ -144,3 +144,17 @@ def test_require_finite_names_the_retriever_the_query_and_the_document() -> None
         run = Run(("q1", "q2"), np.array([0, 1, 2]), np.array([0, 1]), ("a", "b"), np.array([1.0, bad]), check=False)
         with pytest.raises(FinegrainError, match=r"retriever 'x' scored document 'b' for query 'q2' (inf|-inf|nan)"):
             run.require_finite("retriever 'x'")
+
+
+def test_a_cut_deeper_than_the_results_keeps_them_all_and_absurd_depths_are_refused() -> None:
+    from finegrain.ranking import cut_depth
+
+    assert cut_depth(None, 5) is None and cut_depth(3, 5) == 3 and cut_depth(99999999999, 5) == 5
+    assert cut_depth(np.int64(7), 5) == 5 and cut_depth(2**63 - 1, 0) == 0
+    for bad in (0, -1, 2**63, 1.5, True, "10"):
+        with pytest.raises(FinegrainError, match="is not a whole number >= 1"):
+            cut_depth(bad, 5)  # type: ignore[arg-type]
+    run = Run.from_dict({"q": {"a": 1.0, "b": 2.0}, "r": {"c": 0.5}})
+    assert run.cut(10**12) == run and run.cut(1).to_dict() == {"q": {"b": 2.0}, "r": {"c": 0.5}}
+    with pytest.raises(FinegrainError, match="at most 2\\^63-1"):
+        run.cut(10**30)

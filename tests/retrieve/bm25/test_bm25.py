@@ -393,3 +393,17 @@ def test_an_index_whose_weights_overflow_is_refused_before_any_search() -> None:
     with np.errstate(over="ignore"), \
             pytest.raises(FinegrainError, match=r"BM25 okapi \(k1=1e\+308.*weighs term 'a' in document 'd1' inf"):
         build_index(p, [["a", "a", "b"], ["b", "c"], ["c"]], ["d1", "d2", "d3"])
+
+
+@pytest.mark.parametrize("backend", ["numba", "scipy"])
+def test_a_k_above_the_corpus_size_is_the_corpus_size(backend: str) -> None:
+    from finegrain.retrieve.bm25.search import search_index
+
+    if backend == "numba":
+        pytest.importorskip("numba")
+    bm = BM25("lucene").index([["a", "b"], ["b", "c"], ["c", "a", "a"]], ["d1", "d2", "d3"])
+    idx = bm._require()
+    args = ([["a"], ["c", "b"]], ["q1", "q2"])
+    want = search_index(idx, *args, 3, None, "doc-id", "bm25", False, backend)
+    huge = search_index(idx, *args, 99999999999, None, "doc-id", "bm25", False, backend)  # numba: MemoryError before
+    assert huge.to_dict() == want.to_dict()
