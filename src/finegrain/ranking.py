@@ -14,6 +14,7 @@ a run read from Python may carry it as "no score".)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 
@@ -203,6 +204,12 @@ class _Desc:
         return isinstance(other, _Desc) and self.s == other.s
 
 
+@overload
+def cut_depth(k: int, n: int, what: str = "k") -> int: ...
+@overload
+def cut_depth(k: None, n: int, what: str = "k") -> None: ...
+@overload
+def cut_depth(k: int | None, n: int, what: str = "k") -> int | None: ...
 def cut_depth(k: int | None, n: int, what: str = "k") -> int | None:
     """The results a cut at ``k`` keeps out of ``n`` candidates: ``k``, or ``n`` when ``k`` is larger (a
     deeper cut is the same cut, and nothing may be allocated for results that cannot exist); None: no cut.

@@ -363,7 +363,7 @@ class Run(_Table):
 
     def cut(self, k: int) -> Run:
         """The top ``k`` of every query (ties broken by the one rule)."""
-        k = cut_depth(k, int(self.counts().max(initial=0)))  # type: ignore[assignment]  # k is not None
+        k = cut_depth(k, int(self.counts().max(initial=0)))
         keep = self.order[(np.arange(self.n_entries) - self._offsets[self.segments]) < k]
         counts = np.minimum(self.counts(), k)
         offsets = np.concatenate([[0], np.cumsum(counts)])

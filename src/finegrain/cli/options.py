@@ -47,6 +47,7 @@ from typer.models import ParameterInfo
 
 from finegrain.errors import FinegrainError
 from finegrain.numbers import NumberError, parse_float, parse_int
+from finegrain.registry import Param
 
 METRIC_FLAGS = ("--metric", "--metrics", "-m")
 # Short flag -> the long name it stands for, on every verb (tests/cli/test_cli_vocabulary.py).
@@ -172,24 +173,9 @@ def _number_type(annotation: Any) -> type | None:
 
 
 def _number_parser(kind: type, label: str, lo: float | None, hi: float | None, default: Any) -> Callable[[Any], Any]:
-    whole = kind is int
-    example = default if isinstance(default, (int, float)) and not isinstance(default, bool) else (10 if whole else 0.5)
-
-    def parse(value: Any) -> Any:
-        if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-            number = value  # a default, already a number
-        else:
-            try:
-                number = parse_int(str(value).strip()) if whole else parse_float(str(value).strip())
-            except NumberError as e:
-                raise FinegrainError(f"{label} {e.reason}", e.hint or f"write it in ASCII digits, e.g. {label} {example}") from None
-        if number is not None and ((lo is not None and number < lo) or (hi is not None and number > hi)):
-            bound = f"in [{lo}, {hi}]" if lo is not None and hi is not None else f">= {lo}" if lo is not None else f"<= {hi}"
-            raise FinegrainError(f"{label} {number} is not {'a whole number' if whole else 'a number'} {bound}",
-                                 f"e.g. {label} {example}")
-        return number
-
-    return parse
+    """The option's value converted as a declared parameter is (:meth:`finegrain.registry.Param.convert`)."""
+    param = Param(kind, default if isinstance(default, (int, float)) else None, min=lo, max=hi)
+    return lambda value: param.convert(label, value)
 
 
 # --------------------------------------------------------------------------- --set KEY=VALUE
