@@ -4,13 +4,22 @@ Every ranked list in finegrain comes from :func:`rank_order`: score descending,
 then document id descending, exactly as trec_eval (and pytrec_eval) break ties.
 Document ids compare as strings by code point, which is the same order as
 trec_eval's ``strcmp`` on their UTF-8 bytes.
+
+A NaN score has no place in that order, so it is refused, never ranked. The
+retrievers' top-k cut (:func:`top_k_positions`) refuses +inf too: no retriever
+score is infinite, and one that is would win every cut. (``-inf`` sorts last:
+a run read from Python may carry it as "no score".)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
+
+from finegrain.errors import FinegrainError
+from finegrain.numbers import INT64_MAX
 
 
 def string_ranks(vocab: Sequence[str]) -> np.ndarray:
@@ -44,6 +53,10 @@ def rank_order(
     n = len(scores)
     if n == 0:
         return np.empty(0, dtype=np.int64)
+    nan = np.flatnonzero(np.isnan(scores))
+    if len(nan):
+        raise FinegrainError(f"cannot rank a NaN score (entry {int(nan[0])} of {n})",
+                             "every score must be a number; drop or fix that result")
     segment = np.asarray(segment)
     if offsets is None:
         offsets = _contiguous_offsets(segment)
@@ -169,6 +182,10 @@ def _rank_global(segment: np.ndarray, scores: np.ndarray, doc_codes: np.ndarray,
 
 def rank_docs(scores: dict[str, float]) -> list[str]:
     """Rank one query's ``{doc_id: score}`` by the same rule (for small, pure-Python uses)."""
+    nan = next((d for d, v in scores.items() if v != v), None)
+    if nan is not None:
+        raise FinegrainError(f"cannot rank the NaN score of document {nan!r}",
+                             "every score must be a number; drop or fix that result")
     return sorted(scores, key=lambda d: (-scores[d], _Desc(d)))
 
 
@@ -187,13 +204,39 @@ class _Desc:
         return isinstance(other, _Desc) and self.s == other.s
 
 
+@overload
+def cut_depth(k: int, n: int, what: str = "k") -> int: ...
+@overload
+def cut_depth(k: None, n: int, what: str = "k") -> None: ...
+@overload
+def cut_depth(k: int | None, n: int, what: str = "k") -> int | None: ...
+def cut_depth(k: int | None, n: int, what: str = "k") -> int | None:
+    """The results a cut at ``k`` keeps out of ``n`` candidates: ``k``, or ``n`` when ``k`` is larger (a
+    deeper cut is the same cut, and nothing may be allocated for results that cannot exist); None: no cut.
+
+    ``k`` must be a whole number >= 1 within int64 (``what`` names it in the error).
+    """
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= INT64_MAX:
+        raise FinegrainError(f"{what}={k!r} is not a whole number >= 1 (at most 2^63-1)",
+                             f"pass {what}=10, say; a {what} above the number of results keeps them all")
+    return min(int(k), n)
+
+
 def top_k_positions(scores: np.ndarray, docs: np.ndarray, k: int, tie_key: np.ndarray) -> np.ndarray:
     """Positions (into ``scores``) of the ``k`` best entries: higher score first, then higher
     ``tie_key[doc]`` (a document's rank in the id order, so ties cut as the one rule cuts them).
 
     A partial selection, not a sort: the positions come back unordered. Used by the BM25 and
-    dense searches to cut each query's candidates before ranking them.
+    dense searches to cut each query's candidates before ranking them; a NaN or +inf score
+    is refused (it would win every cut).
     """
+    bad = np.flatnonzero(~(scores < np.inf))
+    if len(bad):
+        i = int(bad[0])
+        raise FinegrainError(f"a retriever scored a candidate {float(scores[i])}, which cannot be ranked",
+                             "scores must be finite; check the retriever's options (finegrain list retrievers)")
     n = len(scores)
     if n <= k:
         return np.arange(n)

@@ -13,17 +13,21 @@ An entry may declare its parameters, in the spirit of ir_measures'
 and :meth:`Registry.check` (or :func:`check_options`) is then the one place
 where options (``--set k1=1.2`` on the command line, keywords in Python) are
 checked and converted: an unknown key is refused with "did you mean", a value
-of the wrong type or outside the choices with the allowed values. Strings are
-converted (``"1.2"`` -> 1.2, ``"true"`` -> True, ``"none"`` -> None,
-``"a,b"`` -> ``("a", "b")``), so the CLI passes ``--set`` values through as
-written.
+of the wrong type, outside the choices or outside the declared range with the
+allowed values. Strings are converted (``"1.2"`` -> 1.2, ``"true"`` -> True,
+``"none"`` -> None, ``"a,b"`` -> ``("a", "b")``), numbers by the one number
+grammar (:mod:`finegrain.numbers`: ASCII digits, int64 integers, finite floats;
+no ``1_5``, ``nan`` or ``1e999``), so the CLI passes ``--set`` values through
+as written.
 """
 
 from __future__ import annotations
 
+import builtins
 import difflib
 import importlib
 import math
+import numbers
 import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -32,6 +36,7 @@ from typing import Any, Generic, TypeVar
 
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.frozen import EMPTY
+from finegrain.numbers import INT64_MAX, INT64_MIN, NumberError, parse_float, parse_int
 
 T = TypeVar("T")
 
@@ -47,7 +52,9 @@ class Param:
     ``type`` is ``int``, ``float``, ``bool``, ``str``, ``list`` (a comma list;
     ``item`` is the type of its elements, ``str`` or ``float``) or ``object``
     (a name, or an object passed from Python, e.g. an Encoder). ``nullable``
-    allows ``None`` (written ``none``); ``min`` is the smallest allowed number;
+    allows ``None`` (written ``none``); ``min`` and ``max`` are the smallest and
+    largest allowed numbers (of each item, for a list of floats), and ``why``
+    says why the range is what it is (shown with a value outside it);
     ``required`` means the entry cannot be built without it. ``grid`` makes the
     parameter tunable: the values ``finegrain eval --cv K`` chooses among by
     cross-validation (:mod:`finegrain.experiment.tuning.cv`), as a tuple, or as a
@@ -55,16 +62,18 @@ class Param:
     returns them (a hybrid's weight vectors depend on its number of parts).
     """
 
-    type: type = str
+    type: builtins.type = str
     default: Any = None
     choices: tuple[Any, ...] | str | None = None
     help: str = ""
     nullable: bool = False
     min: float | None = None
     required: bool = False
-    item: type = str
+    item: builtins.type = str
     label: str | None = None
     grid: tuple[Any, ...] | str | None = None
+    max: float | None = None
+    why: str = ""
 
     def grid_values(self, options: Mapping[str, Any]) -> tuple[Any, ...]:
         """The values to cross-validate over (empty when the parameter is not tunable)."""
@@ -89,16 +98,20 @@ class Param:
         return "name" if self.type is object else self.type.__name__
 
     def describe(self) -> str:
-        """``float >= 0, default 1.5`` or ``one of rrf|convex, default rrf``."""
+        """``int >= 1, default 10``, ``float, default 1.5, in [0, 100]`` or ``rrf|convex, default rrf``."""
         choices = self.allowed()
+        bounded = self.max is not None or self.type is list
         if choices is not None:
             what = "|".join(str(c) for c in choices)
         else:
-            what = self.type_name + (f" >= {_num(self.min)}" if self.min is not None else "")
+            what = " ".join(filter(None, (self.type_name, "" if bounded else self.range())))
         if self.required:
-            return f"{what}, required"
-        shown = "none" if self.default is None else _show(self.default)
-        return f"{what}, default {shown}"
+            what += ", required"
+        else:
+            what += ", default " + ("none" if self.default is None else _show(self.default))
+        if bounded and choices is None and self.range():
+            what += (", each " if self.type is list else ", ") + self.range()
+        return what
 
     def convert(self, key: str, value: Any, owner: str = "") -> Any:
         """``value`` (a string as written, or a Python value) as this parameter's type; errors name the allowed values."""
@@ -113,10 +126,39 @@ class Param:
             close = difflib.get_close_matches(str(out), [str(c) for c in choices], n=1, cutoff=0.5)
             hint = (f"did you mean {close[0]!r}? " if close else "") + f"use one of {', '.join(map(repr, choices))}"
             raise FinegrainError(f"{where}unknown {self.label or key} {out!r}", hint)
-        if self.min is not None and isinstance(out, (int, float)) and out < self.min:
+        if isinstance(out, (int, float)) and not isinstance(out, bool) and not self.within(out):
             kind = "a whole number" if self.type is int else "a number"
-            raise FinegrainError(f"{where}{key}={out!r} is not {kind} >= {_num(self.min)}", f"e.g. {key}={_show(self.default) if self.default is not None else _num(self.min)}")
+            bound = f">= {_num(self.min)}" if self.min is not None and out < self.min else self.range()
+            raise FinegrainError(f"{where}{key}={out!r} is not {kind} {bound}", self._fix(key))
         return out
+
+    def range(self) -> str:
+        """The declared range as text: ``in [0, 1]``, ``>= 1``, ``<= 100`` or empty."""
+        lo, hi = self.min, self.max
+        if lo is not None and hi is not None:
+            return f"in [{_num(lo)}, {_num(hi)}]"
+        if lo is not None:
+            return f">= {_num(lo)}"
+        return f"<= {_num(hi)}" if hi is not None else ""
+
+    def within(self, x: float) -> bool:
+        """Whether the number ``x`` lies in the declared range."""
+        return (self.min is None or x >= self.min) and (self.max is None or x <= self.max)
+
+    def _fix(self, key: str) -> str:
+        """The hint of an out-of-range value: the range, why, and an example."""
+        parts = [f"{key} is {self.range()}" if self.type is not list else f"each {self.label or key} is {self.range()}"]
+        if self.why:
+            parts.append(self.why)
+        return "; ".join(parts) + f"; e.g. {key}={self._example(1)}"
+
+    def _example(self, fallback: float) -> str:
+        """A value to show in a hint: the default, else the smallest allowed, else ``fallback``."""
+        if self.type is list:
+            return _show(self.default) if self.default else ("1,1" if self.item is float else "a,b")
+        if self.default is not None:
+            return _show(self.default)
+        return _num(self.min if self.min is not None else fallback)
 
     def _cast(self, key: str, value: Any, where: str) -> Any:
         t = self.type
@@ -130,27 +172,26 @@ class Param:
             raise FinegrainError(f"{where}{key}={value!r} is not true or false", f"pass {key}=true or {key}=false")
         if t is int:
             if isinstance(value, int) and not isinstance(value, bool):
+                if not INT64_MIN <= value <= INT64_MAX:
+                    raise FinegrainError(f"{where}{key}={value!r} is outside the range -2^63..2^63-1", self._fix(key))
                 return value
             if isinstance(value, str):
                 try:
-                    return int(value.strip())
-                except ValueError:
-                    pass
-            raise FinegrainError(f"{where}{key}={value!r} is not a whole number", f"write it like {key}={_show(self.default) if self.default is not None else 10}")
+                    return parse_int(value.strip())
+                except NumberError as e:
+                    raise FinegrainError(f"{where}{key}={e.reason}",
+                                         e.hint or f"write it in ASCII digits, like {key}={self._example(10)}") from None
+            raise FinegrainError(f"{where}{key}={value!r} is not a whole number", f"write it like {key}={self._example(10)}")
         if t is float:
-            number: float | None = None
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value  # a Python int is a number; kept as given
-            if isinstance(value, float):
-                number = value
-            elif isinstance(value, str):
+            if isinstance(value, str):
                 try:
-                    number = float(value.strip())
-                except ValueError:
-                    number = None
-            if number is None or not math.isfinite(number):
-                raise FinegrainError(f"{where}{key}={value!r} is not a finite number", f"write it like {key}={_show(self.default) if self.default is not None else 0.5}")
-            return number
+                    return parse_float(value.strip())
+                except NumberError as e:
+                    raise FinegrainError(f"{where}{key}={e.reason}",
+                                         e.hint or f"write it in ASCII digits, like {key}={self._example(0.5)}") from None
+            if not _finite(value):
+                raise FinegrainError(f"{where}{key}={value!r} is not a finite number", f"write it like {key}={self._example(0.5)}")
+            return value  # a Python int is a number; kept as given
         if t is list:
             return self._list(key, value, where)
         if isinstance(value, str):
@@ -171,9 +212,17 @@ class Param:
             out: list[Any] = []
             for x in items:
                 try:
-                    out.append(float(x))
-                except (TypeError, ValueError):
-                    raise FinegrainError(f"{where}{key}={value!r}: {x!r} is not a number", f"write it like {key}={example}") from None
+                    number = parse_float(x.strip()) if isinstance(x, str) else x
+                except NumberError as e:
+                    raise FinegrainError(f"{where}{key}={value!r}: {x!r} is not a number", e.reason) from None
+                if not _finite(number):
+                    raise FinegrainError(f"{where}{key}={value!r}: {x!r} is not a finite number", f"write it like {key}={example}")
+                number = float(number)
+                if not self.within(number):
+                    crossed = "negative" if self.min == 0 and number < 0 else f"not {self.range()}"
+                    raise FinegrainError(f"{where}{self.label or key} {number!r} in {key}={value!r} is {crossed}",
+                                         self._fix(key))
+                out.append(number)
             return tuple(out)
         names = tuple(str(x).strip() for x in items)
         if not names or any(not n for n in names):
@@ -283,10 +332,10 @@ class Registry(Generic[T]):
                     out[key] = self.check(head, {rest: value})[rest]
         return out
 
-    def build(self, name: str, **options: Any) -> T:
+    def build(self, name: str, **options: Any) -> Any:
         """``get(name)(**check(name, options))``: the factory's product with checked options."""
         name = self.canonical(name)
-        return self.get(name)(**self.check(name, options))  # type: ignore[operator,no-any-return]
+        return self.get(name)(**self.check(name, options))  # type: ignore[operator]
 
     def help(self, name: str) -> str:
         return self.entry(name).help
@@ -349,6 +398,16 @@ def unknown_option(
         parts.append(f"did you mean {close[0]!r}?")
     parts.append(f"its options are: {listing}" + (", and NAME.KEY for an option of the part NAME" if nested else ""))
     return FinegrainError(f"{owner} has no option {key!r}", "; ".join(parts))
+
+
+def _finite(x: Any) -> bool:
+    """Whether ``x`` is a real number (not a bool; numpy's count) that is a finite double."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an int beyond the double range
+        return False
 
 
 def _num(x: float) -> str:

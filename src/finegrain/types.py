@@ -24,7 +24,7 @@ import numpy as np
 
 from finegrain.errors import DuplicateIdError, FinegrainError
 from finegrain.frozen import EMPTY, read_only
-from finegrain.ranking import rank_order
+from finegrain.ranking import cut_depth, rank_order
 
 # --------------------------------------------------------------------------- queries, corpus
 
@@ -318,19 +318,38 @@ class Run(_Table):
         self.name = name
 
     def _check(self, *, duplicates: bool = True) -> None:
+        self._refuse_nan()
+        super()._check(duplicates=duplicates)
+
+    def _refuse_nan(self) -> None:
         bad = np.flatnonzero(np.isnan(self._values))
         if len(bad):
+            q, d = self._entry(int(bad[0]))
+            raise FinegrainError(f"score of document {d!r} for query {q!r} is NaN",
+                                 "every score must be a number; drop or fix that result")
+
+    def _entry(self, i: int) -> tuple[str, str]:
+        """The (query id, document id) of entry ``i``."""
+        return self._qids[int(np.searchsorted(self._offsets, i, side="right") - 1)], self._vocab[self._docs[i]]
+
+    def require_finite(self, owner: str) -> Run:
+        """This run; or, when a score is NaN or infinite, a FinegrainError naming ``owner`` (the retriever), the
+        query and the document. A retriever's scores must be finite: they are ranked and saved, and the run
+        files hold finite numbers only."""
+        bad = np.flatnonzero(~np.isfinite(self._values))
+        if len(bad):
             i = int(bad[0])
-            q = self._qids[int(np.searchsorted(self._offsets, i, side="right") - 1)]
+            q, d = self._entry(i)
             raise FinegrainError(
-                f"score of document {self._vocab[self._docs[i]]!r} for query {q!r} is NaN",
-                "every score must be a number; drop or fix that result",
+                f"{owner} scored document {d!r} for query {q!r} {float(self._values[i])}, which cannot be ranked",
+                "scores must be finite; check the retriever's options (finegrain list retrievers shows their ranges)",
             )
-        super()._check(duplicates=duplicates)
+        return self
 
     @cached_property
     def order(self) -> np.ndarray:
-        """Entry indices in ranked order, query by query (the trec_eval sort)."""
+        """Entry indices in ranked order, query by query (the trec_eval sort); a NaN score is refused."""
+        self._refuse_nan()
         return read_only(rank_order(self.segments, self._values, self._docs, self._vocab, offsets=self._offsets))
 
     def ranked(self, qid: str, k: int | None = None) -> list[str]:
@@ -344,6 +363,7 @@ class Run(_Table):
 
     def cut(self, k: int) -> Run:
         """The top ``k`` of every query (ties broken by the one rule)."""
+        k = cut_depth(k, int(self.counts().max(initial=0)))
         keep = self.order[(np.arange(self.n_entries) - self._offsets[self.segments]) < k]
         counts = np.minimum(self.counts(), k)
         offsets = np.concatenate([[0], np.cumsum(counts)])

@@ -138,6 +138,24 @@ def test_answers_file_errors_name_the_line(tmp_path: Path) -> None:
         distant_label({"p": "a"}, {"q": ["a"]}, threshold=0)
 
 
+@pytest.mark.parametrize("bad", ["[null]", '["cat", null]', "[3]", '[["x"]]', '[{"a": 1}]', "[true]"])
+def test_every_answer_must_be_a_string(bad: str, tmp_path: Path, capsys) -> None:
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(f'{{"query_id": "q0", "answers": ["mat"]}}\n{{"query_id": "q1", "answers": {bad}}}\n',
+                       encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"answers.jsonl:2: expected answers as a list of strings"):
+        read_answers(answers)
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"_id": "d1", "text": "the cat sat on the mat"}\n', encoding="utf-8")
+    out = tmp_path / "qrels.tsv"
+    code = main(["distant-label", str(corpus), "--answers", str(answers), "-o", str(out), "-l", "en"])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("error: ") and "answers.jsonl:2" in lines[0]
+    assert not out.exists()
+
+
 # --------------------------------------------------------------------------- real data
 
 

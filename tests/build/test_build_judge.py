@@ -94,7 +94,8 @@ def test_scale_parses_grades_and_labels() -> None:
 
 
 @pytest.mark.parametrize("text, needle", [("0,x", "'x'"), ("1", "one grade"), ("0,0,1", "twice"), ("", "no grade"),
-                                          ("0=,1", "empty")])
+                                          ("0=,1", "empty"), ("0,١", "'١' in --grades"), ("0,１", "'１' in --grades"),
+                                          ("0,1_0", "'1_0' in --grades"), ("0,99999999999999999999", "outside")])
 def test_bad_scales_are_named(text: str, needle: str) -> None:
     with pytest.raises(FinegrainError, match=needle):
         Scale.parse(text)

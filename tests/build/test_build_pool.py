@@ -125,6 +125,48 @@ def test_pool_file_round_trip(tmp_path: Path) -> None:
     assert back.header() == pool.header() and back.header()["schema"] == SCHEMA
 
 
+_HEADER = {"schema": SCHEMA, "depth": 10, "systems": ["a"], "seed": 0, "dataset": "d", "lang": "en",
+           "grades": [0, 1, 2], "provenance": {}}
+_ITEM = {"qid": "q1", "doc_id": "d1", "order": 0, "n_systems": 1, "best_rank": 1, "systems": ["a"], "grade": None}
+
+
+def _pool_file(path: Path, header: dict, item: dict = _ITEM) -> Path:
+    path.write_text(json.dumps(header) + "\n" + json.dumps(item) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("dataset", ["a"]), ("dataset", 12345678901234567890), ("dataset", {"x": 1}), ("lang", 5), ("lang", ["en"]),
+    ("depth", 2**64), ("seed", 123456789012345678901), ("depth", "10"), ("grades", [0, 2**70]), ("grades", []),
+    ("systems", "a"), ("provenance", [1]), ("provenance", "x"),
+])
+def test_pool_header_fields_are_checked_on_read(field: str, value: object, tmp_path: Path) -> None:
+    path = _pool_file(tmp_path / "pool.jsonl", {**_HEADER, field: value})
+    with pytest.raises(FinegrainError, match=rf"pool.jsonl:1: expected a valid pool header, found '{field} must be"):
+        read_pool(path)
+
+
+def test_pool_items_hold_int64_numbers(tmp_path: Path) -> None:
+    path = _pool_file(tmp_path / "pool.jsonl", _HEADER, {**_ITEM, "order": 2**64})
+    with pytest.raises(FinegrainError, match=r"pool.jsonl:2: expected string ids, integer order"):
+        read_pool(path)
+    assert read_pool(_pool_file(tmp_path / "ok.jsonl", {**_HEADER, "dataset": None, "provenance": None})).dataset is None
+
+
+@pytest.mark.parametrize("dataset", [["a"], 12345678901234567890])
+def test_judge_serve_refuses_a_bad_pool_header_with_one_line(dataset: object, tmp_path: Path, capsys) -> None:
+    from finegrain.cli.main import main
+
+    path = _pool_file(tmp_path / "pool.jsonl", {**_HEADER, "dataset": dataset})
+    db = tmp_path / "j.sqlite"
+    code = main(["judge", str(path), "--db", str(db), "--serve", "--port", "1"])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("error: ") and "pool.jsonl:1" in lines[0] and "dataset" in lines[0]
+    assert not db.exists()
+
+
 def test_summary_fits_80_columns() -> None:
     long = Run.from_dict({"q1": {"d8": 1.0}, "q2": {"d9": 1.0}}, name="a-very-long-system-name-" + "x" * 80)
     summary = summarise(pool_runs([A, B, C, long], depth=2, qrels=QRELS))

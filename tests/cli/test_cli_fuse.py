@@ -76,3 +76,17 @@ def test_a_saved_run_gets_back_the_queries_that_retrieved_nothing(tmp_path: Path
     back = read_any_run(folder)
     assert back.qids == (*run.qids, "q-empty") and back.ranked("q-empty") == []
     assert back.renamed("x").name == "x" and back.renamed("x").to_dict() == back.to_dict()
+
+
+def test_fuse_refuses_bad_numbers_and_out_of_range_options_with_one_line(tmp_path: Path, capsys) -> None:
+    from finegrain.cli.main import main
+
+    pa, pb, _ = _runs(tmp_path)
+    for args in (["--rrf-k", "1e20"], ["--weights", "1,1e300"], ["--weights", "1_0,1"], ["--rrf-k", "1_0"],
+                 ["--depth", "１０"], ["--depth", "0"], ["--cv", "3", "--seed", "1e3"]):
+        code = main(["fuse", str(pa), str(pb), "-o", str(tmp_path / "x"), *args])
+        err = capsys.readouterr().err
+        assert code == 2, (args, err)
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, (args, err)
+        assert not (tmp_path / "x").exists()

@@ -107,3 +107,54 @@ def test_from_dict_refuses_bad_values_with_the_reason() -> None:
         Qrels.from_dict({"q": {"a": 1.5}})
     with pytest.raises(FinegrainError, match="out of range"):
         Qrels.from_dict({"q": {"a": 2**64}})
+
+
+# --------------------------------------------------------------------------- scores the rule cannot rank
+
+
+def test_a_nan_score_is_refused_not_ranked() -> None:
+    from finegrain.ranking import rank_docs
+
+    with pytest.raises(FinegrainError, match="cannot rank a NaN score"):
+        rank_order(np.zeros(3, dtype=np.int64), np.array([1.0, np.nan, 0.5]), np.arange(3), VOCAB)
+    with pytest.raises(FinegrainError, match="NaN score of document 'b'"):
+        rank_docs({"a": 1.0, "b": float("nan")})
+    # a run built unchecked (as the retrievers build theirs) names the query and the document
+    run = Run(("q1", "q2"), np.array([0, 1, 3]), np.array([0, 1, 2]), ("a", "b", "c"), np.array([1.0, 2.0, np.nan]),
+              check=False)
+    with pytest.raises(FinegrainError, match="score of document 'c' for query 'q2' is NaN"):
+        run.ranked("q2")
+
+
+def test_the_top_k_cut_refuses_nan_and_plus_infinity_and_keeps_minus_infinity_last() -> None:
+    from finegrain.ranking import top_k_positions
+
+    docs, tie = np.arange(4), np.arange(4)
+    for bad in (np.nan, np.inf):
+        with pytest.raises(FinegrainError, match="cannot be ranked"):
+            top_k_positions(np.array([1.0, bad, 0.5, 0.2]), docs, 2, tie)
+    got = top_k_positions(np.array([1.0, -np.inf, 0.5, 0.2]), docs, 3, tie)
+    assert sorted(got.tolist()) == [0, 2, 3]
+
+
+def test_require_finite_names_the_retriever_the_query_and_the_document() -> None:
+    ok = Run.from_dict({"q": {"a": 1.0, "b": -2.5}})
+    assert ok.require_finite("retriever 'x'") is ok
+    for bad in (np.inf, -np.inf, np.nan):
+        run = Run(("q1", "q2"), np.array([0, 1, 2]), np.array([0, 1]), ("a", "b"), np.array([1.0, bad]), check=False)
+        with pytest.raises(FinegrainError, match=r"retriever 'x' scored document 'b' for query 'q2' (inf|-inf|nan)"):
+            run.require_finite("retriever 'x'")
+
+
+def test_a_cut_deeper_than_the_results_keeps_them_all_and_absurd_depths_are_refused() -> None:
+    from finegrain.ranking import cut_depth
+
+    assert cut_depth(None, 5) is None and cut_depth(3, 5) == 3 and cut_depth(99999999999, 5) == 5
+    assert cut_depth(np.int64(7), 5) == 5 and cut_depth(2**63 - 1, 0) == 0
+    for bad in (0, -1, 2**63, 1.5, True, "10"):
+        with pytest.raises(FinegrainError, match="is not a whole number >= 1"):
+            cut_depth(bad, 5)  # type: ignore[arg-type]
+    run = Run.from_dict({"q": {"a": 1.0, "b": 2.0}, "r": {"c": 0.5}})
+    assert run.cut(10**12) == run and run.cut(1).to_dict() == {"q": {"b": 2.0}, "r": {"c": 0.5}}
+    with pytest.raises(FinegrainError, match="at most 2\\^63-1"):
+        run.cut(10**30)

@@ -8,6 +8,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from finegrain.cli.main import main
 from finegrain.cli.options import encoder_options, parse_set, retriever_options
@@ -274,3 +276,114 @@ def test_list_unknown_kind_suggests(capsys) -> None:
     assert main(["list", "retreivers"]) == 2
     assert "did you mean 'retrievers'" in capsys.readouterr().err
     assert main(["list", "retriever"]) == 0
+
+
+# --------------------------------------------------------------------------- declared ranges and the number grammar
+
+
+def _numeric_params() -> list[tuple[str, str, Param]]:
+    from finegrain.retrieve.registry import FUSIONS, RERANKERS, RETRIEVERS
+
+    out = []
+    for registry in (RETRIEVERS, FUSIONS, RERANKERS):
+        for entry in registry.entries():
+            for key, p in (entry.params or {}).items():
+                if p.type in (int, float) or (p.type is list and p.item is float):
+                    out.append((f"{registry.kind} {entry.name!r}", key, p))
+    return out
+
+
+def test_every_numeric_retriever_parameter_declares_its_range() -> None:
+    params = _numeric_params()
+    assert len(params) > 50
+    for owner, key, p in params:
+        if key == "threshold":  # a score cut may be any finite number (the grammar's range)
+            continue
+        assert p.min is not None, f"{owner}: {key} declares no minimum"
+        if p.type is not int:  # an int is an int64 (the grammar); a run depth above the corpus size is the corpus
+            assert p.max is not None, f"{owner}: {key} declares no maximum"
+        for value in (p.default, *p.grid_values({})):
+            for x in value if isinstance(value, tuple) else (value,):
+                if isinstance(x, (int, float)) and not isinstance(x, bool):
+                    assert p.within(x), f"{owner}: {key}={x} (default or grid) is outside {p.range()}"
+
+
+@pytest.mark.parametrize("raw", ["1_5", "０.５", "٣", "nan", "NaN", "inf", "-inf", "1e999", "0x1p99999", "1.5.0", ""])
+def test_set_floats_follow_the_one_number_grammar(raw: str) -> None:
+    with pytest.raises(FinegrainError) as e:
+        retriever_options("bm25", [f"k1={raw}"])
+    assert str(e.value).startswith(f"retriever 'bm25': k1={raw!r}")
+    assert e.value.hint
+
+
+@pytest.mark.parametrize("raw", ["1_0", "１０", "١٠", "1e3", "10.0", "99999999999999999999", "nan"])
+def test_set_integers_follow_the_one_number_grammar(raw: str) -> None:
+    with pytest.raises(FinegrainError, match=r"retriever 'bm25': default_k=.*(whole number|outside the range)"):
+        retriever_options("bm25", [f"default_k={raw}"])
+
+
+def test_set_accepts_what_c_reads() -> None:
+    assert retriever_options("bm25", ["k1=+1.5e0", "b=.5", "default_k=+0010"]) == {"k1": 1.5, "b": 0.5, "default_k": 10}
+    assert retriever_options("bm25", ["k1=0x1.8p0"]) == {"k1": 1.5}  # C hex float
+
+
+@pytest.mark.parametrize(("name", "item", "range_"), [
+    ("bm25", "k1=1e308", "k1=1e+308 is not a number in [0, 100]"),
+    ("bm25", "k1=101", "k1=101.0 is not a number in [0, 100]"),
+    ("bm25", "b=1.5", "b=1.5 is not a number in [0, 1]"),
+    ("bm25-okapi", "epsilon=-0.1", "epsilon=-0.1 is not a number >= 0"),
+    ("hybrid", "k=1e20", "k=1e+20 is not a number in [0, 1000000]"),
+    ("hybrid", "weights=1,1e300", "weight 1e+300 in weights='1,1e300' is not in [0, 1000000]"),
+    ("rerank", "alpha=2", "alpha=2.0 is not a number in [0, 1]"),
+    ("rerank", "fuse_k=1e20", "fuse_k=1e+20 is not a number in [0, 1000000]"),
+    ("e5-sparse", "terms=100000", "terms=100000 is not a whole number in [1, 4096]"),
+    ("dense", "ef_search=99999999999", "ef_search=99999999999 is not a whole number in [1, 2147483647]"),
+])
+def test_out_of_range_values_name_the_parameter_the_value_and_the_range(name: str, item: str, range_: str) -> None:
+    with pytest.raises(FinegrainError) as e:
+        retriever_options(name, [item])
+    assert str(e.value).startswith(f"retriever {name!r}: {range_}")
+    assert " is in [" in (e.value.hint or "") and "e.g." in (e.value.hint or "")
+
+
+def test_python_values_get_the_same_ranges() -> None:
+    from finegrain.retrieve.registry import FUSIONS
+
+    with pytest.raises(FinegrainError, match=r"k=1e\+20 is not a number in \[0, 1000000\]"):
+        FUSIONS.check("rrf", {"k": 1e20})
+    with pytest.raises(FinegrainError, match="outside the range -2\\^63"):
+        FUSIONS.check("rrf", {"depth": 2**64})
+    with pytest.raises(FinegrainError, match="is not a finite number"):
+        FUSIONS.check("rrf", {"k": 10**400})  # an int beyond the double range
+    assert FUSIONS.check("rrf", {"k": 0, "weights": [1, 2]}) == {"k": 0, "weights": (1.0, 2.0)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=12))
+def test_any_set_value_is_a_grammar_number_or_one_error(raw: str) -> None:
+    import re
+
+    p = Param(float, 1.5, min=0, max=100)
+    try:
+        got = p.convert("k1", raw, "retriever 'x'")
+    except FinegrainError as e:
+        assert str(e).startswith("retriever 'x': k1=")
+        return
+    assert isinstance(got, float) and 0 <= got <= 100
+    assert re.fullmatch(r"[+-]?(0[xX][0-9a-fA-F.]+([pP][+-]?[0-9]+)?|[0-9.]+([eE][+-]?[0-9]+)?)", raw.strip(), re.ASCII)
+
+
+def _one_error_line(err: str) -> None:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("item", ["k1=1e308", "k1=1_5", "k1=０.５", "k1=nan", "k1=1e999"])
+def test_cli_eval_refuses_a_bad_set_value_with_one_line(item: str, tmp_path, capsys) -> None:
+    code = main(["eval", "-d", "embedded/captions-en", "-r", "bm25", "-o", str(tmp_path / "o"), "--set", item, "-q"])
+    err = capsys.readouterr().err
+    assert code == 2
+    _one_error_line(err)
+    assert item.split("=")[0] in err
+    assert not (tmp_path / "o").exists()

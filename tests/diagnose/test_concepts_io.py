@@ -48,6 +48,38 @@ def test_bad_object_files_name_the_file_and_entry(tmp_path: Path, body: object, 
     assert str(p) in str(e.value) and needle in str(e.value)
 
 
+@pytest.mark.parametrize("box", [[0, 0, 1e-200, 1], [0, 0, 1e200, 1], [1e200, 0, 1, 1], [0, -1e8, 1, 1],
+                                 [0, 0, 1e-200, 1e-200], [0, 0, 1e200, 1e200]])
+def test_boxes_outside_the_pixel_range_are_refused_naming_the_file_and_the_box(tmp_path: Path, box: list) -> None:
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps({"objects": [{"synset": "dog.n.01", "bbox": [0, 0, 10, 10]},
+                                         {"synset": "dog.n.01", "bbox": box}]}), encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"bad.json: expected objects\[1\] to be valid: bounding box .* is "
+                                              r"outside the pixel range"):
+        read_object_set(p)
+
+
+def test_cli_concepts_refuses_an_extreme_box_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from finegrain.cli.main import main
+
+    gt, rt = tmp_path / "g.json", tmp_path / "r.json"
+    gt.write_text(json.dumps({"objects": [{"synset": "dog.n.01", "bbox": [0, 0, 10, 10]},
+                                          {"synset": "dog.n.01", "bbox": [0, 0, 1e-200, 1]}]}), encoding="utf-8")
+    rt.write_text(json.dumps({"objects": [{"synset": "dog.n.01", "bbox": [0, 0, 5, 5]},
+                                          {"synset": "dog.n.01", "bbox": [1, 1, 1e-5, 1e-5]}]}), encoding="utf-8")
+    code = main(["concepts", "-g", str(gt), "--retrieved", str(rt), "--json"])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"error: {gt}: expected objects[1]")
+
+
+def test_boxes_at_the_limits_are_kept() -> None:
+    from finegrain.diagnose.concepts.objects import BOX_LIMIT, MIN_SIDE, ConceptObject
+
+    assert ConceptObject("dog.n.01", (-BOX_LIMIT, BOX_LIMIT, MIN_SIDE, BOX_LIMIT)).area == MIN_SIDE * BOX_LIMIT
+
+
 def test_unknown_synset_hint_lists_the_real_senses(tmp_path: Path) -> None:
     p = tmp_path / "bad.json"
     p.write_text(json.dumps({"objects": [{"synset": "dog.n.09", "bbox": [0, 0, 1, 1]}]}), encoding="utf-8")

@@ -291,3 +291,24 @@ def test_bad_threshold_is_an_error() -> None:
 
     with pytest.raises(FinegrainError, match="td"):
         concept_scores(objs("dog"), objs("dog"), td=-1.0)
+
+
+def test_the_size_matching_never_sees_an_infinite_or_nan_cost() -> None:
+    from finegrain.diagnose.concepts.matching import min_weight_full_matching
+
+    # linear_sum_assignment calls such a matrix "infeasible"; huge finite costs overflow its sums
+    assert min_weight_full_matching(np.array([[np.inf, 1.0], [np.nan, np.inf]])) == [(0, 1), (1, 0)]
+    assert min_weight_full_matching(np.array([[1e308, 1e308], [1e308, 1.0]])) == [(0, 0), (1, 1)]
+    assert min_weight_full_matching(np.array([[-np.inf, 0.0], [0.0, 5.0]])) == [(0, 0), (1, 1)]
+    assert len(min_weight_full_matching(np.full((3, 2), np.inf))) == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(1e-7, 1e7), st.floats(1e-7, 1e7)), min_size=1, max_size=4),
+       st.lists(st.tuples(st.floats(1e-7, 1e7), st.floats(1e-7, 1e7)), min_size=1, max_size=4))
+def test_size_pairs_of_any_boxes_in_range_are_finite(gt_sides: list, rt_sides: list) -> None:
+    gt = ObjectSet.of(("dog.n.01", (0.0, 0.0, w, h)) for w, h in gt_sides)
+    rt = ObjectSet.of(("dog.n.01", (0.0, 0.0, w, h)) for w, h in rt_sides)
+    pairs = size_pairs(gt, rt)
+    assert len(pairs) == min(len(gt), len(rt))
+    assert all(np.isfinite(v) for _, *values in pairs for v in values)

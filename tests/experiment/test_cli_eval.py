@@ -95,3 +95,28 @@ def test_eval_warns_when_no_document_has_text(tmp_path: Path, capsys: pytest.Cap
     assert "warning: no document" in err and "has text" in err
     saved = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert saved["provenance"]["warnings"] and saved["aggregate"]["ndcg@10"] == 0.0
+
+
+def test_eval_refuses_a_retriever_whose_scores_are_not_finite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from finegrain.registry import Entry
+    from finegrain.retrieve import registry
+    from finegrain.types import Run
+
+    class Overflowing:  # what BM25 with k1=1e308 used to return: inf and NaN scores, ranked and saved
+        name = "overflowing"
+
+        def config(self) -> dict:
+            return {}
+
+        def retrieve(self, corpus, queries, *, lang, top_k, show_progress=True) -> Run:
+            ids = list(corpus.ids)[:2]
+            return Run.from_dict({q: {ids[0]: 1.0, ids[1]: float("inf")} for q in queries.ids}, name=self.name)
+
+    monkeypatch.setitem(registry.RETRIEVERS._entries, "overflowing", Entry("overflowing", lambda **kw: Overflowing()))
+    code = main(["eval", "-d", "embedded/captions-en", "-r", "overflowing", "-o", str(tmp_path / "o"), "-q"])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("error: retriever 'overflowing' scored document ") and " inf, which cannot be ranked" in err
+    assert not (tmp_path / "o" / "results.json").exists() and not (tmp_path / "o" / "run.trec").exists()

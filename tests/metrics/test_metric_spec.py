@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.metrics.spec import MetricSpec, metric_names, metric_params, parse_metric, parse_metrics
+from finegrain.metrics.spec import MAX_CUTOFF, MetricSpec, metric_names, metric_params, parse_metric, parse_metrics
 
 
 @pytest.mark.parametrize(
@@ -177,3 +179,58 @@ def test_every_spec_round_trips_through_its_key(spec: MetricSpec) -> None:
     again = parse_metric(key)
     assert again == spec and again.key == key
     assert parse_metric(key.upper()) == spec
+
+
+# --------------------------------------------------------------------------- cutoffs: ASCII digits, a declared range
+
+
+@pytest.mark.parametrize("text", [
+    "set_f1@9223372036854775808", "ndcg@٣", "ndcg@１０", "ndcg@1_0", "ndcg@+10", "ndcg@1e1", "ndcg@0",
+    f"ndcg@{MAX_CUTOFF + 1}", "ndcg@" + "9" * 5000, "P_٣", "ndcg_cut_１０", "recall.٣", "set_F.٣",
+])
+def test_cutoffs_are_ascii_digits_within_the_declared_range(text: str) -> None:
+    with pytest.raises(FinegrainError) as e:
+        parse_metric(text, trec_eval=True)
+    assert repr(text)[:40] in str(e.value) and e.value.hint
+
+
+def test_the_largest_cutoff_and_ascii_trec_spellings_still_read() -> None:
+    assert parse_metric(f"ndcg@{MAX_CUTOFF}").k == MAX_CUTOFF
+    assert parse_metric("ndcg@010").key == "ndcg@10"
+    assert parse_metric("P_5").key == "precision@5" and parse_metric("ndcg_cut_10").key == "ndcg@10"
+    with pytest.raises(FinegrainError, match="not a positive integer"):
+        MetricSpec("ndcg", 2**63)  # from Python: the same range
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("ndcg@10(rel=٢)", "rel='٢' is not a whole number"),
+    ("ndcg@10(rel=1_0)", "rel='1_0' is not a whole number"),
+    ("ndcg@10(rel=99999999999999999999)", "outside the range"),
+    ("set_fbeta(beta=1_0)", "beta='1_0' is not a finite number"),
+    ("set_fbeta(beta=nan)", "beta='nan' is not a finite number"),
+    ("set_fbeta(beta=1e200)", "beta=1e+200 is not a number <= 1000000"),  # beta**2 overflows: F is NaN
+])
+def test_metric_parameters_follow_the_number_grammar_and_their_ranges(text: str, needle: str) -> None:
+    with pytest.raises(FinegrainError, match=re.escape(needle)):
+        parse_metric(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(categories=("Nd",)), min_size=1, max_size=4))
+def test_a_cutoff_is_read_only_from_ascii_digits(digits: str) -> None:
+    if digits.isascii() and 1 <= int(digits) <= MAX_CUTOFF:
+        assert parse_metric(f"ndcg@{digits}").k == int(digits)
+    else:
+        with pytest.raises(FinegrainError):
+            parse_metric(f"ndcg@{digits}")
+
+
+@pytest.mark.parametrize("metric", ["set_f1@9223372036854775808", "ndcg@٣", "ndcg@１０"])
+def test_cli_refuses_a_bad_cutoff_with_one_line(metric: str, tmp_path, capsys) -> None:
+    from finegrain.cli.main import main
+
+    code = main(["eval", "-d", "embedded/captions-en", "-r", "bm25", "-m", metric, "-o", str(tmp_path / "o"), "-q"])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("error: metric ") and "Traceback" not in err, err
+    assert not (tmp_path / "o").exists()

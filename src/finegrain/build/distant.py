@@ -296,9 +296,10 @@ def read_answers(path: str | Path) -> Answers:
     docs: dict[str, tuple[str, ...]] = {}
     for n, qid, obj in iter_id_records(path, ("query_id", "question_id", "_id", "id"), "query id"):
         values = get_field(path, n, obj, "answers", kind="list")
-        bad = next((v for v in values if not isinstance(v, str)), None)
-        if bad is not None:
-            raise DataFormatError(path, n, "answers as a list of strings", repr(bad), "write each answer as a string")
+        bad = [v for v in values if not isinstance(v, str)]  # null too: it is no answer text
+        if bad:
+            raise DataFormatError(path, n, "answers as a list of strings", json.dumps(bad[0], ensure_ascii=False),
+                                  "write each answer as a string")
         answers[qid] = tuple(values)
         if obj.get("doc_ids") is not None:
             ids = get_field(path, n, obj, "doc_ids", kind="list")

@@ -28,6 +28,7 @@ from typing import Any
 
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import iter_jsonl, open_text_write
+from finegrain.numbers import INT64_MAX, INT64_MIN
 
 SCHEMA = "finegrain.pool/1"
 #: CapRetrieval's graded scale: 0 irrelevant, 1 partially relevant, 2 relevant.
@@ -162,9 +163,9 @@ def read_pool(path: str | os.PathLike[str]) -> Pool:
     try:
         return Pool(
             items=tuple(items), depth=_int(header, "depth"), systems=tuple(_strs(header, "systems")),
-            seed=_int(header, "seed"), dataset=header.get("dataset"), lang=header.get("lang"),
+            seed=_int(header, "seed"), dataset=_str_or_none(header, "dataset"), lang=_str_or_none(header, "lang"),
             grades=tuple(_ints(header.get("grades", list(DEFAULT_GRADES)))), queries=queries, texts=texts,
-            provenance=header.get("provenance") or {},
+            provenance=_object(header, "provenance"),
         )
     except (TypeError, ValueError) as e:
         raise DataFormatError(p, 1, "a valid pool header", f"{e}", hint=_HINT) from None
@@ -208,27 +209,42 @@ def _text(p: Path, line_no: int, obj: Mapping[str, Any]) -> str:
 
 
 def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    """An integer of the JSON that fits int64 (what the judgments database stores)."""
+    return isinstance(v, int) and not isinstance(v, bool) and INT64_MIN <= v <= INT64_MAX
 
 
 def _int(header: Mapping[str, Any], key: str) -> int:
     v = header.get(key, 0)
     if not _is_int(v):
-        raise ValueError(f"{key} must be an integer, got {v!r}")
+        raise ValueError(f"{key} must be an integer between -2^63 and 2^63-1, got {_short(v)}")
     return int(v)
 
 
 def _ints(values: Any) -> list[int]:
     if not isinstance(values, list) or not values or not all(_is_int(v) for v in values):
-        raise ValueError(f"grades must be a non-empty list of integers, got {values!r}")
+        raise ValueError(f"grades must be a non-empty list of integers between -2^63 and 2^63-1, got {_short(values)}")
     return values
 
 
 def _strs(header: Mapping[str, Any], key: str) -> list[str]:
     v = header.get(key)
     if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
-        raise ValueError(f"{key} must be a list of strings, got {v!r}")
+        raise ValueError(f"{key} must be a list of strings, got {_short(v)}")
     return v
+
+
+def _str_or_none(header: Mapping[str, Any], key: str) -> str | None:
+    v = header.get(key)
+    if v is not None and not isinstance(v, str):
+        raise ValueError(f"{key} must be a string or null, got {_short(v)}")
+    return v
+
+
+def _object(header: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    v = header.get(key)
+    if v is not None and not isinstance(v, Mapping):
+        raise ValueError(f"{key} must be a JSON object or null, got {_short(v)}")
+    return v or {}
 
 
 def _dumps(obj: Any) -> str:

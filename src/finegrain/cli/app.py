@@ -42,6 +42,7 @@ from finegrain.cli import (
     train_cmd,
     triage_cmd,
 )
+from finegrain.cli import options as opt
 from finegrain.errors import FinegrainError
 
 # (command path, function), in the order ``--help`` lists them; "album index" is ``index`` of the group ``album``.
@@ -154,6 +155,7 @@ def build_cli() -> typer.Typer:
     groups = {name: _typer(name, help, cls) for name, (help, cls) in GROUPS.items()}
     for path, fn in VERBS:
         group, _, name = path.rpartition(" ")
+        opt.read_numbers_by_the_grammar(fn)
         (groups[group] if group else app).command(name)(_guard(fn, path))
     for name, sub in groups.items():
         app.add_typer(sub, name=name)

@@ -8,6 +8,7 @@ import typer
 
 from finegrain.cli import options as opt
 from finegrain.errors import FinegrainError
+from finegrain.numbers import NumberError, parse_float
 
 
 def fuse_command(
@@ -54,9 +55,11 @@ def fuse_command(
 
 
 def _weights(text: str | None) -> list[float] | None:
+    """``--weights 1,2``: numbers of the one grammar (finegrain.numbers), their range checked by the fusion."""
     if text is None:
         return None
     try:
-        return [float(w) for w in text.split(",")]
-    except ValueError:
-        raise FinegrainError(f"--weights {text!r} is not a comma-separated list of numbers", "e.g. --weights 1,2") from None
+        return [parse_float(w.strip()) for w in text.split(",")]
+    except NumberError as e:
+        raise FinegrainError(f"--weights {text!r} is not a comma-separated list of numbers",
+                             f"{e.reason}; e.g. --weights 1,2") from None

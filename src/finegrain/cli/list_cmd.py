@@ -78,6 +78,7 @@ def _param(p: Any) -> dict[str, Any]:
         "nullable": p.nullable,
         "required": p.required,
         "min": p.min,
+        "max": p.max,
         "help": p.help,
         "summary": p.describe(),
     }

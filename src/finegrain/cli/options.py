@@ -25,17 +25,29 @@ same thing. (A plain ``str`` option would silently keep only the last ``-m``.)
 ``--set KEY=VALUE`` values are kept as written and converted in one place,
 against the declared parameters of the named retriever or encoder
 (:meth:`finegrain.registry.Registry.check`).
+
+Every ``int`` and ``float`` option of every verb is read by the one number
+grammar (:mod:`finegrain.numbers`: ASCII digits, int64 integers, finite
+floats), not by Python's ``int``/``float`` that read ``1_0`` as 10 and ``١٠``
+as 10: :func:`read_numbers_by_the_grammar` gives each such option a parser,
+and a bad value is one ``error:`` line naming the option.
 """
 
 from __future__ import annotations
 
+import inspect
 import sys
-from collections.abc import Sequence
+import types
+import typing
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import typer
+from typer.models import ParameterInfo
 
 from finegrain.errors import FinegrainError
+from finegrain.numbers import NumberError, parse_float, parse_int
+from finegrain.registry import Param
 
 METRIC_FLAGS = ("--metric", "--metrics", "-m")
 # Short flag -> the long name it stands for, on every verb (tests/cli/test_cli_vocabulary.py).
@@ -135,6 +147,37 @@ def _lang(value: str | None) -> str | None:
     return lang.value
 
 
+# --------------------------------------------------------------------------- numbers
+
+
+def read_numbers_by_the_grammar(fn: Callable[..., Any]) -> None:
+    """Give each ``int`` / ``float`` option and argument of the verb ``fn`` a parser of the one number grammar
+    that also checks its ``min`` and ``max`` (typer leaves those to the parser once there is one)."""
+    hints = typing.get_type_hints(fn)
+    for name, param in inspect.signature(fn).parameters.items():
+        info = param.default
+        kind = _number_type(hints.get(name))
+        if kind is None or not isinstance(info, ParameterInfo) or info.parser is not None:
+            continue
+        flags = [d for d in info.param_decls or () if d.startswith("--")]
+        label = flags[0] if flags else name.upper()
+        info.parser = _number_parser(kind, label, info.min, info.max, info.default)
+
+
+def _number_type(annotation: Any) -> type | None:
+    """``int`` or ``float`` for an annotation ``int``, ``float``, ``int | None`` or ``float | None``; else None."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        inner = [a for a in typing.get_args(annotation) if a is not type(None)]
+        annotation = inner[0] if len(inner) == 1 else None
+    return annotation if annotation in (int, float) else None
+
+
+def _number_parser(kind: type, label: str, lo: float | None, hi: float | None, default: Any) -> Callable[[Any], Any]:
+    """The option's value converted as a declared parameter is (:meth:`finegrain.registry.Param.convert`)."""
+    param = Param(kind, default if isinstance(default, (int, float)) else None, min=lo, max=hi)
+    return lambda value: param.convert(label, value)
+
+
 # --------------------------------------------------------------------------- --set KEY=VALUE
 
 
@@ -176,15 +219,18 @@ def encoder_options(spec: str, items: Sequence[str]) -> dict[str, Any]:
 
 
 def guess_type(raw: str) -> object:
-    """``"1.2"`` -> 1.2, ``"true"`` -> True, ``"none"`` -> None, else the string (for entries that declare nothing)."""
+    """``"1.2"`` -> 1.2, ``"true"`` -> True, ``"none"`` -> None, else the string (for entries that declare nothing).
+
+    Numbers are those of the one grammar (:mod:`finegrain.numbers`): ``1_0`` stays the string it is.
+    """
     low = raw.lower()
     if low in ("true", "false"):
         return low == "true"
     if low in ("none", "null"):
         return None
-    for cast in (int, float):
+    for parse in (parse_int, parse_float):
         try:
-            return cast(raw)
-        except ValueError:
+            return parse(raw)
+        except NumberError:
             pass
     return raw

@@ -99,6 +99,7 @@ def run_experiment(exp: Experiment, settings: Settings, *, show_progress: bool =
                                        lang=ds.lang, metrics=[s.key for s in specs], spec=cv, top_k=exp.top_k,
                                        strata=types, show_progress=show_progress)
             run = cv_result.run  # the out-of-fold run: each query at the setting chosen without it
+        run.require_finite(f"retriever {exp.retriever!r}")  # before it is scored or saved
         retrieve_s = time.perf_counter() - started
 
         evaluation = ex.evaluate(ds.qrels, run, specs, queries=list(ds.queries), query_types=types)

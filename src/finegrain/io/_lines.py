@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import IO, Any
 
 from finegrain.errors import DataFormatError, DuplicateIdError, FinegrainError
-from finegrain.io.numbers import INT64_MAX, INT64_MIN
+from finegrain.numbers import INT64_MAX, INT64_MIN
 
 PathLike = str | os.PathLike[str]
 

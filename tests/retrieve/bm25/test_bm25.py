@@ -286,6 +286,10 @@ def test_parameter_errors_name_the_value() -> None:
         BM25(b=1.5)
     with pytest.raises(FinegrainError, match="k1=-1.0 is not a finite number >= 0"):
         BM25(k1=-1)
+    with pytest.raises(FinegrainError, match=r"BM25: k1=1e\+308 is not a number in \[0, 100\]"):
+        BM25(k1=1e308)  # tf * (k1 + 1) overflows: inf and NaN scores
+    with pytest.raises(FinegrainError, match=r"BM25: epsilon=2.0 is not a number in \[0, 1\]"):
+        BM25(epsilon=2.0)
     with pytest.raises(FinegrainError, match="has no index yet"):
         BM25().scores(["a"])
 
@@ -378,3 +382,28 @@ def test_retriever_errors() -> None:
     with pytest.raises(UnknownNameError, match="unknown tokenizer language 'fr'"):
         corpus, queries = _tiny("en")
         get_retriever("bm25").retrieve(corpus, queries, lang="fr", top_k=None, show_progress=False)
+
+
+def test_an_index_whose_weights_overflow_is_refused_before_any_search() -> None:
+    from finegrain.retrieve.bm25.index import build_index
+    from finegrain.retrieve.bm25.scoring import BM25Params
+
+    p = BM25Params("okapi")
+    object.__setattr__(p, "k1", 1e308)  # past the declared range, as a bug in a new variant could be
+    with np.errstate(over="ignore"), \
+            pytest.raises(FinegrainError, match=r"BM25 okapi \(k1=1e\+308.*weighs term 'a' in document 'd1' inf"):
+        build_index(p, [["a", "a", "b"], ["b", "c"], ["c"]], ["d1", "d2", "d3"])
+
+
+@pytest.mark.parametrize("backend", ["numba", "scipy"])
+def test_a_k_above_the_corpus_size_is_the_corpus_size(backend: str) -> None:
+    from finegrain.retrieve.bm25.search import search_index
+
+    if backend == "numba":
+        pytest.importorskip("numba")
+    bm = BM25("lucene").index([["a", "b"], ["b", "c"], ["c", "a", "a"]], ["d1", "d2", "d3"])
+    idx = bm._require()
+    args = ([["a"], ["c", "b"]], ["q1", "q2"])
+    want = search_index(idx, *args, 3, None, "doc-id", "bm25", False, backend)
+    huge = search_index(idx, *args, 99999999999, None, "doc-id", "bm25", False, backend)  # numba: MemoryError before
+    assert huge.to_dict() == want.to_dict()

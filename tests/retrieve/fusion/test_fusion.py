@@ -145,6 +145,23 @@ def test_errors_name_the_bad_value(call, pattern: str) -> None:
         call()
 
 
+def test_rrf_k_and_weights_have_declared_upper_bounds() -> None:
+    from finegrain.retrieve.registry import RRF_K_MAX, WEIGHT_MAX
+
+    with pytest.raises(FinegrainError, match=r"RRF: k=1e\+20 is not a number in \[0, 1000000\]"):
+        rrf([run(A), run(B)], k=1e20)  # every rank's 1/(k + rank) is the same double: all fused scores tie
+    with pytest.raises(FinegrainError, match=r"weight 1e\+300 .* is not in \[0, 1000000\]"):
+        rrf([run(A), run(B)], weights=[1e300, 1e300])  # the sum of the two overflows
+    with pytest.raises(FinegrainError, match=r"fusion method 'rrf': k=1e\+20 is not a number"):
+        fuse([run(A), run(B)], "rrf", k=1e20)
+    # at the caps, fused scores stay finite and every rank of a deep run keeps its own score
+    deep = Run.from_dict({"q": {f"d{i:04d}": float(1000 - i) for i in range(1000)}})
+    fused = rrf([deep, deep], k=RRF_K_MAX, weights=[WEIGHT_MAX, WEIGHT_MAX])
+    values = np.asarray(list(fused["q"].values()))
+    assert np.isfinite(values).all() and len(np.unique(values)) == 1000
+    assert fused.ranked("q") == deep.ranked("q")
+
+
 # --------------------------------------------------------------------------- invariances
 
 

@@ -155,7 +155,7 @@ def test_factory_options_and_part_options(fake_registered: None) -> None:
         ({"weights": "1"}, FinegrainError, r"1 weight \[1.0\] for 2 runs"),
         ({"weights": "1,x"}, FinegrainError, r"weights='1,x': 'x' is not a number"),
         ({"weights": "1,-1"}, FinegrainError, r"weight -1.0 .* is negative"),
-        ({"k": -5}, FinegrainError, r"RRF k=-5 is not a finite number >= 0"),
+        ({"k": -5}, FinegrainError, r"retriever 'hybrid': k=-5 is not a number >= 0 \(k is in \[0, 1000000\]"),
         ({"depth": 0}, FinegrainError, r"depth=0 is not a whole number >= 1"),
         ({"parts": "bm25-okapi,bm25-okapi"}, FinegrainError, r"hybrid part 'bm25-okapi' appears twice"),
         ({"parts": "bm25-okapi,"}, FinegrainError, r"parts='bm25-okapi,' has an empty name"),

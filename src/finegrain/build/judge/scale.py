@@ -11,13 +11,13 @@ the judging page; others have buttons only.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from finegrain.build.pool_file import DEFAULT_GRADES
 from finegrain.errors import FinegrainError
+from finegrain.numbers import NumberError, parse_grade
 
 _DEFAULT_LABELS: Mapping[tuple[int, ...], tuple[str, ...]] = MappingProxyType({
     (0, 1): ("irrelevant", "relevant"),
@@ -61,9 +61,11 @@ class Scale:
             if not part:
                 continue
             raw, sep, label = part.partition("=")
-            if not re.fullmatch(r"-?\d+", raw.strip()):
-                raise FinegrainError(f"grade {raw.strip()!r} in --grades {text!r} is not an integer", _HINT)
-            g = int(raw)
+            try:
+                g = parse_grade(raw.strip())  # the one number grammar: ASCII digits, int64
+            except NumberError as e:
+                raise FinegrainError(f"grade {raw.strip()!r} in --grades {text!r} is not an integer ({e.reason})",
+                                     _HINT) from None
             grades.append(g)
             if sep:
                 label = label.strip()

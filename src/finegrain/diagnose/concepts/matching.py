@@ -41,14 +41,26 @@ def max_weight_matching(weights: np.ndarray) -> list[tuple[int, int]]:
 
 
 def min_weight_full_matching(costs: np.ndarray) -> list[tuple[int, int]]:
-    """Minimum-cost matching pairing every node of the smaller side (``linear_sum_assignment``)."""
+    """Minimum-cost matching pairing every node of the smaller side (``linear_sum_assignment``).
+
+    Costs are made finite first (NaN and +inf become the largest cost, -inf the smallest, all within
+    ``±`` :func:`_cost_limit`): the assignment calls an infinite matrix "infeasible", and sums of
+    huge costs overflow.
+    """
     from scipy.optimize import linear_sum_assignment
 
     c = np.asarray(costs, dtype=float)
     if c.size == 0:
         return []
+    limit = _cost_limit(c.shape)
+    c = np.clip(np.nan_to_num(c, nan=limit, posinf=limit, neginf=-limit), -limit, limit)
     rows, cols = linear_sum_assignment(c)
     return sorted(zip(rows.tolist(), cols.tolist()))
+
+
+def _cost_limit(shape: tuple[int, ...]) -> float:
+    """The largest cost magnitude whose sums along any assignment stay finite (with room to spare)."""
+    return float(np.finfo(np.float64).max) / (4.0 * (sum(shape) + 1))
 
 
 def matched_weight(weights: np.ndarray, pairs: Sequence[tuple[int, int]]) -> float:

@@ -8,7 +8,10 @@ times, which is what Concept Enumeration counts). The JSON form is::
 
     {"objects": [{"synset": "dog.n.01", "bbox": [x, y, w, h]}, ...]}
 
-Boxes must have positive width and height: Size Disagreement divides by box areas.
+Boxes must have positive width and height: Size Disagreement divides by box areas. Every
+coordinate lies within :data:`BOX_LIMIT` pixels of 0 and every side is at least
+:data:`MIN_SIDE`, so areas and their ratios stay finite doubles (an area of 1e-200 * 1e-200
+is 0, one of 1e200 * 1e200 is inf).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from os import PathLike
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from finegrain.atomic import write_text
 from finegrain.errors import DataFormatError, FinegrainError
@@ -30,6 +33,11 @@ from finegrain.io._lines import read_json
 from finegrain.lexicons.wordnet import wordnet
 
 BBox = tuple[float, float, float, float]
+
+#: The largest |x|, |y|, width or height of a box, in pixels.
+BOX_LIMIT = 1e7
+#: The smallest width or height of a box, in pixels.
+MIN_SIDE = 1e-7
 
 # lemma.pos.NN -- lemmas may themselves contain dots (``a.d..n.01`` style names are rare but legal).
 _SYNSET_NAME = re.compile(r"^\S+\.[nvasr]\.\d{2,}$")
@@ -57,6 +65,10 @@ class ConceptObject:
         if box[2] <= 0 or box[3] <= 0:
             raise FinegrainError(f"bounding box {list(box)!r} of {self.synset} has no area",
                                  "width and height must be positive (Size Disagreement divides by areas)")
+        if any(abs(v) > BOX_LIMIT for v in box) or min(box[2], box[3]) < MIN_SIDE:
+            raise FinegrainError(f"bounding box {list(box)!r} of {self.synset} is outside the pixel range",
+                                 f"give x and y within ±{BOX_LIMIT:g} and width and height in [{MIN_SIDE:g}, "
+                                 f"{BOX_LIMIT:g}] pixels, so areas and their ratios stay finite")
 
     @property
     def area(self) -> float:
@@ -97,7 +109,7 @@ class ObjectSet:
     @classmethod
     def of(cls, items: Iterable[ConceptObject | tuple[str, BBox]]) -> ObjectSet:
         """Build from objects or ``(synset, bbox)`` pairs."""
-        return cls(tuple(o if isinstance(o, ConceptObject) else ConceptObject(o[0], tuple(o[1]))
+        return cls(tuple(o if isinstance(o, ConceptObject) else ConceptObject(o[0], cast(BBox, tuple(o[1])))
                          for o in items))
 
     # tuple protocol

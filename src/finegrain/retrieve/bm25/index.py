@@ -151,6 +151,7 @@ def assemble(
     np.cumsum(post.df, out=indptr[1:])
     data = idf[post.row]
     data *= _tfc(p, post.tf, post.lengths[post.col].astype(np.float64), avgdl)
+    _check_weights(p, post, doc_ids, data)
     matrix = read_only_csr(sp.csr_array((data, post.col.astype(index_dtype), indptr), shape=(n_terms, n)))
     return BM25Index(
         doc_ids=tuple(doc_ids),
@@ -160,6 +161,19 @@ def assemble(
         idf=frozen_array(np.ascontiguousarray(idf)),
         avgdl=avgdl,
     )
+
+
+def _check_weights(p: BM25Params, post: Postings, doc_ids: Sequence[str], data: np.ndarray) -> None:
+    """Every weight finite: a search sums them into the scores it ranks."""
+    bad = np.flatnonzero(~np.isfinite(data))
+    if len(bad):
+        i = int(bad[0])
+        term = next(t for t, r in post.terms.items() if r == int(post.row[i]))
+        raise FinegrainError(
+            f"BM25 {p.variant} (k1={p.k1}, b={p.b}, epsilon={p.epsilon}) weighs term {term!r} in document "
+            f"{doc_ids[int(post.col[i])]!r} {float(data[i])}, which cannot be ranked",
+            "keep k1, b and epsilon in their declared ranges (finegrain list retrievers)",
+        )
 
 
 def build_index(

@@ -36,6 +36,7 @@ from typing import Literal
 import numpy as np
 
 from finegrain.errors import FinegrainError
+from finegrain.retrieve.registry import RETRIEVERS
 
 Variant = Literal["okapi", "lucene", "robertson", "atire"]
 
@@ -60,6 +61,9 @@ class BM25Params:
                 raise FinegrainError(f"BM25 {name}={value!r} is not a finite number >= 0", f"set {name}, e.g. 1.5")
         if not finite(self.b) or not 0 <= self.b <= 1:
             raise FinegrainError(f"BM25 b={self.b!r} is outside [0, 1]", "set b between 0 and 1, e.g. 0.75")
+        declared = RETRIEVERS.params("bm25") or {}
+        for name, value in (("k1", self.k1), ("epsilon", self.epsilon)):
+            declared[name].convert(name, value, "BM25")  # the declared ranges
 
 
 # --------------------------------------------------------------------------- idf (one document frequency f of N)

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 from tqdm.auto import tqdm
 
 from finegrain.errors import FinegrainError
-from finegrain.ranking import top_k_positions
+from finegrain.ranking import cut_depth, top_k_positions
 from finegrain.retrieve.bm25.index import BM25Index
 from finegrain.retrieve.bm25.kernels import Kernels, load_kernels
 from finegrain.types import Run
@@ -61,6 +61,7 @@ def search_index(
     kernels = load_kernels() if backend != "scipy" else None
     if backend == "numba" and kernels is None:
         raise FinegrainError("the numba BM25 backend needs numba", "pip install numba, or use backend='scipy'")
+    k = cut_depth(k, idx.n_docs)  # before anything is allocated for k results per query
     # Higher wins among equal scores.
     tie_key = idx.id_ranks if ties == "doc-id" else -np.arange(idx.n_docs, dtype=np.int64)
     q_ptr, q_cols, postings = _query_rows(idx, queries)

@@ -68,6 +68,7 @@ import numpy as np
 
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.interop import as_run
+from finegrain.registry import Param
 from finegrain.retrieve.registry import FUSIONS
 from finegrain.types import Run
 
@@ -144,6 +145,7 @@ def rrf(
     w = _check_weights(weights, len(runs))
     if isinstance(k, bool) or not isinstance(k, (int, float)) or not math.isfinite(k) or k < 0:
         raise FinegrainError(f"RRF k={k!r} is not a finite number >= 0", "use the standard k=60")
+    _declared("rrf", "k").convert("k", k, "RRF")  # its declared range
     runs = _cut(runs, depth)
     contributions = [np.float64(wi) / (np.float64(k) + _ranks(r)) for wi, r in zip(w, runs)]
     return _fuse(runs, contributions, [None] * len(runs), name or _name("rrf", runs))
@@ -402,7 +404,13 @@ def _check_weights(weights: Sequence[float] | None, n: int) -> np.ndarray:
             raise FinegrainError(f"weight {x!r} in {w!r} is negative", "weights are numbers >= 0 (0 ignores a run)")
     if not any(float(x) > 0 for x in w):
         raise FinegrainError(f"all weights {w!r} are 0", "give at least one run a weight > 0")
+    _declared("rrf", "weights").convert("weights", [float(x) for x in w])  # their declared range
     return np.asarray(w, dtype=np.float64)
+
+
+def _declared(method: str, key: str) -> Param:
+    """The declared parameter ``key`` of the fusion ``method`` (its range is checked in one place)."""
+    return (FUSIONS.params(method) or {})[key]
 
 
 def _check_norm(method: str) -> None:

@@ -111,6 +111,9 @@ def rerank(
                     name=name or f"{run.name}>>{reranker.name}")
 
 
+_FUSE_K = (RETRIEVERS.params("rerank") or {})["fuse_k"]
+
+
 def _check_step(depth: Any, rest: Any, alpha: Any, fuse: Any, fuse_k: Any) -> None:
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise FinegrainError(f"depth={depth!r} is not a whole number >= 1", "e.g. depth=100")
@@ -124,6 +127,7 @@ def _check_step(depth: Any, rest: Any, alpha: Any, fuse: Any, fuse_k: Any) -> No
         raise FinegrainError(f"fuse={fuse!r} is not known", f"use one of {', '.join(map(repr, FUSES))}")
     if isinstance(fuse_k, bool) or not isinstance(fuse_k, (int, float)) or not np.isfinite(fuse_k) or fuse_k < 0:
         raise FinegrainError(f"fuse_k={fuse_k!r} is not a finite number >= 0", "e.g. fuse_k=60")
+    _FUSE_K.convert("fuse_k", fuse_k)  # its declared range
 
 
 def score_heads(

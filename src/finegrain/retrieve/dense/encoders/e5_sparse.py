@@ -31,9 +31,10 @@ from finegrain._lazy import require
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.dense.encoders.base import check_texts
 from finegrain.retrieve.dense.encoders.e5 import E5Encoder
+from finegrain.retrieve.registry import SPARSE_TERMS_MAX
 
 DEFAULT_TERMS = 256
-MAX_TERMS = 4096
+MAX_TERMS = SPARSE_TERMS_MAX  # the declared range of the ``terms`` option
 
 
 class E5SparseEncoder:

@@ -1,17 +1,22 @@
-"""The one number grammar of finegrain's text readers: what trec_eval's C parsers accept, nothing more.
+"""The one number grammar of finegrain: what trec_eval's C parsers accept, nothing more.
 
 trec_eval reads a grade with ``atol`` and a score with ``atof``. Python's
 ``int`` and ``float`` are more generous than C: they read ``1_0`` as 10,
 fullwidth ``２`` and Arabic-Indic ``٣`` as digits, and Python integers have no
-upper bound, so a grade of 2^63 would wrap when stored as int64. Every reader
-(TREC, BEIR qrels, ...) goes through these functions instead:
+upper bound, so a grade of 2^63 would wrap when stored as int64. Every number
+finegrain reads from text goes through these functions instead: the file
+readers (TREC, BEIR qrels, ...), ``--set KEY=VALUE`` options
+(:meth:`finegrain.registry.Param.convert`), the command line's numeric options
+and metric cutoffs (``ndcg@10``):
 
-- a **grade** is ``[+-]?[0-9]+`` in ASCII digits, between -2^63 and 2^63-1;
-- a **score** is a C decimal (``[+-]?(digits[.digits]|.digits)([eE][+-]?digits)?``)
-  or C hexadecimal (``0x1.8p3``) floating-point literal, and finite.
+- an **integer** is ``[+-]?[0-9]+`` in ASCII digits, between -2^63 and 2^63-1
+  (:func:`parse_int`; a grade is such an integer, :func:`parse_grade`);
+- a **float** is a C decimal (``[+-]?(digits[.digits]|.digits)([eE][+-]?digits)?``)
+  or C hexadecimal (``0x1.8p3``) floating-point literal, and finite
+  (:func:`parse_float`).
 
 Anything else is refused with the reason, so the caller can name the file
-and line. Numbers are never "mostly" read: ``atol("2.5")`` is 2 in
+and line, or the option. Numbers are never "mostly" read: ``atol("2.5")`` is 2 in
 trec_eval, but here ``2.5`` is not a grade.
 """
 
@@ -24,7 +29,7 @@ import numpy as np
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 
-_GRADE = re.compile(r"[+-]?[0-9]+\Z", re.ASCII)
+_INT = re.compile(r"[+-]?[0-9]+\Z", re.ASCII)
 # Unambiguous alternatives inside atomic groups: a failed match never backtracks
 # through earlier fields (one linear pass over a column of ten million scores).
 _DEC = rb"(?>[+-]?(?:[0-9]++(?:\.[0-9]*+)?|\.[0-9]++)(?:[eE][+-]?[0-9]++)?)"
@@ -34,6 +39,7 @@ _HEXADECIMAL = re.compile(_HEX + rb"\Z")
 _NOT_FINITE = re.compile(rb"[+-]?(?:inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)\Z", re.IGNORECASE)
 
 GRADE_EXPECTED = "an integer grade (ASCII digits, between -2^63 and 2^63-1)"
+INT_EXPECTED = "a whole number (ASCII digits, between -2^63 and 2^63-1)"
 SCORE_EXPECTED = "a finite number (a C decimal or hex floating-point literal)"
 
 
@@ -46,25 +52,36 @@ class NumberError(ValueError):
         self.hint = hint
 
 
+def parse_int(text: str) -> int:
+    """``text`` as an integer of the grammar (ASCII digits, int64), or NumberError."""
+    return _int64(text, "number", INT_EXPECTED, "write a whole number", "use a smaller number")
+
+
 def parse_grade(text: str) -> int:
     """``text`` as a grade, or NumberError."""
-    if not _GRADE.match(text):
+    return _int64(text, "grade", GRADE_EXPECTED, "grades are integers; round them or write 0/1/2/...",
+                  "use small integer grades (0, 1, 2, ...)")
+
+
+def _int64(text: str, what: str, expected: str, not_whole: str, too_big: str) -> int:
+    if not _INT.match(text):
         hint = None
         if _is_decimal(text):
-            hint = "grades are integers; round them or write 0/1/2/..."
+            hint = not_whole
         elif any(c.isdigit() and not c.isascii() for c in text):
-            hint = "write the grade in ASCII digits 0-9"
-        raise NumberError(f"{_clip(text)!r} is not {GRADE_EXPECTED}", hint)
+            hint = f"write the {what} in ASCII digits 0-9"
+        raise NumberError(f"{_clip(text)!r} is not {expected}", hint)
+    range_name = "grade range" if what == "grade" else "range"
     if len(text.lstrip("+-0")) > 19:  # longer than any int64 (and than Python converts past 4,300 digits)
-        raise NumberError(f"{_clip(text)} is outside the grade range -2^63..2^63-1", "use small integer grades (0, 1, 2, ...)")
+        raise NumberError(f"{_clip(text)} is outside the {range_name} -2^63..2^63-1", too_big)
     value = int(text)
     if not INT64_MIN <= value <= INT64_MAX:
-        raise NumberError(f"{text} is outside the grade range -2^63..2^63-1", "use small integer grades (0, 1, 2, ...)")
+        raise NumberError(f"{text} is outside the {range_name} -2^63..2^63-1", too_big)
     return value
 
 
-def parse_score(raw: bytes | str) -> float:
-    """``raw`` as a score, or NumberError."""
+def parse_float(raw: bytes | str) -> float:
+    """``raw`` as a finite float of the grammar (a score, an option's value), or NumberError."""
     b = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw
     if _DECIMAL.match(b):
         value = float(b)
@@ -75,12 +92,12 @@ def parse_score(raw: bytes | str) -> float:
             value = float("inf")
     elif _NOT_FINITE.match(b):
         raise NumberError(
-            f"{_show(b)} is not a finite number", "NaN and infinite scores cannot be ranked; drop or fix that line"
+            f"{_show(b)} is not a finite number", "NaN and infinity cannot be ranked or compared; write a finite number"
         )
     else:
         raise NumberError(f"{_show(b)} is not {SCORE_EXPECTED}")
     if value != value or value in (float("inf"), float("-inf")):
-        raise NumberError(f"{_show(b)} overflows a double", "scale the scores into the double range")
+        raise NumberError(f"{_show(b)} overflows a double", "write a number within the double range (about 1.8e308)")
     return value
 
 
@@ -91,7 +108,7 @@ def decimal_column(column: list[bytes]) -> np.ndarray | None:
     ``0-9 + - . e E`` occur (so no ``_``, no non-ASCII digit, no ``nan``);
     within that alphabet Python's ``float`` accepts exactly C's decimal
     literals. Fields it refuses, or values that overflow, give None and
-    the caller goes field by field with :func:`parse_score`.
+    the caller goes field by field with :func:`parse_float`.
     """
     if not column:
         return np.empty(0, dtype=np.float64)
