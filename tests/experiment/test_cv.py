@@ -226,3 +226,11 @@ def test_a_named_fusion_tunes_one_weight_per_part() -> None:
     assert len(by_key["weights"].values) == 66  # multiples of 0.1 over three parts summing to 1
     two = {t.key: t for t in tunables("hybrid-sparse", {"parts": ["bm25-okapi", "e5"]})}
     assert {len(w) for w in two["weights"].values} == {2}
+
+
+@pytest.mark.parametrize("text", ["1_0", "٣", "５", "5,seed=1_0", "5,seed=99999999999999999999999"])
+def test_cv_numbers_follow_the_one_number_grammar(text: str) -> None:
+    from finegrain.experiment.tuning.cv import parse_cv
+
+    with pytest.raises(FinegrainError, match="--cv"):
+        parse_cv(text)

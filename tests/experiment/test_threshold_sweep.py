@@ -187,3 +187,12 @@ def test_capretrieval_sweep_matches_the_retrievers_own_threshold(tmp_path: Path,
     cv = sweep["cross_validation"]["pair_f1"]
     assert cv["value"] <= cv["in_sample_value"] + 1e-12  # out of fold is no better than the best in sample
     assert sweep["n_queries"] == 404
+
+
+@pytest.mark.parametrize("text", ["threshold=0:1:0.1,folds=1_0", "threshold=0:1:0.1,seed=٣",
+                                  "threshold=0:1:0.1,folds=99999999999999999999999"])
+def test_sweep_numbers_follow_the_one_number_grammar(text: str) -> None:
+    from finegrain.experiment.tuning.threshold import parse_sweep
+
+    with pytest.raises(FinegrainError, match="--sweep"):
+        parse_sweep(text)

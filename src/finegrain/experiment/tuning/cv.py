@@ -46,6 +46,7 @@ from finegrain.errors import FinegrainError
 from finegrain.evaluate.evaluate import evaluate
 from finegrain.experiment.tuning.folds import assemble, fold_of
 from finegrain.metrics.spec import parse_metric
+from finegrain.numbers import NumberError, parse_int
 from finegrain.retrieve.registry import RETRIEVERS
 
 SCHEMA = "finegrain.cv/1"
@@ -92,9 +93,9 @@ def parse_cv(text: str | int) -> CVSpec:
 
 def _int(v: str, what: str, text: str | int) -> int:
     try:
-        return int(v)
-    except ValueError:
-        raise FinegrainError(f"--cv {text!r}: {what} {v!r} is not a whole number", f"e.g. {_EXAMPLE}") from None
+        return parse_int(v)
+    except NumberError as e:
+        raise FinegrainError(f"--cv {text!r}: {what} {v!r}: {e.reason}", f"e.g. {_EXAMPLE}") from None
 
 
 # --------------------------------------------------------------------------- the grid

@@ -50,6 +50,7 @@ from finegrain.evaluate.evaluate import evaluate
 from finegrain.experiment.tuning.folds import fold_of
 from finegrain.metrics.spec import parse_metric
 from finegrain.metrics.values import QueryValues, aggregate
+from finegrain.numbers import NumberError, parse_int
 from finegrain.types import Run
 
 SCHEMA = "finegrain.threshold_sweep/1"
@@ -128,9 +129,9 @@ def parse_sweep(text: str) -> SweepSpec:
 
 def _int(v: str, what: str, text: str) -> int:
     try:
-        return int(v)
-    except ValueError:
-        raise FinegrainError(f"--sweep {text!r}: {what}={v!r} is not an integer", f"e.g. {what}=5") from None
+        return parse_int(v)
+    except NumberError as e:
+        raise FinegrainError(f"--sweep {text!r}: {what}={v!r}: {e.reason}", f"e.g. {what}=5") from None
 
 
 # --------------------------------------------------------------------------- normalisation
