@@ -93,8 +93,8 @@ def main() -> None:
     print(f"python {platform.python_version()}, {args.dataset}, retriever {args.retriever}, cache {args.cache}")
     print(f"plain evaluation : {plain_s:8.2f} s  ({n_q} queries){_texts(plain.results['provenance']['retriever'])}")
     print(f"perturbation run : {pert_s:8.2f} s  ({n_q} originals + {n_p} perturbed queries, "
-          f"{len(families)} families){_texts(pert.results['provenance']['retriever'])}")
-    print(f"  of which retrieval {pert.results['provenance']['retrieve_seconds']:.2f} s")
+          f"{len(families)} families){_texts(pert.results.provenance.retriever.to_json())}")
+    print(f"  of which retrieval {pert.results.provenance.retrieve_seconds:.2f} s")
     print(f"ratio perturbation / plain: {pert_s / plain_s:.2f}")
     if tmp:
         tmp.cleanup()

@@ -23,6 +23,12 @@ from finegrain.diagnose.contrastive import (
     score,
 )
 from finegrain.errors import FinegrainError
+from finegrain.results.probes import ContrastBootstrap, ContrastEncoder, PairsSource
+
+# the header finegrain contrast writes around the outcome's sections
+HEADER = {"version": "0", "pairs": PairsSource(name="pairs.jsonl", path="pairs.jsonl", n_pairs=1),
+          "encoder": ContrastEncoder(spec="fake"),
+          "bootstrap": ContrastBootstrap(resamples=50, seed=0, confidence=0.95, unit="pair")}
 
 
 class TableEncoder:
@@ -76,8 +82,8 @@ def test_accuracy_per_category_group_and_overall_by_hand():
     assert by_group["event"].accuracy == 1.0
     assert rep.unmapped == 1
     assert by_ccd["entity type"].mean_margin == pytest.approx(((0.8 - 0.1) + (0.8 - 0.2)) / 2)
-    d = rep.to_dict()
-    assert d["overall"]["fg_cda"] + d["overall"]["fg_cde"] == pytest.approx(1.0)
+    d = rep.saved()
+    assert d.overall.fg_cda + d.overall.fg_cde == pytest.approx(1.0)
 
 
 def test_category_order_is_respected():
@@ -120,7 +126,7 @@ def test_default_directions_and_run_contrast_skips():
     assert out.reports[0].overall.accuracy == 0.0  # image i is closer to c
     with pytest.raises(FinegrainError, match="no pair supports direction text->image"):
         run_contrast([text_only], enc, enc, directions=["text->image"])
-    body = out.to_json_dict()
+    body = out.to_results(**HEADER).to_json()
     assert body["records"]["image->text"][0]["correct"] is False
 
 

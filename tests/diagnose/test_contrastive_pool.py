@@ -32,6 +32,12 @@ from finegrain.diagnose.contrastive import (
     run_contrast,
 )
 from finegrain.errors import FinegrainError
+from finegrain.results.probes import ContrastBootstrap, ContrastEncoder, PairsSource
+
+# the header finegrain contrast writes around the outcome's sections
+HEADER = {"version": "0", "pairs": PairsSource(name="pairs.jsonl", path="pairs.jsonl", n_pairs=1),
+          "encoder": ContrastEncoder(spec="fake"),
+          "bootstrap": ContrastBootstrap(resamples=50, seed=0, confidence=0.95, unit="pair")}
 
 # candidate -> (score vs qa, score vs qb)
 CANDS = {"A": (0.9, 0.3), "A neg": (0.95, 0.1), "B": (0.1, 0.8), "B neg": (0.2, 0.5), "A2": (0.5, 0.2)}
@@ -180,11 +186,11 @@ def test_pool_never_raises_recall_and_its_json_has_both_settings() -> None:
         assert u.rank_with >= u.rank_without
     for a, b in zip(rep.without.recall, rep.with_negatives.recall):
         assert b.value <= a.value
-    body = out.to_json_dict()
+    body = out.to_results(**HEADER).to_json()
     pool = body["pool"]["directions"][0]
     assert {"without_negatives", "with_negatives", "change", "pair_cosine", "units"} <= set(pool)
     assert pool["with_negatives"]["recall@1"]["value"] == rep.with_negatives.recall[0].value
-    assert "pool" not in run_contrast(ps, BagOfWordsEncoder(16), n_resamples=50).to_json_dict()
+    assert "pool" not in run_contrast(ps, BagOfWordsEncoder(16), n_resamples=50).to_results(**HEADER).to_json()
 
 
 def test_pairwise_and_pool_share_one_encoding_of_each_text() -> None:
@@ -217,9 +223,9 @@ def test_ablation_table_counts_pairs_units_and_keeps_empty_cells() -> None:
     assert (empty.n_pairs, empty.n, empty.fg_cda) == (0, 0, None) and not t.sparse(empty)
     assert t.ccd_with_data == ("entity type", "entity attribute")
     assert [c.n_pairs for c in t.column_totals] == [2, 1, 1] and t.total.n == 5 and t.total.correct == 3
-    d = t.to_dict()
-    assert d["cells"][1][0]["n_pairs"] == 2 and d["cells"][0][1]["sparse"] is True
-    assert d["n_ccd_categories"] == 9
+    d = t.saved()
+    assert d.cells[1][0].n_pairs == 2 and d.cells[0][1].sparse is True
+    assert d.n_ccd_categories == 9
     with pytest.raises(FinegrainError, match="no cell"):
         t.cell("entity type", "nope")
     with pytest.raises(FinegrainError, match="min_pairs"):

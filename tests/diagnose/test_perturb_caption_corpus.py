@@ -67,18 +67,18 @@ def test_rank_tables_by_hand() -> None:
     fams = rank_table(["a", "b", "c"], np.array([1, 3, 2]), {"f": (["a", "c"], np.array([2, 2]))},
                       ["recall@1", "mrr", "fail_rate@1"], n_resamples=200)
     e = fams["f"]
-    assert e["n_perturbed"] == 2 and e["share_of_queries"] == pytest.approx(2 / 3)
-    rc = e["rank_change"]
-    assert (rc["lower"], rc["same"], rc["higher"], rc["n"]) == (1, 1, 0, 2)
-    r1 = e["metrics"]["recall@1"]
-    assert (r1["original"], r1["perturbed"], r1["delta"]) == (0.5, 0.0, -0.5)
-    assert r1["dataset_original"] == pytest.approx(1 / 3) and r1["dataset_perturbed"] == 0.0
-    mrr = e["metrics"]["mrr"]  # a: 1 -> 1/2, c: 1/2 -> 1/2
-    assert (mrr["original"], mrr["perturbed"]) == (0.75, 0.5)
-    assert e["metrics"]["fail_rate@1"]["delta"] == 0.5
-    assert e["best_relevant_rank"] == {"a": [1, 2], "c": [2, 2]}
+    assert e.n_perturbed == 2 and e.share_of_queries == pytest.approx(2 / 3)
+    rc = e.rank_change
+    assert (rc.lower, rc.same, rc.higher, rc.n) == (1, 1, 0, 2)
+    r1 = e.metrics["recall@1"]
+    assert (r1.original, r1.perturbed, r1.delta) == (0.5, 0.0, -0.5)
+    assert r1.dataset_original == pytest.approx(1 / 3) and r1.dataset_perturbed == 0.0
+    mrr = e.metrics["mrr"]  # a: 1 -> 1/2, c: 1/2 -> 1/2
+    assert (mrr.original, mrr.perturbed) == (0.75, 0.5)
+    assert e.metrics["fail_rate@1"].delta == 0.5
+    assert e.best_relevant_rank == {"a": (1, 2), "c": (2, 2)}
     empty = rank_table(["a"], np.array([1]), {"g": ([], np.zeros(0, dtype=np.int64))}, ["recall@1"])["g"]
-    assert empty["n_perturbed"] == 0 and empty["metrics"]["recall@1"]["n"] == 0
+    assert empty.n_perturbed == 0 and empty.metrics["recall@1"].n == 0
 
 
 def _cfg(**kw: object) -> PerturbConfig:
@@ -91,8 +91,9 @@ def test_original_row_is_the_plain_protocol_and_each_perturbed_rank_is_the_proto
     enc = BagOfWordsEncoder(64)
     out = run_caption_perturbation(_cfg(), encoder=enc, items=ITEMS)
     plain = run_caption_corpus(build_caption_corpus(ITEMS), BagOfWordsEncoder(64))
-    assert out.results["original"] == {m: plain.metrics[m] for m in CAPTION_METRICS}
-    assert out.results["protocol"]["plain_protocol"] == plain.metrics
+    assert out.results.original == {m: plain.metrics[m] for m in CAPTION_METRICS}
+    assert out.results.protocol is not None
+    assert out.results.protocol.plain_protocol.to_json() == plain.metrics
     assert out.perturbations, "the fixture has colour, size, antonym words"
     fams = {p.family for p in out.perturbations}
     assert {"color-all", "size", "negation", "typo"} <= fams
@@ -101,8 +102,8 @@ def test_original_row_is_the_plain_protocol_and_each_perturbed_rank_is_the_proto
         items = [(i, [p.perturbed, *caps[1:]] if i == p.qid else caps) for i, caps in ITEMS]
         again = run_caption_corpus(build_caption_corpus(items), BagOfWordsEncoder(64))
         row = [i for i, _ in ITEMS].index(p.qid)
-        got = out.results["families"][p.family]["best_relevant_rank"][p.qid]
-        assert got == [int(plain.ranks[row]), int(again.ranks[row])], p
+        got = out.results.families[p.family].best_relevant_rank[p.qid]
+        assert got == (int(plain.ranks[row]), int(again.ranks[row])), p
 
 
 def test_bad_metric_and_retriever_fail_before_any_work() -> None:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import html as htmlmod
 import json
+import math
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -281,3 +283,13 @@ def test_share_chart_widths_follow_counts() -> None:
     widths = [float(w) for w in re.findall(r'<rect x="[\d.]+" y="[\d.]+" width="([\d.]+)" height="20.0"', svg)]
     assert len(widths) == 2 and widths[0] == pytest.approx(3 * widths[1], rel=0.01)
     assert "75.0% (3)" in svg and "nothing here" in svg
+
+
+@pytest.mark.parametrize("big", [1.7e306, 1e300, sys.float_info.max])
+def test_interval_chart_draws_a_huge_value_at_the_end_of_the_axis(big: float) -> None:
+    """x100 of a saved value may leave the floats, or round out to an axis end that does: the value sits at the
+    end of a finite axis and is written as it is."""
+    svg = interval_chart(["huge", "small"], [("s", [(big, -big, big), (0.1, 0.0, 0.2)])], title="t", axis_label="a")
+    assert "+10.00 [+0.00, +20.00]" in svg
+    xs = [float(v) for v in re.findall(r'<circle cx="([-\d.e+]+)"', svg)]
+    assert len(xs) == 2 and all(math.isfinite(x) for x in xs) and xs[0] > xs[1]

@@ -35,6 +35,7 @@ def contrast_command(
     """Share of (pair, query) where the target outscores its contrastive candidate, per category and overall."""
     import json
 
+    from finegrain.atomic import write_text
     from finegrain.cli.options import encoder_options
     from finegrain.diagnose.contrastive import (
         SUGARCREPE_MAPPING_NOTES,
@@ -47,6 +48,7 @@ def contrast_command(
         sugarcrepe_pairs,
     )
     from finegrain.errors import FinegrainError
+    from finegrain.results.probes import ContrastBootstrap, ContrastEncoder, PairsSource
     from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache
     from finegrain.retrieve.dense.encoders.registry import get_encoder
     from finegrain.settings import Settings
@@ -78,19 +80,13 @@ def contrast_command(
     outcome = run_contrast(pair_list, texts, images, directions=directions or None, category_order=order,
                            n_resamples=resamples, seed=seed, pool=pool, min_pairs=min_pairs)
 
-    body = {
-        "schema": "finegrain.contrast/1", "tool": "finegrain contrast", "version": __version__,
-        "pairs": {**source, "n_pairs": len(pair_list)},
-        "encoder": {"spec": encoder, **enc.config()},
-        "bootstrap": {"resamples": resamples, "seed": seed, "confidence": 0.95, "unit": "pair"},
-        **outcome.to_json_dict(),
-    }
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        target = out / "results.json"
-        target.write_text(json.dumps(body, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    except OSError as e:
-        raise FinegrainError(f"cannot write {str(out)!r}: {e.strerror}", "choose a writable --out folder") from None
+    results = outcome.to_results(
+        version=__version__, pairs=PairsSource.model_validate({**source, "n_pairs": len(pair_list)}),
+        encoder=ContrastEncoder.model_validate({"spec": encoder, **enc.config()}),
+        bootstrap=ContrastBootstrap(resamples=resamples, seed=seed, confidence=0.95, unit="pair"),
+    )
+    body = results.to_json()
+    target = write_text(out / "results.json", json.dumps(body, ensure_ascii=False, indent=1) + "\n")
     if as_json:
         summary = {k: v for k, v in body.items() if k != "records"}
         if "pool" in summary:

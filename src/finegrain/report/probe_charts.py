@@ -35,6 +35,7 @@ from finegrain.report.charts import (
 LOWER, SAME, HIGHER = "#D55E00", "#C8C8C8", "#0072B2"
 
 Interval = tuple[float, float, float] | None  # (estimate, low, high), None: undefined
+AXIS_LIMIT = 1e300  # the automatic axis spans at most +-this, so its tidy ends stay floats
 
 
 def share_chart(
@@ -81,14 +82,17 @@ def interval_chart(
 
     Values are drawn and written x ``scale`` (the report's x100). ``domain``
     fixes the axis (in unscaled units); by default it spans every interval and
-    the reference, rounded out to tidy ticks. An undefined interval writes "n/a".
+    the reference, rounded out to tidy ticks (at most +-:data:`AXIS_LIMIT`; a
+    value beyond is drawn at the end of the axis and written as it is). An
+    undefined interval writes "n/a".
     """
     for name, vals in series:
         if len(vals) != len(categories):
             raise ValueError(f"series {name!r} has {len(vals)} intervals for {len(categories)} categories; "
                              "give one (or None) per category")
     cols = list(colours) if colours is not None else [colour(i) for i in range(len(series))]
-    pts = [v * scale for _, vals in series for iv in vals if iv is not None for v in iv if math.isfinite(v)]
+    scaled = (v * scale for _, vals in series for iv in vals if iv is not None for v in iv)
+    pts = [min(max(v, -AXIS_LIMIT), AXIS_LIMIT) for v in scaled if math.isfinite(v)]
     if domain is not None:
         lo, hi = domain[0] * scale, domain[1] * scale
     else:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -25,6 +24,7 @@ from finegrain.diagnose.contrastive.categories import CCD_CATEGORIES, CCD_GROUPS
 from finegrain.diagnose.contrastive.records import Direction
 from finegrain.diagnose.contrastive.scoring import ContrastScores
 from finegrain.errors import FinegrainError
+from finegrain.results import probes as saved_kinds
 
 UNMAPPED = "(unmapped)"
 DEFAULT_MIN_PAIRS = 10
@@ -44,9 +44,11 @@ class AblationCell:
     def fg_cda(self) -> float | None:
         return self.correct / self.n if self.n else None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"ccd_category": self.ccd, "category": self.category, "n_pairs": self.n_pairs, "n": self.n,
-                "correct": self.correct, "fg_cda": self.fg_cda}
+    def saved(self, sparse: bool | None = None) -> saved_kinds.AblationCell:
+        """As saved in ``results.json``; ``sparse`` is saved when given (a total has none)."""
+        return saved_kinds.AblationCell(ccd_category=self.ccd, category=self.category, n_pairs=self.n_pairs, n=self.n,
+                                        correct=self.correct, fg_cda=self.fg_cda,
+                                        **({} if sparse is None else {"sparse": sparse}))
 
 
 @dataclass(frozen=True)
@@ -77,16 +79,17 @@ class AblationTable:
     def sparse(self, c: AblationCell) -> bool:
         return 0 < c.n_pairs < self.min_pairs
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "direction": self.direction, "rows": list(self.rows), "columns": list(self.columns),
-            "groups": {r: CCD_GROUPS.get(r, "") for r in self.rows},
-            "cells": [[c.to_dict() | {"sparse": self.sparse(c)} for c in row] for row in self.cells],
-            "row_totals": [c.to_dict() | {"sparse": self.sparse(c)} for c in self.row_totals],
-            "column_totals": [c.to_dict() | {"sparse": self.sparse(c)} for c in self.column_totals],
-            "total": self.total.to_dict(), "min_pairs": self.min_pairs,
-            "ccd_with_data": list(self.ccd_with_data), "n_ccd_categories": len(CCD_CATEGORIES),
-        }
+    def saved(self) -> saved_kinds.AblationTable:
+        """As saved in ``results.json``."""
+        return saved_kinds.AblationTable(
+            direction=self.direction, rows=list(self.rows), columns=list(self.columns),
+            groups={r: CCD_GROUPS.get(r, "") for r in self.rows},
+            cells=[[c.saved(self.sparse(c)) for c in row] for row in self.cells],
+            row_totals=[c.saved(self.sparse(c)) for c in self.row_totals],
+            column_totals=[c.saved(self.sparse(c)) for c in self.column_totals],
+            total=self.total.saved(), min_pairs=self.min_pairs,
+            ccd_with_data=list(self.ccd_with_data), n_ccd_categories=len(CCD_CATEGORIES),
+        )
 
 
 def _cell(ccd: str, category: str, mask: np.ndarray, pids: np.ndarray, ok: np.ndarray) -> AblationCell:

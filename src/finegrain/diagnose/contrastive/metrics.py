@@ -17,6 +17,7 @@ from finegrain.diagnose.contrastive.categories import (
 from finegrain.diagnose.contrastive.records import Direction
 from finegrain.diagnose.contrastive.scoring import ContrastScores
 from finegrain.errors import FinegrainError
+from finegrain.results.probes import DirectionResults, SliceAccuracy
 
 
 @dataclass(frozen=True)
@@ -41,18 +42,11 @@ class Accuracy:
     def fg_cde(self) -> float:
         return 1.0 - self.accuracy
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "n_pairs": self.n_pairs,
-            "n": self.n,
-            "correct": self.correct,
-            "ties": self.ties,
-            "fg_cda": self.accuracy,
-            "fg_cda_ci": [self.ci.low, self.ci.high],
-            "fg_cde": self.fg_cde,
-            "mean_margin": self.mean_margin,
-        }
+    def saved(self) -> SliceAccuracy:
+        """As saved in ``results.json``."""
+        return SliceAccuracy(name=self.name, n_pairs=self.n_pairs, n=self.n, correct=self.correct, ties=self.ties,
+                             fg_cda=self.accuracy, fg_cda_ci=(self.ci.low, self.ci.high), fg_cde=self.fg_cde,
+                             mean_margin=self.mean_margin)
 
 
 def pair_bootstrap_ci(
@@ -140,15 +134,12 @@ class DirectionReport:
     by_group: tuple[Accuracy, ...]
     unmapped: int  # (pair, query) units whose category has no CCD counterpart
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "direction": self.direction,
-            "overall": self.overall.to_dict(),
-            "by_category": [a.to_dict() for a in self.by_category],
-            "by_ccd_category": [a.to_dict() for a in self.by_ccd],
-            "by_ccd_group": [a.to_dict() for a in self.by_group],
-            "unmapped_units": self.unmapped,
-        }
+    def saved(self) -> DirectionResults:
+        """As saved in ``results.json``."""
+        return DirectionResults(direction=self.direction, overall=self.overall.saved(),
+                                by_category=[a.saved() for a in self.by_category],
+                                by_ccd_category=[a.saved() for a in self.by_ccd],
+                                by_ccd_group=[a.saved() for a in self.by_group], unmapped_units=self.unmapped)
 
 
 def report(
@@ -160,7 +151,7 @@ def report(
     seed: int | None = 0,
 ) -> DirectionReport:
     """FG-CDA overall and per slice; categories in ``category_order`` (then the rest, sorted)."""
-    kw = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    kw: dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     cats = np.array([r.category for r in scores.records], dtype=object)
     ccds = np.array([r.ccd_category or "" for r in scores.records], dtype=object)
     groups = np.array([CCD_GROUPS.get(c, "") for c in ccds], dtype=object)

@@ -49,6 +49,7 @@ from finegrain.diagnose.contrastive.metrics import pair_bootstrap_ci
 from finegrain.diagnose.contrastive.records import ContrastPair, Direction, check_direction, expand
 from finegrain.diagnose.contrastive.scoring import ImageEncoder, TextEncoder, _encode
 from finegrain.errors import FinegrainError
+from finegrain.results import probes as saved_kinds
 
 POOL_KS: tuple[int, ...] = (1, 5)
 SETTINGS: tuple[str, ...] = ("without negatives", "with negatives")
@@ -91,8 +92,9 @@ class RecallAt:
     value: float
     ci: Interval
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"k": self.k, "hits": self.hits, "n": self.n, "value": self.value, "ci": [self.ci.low, self.ci.high]}
+    def saved(self) -> saved_kinds.RecallAt:
+        """As saved in ``results.json``."""
+        return saved_kinds.RecallAt(k=self.k, hits=self.hits, n=self.n, value=self.value, ci=(self.ci.low, self.ci.high))
 
 
 @dataclass(frozen=True)
@@ -104,8 +106,9 @@ class RecallChange:
     ci: Interval
     lost: int  # units in the top k without negatives and out of it with them
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"k": self.k, "delta": self.delta, "ci": [self.ci.low, self.ci.high], "lost": self.lost}
+    def saved(self) -> saved_kinds.RecallChange:
+        """As saved in ``results.json``."""
+        return saved_kinds.RecallChange(k=self.k, delta=self.delta, ci=(self.ci.low, self.ci.high), lost=self.lost)
 
 
 @dataclass(frozen=True)
@@ -116,9 +119,10 @@ class PoolSetting:
     n_candidates: int
     recall: tuple[RecallAt, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "n_candidates": self.n_candidates,
-                **{f"recall@{r.k}": r.to_dict() for r in self.recall}}
+    def saved(self) -> saved_kinds.PoolSetting:
+        """As saved in ``results.json``: R@k under the key ``recall@k``."""
+        return saved_kinds.PoolSetting.model_validate({"name": self.name, "n_candidates": self.n_candidates,
+                                                       **{f"recall@{r.k}": r.saved() for r in self.recall}})
 
 
 @dataclass(frozen=True)
@@ -132,9 +136,10 @@ class PairCosine:
     low: float
     high: float
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "n_pairs": self.n_pairs, "mean": self.mean, "ci": [self.ci.low, self.ci.high],
-                "min": self.low, "max": self.high}
+    def saved(self) -> saved_kinds.PairCosine:
+        """As saved in ``results.json``."""
+        return saved_kinds.PairCosine(name=self.name, n_pairs=self.n_pairs, mean=self.mean,
+                                      ci=(self.ci.low, self.ci.high), min=self.low, max=self.high)
 
 
 @dataclass(frozen=True)
@@ -167,20 +172,21 @@ class PoolReport:
     def n_units(self) -> int:
         return len(self.units)
 
-    def to_dict(self, *, units: bool = True) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "direction": self.direction, "n_units": self.n_units, "n_items": self.n_items,
-            "n_excluded_query_in_pool": self.n_excluded,
-            "without_negatives": self.without.to_dict(), "with_negatives": self.with_negatives.to_dict(),
-            "change": {f"recall@{c.k}": c.to_dict() for c in self.change},
-            "pair_cosine": {"overall": self.cosine_overall.to_dict(),
-                            "by_category": [c.to_dict() for c in self.cosine_by_category],
-                            "by_ccd_category": [c.to_dict() for c in self.cosine_by_ccd]},
-        }
-        if units:
-            body["units"] = [{"item": u.item, "query": u.query, "n_relevant": u.n_relevant,
-                              "rank_without": u.rank_without, "rank_with": u.rank_with} for u in self.units]
-        return body
+    def saved(self, *, units: bool = True) -> saved_kinds.PoolDirection:
+        """As saved in ``results.json``; ``units`` keeps every (item, query) unit."""
+        kept = {"units": [saved_kinds.PoolUnit(item=u.item, query=u.query, n_relevant=u.n_relevant,
+                                               rank_without=u.rank_without, rank_with=u.rank_with)
+                          for u in self.units]} if units else {}
+        return saved_kinds.PoolDirection(
+            direction=self.direction, n_units=self.n_units, n_items=self.n_items,
+            n_excluded_query_in_pool=self.n_excluded,
+            without_negatives=self.without.saved(), with_negatives=self.with_negatives.saved(),
+            change={f"recall@{c.k}": c.saved() for c in self.change},
+            pair_cosine=saved_kinds.PairCosines(overall=self.cosine_overall.saved(),
+                                                by_category=[c.saved() for c in self.cosine_by_category],
+                                                by_ccd_category=[c.saved() for c in self.cosine_by_ccd]),
+            **kept,
+        )
 
 
 def recall_at(ranks: np.ndarray, clusters: Sequence[str], k: int, **boot: Any) -> RecallAt:

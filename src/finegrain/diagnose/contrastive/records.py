@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import get_args
 
 from finegrain.diagnose.contrastive.categories import CCD_CATEGORIES, canonical_ccd
 from finegrain.errors import FinegrainError
+from finegrain.results.probes import Direction as Direction  # re-exported: the directions are saved kinds
 
-Direction = Literal["text->text", "text->image", "image->text"]
-DIRECTIONS: tuple[Direction, ...] = ("text->text", "text->image", "image->text")
+DIRECTIONS: tuple[Direction, ...] = get_args(Direction)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from finegrain.diagnose.contrastive.metrics import DirectionReport, report
 from finegrain.diagnose.contrastive.pool import POOL_KS, PoolReport, pool_retrieval
 from finegrain.diagnose.contrastive.records import (
     ContrastPair,
+    Direction,
     check_direction,
     default_directions,
     expand,
@@ -23,6 +24,23 @@ from finegrain.diagnose.contrastive.scoring import (
     score,
 )
 from finegrain.errors import FinegrainError
+from finegrain.results.probes import (
+    CONTRAST_SCHEMA,
+    ContrastBootstrap,
+    ContrastEncoder,
+    ContrastPool,
+    ContrastResults,
+    PairsSource,
+)
+from finegrain.results.probes import ContrastRecord as SavedRecord
+
+METRIC = ("FG-CDA (Wang et al., CCD, Eq. 1): share of (pair, query) with S(q, target) > S(q, contrastive); "
+          "ties fail; FG-CDE = 1 - FG-CDA; CI: percentile bootstrap over pairs")
+POOL_PROTOCOL = ("CCD Tables 2/4, Fig. 4: every query scored against a pool of the targets (without negatives) and "
+                 "of the targets plus every contrastive candidate (with negatives); relevant = the targets of the "
+                 "query's item (its image, else its target); rank = 1 + non-relevant candidates scoring >= the best "
+                 "relevant one; R@k = share of units with rank <= k; CI: percentile bootstrap over items; pair "
+                 "cosine: cos(target, contrastive) of each pair, encoded as candidates")
 
 
 @dataclass(frozen=True)
@@ -32,39 +50,34 @@ class ContrastOutcome:
 
     reports: tuple[DirectionReport, ...]
     scores: tuple[ContrastScores, ...]
-    skipped: Mapping[str, str] = field(default_factory=dict)
+    skipped: Mapping[Direction, str] = field(default_factory=dict)
     ablations: tuple[AblationTable, ...] = ()
     pools: tuple[PoolReport, ...] = ()
 
-    def to_json_dict(self, *, records: bool = True) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "metric": "FG-CDA (Wang et al., CCD, Eq. 1): share of (pair, query) with S(q, target) > S(q, contrastive); "
-                      "ties fail; FG-CDE = 1 - FG-CDA; CI: percentile bootstrap over pairs",
-            "directions": [r.to_dict() for r in self.reports],
-            "skipped_directions": dict(self.skipped),
-            "ablation": [a.to_dict() for a in self.ablations],
-        }
+    def to_results(self, *, version: str, pairs: PairsSource, encoder: ContrastEncoder, bootstrap: ContrastBootstrap,
+                   records: bool = True) -> ContrastResults:
+        """What ``finegrain contrast`` saves as ``results.json``: the run's header (the finegrain version, where
+        the pairs came from, the encoder, the bootstrap) and every section; ``records`` keeps each scored
+        (pair, query) unit and each pool unit."""
+        optional: dict[str, Any] = {}
         if self.pools:
-            body["pool"] = {
-                "protocol": "CCD Tables 2/4, Fig. 4: every query scored against a pool of the targets (without "
-                            "negatives) and of the targets plus every contrastive candidate (with negatives); "
-                            "relevant = the targets of the query's item (its image, else its target); rank = 1 + "
-                            "non-relevant candidates scoring >= the best relevant one; R@k = share of units with "
-                            "rank <= k; CI: percentile bootstrap over items; pair cosine: cos(target, contrastive) "
-                            "of each pair, encoded as candidates",
-                "directions": [p.to_dict(units=records) for p in self.pools],
-            }
+            optional["pool"] = ContrastPool(protocol=POOL_PROTOCOL,
+                                            directions=[p.saved(units=records) for p in self.pools])
         if records:
-            body["records"] = {
+            optional["records"] = {
                 s.direction: [
-                    {"pair_id": r.pair_id, "category": r.category, "ccd_category": r.ccd_category,
-                     "query": r.query, "target": r.target, "contrastive": r.contrastive,
-                     "target_score": float(t), "contrastive_score": float(c), "correct": bool(t > c)}
+                    SavedRecord(pair_id=r.pair_id, category=r.category, ccd_category=r.ccd_category, query=r.query,
+                                target=r.target, contrastive=r.contrastive, target_score=float(t),
+                                contrastive_score=float(c), correct=bool(t > c))
                     for r, t, c in zip(s.records, s.target, s.contrastive)
                 ]
                 for s in self.scores
             }
-        return body
+        return ContrastResults(
+            schema=CONTRAST_SCHEMA, tool="finegrain contrast", version=version, pairs=pairs, encoder=encoder,
+            bootstrap=bootstrap, metric=METRIC, directions=[r.saved() for r in self.reports],
+            skipped_directions=dict(self.skipped), ablation=[a.saved() for a in self.ablations], **optional,
+        )
 
 
 def run_contrast(
@@ -92,9 +105,10 @@ def run_contrast(
     has_images = image_encoder is not None
     wanted = tuple(check_direction(d) for d in directions) if directions else None
     todo = wanted or default_directions(pairs, has_images=has_images)
-    skipped: dict[str, str] = {}
+    skipped: dict[Direction, str] = {}
     if not wanted:
-        for d in (("text->image", "image->text") if has_images else ("text->text",)):
+        defaults: tuple[Direction, ...] = ("text->image", "image->text") if has_images else ("text->text",)
+        for d in defaults:
             if d not in todo:
                 skipped[d] = "no pair has the fields this direction needs"
     memo = MemoEncoder(text_encoder, image_encoder)

@@ -46,10 +46,21 @@ from finegrain.diagnose.caption_corpus import (
     top_k_run,
 )
 from finegrain.diagnose.perturb.families import NEGATION_RULES, build_perturbations, make_context
-from finegrain.diagnose.perturb.outcome import SCHEMA, PerturbOutcome, perturbed_ids
+from finegrain.diagnose.perturb.outcome import PerturbOutcome, perturbed_ids
 from finegrain.diagnose.perturb.stats import metric_delta, rank_changes
 from finegrain.errors import FinegrainError
 from finegrain.machine import run_environment
+from finegrain.results.probes import (
+    PERTURB_SCHEMA,
+    CaptionProtocol,
+    DatasetProvenance,
+    FamilyResults,
+    PerturbBootstrap,
+    PerturbProvenance,
+    PerturbResults,
+    PlainProtocol,
+    RetrieverProvenance,
+)
 from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache
 from finegrain.retrieve.dense.encoders.registry import encoder_options, get_encoder
 from finegrain.settings import Settings
@@ -136,7 +147,7 @@ def rank_table(
     n_resamples: int = 10000,
     confidence: float = 0.95,
     seed: int = 0,
-) -> dict[str, Any]:
+) -> dict[str, FamilyResults]:
     """Tables 4 and 5 per family from exact ranks of the ground-truth item.
 
     ``original_ranks[i]`` is query ``qids[i]``'s rank; ``perturbed[family]``
@@ -147,18 +158,19 @@ def rank_table(
     pos = {q: i for i, q in enumerate(qids)}
     base = {k: dict(zip(qids, v.tolist())) for k, v in per_query_metrics(orig).items()}
     n_all = len(qids) if n_queries is None else n_queries
-    families: dict[str, Any] = {}
+    families: dict[str, FamilyResults] = {}
     for fam, (pq, pr) in perturbed.items():
         p_ranks = np.asarray(pr, dtype=np.int64)
         o_ranks = orig[[pos[q] for q in pq]] if len(pq) else np.zeros(0, dtype=np.int64)
-        entry: dict[str, Any] = {"n_perturbed": len(pq), "share_of_queries": len(pq) / max(n_all, 1)}
-        entry["rank_change"] = rank_changes(o_ranks.astype(np.float64), p_ranks.astype(np.float64)).to_dict()
         pert = ({k: dict(zip(pq, v.tolist())) for k, v in per_query_metrics(p_ranks).items()} if len(pq)
                 else {k: {} for k in base})
-        entry["metrics"] = {m: metric_delta(m, base[m], pert[m], n_resamples=n_resamples, confidence=confidence,
-                                            seed=seed).to_dict() for m in metrics}
-        entry["best_relevant_rank"] = {q: [int(a), int(b)] for q, a, b in zip(pq, o_ranks, p_ranks)}
-        families[fam] = entry
+        families[fam] = FamilyResults(
+            n_perturbed=len(pq), share_of_queries=len(pq) / max(n_all, 1),
+            rank_change=rank_changes(o_ranks.astype(np.float64), p_ranks.astype(np.float64)).saved(),
+            metrics={m: metric_delta(m, base[m], pert[m], n_resamples=n_resamples, confidence=confidence,
+                                     seed=seed).saved() for m in metrics},
+            best_relevant_rank={q: (int(a), int(b)) for q, a, b in zip(pq, o_ranks, p_ranks)},
+        )
     return families
 
 
@@ -212,41 +224,43 @@ def run_caption_perturbation(cfg: Any, settings: Any = None, *, show_progress: b
     families = rank_table(qids, base.ranks, per_family, metrics, n_resamples=cfg.n_resamples,
                           confidence=cfg.confidence, seed=cfg.seed)
     plain = rank_metrics(base.ranks)
-    results: dict[str, Any] = {
-        "schema": SCHEMA,
-        "dataset": name.canonical,
-        "lang": lang,
-        "retriever": cfg.retriever,
-        "n_queries": len(qids),
-        "metrics": list(metrics),
-        "confidence": cfg.confidence,
-        "original": {m: plain[m] for m in metrics},
-        "families": families,
-        "protocol": {
-            "name": "caption-corpus",
-            "description": describe_protocol(query_index=name.query_index, corpus_unit=unit),
-            "plain_protocol": plain,  # what finegrain caption-corpus reports for the same name and encoder
-            "ranks": "exact rank of each query's own item among all corpus entries (no cut)",
-            "perturbed_queries": "each perturbed caption encoded as a query and ranked against the unchanged "
-                                 "corpus entries; judged by the original item",
-        },
-    }
     run = top_k_run(np.vstack([q_vecs, pvecs]), entries, [*qids, *pid], k=cfg.top_k or 100, name=cfg.retriever)
-    results["provenance"] = {
-        "dataset": {"name": name.canonical, "source": name.source, "lang": lang, "n_queries": len(qids),
-                    "n_documents": len(corpus), "n_corpus_sentences": len(corpus.sentences), **meta},
-        "retriever": {"name": cfg.retriever, "encoder": spec, **dict(base.encoder)},
-        "families": list(cfg.families),
-        "seed": cfg.seed,
-        "color_threshold": cfg.color_threshold,
-        "corpus_colors": sorted(ctx.corpus_colors),
-        "negation_rules": list(NEGATION_RULES[lang]),
-        "top_k": cfg.top_k or 100,
-        "bootstrap": {"n_resamples": cfg.n_resamples, "confidence": cfg.confidence, "method": "percentile",
-                      "seed": cfg.seed},
-        "n_retrieved_queries": len(qids) + len(perturbations),
-        **run_environment(),
-        "retrieve_seconds": round(retrieve_s, 3),
-        "total_seconds": round(time.perf_counter() - started, 3),
-    }
+    results = PerturbResults(
+        schema=PERTURB_SCHEMA,
+        dataset=name.canonical,
+        lang=lang,
+        retriever=cfg.retriever,
+        n_queries=len(qids),
+        metrics=list(metrics),
+        confidence=cfg.confidence,
+        original={m: plain[m] for m in metrics},
+        families=families,
+        protocol=CaptionProtocol(
+            name="caption-corpus",
+            description=describe_protocol(query_index=name.query_index, corpus_unit=unit),
+            # what finegrain caption-corpus reports for the same name and encoder
+            plain_protocol=PlainProtocol.model_validate(plain),
+            ranks="exact rank of each query's own item among all corpus entries (no cut)",
+            perturbed_queries="each perturbed caption encoded as a query and ranked against the unchanged "
+                              "corpus entries; judged by the original item",
+        ),
+        provenance=PerturbProvenance(
+            dataset=DatasetProvenance.model_validate(
+                {"name": name.canonical, "source": name.source, "lang": lang, "n_queries": len(qids),
+                 "n_documents": len(corpus), "n_corpus_sentences": len(corpus.sentences), **meta}),
+            retriever=RetrieverProvenance.model_validate({"name": cfg.retriever, "encoder": spec, **dict(base.encoder)}),
+            families=list(cfg.families),
+            seed=cfg.seed,
+            color_threshold=cfg.color_threshold,
+            corpus_colors=sorted(ctx.corpus_colors),
+            negation_rules=list(NEGATION_RULES[lang]),
+            top_k=cfg.top_k or 100,
+            bootstrap=PerturbBootstrap(n_resamples=cfg.n_resamples, confidence=cfg.confidence, method="percentile",
+                                       seed=cfg.seed),
+            n_retrieved_queries=len(qids) + len(perturbations),
+            **run_environment(),
+            retrieve_seconds=round(retrieve_s, 3),
+            total_seconds=round(time.perf_counter() - started, 3),
+        ),
+    )
     return PerturbOutcome(perturbations, run, results)

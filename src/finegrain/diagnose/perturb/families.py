@@ -42,6 +42,7 @@ from finegrain.diagnose.perturb.text import (
 )
 from finegrain.diagnose.perturb.text import word_list as _split
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.results.probes import PerturbationRecord
 
 FAMILIES: tuple[str, ...] = ("antonym", "color-all", "color-in", "size", "negation", "typo")
 LANGS: tuple[str, ...] = ("en", "zh")
@@ -61,10 +62,11 @@ class Perturbation:
     end: int
     detail: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"qid": self.qid, "family": self.family, "original": self.original, "perturbed": self.perturbed,
-                "word": self.word, "replacement": self.replacement, "start": self.start, "end": self.end,
-                **({"detail": dict(self.detail)} if self.detail else {})}
+    def saved(self) -> PerturbationRecord:
+        """As saved, one per line, in ``perturbations.jsonl``."""
+        return PerturbationRecord(qid=self.qid, family=self.family, original=self.original, perturbed=self.perturbed,
+                                  word=self.word, replacement=self.replacement, start=self.start, end=self.end,
+                                  **({"detail": dict(self.detail)} if self.detail else {}))
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,14 @@
-"""What a perturbation run produces: the perturbed queries' ids, and the outcome saved as results.json."""
+"""What a perturbation run produces: the perturbed queries' ids, and the results saved as results.json."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from finegrain.diagnose.perturb.families import Perturbation
+from finegrain.results.probes import PerturbResults
 from finegrain.types import Run
 
-SCHEMA = "finegrain.perturb/1"
 ID_SEP = "~"
 
 
@@ -17,7 +16,7 @@ ID_SEP = "~"
 class PerturbOutcome:
     perturbations: tuple[Perturbation, ...]
     run: Run  # originals and perturbed queries (ids qid~family)
-    results: Mapping[str, Any]  # the JSON-able content of results.json
+    results: PerturbResults  # saved as results.json
 
 
 def perturbed_ids(perturbations: Sequence[Perturbation], taken: set[str]) -> list[str]:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from finegrain.atomic import atomic_write, write_text
 from finegrain.datasets import load_dataset
 from finegrain.diagnose.perturb.caption_corpus import is_caption_corpus, run_caption_perturbation
 from finegrain.diagnose.perturb.colors import DEFAULT_THRESHOLD
@@ -34,7 +35,7 @@ from finegrain.diagnose.perturb.families import (
     build_perturbations,
     make_context,
 )
-from finegrain.diagnose.perturb.outcome import SCHEMA, PerturbOutcome, perturbed_ids
+from finegrain.diagnose.perturb.outcome import PerturbOutcome, perturbed_ids
 from finegrain.diagnose.perturb.stats import (
     best_relevant_ranks,
     metric_delta,
@@ -45,6 +46,15 @@ from finegrain.errors import FinegrainError
 from finegrain.evaluate.evaluate import evaluate
 from finegrain.machine import run_environment
 from finegrain.metrics.spec import parse_metrics
+from finegrain.results.probes import (
+    PERTURB_SCHEMA,
+    DatasetProvenance,
+    FamilyResults,
+    PerturbBootstrap,
+    PerturbProvenance,
+    PerturbResults,
+    RetrieverProvenance,
+)
 from finegrain.retrieve.registry import get_retriever
 from finegrain.settings import Settings
 from finegrain.types import Qrels, Queries, Query, Run
@@ -97,53 +107,45 @@ def run_perturbation(cfg: PerturbConfig, settings: Any = None, *, show_progress:
     run = retriever.retrieve(ds.corpus, queries, lang=ds.lang, top_k=cfg.top_k, show_progress=show_progress)
     retrieve_s = time.perf_counter() - t0
 
-    results = score(ds, run, perturbations, pid, cfg, specs)
-    results["provenance"] = _provenance(cfg, ds, retriever, ctx, retrieve_s, time.perf_counter() - started,
-                                        len(queries))
+    original, families = score(ds, run, perturbations, pid, cfg, specs)
+    results = PerturbResults(
+        schema=PERTURB_SCHEMA, dataset=ds.name, lang=ds.lang, retriever=cfg.retriever, n_queries=len(ds.queries),
+        metrics=[s.key for s in specs], confidence=cfg.confidence, original=original, families=families,
+        provenance=_provenance(cfg, ds, retriever, ctx, retrieve_s, time.perf_counter() - started, len(queries)),
+    )
     return PerturbOutcome(perturbations, run, results)
 
 
 def score(ds: Any, run: Run, perturbations: Sequence[Perturbation], pid: Sequence[str],
-          cfg: PerturbConfig, specs: Sequence[Any]) -> dict[str, Any]:
-    """Tables 4 and 5 for every family from one run holding originals and perturbed queries."""
+          cfg: PerturbConfig, specs: Sequence[Any]) -> tuple[dict[str, float | None], dict[str, FamilyResults]]:
+    """The unperturbed aggregates, and Tables 4 and 5 for every family, from one run holding originals and
+    perturbed queries."""
 
     all_qids = list(ds.queries)
     original = evaluate(ds.qrels, select_run(run, [(q, q) for q in all_qids]), specs, queries=all_qids)
     orig_pq = {k: dict(r.per_query) for k, r in original.results.items()}
-    families: dict[str, Any] = {}
+    families: dict[str, FamilyResults] = {}
     for fam in cfg.families:
         rows = [(pid[i], p) for i, p in enumerate(perturbations) if p.family == fam]
         qids = [p.qid for _, p in rows]
-        entry: dict[str, Any] = {"n_perturbed": len(rows), "share_of_queries": len(rows) / max(len(all_qids), 1)}
         o_ranks = best_relevant_ranks(run, ds.qrels, [(q, q) for q in qids])
         p_ranks = best_relevant_ranks(run, ds.qrels, [(i, p.qid) for i, p in rows])
-        entry["rank_change"] = rank_changes(o_ranks, p_ranks).to_dict()
         if rows:
             fam_run = select_run(run, [(i, p.qid) for i, p in rows])
             pert = evaluate(ds.qrels, fam_run, specs, queries=qids)
             pert_pq = {k: dict(r.per_query) for k, r in pert.results.items()}
         else:
             pert_pq = {s.key: {} for s in specs}
-        entry["metrics"] = {
-            s.key: metric_delta(s.key, orig_pq[s.key], pert_pq[s.key], n_resamples=cfg.n_resamples,
-                                confidence=cfg.confidence, seed=cfg.seed).to_dict()
-            for s in specs
-        }
-        entry["best_relevant_rank"] = {  # per query, for drill-down (None: not retrieved / no relevant)
-            p.qid: [_rank(a), _rank(b)] for p, a, b in zip((p for _, p in rows), o_ranks, p_ranks)
-        }
-        families[fam] = entry
-    return {
-        "schema": SCHEMA,
-        "dataset": ds.name,
-        "lang": ds.lang,
-        "retriever": cfg.retriever,
-        "n_queries": len(all_qids),
-        "metrics": [s.key for s in specs],
-        "confidence": cfg.confidence,
-        "original": original.aggregate(),
-        "families": families,
-    }
+        families[fam] = FamilyResults(
+            n_perturbed=len(rows), share_of_queries=len(rows) / max(len(all_qids), 1),
+            rank_change=rank_changes(o_ranks, p_ranks).saved(),
+            metrics={s.key: metric_delta(s.key, orig_pq[s.key], pert_pq[s.key], n_resamples=cfg.n_resamples,
+                                         confidence=cfg.confidence, seed=cfg.seed).saved()
+                     for s in specs},
+            # per query, for drill-down (None: not retrieved / no relevant)
+            best_relevant_rank={p.qid: (_rank(a), _rank(b)) for p, a, b in zip((p for _, p in rows), o_ranks, p_ranks)},
+        )
+    return dict(original.aggregate()), families
 
 
 def select_run(run: Run, mapping: Sequence[tuple[str, str]]) -> Run:
@@ -175,23 +177,23 @@ def _check_mean_metrics(specs: Sequence[Any]) -> None:
 
 
 def _provenance(cfg: PerturbConfig, ds: Any, retriever: Any, ctx: Any, retrieve_s: float, total_s: float,
-                n_texts: int) -> dict[str, Any]:
-    return {
-        "dataset": {"name": ds.name, "lang": ds.lang, "n_queries": len(ds.queries), "n_documents": len(ds.corpus)},
-        "retriever": {"name": cfg.retriever, **retriever.config()},
-        "families": list(cfg.families),
-        "seed": cfg.seed,
-        "color_threshold": cfg.color_threshold,
-        "corpus_colors": sorted(ctx.corpus_colors),
-        "negation_rules": list(NEGATION_RULES[ds.lang]),
-        "top_k": cfg.top_k,
-        "bootstrap": {"n_resamples": cfg.n_resamples, "confidence": cfg.confidence, "method": "percentile",
-                      "seed": cfg.seed},
-        "n_retrieved_queries": n_texts,
+                n_texts: int) -> PerturbProvenance:
+    return PerturbProvenance(
+        dataset=DatasetProvenance(name=ds.name, lang=ds.lang, n_queries=len(ds.queries), n_documents=len(ds.corpus)),
+        retriever=RetrieverProvenance.model_validate({"name": cfg.retriever, **retriever.config()}),
+        families=list(cfg.families),
+        seed=cfg.seed,
+        color_threshold=cfg.color_threshold,
+        corpus_colors=sorted(ctx.corpus_colors),
+        negation_rules=list(NEGATION_RULES[ds.lang]),
+        top_k=cfg.top_k,
+        bootstrap=PerturbBootstrap(n_resamples=cfg.n_resamples, confidence=cfg.confidence, method="percentile",
+                                   seed=cfg.seed),
+        n_retrieved_queries=n_texts,
         **run_environment(),  # version, Python, machine, command, time: finegrain.machine
-        "retrieve_seconds": round(retrieve_s, 3),
-        "total_seconds": round(total_s, 3),
-    }
+        retrieve_seconds=round(retrieve_s, 3),
+        total_seconds=round(total_s, 3),
+    )
 
 
 def write_outputs(out: str | Path, outcome: PerturbOutcome) -> dict[str, Path]:
@@ -203,9 +205,9 @@ def write_outputs(out: str | Path, outcome: PerturbOutcome) -> dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"perturbations": folder / "perturbations.jsonl", "results": folder / "results.json",
              "tables": folder / "tables.md"}
-    with paths["perturbations"].open("w", encoding="utf-8") as f:
+    with atomic_write(paths["perturbations"]) as f:
         for p in outcome.perturbations:
-            f.write(json.dumps(p.to_dict(), ensure_ascii=False) + "\n")
-    paths["results"].write_text(json.dumps(outcome.results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    paths["tables"].write_text(markdown_tables(outcome.results), encoding="utf-8")
+            f.write(json.dumps(p.saved().to_json(), ensure_ascii=False) + "\n")
+    write_text(paths["results"], json.dumps(outcome.results.to_json(), ensure_ascii=False, indent=1) + "\n")
+    write_text(paths["tables"], markdown_tables(outcome.results))
     return paths

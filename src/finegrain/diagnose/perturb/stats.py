@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from finegrain.compare.stats import WinTieLoss, bootstrap_ci
+from finegrain.results.probes import MetricDeltaCell, RankChangeCounts, RankPercents
 from finegrain.types import Qrels, Run
 
 
@@ -50,9 +51,10 @@ class RankChange:
         win, tie, loss = shares if shares is not None else (None, None, None)
         return {k: (None if v is None else 100.0 * v) for k, v in (("lower", loss), ("higher", win), ("same", tie))}
 
-    def to_dict(self) -> dict[str, object]:
-        return {"n_perturbed": self.n_perturbed, "lower": self.lower, "higher": self.higher, "same": self.same,
-                "n_no_relevant": self.n_no_relevant, "n": self.n, "percent": self.percents()}
+    def saved(self) -> RankChangeCounts:
+        """As saved in ``results.json``."""
+        return RankChangeCounts(n_perturbed=self.n_perturbed, lower=self.lower, higher=self.higher, same=self.same,
+                                n_no_relevant=self.n_no_relevant, n=self.n, percent=RankPercents(**self.percents()))
 
 
 @dataclass(frozen=True)
@@ -69,8 +71,9 @@ class MetricDelta:
     dataset_original: float | None
     dataset_perturbed: float | None
 
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+    def saved(self) -> MetricDeltaCell:
+        """As saved in ``results.json``."""
+        return MetricDeltaCell(**asdict(self))
 
 
 def best_relevant_ranks(run: Run, qrels: Qrels, pairs: Iterable[tuple[str, str]], rel: int = 1) -> np.ndarray:
@@ -118,6 +121,8 @@ def metric_delta(
     x = np.asarray([original[q] for q in qids], dtype=np.float64)
     y = np.asarray([perturbed[q] for q in qids], dtype=np.float64)
     everyone = {q: v for q, v in original.items() if v is not None}
+    dataset_original: float | None
+    dataset_perturbed: float | None
     if everyone:
         base = np.asarray(list(everyone.values()), dtype=np.float64)
         dataset_original = float(base.mean())
