@@ -1,4 +1,4 @@
-"""``finegrain eval``'s cross-validation options (``--cv K --cv-metric M --seed S``) and ``--no-cache``."""
+"""``finegrain eval``'s cross-validation options (``--cv K --cv-metric M --seed S``); ``--no-cache`` on eval and perturb."""
 
 from __future__ import annotations
 
@@ -73,3 +73,14 @@ def test_eval_no_cache_reads_and_writes_no_embedding(tmp_path: Path, monkeypatch
     assert list(cache.rglob("*.npy")), "without --no-cache the same run fills the cache"
     off = (tmp_path / "off" / "run.trec").read_text()
     assert off == (tmp_path / "on" / "run.trec").read_text()
+
+
+def test_perturb_no_cache_reads_and_writes_no_embedding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        fake_bow: None) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("FINEGRAIN_CACHE", str(cache))
+    args = ["perturb", "-d", "embedded/captions-en", "-r", "fake-bow", "-f", "negation", "--resamples", "50", "-q"]
+    assert main([*args, "--no-cache", "-o", str(tmp_path / "off")]) == 0
+    assert not list(cache.rglob("*.npy"))
+    assert main([*args, "-o", str(tmp_path / "on")]) == 0
+    assert list(cache.rglob("*.npy")), "without --no-cache the same run fills the cache"

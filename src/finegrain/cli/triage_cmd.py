@@ -31,6 +31,7 @@ def triage_command(
                                        help="Leave out items the qrels judged irrelevant (default: kept as candidates)."),
     grades: str = typer.Option("0,1,2", "--grades", help="The judging scale written to the pool, e.g. 0,1,2."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the pooling."),
+    no_cache: bool = opt.no_cache_option(),
     quiet: bool = opt.quiet_option(),
     top: int | None = opt.retired_option("--top", "-k/--top-k", min=1),
 ) -> None:
@@ -60,9 +61,10 @@ def triage_command(
         dataset = str(next(iter(names)))
     ds = load_dataset(dataset, Settings.from_env())
     q, _ = read_qrels_file(qrels)
-    tri = triage(runs, q, ds.corpus, ds.queries, lang=lang or str(ds.lang), depth=depth, top=opt.either(top_k, top, "-k/--top-k", "--top"),
-                 include_judged=not unjudged_only, encoder=None if encoder == "none" else encoder,
-                 grades=scale, seed=seed, dataset=ds.name, show_progress=not quiet)
+    tri = triage(runs, q, ds.corpus, ds.queries, lang=lang or str(ds.lang), depth=depth,
+                 top=opt.either(top_k, top, "-k/--top-k", "--top"), include_judged=not unjudged_only,
+                 encoder=None if encoder == "none" else encoder, grades=scale, seed=seed, dataset=ds.name,
+                 cache=not no_cache, show_progress=not quiet)
     pool_path, evidence = write_triage(tri, out)
     _print(tri)
     typer.echo(f"wrote {pool_path} ({len(tri)} suspects of {tri.n_candidates} candidates, {tri.n_pooled} pooled) "
