@@ -162,7 +162,7 @@ def test_cli_writes_a_pool_the_judging_page_reads(tmp_path: Path, capsys: pytest
     write_qrels(holed, tmp_path / "holed.qrels")
     capsys.readouterr()
     out = tmp_path / "suspects.jsonl"
-    assert main(["triage", *dirs, "--qrels", str(tmp_path / "holed.qrels"), "--depth", "5", "--top", "20",
+    assert main(["triage", *dirs, "--qrels", str(tmp_path / "holed.qrels"), "--depth", "5", "-k", "20",
                  "-e", "none", "-o", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "Suspected false negatives" in printed and f"wrote {out}" in printed

@@ -30,7 +30,7 @@ def _runs(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 def test_fuse_writes_the_fused_run_of_files_and_folders(tmp_path: Path) -> None:
     pa, pb, _ = _runs(tmp_path)
-    res = runner.invoke(app, ["fuse", str(pa), str(pb), "--method", "wsum", "--weights", "1,3", "-o", str(tmp_path / "f")])
+    res = runner.invoke(app, ["fuse", str(pa), str(pb), "--method", "wsum", "--set", "weights=1,3", "-o", str(tmp_path / "f")])
     assert res.exit_code == 0, res.output
     got = read_any_run(tmp_path / "f")
     want = fuse([read_any_run(pa), read_any_run(pb)], "wsum", weights=[1, 3])
@@ -41,7 +41,7 @@ def test_fuse_writes_the_fused_run_of_files_and_folders(tmp_path: Path) -> None:
 def test_fuse_cv_prints_weights_per_fold_and_saves_the_held_out_run(tmp_path: Path) -> None:
     pa, pb, pq = _runs(tmp_path)
     res = runner.invoke(app, ["fuse", str(pa), str(pb), "--method", "wsum", "--cv", "3", "--qrels", str(pq),
-                              "-m", "mrr", "-o", str(tmp_path / "cv")])
+                              "--cv-metric", "mrr", "-o", str(tmp_path / "cv")])
     assert res.exit_code == 0, res.output
     assert len(re.findall(r"^  fold \d: weights \(", res.output, re.M)) == 3 and "held-out mrr over all queries: " in res.output
     assert len(read_any_run(tmp_path / "cv")) == 6
@@ -51,14 +51,57 @@ def test_fuse_refuses_bad_options_with_one_line(tmp_path: Path) -> None:
     pa, pb, pq = _runs(tmp_path)
     for args, needle in (
         (["--cv", "3"], "--qrels"),
-        (["--cv", "3", "--qrels", str(pq), "--weights", "1,2"], "--weights"),
-        (["--weights", "1,x"], "comma-separated"),
+        (["--cv", "3", "--qrels", str(pq), "--set", "weights=1,2"], "--set weights="),
+        (["--set", "weights=1,x"], "weights"),
         (["--method", "borda"], "fusion method"),
-        (["--method", "combsum", "--weights", "1,2"], "takes no 'weights'"),
+        (["--method", "combsum", "--set", "weights=1,2"], "takes no 'weights'"),
+        (["--set", "depth"], "KEY=VALUE"),
+        (["--seed", "3"], "--seed goes with --cv"),
+        (["--cv-metric", "mrr"], "--cv-metric goes with --cv"),
+        (["--cv", "1", "--qrels", str(pq)], "fewer than 2 folds"),
     ):
         res = runner.invoke(app, ["fuse", str(pa), str(pb), "-o", str(tmp_path / "x"), *args])
         assert res.exit_code != 0 and needle in res.output, (args, res.output)
         assert "Traceback" not in res.output
+
+
+def test_fuse_set_takes_every_parameter_list_fusion_shows(tmp_path: Path) -> None:
+    from finegrain.cli.list_cmd import catalogue
+
+    pa, pb, _ = _runs(tmp_path)
+    values = {"weights": "1,3", "k": "10", "norm": "zscore", "depth": "2"}
+    for entry in catalogue("fusion"):
+        sets = [f"{key}={values[key]}" for key in entry["params"]]
+        res = runner.invoke(app, ["fuse", str(pa), str(pb), "--method", entry["name"],
+                                  *[a for kv in sets for a in ("--set", kv)], "-o", str(tmp_path / entry["name"])])
+        assert res.exit_code == 0, (entry["name"], res.output)
+        given = {key: [float(v) for v in values[key].split(",")] if key == "weights" else values[key]
+                 for key in entry["params"]}
+        given = {k: float(v) if k == "k" else int(v) if k == "depth" else v for k, v in given.items()}
+        want = fuse([read_any_run(pa), read_any_run(pb)], entry["name"], **given)
+        assert read_any_run(tmp_path / entry["name"]).to_dict() == want.to_dict(), entry["name"]
+
+
+def test_fuse_s_retired_spellings_still_fuse_with_one_warning_each(tmp_path: Path) -> None:
+    pa, pb, pq = _runs(tmp_path)
+    old = runner.invoke(app, ["fuse", str(pa), str(pb), "--method", "rrf", "--weights", "1,3", "--rrf-k", "10",
+                              "--depth", "2", "-o", str(tmp_path / "old")])
+    new = runner.invoke(app, ["fuse", str(pa), str(pb), "--method", "rrf", "--set", "weights=1,3", "--set", "k=10",
+                              "--set", "depth=2", "-o", str(tmp_path / "new")])
+    assert old.exit_code == new.exit_code == 0, old.output
+    assert read_any_run(tmp_path / "old").to_dict() == read_any_run(tmp_path / "new").to_dict()
+    warnings = [line for line in old.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: --weights is retired, write --set weights=1,3 (--weights stops working in the next release)",
+        "warning: --rrf-k is retired, write --set k=10 (--rrf-k stops working in the next release)",
+        "warning: --depth is retired, write --set depth=2 (--depth stops working in the next release)",
+    ]
+    assert "warning" not in new.stderr
+    cv = runner.invoke(app, ["fuse", str(pa), str(pb), "--method", "wsum", "--cv", "3", "--qrels", str(pq),
+                             "-m", "mrr", "-o", str(tmp_path / "cv-old")])
+    assert cv.exit_code == 0 and "held-out mrr over all queries: " in cv.stdout
+    assert [line for line in cv.stderr.splitlines() if line.startswith("warning:")] == [
+        "warning: -m is retired, write --cv-metric (-m stops working in the next release)"]
 
 
 def test_a_saved_run_gets_back_the_queries_that_retrieved_nothing(tmp_path: Path) -> None:

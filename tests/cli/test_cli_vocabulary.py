@@ -6,6 +6,7 @@ parsing help text), so a verb added later is checked without listing it here.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections import defaultdict
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from finegrain.cli.app import build_cli
+from finegrain.cli.app import VERBS, build_cli
 from finegrain.cli.main import main
 from finegrain.cli.options import SHORT_FLAGS
 from finegrain.text.lang import LANGS
@@ -108,7 +109,7 @@ def test_lang_accepts_zh_and_cn_only_as_deprecated_alias() -> None:
 
 
 def test_bad_lang_on_the_command_line_is_refused(tmp_path) -> None:
-    code = main(["album", "search", str(tmp_path / "none.sqlite"), "a dog", "--lang", "fr"])
+    code = main(["album", "search", "-c", str(tmp_path / "none.sqlite"), "a dog", "--lang", "fr"])
     assert code == 2
 
 
@@ -131,3 +132,135 @@ def test_every_verb_help_renders_in_80_columns(tree, columns: str) -> None:
 def test_version_flag() -> None:
     res = CliRunner().invoke(build_cli(), ["--version"])
     assert res.exit_code == 0 and res.output.startswith("finegrain ")
+
+
+# --------------------------------------------------------------------------- one spelling per concept
+
+# concept -> (the parameter names a verb may give it, its one spelling, spellings retired from every verb)
+CONCEPTS: dict[str, tuple[set[str], tuple[str, ...], tuple[str, ...]]] = {
+    "the 'now' of relative dates": ({"today", "now"}, ("--today",), ("--now",)),
+    "how many results are kept or shown": ({"top_k", "top", "run_depth"}, ("--top-k", "-k"), ("--top", "--run-depth")),
+    "the album catalog": ({"catalog"}, ("--catalog", "-c"), ()),
+    "cross-validation folds": ({"cv"}, ("--cv",), ()),
+    "the metric cross-validation maximises": ({"cv_metric"}, ("--cv-metric",), ()),
+    "the seed of a random choice": ({"seed"}, ("--seed",), ()),
+    "KEY=VALUE options of a registered entry": ({"options"}, ("--set", "-s"), ("--weights", "--norm", "--rrf-k")),
+    "items per batch": ({"batch_size", "batch"}, ("--batch-size",), ("--batch",)),
+    "no embedding cache": ({"no_cache"}, ("--no-cache",), ()),
+    "no progress bars": ({"quiet"}, ("--quiet", "-q"), ()),
+    "JSON on stdout": ({"as_json"}, ("--json",), ()),
+    "the dataset": ({"dataset"}, ("--dataset", "-d"), ()),
+    "the output": ({"out"}, ("--out", "-o"), ()),
+    "the language": ({"lang"}, ("--lang", "-l"), ()),
+}
+
+
+def _flags(p: Any) -> tuple[str, ...]:
+    return tuple(sorted([*p.opts, *p.secondary_opts]))
+
+
+@pytest.mark.parametrize("concept", list(CONCEPTS))
+def test_one_spelling_per_concept_on_every_verb(tree, concept: str) -> None:
+    names, spelling, retired = CONCEPTS[concept]
+    seen = []
+    for path, cmd in tree:
+        verb = " ".join(path)
+        for p in cmd.params:
+            if p.hidden:
+                continue
+            kind = getattr(p, "param_type_name", "")
+            if p.name in names:
+                seen.append(verb)
+                assert kind == "option", f"{verb}: {concept} is the argument {p.name.upper()}, not {spelling[0]}"
+                assert _flags(p) == tuple(sorted(spelling)), f"{verb}: {concept} is {_flags(p)}, not {spelling}"
+            elif kind == "option":
+                mine = set(_flags(p)) & set(spelling)
+                assert not mine, f"{verb}: {sorted(mine)} means {p.name}, elsewhere {concept}"
+            if kind == "option":
+                old = set(_flags(p)) & set(retired)
+                assert not old, f"{verb}: {sorted(old)} is retired; write {spelling[0]}"
+    assert seen, f"no verb has {concept}: the table is stale"
+
+
+def test_every_hidden_parameter_is_a_retired_spelling_that_names_its_successor(tree) -> None:
+    hidden = 0
+    for path, cmd in tree:
+        visible = {f for p in cmd.params if not p.hidden for f in _flags(p)}
+        for p in (p for p in cmd.params if p.hidden):
+            hidden += 1
+            assert (p.help or "").startswith("Retired: write "), (path, p.name, p.help)
+            assert any(f in p.help for f in visible), f"{' '.join(path)}: {p.help!r} names no option of the verb"
+    assert hidden >= 12
+
+
+def test_every_verb_that_shows_progress_takes_quiet(tree) -> None:
+    functions = {path: fn for path, fn in VERBS}
+    progress = set()
+    for path, cmd in tree:
+        source = inspect.getsource(functions[" ".join(path)])
+        if "show_progress" in source or "quiet=quiet" in source:
+            progress.add(" ".join(path))
+            quiet = [p for p in cmd.params if p.name == "quiet"]
+            assert quiet and _flags(quiet[0]) == ("--quiet", "-q"), f"{' '.join(path)} shows progress without -q"
+            assert quiet[0].help == "No progress bars.", path
+    assert {"eval", "perturb", "triage", "contrast", "caption-corpus", "overlap", "train", "album index",
+            "album import-photobench"} <= progress
+
+
+def test_every_verb_that_encodes_takes_no_cache(tree) -> None:
+    """A verb that builds a retriever or reads the embedding cache can be told to leave the cache alone."""
+    functions = {path: fn for path, fn in VERBS}
+    encoding = set()
+    for path, cmd in tree:
+        source = inspect.getsource(functions[" ".join(path)])
+        if any(s in source for s in ("retriever_options(", "EmbeddingCache", "cache=")):
+            encoding.add(" ".join(path))
+            assert any(p.name == "no_cache" and not p.hidden for p in cmd.params), f"{' '.join(path)} has no --no-cache"
+    assert {"eval", "perturb", "triage", "contrast", "caption-corpus", "overlap"} <= encoding
+
+
+def test_retired_spellings_still_work_with_one_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["album", "plan", "photos last summer", "--today", "2024-01-05", "--json"]) == 0
+    new = capsys.readouterr()
+    assert main(["album", "plan", "photos last summer", "--now", "2024-01-05", "--json"]) == 0
+    old = capsys.readouterr()
+    assert old.out == new.out and '"2023-06-01"' in new.out  # last summer, counted from 2024-01-05
+    assert new.err == ""
+    assert old.err.splitlines() == ["warning: --now is retired, write --today (--now stops working in the next release)"]
+    assert main(["album", "plan", "photos last summer", "--now", "2024-01-05", "--today", "2024-01-05"]) == 2
+    assert "given twice" in capsys.readouterr().err
+
+
+def test_the_catalog_is_an_option_and_the_old_argument_still_reads(tmp_path, capsys) -> None:
+    missing = str(tmp_path / "none.sqlite")
+    assert main(["album", "search", "-c", missing, "a dog"]) == 2
+    new = capsys.readouterr().err.splitlines()
+    assert main(["album", "search", missing, "a dog"]) == 2  # album search CATALOG QUERY, the retired form
+    old = capsys.readouterr().err.splitlines()
+    assert new == [line for line in old if not line.startswith("warning:")] and missing in new[0]
+    assert old[0] == ("warning: the CATALOG argument is retired, write -c CATALOG (the CATALOG argument stops "
+                      "working in the next release)")
+    for verb in (["album", "search", "a dog"], ["album", "people"], ["album", "serve"]):
+        assert main(verb) == 2
+        assert capsys.readouterr().err.splitlines() == [
+            "error: no catalog given (pass -c CATALOG (a file from 'album index', or a postgresql:// URL))"]
+    assert main(["album", "people", missing, "-c", missing]) == 2
+    assert "-c CATALOG and the CATALOG argument are the same option, given twice" in capsys.readouterr().err
+
+
+def test_usage_lines_leave_out_retired_parameters() -> None:
+    runner = CliRunner()
+    for verb in (["album", "search"], ["album", "people"], ["album", "serve"]):
+        res = runner.invoke(build_cli(), [*verb, "--help"], env={"COLUMNS": "80", "TERM": "dumb"})
+        usage = next(line for line in res.output.splitlines() if "Usage:" in line)
+        assert "legacy" not in usage.lower() and "[]" not in usage and "catalog" not in usage.lower(), usage
+        assert "Retired" not in res.output
+
+
+def test_help_shows_square_brackets_as_written() -> None:
+    runner = CliRunner()
+    app = build_cli()
+    cases = ((["eval", "--help"], "finegrain[ray]"), (["album", "postgres", "--help"], "finegrain[postgres]"))
+    for args, literal in cases:
+        res = runner.invoke(app, args, env={"COLUMNS": "200", "TERM": "dumb"})
+        assert res.exit_code == 0 and literal in res.output, (args, res.output)

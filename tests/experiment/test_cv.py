@@ -202,7 +202,7 @@ def test_cli_eval_cv_saves_choices_and_compares(tmp_path: Path, capsys: pytest.C
     from finegrain.compare.comparison import load_comparison
 
     args = ["eval", "-d", "embedded/captions-en", "-r", "bm25-okapi", "-q"]
-    assert main([*args, "--set", "k1=1.5", "--cv", "3,seed=1", "-o", str(tmp_path / "cv")]) == 0
+    assert main([*args, "--set", "k1=1.5", "--cv", "3", "--seed", "1", "-o", str(tmp_path / "cv")]) == 0
     printed = capsys.readouterr().out
     assert "3-fold CV on ndcg@10" in printed and "consensus" in printed
     saved = json.loads((tmp_path / "cv" / "results.json").read_text())

@@ -45,7 +45,7 @@ def test_parse_sweep_grid_and_options() -> None:
     ("threshold=0:1:0", "STEP must be a positive"),
     ("threshold=2:1:0.5", "STOP 1 is below START 2"),
     ("threshold=0:1:0.5,folds=1", "at least 2 folds"),
-    ("threshold=0:1:0.5,folds=x", "not an integer"),
+    ("threshold=0:1:0.5,folds=x", "not a whole number"),
     ("threshold=0:1:0.5,k=3", "unknown part"),
     ("threshold=0:1:0.5,norm=minmx", "did you mean 'minmax'"),
     ("threshold=0:100000:1", "at most"),

@@ -18,7 +18,7 @@ from finegrain.results.saved import SavedResults
 def tuned(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("tuned") / "cv"
     assert main(["eval", "-d", "embedded/captions-en", "-r", "bm25-okapi", "-q", "--set", "k1=1.5",
-                 "--cv", "3,seed=1", "--sweep", "threshold=0:10:0.5,folds=3", "-o", str(out)]) == 0
+                 "--cv", "3", "--seed", "1", "--sweep", "threshold=0:10:0.5,folds=3", "-o", str(out)]) == 0
     body: dict[str, Any] = json.loads((out / "results.json").read_text(encoding="utf-8"))
     return body
 

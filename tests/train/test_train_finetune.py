@@ -172,7 +172,7 @@ def test_resume_after_a_stop_ends_where_an_uninterrupted_run_ends(
 
 def _train_args(tiny_st: Path, pairs: Path, out: Path) -> list[str]:
     """The CLI form of :func:`_config` with its defaults."""
-    return ["train", "--base", f"st:{tiny_st}", "--pairs", str(pairs), "-o", str(out), "--steps", "6", "--batch", "8",
+    return ["train", "--base", f"st:{tiny_st}", "--pairs", str(pairs), "-o", str(out), "--steps", "6", "--batch-size", "8",
             "--lr", "1e-3", "--temperature", "0.05", "--checkpoint-every", "2", "-q"]
 
 
@@ -259,15 +259,15 @@ def test_torch_running_out_of_memory_is_one_error_line(
 
     monkeypatch.setattr(finetune, "_embed", embed_too_much)
     out = tmp_path / "oom"
-    with pytest.raises(MemoryError, match=r"^training with --batch 8: can't allocate memory: you tried to allocate"):
+    with pytest.raises(MemoryError, match=r"^training with --batch-size 8: can't allocate memory: you tried to allocate"):
         train_encoder(_config(tiny_st, pairs_file, out))
     capsys.readouterr()
     assert main(_train_args(tiny_st, pairs_file, out)) == 1
     err = capsys.readouterr().err  # after transformers' own "Loading weights" bar, which -q does not reach
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and err.rstrip().endswith(errors[0]) and "Traceback" not in err
-    assert errors[0].startswith("error: finegrain train ran out of memory: training with --batch 8: can't allocate")
-    assert list(out.iterdir()) == []  # nothing half-written: the same --out takes the rerun with a smaller --batch
+    assert errors[0].startswith("error: finegrain train ran out of memory: training with --batch-size 8: can't allocate")
+    assert list(out.iterdir()) == []  # nothing half-written: the same --out takes the rerun with a smaller --batch-size
 
 
 def test_max_length_is_bounded_by_the_models_positions(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def test_the_flag_flows_from_the_pool_to_the_report(
 
     model = tmp_path / "model"
     assert main(["train", "--base", f"st:{tiny_st}", "--pairs", str(pairs), "-o", str(model),
-                 "--steps", "2", "--batch", "8", "-q"]) == 0
+                 "--steps", "2", "--batch-size", "8", "-q"]) == 0
     assert f"TRANSDUCTIVE: trained on the passages of {dataset}" in capsys.readouterr().out
     training = json.loads((model / "finegrain_training.json").read_text())
     assert training["transductive"] is True and training["transductive_dataset"] == dataset

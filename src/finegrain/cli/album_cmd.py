@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.options import lang_option
+from finegrain.cli import options as opt
 from finegrain.errors import FinegrainError
 
 _DATUM_HELP = ("Datum of the photos' GPS coordinates: wgs84 (a GPS fix; PhotoBench's) or gcj02 (written by a "
@@ -27,9 +27,8 @@ def default_catalog(photo_dir: Path) -> Path:
 
 def index_command(
     photo_dir: Path = typer.Argument(..., help="Folder of photos (searched recursively)."),
-    catalog: str | None = typer.Option(
-        None, "--catalog", "-c",
-        help="Catalog file, or a postgresql://USER@HOST/DB URL (default: PHOTO_DIR/.finegrain/catalog.sqlite)."),
+    catalog: str | None = opt.catalog_option(
+        "Catalog file, or a postgresql://USER@HOST/DB URL (default: PHOTO_DIR/.finegrain/catalog.sqlite)."),
     no_faces: bool = typer.Option(False, "--no-faces", help="Skip face detection and clustering."),
     no_captions: bool = typer.Option(False, "--no-captions", help="Ignore XMP/JSON sidecar captions."),
     encoder: str | None = typer.Option(
@@ -38,11 +37,12 @@ def index_command(
         None, "--image-encoder",
         help="Image-text model for the pixels, e.g. clip:/path/to/clip-model; search with --encoder set to it."),
     datum: str = typer.Option("wgs84", "--datum", help=_DATUM_HELP),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    quiet: bool = opt.quiet_option(),
 ) -> None:
     """Index (or re-index, incrementally) the photos under PHOTO_DIR."""
     from finegrain.album.engine.catalog import catalog_target, describe, open_catalog
-    from finegrain.album.engine.indexer import check_image_encoder, index_folder, photo_folder
+    from finegrain.album.engine.embeddings import check_image_encoder
+    from finegrain.album.engine.indexer import index_folder, photo_folder
     from finegrain.retrieve.dense.encoders import get_encoder
 
     photo_folder(photo_dir)  # before the catalog (inside it by default) is created
@@ -59,11 +59,10 @@ def index_command(
 
 def import_photobench_command(
     album_dir: Path = typer.Argument(..., help="A PhotoBench album folder (metadata.json, face_info_*.json)."),
-    catalog: str = typer.Option(
-        ..., "--catalog", "-c", help="Catalog to create or update: a file, or a postgresql://USER@HOST/DB URL."),
-    lang: str = lang_option("Language of the people's nicknames:"),
+    catalog: str = opt.catalog_option("Catalog to create or update: a file, or a postgresql://USER@HOST/DB URL.", ...),
+    lang: str = opt.lang_option("Language of the people's nicknames:"),
     datum: str = typer.Option("wgs84", "--datum", help=_DATUM_HELP),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    quiet: bool = opt.quiet_option(),
 ) -> None:
     """Build a catalog from a PhotoBench album folder (no images needed)."""
     from finegrain.album.engine.catalog import catalog_target, describe, open_catalog
@@ -76,7 +75,7 @@ def import_photobench_command(
 
 
 def people_command(
-    catalog: str = typer.Argument(..., help="Catalog file, or a postgresql://USER@HOST/DB URL."),
+    catalog: str | None = opt.catalog_option(),
     name: list[str] = typer.Option(
         [], "--name", "-n",
         help="CLUSTER_ID=NAME[,NICKNAME...] (repeatable): adds these aliases, in any language, to the "
@@ -89,10 +88,12 @@ def people_command(
         help="INTO,FROM[,FROM...] (repeatable): move the faces and names of FROM clusters into INTO, e.g. --merge p3,p7.",
     ),
     me: str | None = typer.Option(None, "--me", help="The cluster id of the album owner."),
+    legacy_catalog: str | None = opt.retired_argument("album people -c CATALOG"),
 ) -> None:
     """List face clusters with their photo counts; name them (aliases in any language), merge them, mark "me"."""
     from finegrain.album.engine.catalog import catalog_target, open_catalog
 
+    catalog = opt.require_catalog(catalog, legacy_catalog)
     namings = [parse_naming(item) for item in name]  # every item checked before anything is written
     merges = [parse_merge(item) for item in merge]
     with open_catalog(catalog_target(catalog), create=False) as store:
@@ -118,8 +119,8 @@ def people_command(
             return
         for p in sorted(people, key=lambda p: (-counts.get(p.id, 0), p.id)):
             flag = "  (me)" if p.is_me else ""
-            names = ", ".join(p.names) if p.names else "(unnamed)"
-            typer.echo(f"{p.id:>8}  {counts.get(p.id, 0):>6} photos  {names}{flag}")
+            listed = ", ".join(p.names) if p.names else "(unnamed)"
+            typer.echo(f"{p.id:>8}  {counts.get(p.id, 0):>6} photos  {listed}{flag}")
 
 
 def parse_merge(item: str) -> tuple[str, list[str]]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from finegrain.cli.options import lang_option
+from finegrain.cli import options as opt
 from finegrain.errors import FinegrainError
 
 if TYPE_CHECKING:
@@ -29,18 +29,16 @@ LLM_MODEL_ENV = "FINEGRAIN_LLM_MODEL"
 LLM_KEY_ENV = "FINEGRAIN_LLM_API_KEY"
 
 
-def _vocabulary(photobench: Path | None, lang: str, now: str | None) -> AlbumVocabulary:
+def _vocabulary(photobench: Path | None, lang: str, today: str | None) -> AlbumVocabulary:
     from finegrain.album.engine.plan.records import PlaceKey
     from finegrain.album.engine.plan.vocabulary import AlbumVocabulary, builtin_gazetteer
+    from finegrain.album.engine.plan_catalog import parse_today
 
     if photobench is not None:
         from finegrain.io.photobench import read_album
 
         return AlbumVocabulary.from_photobench(read_album(photobench), lang)
-    try:
-        latest = date.fromisoformat(now) if now else date.today()
-    except ValueError as e:
-        raise FinegrainError(f"--now {now!r} is not an ISO date", "write it as YYYY-MM-DD") from e
+    latest = parse_today(today) or date.today()
     known = {a: PlaceKey(g.level, g.name_zh) for g in builtin_gazetteer() for a in g.aliases()}
     return AlbumVocabulary.build(people={}, places={}, latest_date=latest, known_places=known)
 
@@ -50,18 +48,21 @@ def plan_command(
     photobench: Path | None = typer.Option(
         None, "--photobench", "-p", help="A PhotoBench album folder whose people, places and dates the plan uses."
     ),
-    lang: str | None = lang_option("Query language (default: detected):", None),
-    now: str | None = typer.Option(None, "--now", help="Without an album: the date relative words count from (YYYY-MM-DD, default today)."),
+    lang: str | None = opt.lang_option("Query language (default: detected):", None),
+    today: str | None = typer.Option(
+        None, "--today", metavar="YYYY-MM-DD",
+        help="Without --photobench: the 'now' of relative dates (default: today's date)."),
     as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
     llm_url: str | None = typer.Option(
         None, "--llm-url", help=f"OpenAI-compatible base URL (…/v1) of an LLM planner; default ${LLM_URL_ENV}; rules when unset."
     ),
     llm_model: str | None = typer.Option(None, "--llm-model", help=f"Model name for --llm-url (default ${LLM_MODEL_ENV})."),
+    now: str | None = opt.retired_option("--now", "--today"),
 ) -> None:
     """Print the plan of QUERY: time ranges, places, people, event words, visual text, source type."""
     from finegrain.album.engine.plan import LLMConfig, plan_query, plan_query_llm
 
-    vocab = _vocabulary(photobench, lang or "en", now)
+    vocab = _vocabulary(photobench, lang or "en", opt.either(today, now, "--today", "--now"))
     url = llm_url or os.environ.get(LLM_URL_ENV)
     if url:
         model = llm_model or os.environ.get(LLM_MODEL_ENV)
@@ -110,7 +111,7 @@ def _print_plan(plan: Plan) -> None:
 
 def eval_routing_command(
     photobench: Path = typer.Option(..., "--photobench", "-p", help="A PhotoBench album folder (its *_query.json have Source labels)."),
-    lang: str = lang_option("Query language:"),
+    lang: str = opt.lang_option("Query language:"),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON (with every query)."),
     errors: int = typer.Option(0, "--errors", help="Also list up to this many misrouted queries."),
 ) -> None:

@@ -17,8 +17,9 @@ from typing import Any
 
 import typer
 
-from finegrain.cli.options import lang_option
+from finegrain.cli import options as opt
 
+DEFAULT_TOP_K = 10
 _POLICY_HELP = (
     "When the visual part of a query cannot be checked (no caption/image embeddings): "
     "'abstain' (default), 'candidates' (return the photos meeting the time/place/people constraints) "
@@ -26,7 +27,7 @@ _POLICY_HELP = (
 )
 
 
-def _encoder(name: str | None):  # noqa: ANN202
+def _encoder(name: str | None) -> Any:  # an Encoder, or None
     if not name:
         return None
     from finegrain.retrieve.dense.encoders import get_encoder
@@ -35,22 +36,30 @@ def _encoder(name: str | None):  # noqa: ANN202
 
 
 def search_command(
-    catalog: str = typer.Argument(
-        ..., help="A catalog (from 'album index' or 'album import-photobench'): a file or a postgresql://USER@HOST/DB URL."),
     query: str = typer.Argument(..., help="The search query, in Chinese or English."),
-    lang: str | None = lang_option("Query language (default: detected):", None),
+    legacy_query: str | None = opt.retired_argument("album search -c CATALOG QUERY"),
+    catalog: str | None = opt.catalog_option(
+        "The catalog (from 'album index' or 'album import-photobench'): a file or a postgresql://USER@HOST/DB URL."),
+    lang: str | None = opt.lang_option("Query language (default: detected):", None),
     as_json: bool = typer.Option(False, "--json", help="Print the result (plan, set, ranked list, reason) as JSON."),
-    top: int = typer.Option(10, "--top", "--top-k", "-k", min=1, help="How many ranked results to print."),
+    top_k: int | None = opt.top_k_option("How many ranked results to print (default 10)."),
     encoder: str | None = typer.Option(None, "--encoder", "-e", help="Encoder of the catalog's caption embeddings (e.g. e5) or image embeddings (clip:PATH)."),
     threshold: float | None = typer.Option(None, "--threshold", help="Visual score threshold (default: calibrated on the catalog)."),
     unverified_visual: str = typer.Option("abstain", "--unverified-visual", help=_POLICY_HELP),
-    today: str | None = typer.Option(None, "--today", help="The 'now' of relative dates (YYYY-MM-DD); default: the newest photo's date, or today's when no photo is dated."),
+    today: str | None = opt.today_option(),
+    top: int | None = opt.retired_option("--top", "-k/--top-k", min=1),
 ) -> None:
-    """Search CATALOG for QUERY: the photo set, a ranked list and the plan; nothing when it abstains."""
+    """Search the catalog for QUERY: the photo set, a ranked list and the plan; nothing when it abstains."""
     from finegrain.album.engine.catalog import catalog_target, open_catalog
     from finegrain.album.engine.plan_catalog import parse_today
     from finegrain.album.engine.search import search
 
+    if legacy_query is not None:  # album search CATALOG QUERY, the retired form
+        query, legacy_catalog = legacy_query, query
+    else:
+        legacy_catalog = None
+    catalog = opt.require_catalog(catalog, legacy_catalog)
+    top = opt.either(top_k, top, "-k/--top-k", "--top") or DEFAULT_TOP_K
     now = parse_today(today)
 
     plan_lang = lang  # zh | en | None, checked by --lang

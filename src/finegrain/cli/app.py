@@ -15,6 +15,8 @@ from importlib import metadata
 from typing import Any
 
 import typer
+from rich.markup import escape
+from typer.core import TyperArgument, TyperCommand, TyperOption
 
 from finegrain.cli import (
     album_cmd,
@@ -130,7 +132,7 @@ def out_of_memory(path: str, e: MemoryError) -> FinegrainError:
     """What ran out (the command, and what the error says it was doing) and the ways out, on one line."""
     detail = " ".join(str(e).split())
     return FinegrainError(f"finegrain {path} ran out of memory" + (f": {detail}" if detail else ""),
-                          "give it a smaller input, or a smaller --batch or -k where it takes one, "
+                          "give it a smaller input, or a smaller --batch-size or -k where it takes one, "
                           "or run it on a machine with more free memory")
 
 
@@ -148,6 +150,30 @@ def _root(
     """Retrieval evaluation, diagnosis and search that gets the details right."""
 
 
+class Command(TyperCommand):
+    """A verb whose ``--help`` shows its text as written and whose usage line leaves out its hidden parameters.
+
+    Typer renders help through rich, whose markup reads ``[ray]`` in ``pip install 'finegrain[ray]'`` as a
+    style and drops it; finegrain's help uses no markup, so every text is escaped once here. Hidden parameters
+    (retired spellings, e.g. the CATALOG argument that ``-c`` replaced) are left out of the usage line as
+    ``--help`` leaves them out of its lists.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = literal(self.help)
+        for param in self.params:
+            if isinstance(param, TyperOption | TyperArgument):
+                param.help = literal(param.help)
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if not getattr(param, "hidden", False):
+                pieces.extend(param.get_usage_pieces(ctx))
+        return pieces
+
+
 def build_cli() -> typer.Typer:
     """A fresh ``finegrain`` app with every verb of :data:`VERBS` and its groups attached."""
     app = _typer("finegrain", "Retrieval evaluation, diagnosis and search that gets the details right.")
@@ -156,13 +182,18 @@ def build_cli() -> typer.Typer:
     for path, fn in VERBS:
         group, _, name = path.rpartition(" ")
         opt.read_numbers_by_the_grammar(fn)
-        (groups[group] if group else app).command(name)(_guard(fn, path))
+        (groups[group] if group else app).command(name, cls=Command)(_guard(fn, path))
     for name, sub in groups.items():
         app.add_typer(sub, name=name)
     return app
 
 
+def literal(text: str | None) -> str | None:
+    """``text`` escaped for rich markup, so that ``--help`` prints it as written (square brackets included)."""
+    return escape(text) if text else text
+
+
 def _typer(name: str, help: str, cls: Any = None) -> typer.Typer:
     extra = {"cls": cls} if cls is not None else {}
-    return typer.Typer(name=name, help=help, no_args_is_help=True, add_completion=False,
+    return typer.Typer(name=name, help=literal(help), no_args_is_help=True, add_completion=False,
                        pretty_exceptions_enable=False, **extra)

@@ -4,20 +4,21 @@ Flickr8k (captions) or Visual Genome 100 (region descriptions): each image's
 query is one of its texts, its corpus entry the averaged embedding of the
 others; writes DIR/results.json (metrics, protocol, per-query ranks, failures;
 for vg100 the concept scores of every failure) and DIR/run.trec (top 100;
-run.jsonl when an id or the encoder name has a space).
+run.jsonl when an id or the encoder name has a space; -k sets the depth).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from finegrain.cli.options import no_cache_option, quiet_option
+from finegrain.cli import options as opt
 
 DATASETS = {"flickr8k": "flickr8k", "vg100": "visual_genome_100"}
+DEFAULT_TOP_K = 100
 
 
 def caption_corpus_command(
@@ -31,9 +32,10 @@ def caption_corpus_command(
     batch_size: int | None = typer.Option(None, "--batch-size", min=1, help="Encoder batch size (default: the encoder's)."),
     no_renormalise: bool = typer.Option(False, "--no-renormalise",
                                         help="Score by the raw mean embedding instead of its unit-length version (the paper's cosine)."),
-    run_depth: int = typer.Option(100, "--run-depth", min=1, help="Results per query kept in run.trec."),
-    no_cache: bool = no_cache_option(),
-    quiet: bool = quiet_option(),
+    top_k: int | None = opt.top_k_option(f"Results per query kept in run.trec (default {DEFAULT_TOP_K})."),
+    no_cache: bool = opt.no_cache_option(),
+    quiet: bool = opt.quiet_option(),
+    run_depth: int | None = opt.retired_option("--run-depth", "-k/--top-k", min=1),
 ) -> None:
     """Rank every image's corpus entry for every image's query; Recall@1/5/10, MRR@5/10/all, median rank, fails %."""
 
@@ -48,6 +50,7 @@ def caption_corpus_command(
     from finegrain.retrieve.dense.encoders.registry import get_encoder
     from finegrain.settings import Settings
 
+    run_depth = opt.either(top_k, run_depth, "-k/--top-k", "--run-depth") or DEFAULT_TOP_K
     if dataset not in DATASETS:
         raise FinegrainError(f"unknown caption-corpus dataset {dataset!r}", f"use one of {', '.join(DATASETS)}")
     if dataset == "vg100" and split not in ("all", "test"):
@@ -109,7 +112,7 @@ def caption_corpus_command(
     typer.echo(f"wrote {path} and {run_path}")
 
 
-def _load_items(dataset: str, root: Path, split: str) -> tuple[list[tuple[str, Sequence[str]]], str, dict[str, Any]]:
+def _load_items(dataset: str, root: Path, split: str) -> tuple[list[tuple[str, tuple[str, ...]]], str, dict[str, Any]]:
     from finegrain.diagnose.caption_corpus import load_items
 
     return load_items(dataset, root, split)

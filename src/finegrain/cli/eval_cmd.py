@@ -47,12 +47,13 @@ def eval_command(
         help="threshold=START:STOP:STEP[,norm=none|minmax|zscore][,folds=5][,seed=0]: score the -m metrics on "
              "the items scoring >= each threshold (threshold retrieval; pair_f1, set_f1, reject_f1) and choose "
              "the threshold by k-fold cross-validation over queries (finegrain.experiment.tuning.threshold)."),
-    cv: str | None = typer.Option(
-        None, "--cv",
-        help="K[,metric=ndcg@10][,seed=0]: choose the retriever's tunable options (hybrid weights and RRF k, "
-             "BM25 k1 and b; those not fixed by --set) by K-fold cross-validation over queries, stratified by "
-             "query type; saves the out-of-fold run and scores, the a-priori default and the per-fold choices "
-             "(finegrain.experiment.tuning.cv)."),
+    cv: str | None = opt.cv_option(
+        "the retriever's tunable options (hybrid weights and RRF k, BM25 k1 and b; those not fixed by --set), "
+        "folds stratified by query type; saves the out-of-fold run and scores, the a-priori default and the "
+        "per-fold choices (finegrain.experiment.tuning.cv)"),
+    cv_metric: str | None = opt.cv_metric_option("ndcg@10 if -m has it, else the first -m metric"),
+    seed: int | None = opt.seed_option("--cv: how queries are dealt into folds"),
+    no_cache: bool = opt.no_cache_option(),
     engine: EngineChoice = typer.Option(
         EngineChoice.LOCAL, "--engine",
         help="local: this process; ray: sharded BM25 / dense search and per-query metrics on Ray "
@@ -74,14 +75,18 @@ def eval_command(
     from finegrain.report.table import print_evaluation
     from finegrain.results.files import RUN_JSONL
     from finegrain.results.saved import is_transductive
+    from finegrain.retrieve.registry import without_cache
     from finegrain.settings import Settings
 
     names = opt.metric_keys(metrics, DEFAULT_METRICS)
+    spec = cv_spec(cv, cv_metric, seed)
     checked = opt.retriever_options(retriever, options)  # fails here, before the dataset is read
-    where = Engine(engine.value, address=address)  # type: ignore[arg-type]  # --address without ray fails here
+    if no_cache:
+        checked = without_cache(retriever, checked)
+    where = Engine(engine.value, address=address)  # --address without ray fails here
     outcome = run_experiment(
         Experiment(dataset=dataset, retriever=retriever, metrics=names, top_k=top_k,
-                   retriever_options=checked, split_by=split_by, sweep=sweep, cv=cv),
+                   retriever_options=checked, split_by=split_by, sweep=sweep, cv=spec),
         Settings.from_env(),
         show_progress=not quiet,
         engine=where,
@@ -108,3 +113,32 @@ def eval_command(
     for warning in outcome.results["provenance"].get("warnings", ()):
         typer.echo(f"warning: {warning}", err=True)
 
+
+def cv_spec(cv: str | None, cv_metric: str | None, seed: int | None) -> str | None:
+    """The ``K,metric=M,seed=S`` spec :func:`~finegrain.experiment.run.run_experiment` reads, from ``--cv K
+    --cv-metric M --seed S``; the retired ``--cv K,metric=M,seed=S`` is read with a warning naming the new
+    spelling."""
+    from finegrain.errors import FinegrainError
+    from finegrain.experiment.tuning.cv import parse_cv
+
+    folds = None
+    if cv is not None:
+        text = cv.strip()
+        if "," in text:
+            old = parse_cv(text)
+            if cv_metric is not None or seed is not None:
+                raise FinegrainError(f"--cv {text} gives its metric or seed inside, and --cv-metric or --seed too",
+                                     f"write --cv {old.folds} --cv-metric M --seed S")
+            opt.retired("--cv K,metric=M,seed=S", f"--cv {old.folds}" + (f" --cv-metric {old.metric}" if old.metric else "")
+                        + f" --seed {old.seed}")
+            folds, cv_metric, seed = old.folds, old.metric, old.seed
+        else:
+            try:
+                folds = int(text)
+            except ValueError:
+                raise FinegrainError(f"--cv {cv!r} is not a whole number of folds", "pass --cv 5, say") from None
+    opt.check_cv(folds, cv_metric, seed)
+    if folds is None:
+        return None
+    metric = f",metric={opt.metric_keys([cv_metric])[0]}" if cv_metric is not None else ""
+    return f"{folds}{metric},seed={seed or 0}"

@@ -87,6 +87,7 @@ def open_command(
         typer.echo("Add --serve to start the judging page.")
         return
     allowed = serving.allowed_hosts(host, allow_remote, "the judging page has no password")
+    serving.check_port(host, port)
     from finegrain.build.judge.app import create_app
 
     app = create_app(the_pool, db, scale=scale, include_judged=include_judged, allowed_hosts=allowed,

@@ -18,6 +18,24 @@ walks the command tree to check it):
 ``-p``  ``--photobench``   PhotoBench album folder
 ======  =================  ==============================================
 
+and one long name per concept (the same test holds the table):
+
+=================  ===============================================================
+``--today``        the "now" of relative dates (``--now``: retired)
+``-k --top-k``     how many results are kept or shown (``--top``, ``--run-depth``: retired)
+``-c --catalog``   the album catalog, an option on every album verb (the CATALOG argument: retired)
+``--cv K``         k-fold cross-validation, with ``--cv-metric`` and ``--seed``
+                   (``--cv K,metric=M,seed=S``: retired)
+``-s --set``       ``KEY=VALUE`` options of a registered entry (a retriever, an encoder, a
+                   fusion method: ``fuse``'s ``--weights``, ``--norm``, ``--rrf-k`` and
+                   ``--depth`` are retired)
+``--batch-size``   items per batch (``--batch``: retired)
+``--no-cache``     neither read nor write the embedding cache, on every verb that encodes
+=================  ===============================================================
+
+A retired spelling is hidden from ``--help`` and still read for one release: it prints one
+``warning:`` line with the name to write (:func:`retired_option`, :func:`either`).
+
 ``-m/--metric`` is repeatable, each value a comma-separated list, so
 ``-m ndcg@10 -m recall@100``, ``-m ndcg@10,recall@100`` and any mix mean the
 same thing. (A plain ``str`` option would silently keep only the last ``-m``.)
@@ -70,6 +88,35 @@ SHORT_FLAGS: dict[str, str] = {
 }
 
 
+def retired_option(old: str, new: str, *, flags: Sequence[str] = (), multiple: bool = False, **checks: Any) -> Any:
+    """A retired spelling (``old``, and any other ``flags``) of the option now written ``new``: hidden from
+    ``--help``, still read for one release (with the checks of the new one, e.g. ``min=1``); :func:`either`
+    warns when it is used."""
+    return typer.Option([] if multiple else None, old, *flags, hidden=True, show_default=False,
+                        help=f"Retired: write {new}.", **checks)
+
+
+def retired_argument(new: str) -> Any:
+    """A retired positional argument, now the option ``new``: hidden, still read for one release (:func:`either`)."""
+    return typer.Argument(None, hidden=True, show_default=False, metavar="", help=f"Retired: write {new}.")
+
+
+def retired(old: str, new: str) -> None:
+    """The one ``warning:`` line of a retired spelling: what to write instead, and that the old one goes."""
+    print(f"warning: {old} is retired, write {new} ({old} stops working in the next release)", file=sys.stderr)
+
+
+def either(value: Any, old_value: Any, new: str, old: str) -> Any:
+    """The option's value from its new spelling ``new`` or its retired one ``old`` (with :func:`retired`'s
+    warning); both given is an error naming the two. ``None`` (or an empty list) means "not given"."""
+    if old_value is None or old_value == []:
+        return value
+    if value is not None and value != []:
+        raise FinegrainError(f"{new} and {old} are the same option, given twice", f"give {new} only")
+    retired(old, new)
+    return old_value
+
+
 def metrics_option(help: str, default: Sequence[str] = ()) -> Any:
     """The ``-m/--metric/--metrics`` option: a list of values, read with :func:`metric_keys`."""
     shown = f" Default: {','.join(default)}." if default else ""
@@ -115,7 +162,8 @@ def set_option(help: str = "Retriever option KEY=VALUE (repeatable), e.g. --set 
 
 
 def top_k_option(help: str = "Keep the top N results per query (default: the retriever's own cut).") -> Any:
-    return typer.Option(None, "--top-k", "-k", min=1, help=help)
+    """``-k/--top-k N``; a verb with a default states it in ``help`` and applies it after :func:`either`."""
+    return typer.Option(None, "--top-k", "-k", min=1, help=help, show_default=False)
 
 
 def quiet_option() -> Any:
@@ -124,6 +172,48 @@ def quiet_option() -> Any:
 
 def no_cache_option() -> Any:
     return typer.Option(False, "--no-cache", help="Neither read nor write the on-disk embedding cache ($FINEGRAIN_CACHE).")
+
+
+def today_option() -> Any:
+    return typer.Option(None, "--today", metavar="YYYY-MM-DD",
+                        help="The 'now' of relative dates; default: the newest photo's date, or today's when no "
+                             "photo is dated.")
+
+
+def catalog_option(help: str = "The catalog: a file, or a postgresql://USER@HOST/DB URL.", default: Any = None) -> Any:
+    return typer.Option(default, "--catalog", "-c", help=help)
+
+
+def require_catalog(option: str | None, argument: str | None) -> str:
+    """``-c CATALOG``, or the retired CATALOG argument (with a warning); neither is an error naming the fix."""
+    catalog = either(option, argument, "-c CATALOG", "the CATALOG argument")
+    if catalog is None:
+        raise FinegrainError("no catalog given", "pass -c CATALOG (a file from 'album index', or a postgresql:// URL)")
+    return str(catalog)
+
+
+def cv_option(what: str) -> Any:
+    return typer.Option(None, "--cv", metavar="K", show_default=False,
+                        help=f"Choose {what} by K-fold cross-validation over queries, with --cv-metric and --seed.")
+
+
+def cv_metric_option(default: str) -> Any:
+    return typer.Option(None, "--cv-metric", metavar="METRIC", show_default=False,
+                        help=f"The metric --cv maximises (default: {default}).")
+
+
+def seed_option(help: str) -> Any:
+    return typer.Option(None, "--seed", min=0, show_default=False, help=f"{help} (default 0).")
+
+
+def check_cv(cv: int | None, cv_metric: str | None, seed: int | None) -> None:
+    """``--cv-metric`` and ``--seed`` belong to ``--cv``: either without it is an error, not silently ignored."""
+    if cv is None:
+        given = [name for name, v in (("--cv-metric", cv_metric), ("--seed", seed)) if v is not None]
+        if given:
+            raise FinegrainError(f"{given[0]} goes with --cv, and no --cv was given", f"add --cv K or leave {given[0]} out")
+    elif cv < 2:
+        raise FinegrainError(f"--cv {cv} is fewer than 2 folds", "pass --cv 5, say")
 
 
 def encoder_option(help: str = "Encoder: e5, minilm, use-m3, st:PATH or clip:PATH (finegrain list encoders).",

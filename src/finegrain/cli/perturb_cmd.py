@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import typer
@@ -29,6 +30,7 @@ def perturb_command(
                                           help="Minimum RGB distance (0-255 channels, max 441.7) of a colour replacement."),
     top_k: int | None = opt.top_k_option(),
     resamples: int = typer.Option(10000, "--resamples", min=1, help="Bootstrap resamples of the delta CIs."),
+    no_cache: bool = opt.no_cache_option(),
     quiet: bool = opt.quiet_option(),
 ) -> None:
     """Rank of the best relevant item (lower/higher/same, Table 4) and metric deltas with 95% CIs (Table 5) per family."""
@@ -40,14 +42,21 @@ def perturb_command(
         write_outputs,
     )
     from finegrain.diagnose.perturb.tables import print_tables
+    from finegrain.retrieve.registry import without_cache
     from finegrain.settings import Settings
 
+    captions = is_caption_corpus(dataset)
+    checked = opt.retriever_options(retriever, options)
+    settings = Settings.from_env()
+    if no_cache:  # a retriever's caches are its options; the caption-corpus protocol's is the settings' folder
+        settings = dataclasses.replace(settings, cache_dir=None)
+        checked = checked if captions else without_cache(retriever, checked)
     cfg = PerturbConfig(
         dataset=dataset, retriever=retriever, families=parse_families(family),
-        metrics=opt.metric_keys(metrics, CAPTION_METRICS if is_caption_corpus(dataset) else DEFAULT_METRICS), retriever_options=opt.retriever_options(retriever, options),
+        metrics=opt.metric_keys(metrics, CAPTION_METRICS if captions else DEFAULT_METRICS), retriever_options=checked,
         top_k=top_k, seed=seed, color_threshold=color_threshold, n_resamples=resamples,
     )
-    outcome = run_perturbation(cfg, Settings.from_env(), show_progress=not quiet)
+    outcome = run_perturbation(cfg, settings, show_progress=not quiet)
     paths = write_outputs(out, outcome)
     print_tables(outcome.results)
     typer.echo(f"wrote {paths['perturbations']}, {paths['results']} and {paths['tables']}")

@@ -9,14 +9,17 @@ beside the middleware that applies them.
 
 from __future__ import annotations
 
+import errno
+import socket
 from typing import Any
 
 import typer
 
 from finegrain._lazy import require
+from finegrain.errors import FinegrainError
 from finegrain.web_guard import LOOPBACK_NAMES, allowed_hosts, is_loopback
 
-__all__ = ["LOOPBACK_NAMES", "allowed_hosts", "echo_serving", "is_loopback", "serve", "url"]
+__all__ = ["LOOPBACK_NAMES", "allowed_hosts", "check_port", "echo_serving", "is_loopback", "serve", "url"]
 
 
 def url(host: str, port: int) -> str:
@@ -31,3 +34,21 @@ def serve(app: Any, host: str, port: int, extra: str) -> None:
 
 def echo_serving(what: str, host: str, port: int, note: str = "") -> None:
     typer.echo(f"serving {what} on {url(host, port)}  (Ctrl-C to stop{note})")
+
+
+def check_port(host: str, port: int) -> None:
+    """Bind ``host:port`` once and let it go, so that a port in use (or an address this machine lacks) is one
+    ``error:`` line naming it and the fix, before anything says "serving" (uvicorn would log its own error
+    and exit instead). Bound as uvicorn binds (``SO_REUSEADDR``): only a listening socket makes it busy."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                raise FinegrainError(f"port {port} on {host} is already in use",
+                                     f"pass another --port, e.g. --port {port + 1 if port < 65535 else 8765}, "
+                                     f"or stop the program listening on {port}") from None
+            raise FinegrainError(f"cannot listen on {url(host, port)}: {e.strerror or e}",
+                                 "pass a --host of this machine (127.0.0.1 by default) and a --port above 1023") from None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from finegrain.cli.options import lang_option, out_option, quiet_option
+from finegrain.cli.options import either, lang_option, out_option, quiet_option, retired_option
 
 
 def train_command(
@@ -18,7 +18,9 @@ def train_command(
     pairs: Path = typer.Option(..., "--pairs", help="Pairs JSONL (finegrain gen-queries): {\"query\", \"passage\", ...} a line."),
     out: Path = out_option("Folder for the trained sentence-transformers model (st:OUT), with finegrain_training.json."),
     steps: int = typer.Option(4000, "--steps", help="Optimizer steps (the paper: about 4K)."),
-    batch: int = typer.Option(32, "--batch", help="Pairs per batch; the other pairs' passages are the negatives."),
+    batch_size: int | None = typer.Option(
+        None, "--batch-size", min=1, show_default=False,
+        help="Pairs per batch; the other pairs' passages are the negatives (default 32)."),
     lr: float = typer.Option(5e-6, "--lr", help="Peak learning rate (AdamW)."),
     warmup: int | None = typer.Option(None, "--warmup", help="Linear warm-up steps (default: 10% of --steps)."),
     temperature: float = typer.Option(0.01, "--temperature", help="InfoNCE temperature; the loss scale is 1/temperature."),
@@ -34,15 +36,18 @@ def train_command(
     passage_prefix: str = typer.Option("", "--passage-prefix", help="Text put before every passage."),
     lang: str = lang_option("Language of the BM25 tokenizer for --hard-negatives bm25:"),
     quiet: bool = quiet_option(),
+    batch: int | None = retired_option("--batch", "--batch-size", min=1),
 ) -> None:
     """Fine-tune an encoder with InfoNCE and in-batch negatives (CapRetrieval App. D: temperature 0.01, lr 5e-6)."""
     from finegrain.train.finetune import TrainConfig, train_encoder, transductive_dataset
 
+    batch = either(batch_size, batch, "--batch-size", "--batch")
     config = TrainConfig(
-        base=base, pairs=pairs, out=out, steps=steps, batch=batch, lr=lr, warmup=warmup, temperature=temperature,
+        base=base, pairs=pairs, out=out, steps=steps, lr=lr, warmup=warmup, temperature=temperature,
         weight_decay=weight_decay, seed=seed, hard_negatives=hard_negatives, negatives_per_query=negatives_per_query,
         checkpoint_every=checkpoint_every, resume=resume, max_length=max_length, query_prefix=query_prefix,
         passage_prefix=passage_prefix, lang=lang, quiet=quiet, keep_checkpoints=keep_checkpoints,
+        **({} if batch is None else {"batch": batch}),  # else TrainConfig's default
     )
     result = train_encoder(config)
     val = result.validation[-1] if result.validation else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -20,7 +21,7 @@ def triage_command(
     out: Path = opt.out_option("The pool file to write (JSON lines, .gz to compress); the evidence goes beside it "
                                "in NAME.evidence.jsonl."),
     depth: int = typer.Option(10, "--depth", min=1, help="Pool depth: each run's top K are candidates."),
-    top: int | None = typer.Option(None, "--top", min=1, help="Keep the N strongest suspects (default: all)."),
+    top_k: int | None = opt.top_k_option("Keep the N strongest suspects (default: all)."),
     encoder: str = opt.encoder_option(
         "Encoder of the semantic evidence: auto (e5 when installed), none, or e5, minilm, st:PATH ...", "auto"),
     dataset: str | None = typer.Option(None, "--dataset", "-d",
@@ -30,7 +31,9 @@ def triage_command(
                                        help="Leave out items the qrels judged irrelevant (default: kept as candidates)."),
     grades: str = typer.Option("0,1,2", "--grades", help="The judging scale written to the pool, e.g. 0,1,2."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the pooling."),
+    no_cache: bool = opt.no_cache_option(),
     quiet: bool = opt.quiet_option(),
+    top: int | None = opt.retired_option("--top", "-k/--top-k", min=1),
 ) -> None:
     """Rank the top-ranked unjudged or judged-irrelevant passages that look relevant (suspected false negatives).
 
@@ -58,16 +61,17 @@ def triage_command(
         dataset = str(next(iter(names)))
     ds = load_dataset(dataset, Settings.from_env())
     q, _ = read_qrels_file(qrels)
-    tri = triage(runs, q, ds.corpus, ds.queries, lang=lang or str(ds.lang), depth=depth, top=top,
-                 include_judged=not unjudged_only, encoder=None if encoder == "none" else encoder,
-                 grades=scale, seed=seed, dataset=ds.name, show_progress=not quiet)
+    tri = triage(runs, q, ds.corpus, ds.queries, lang=lang or str(ds.lang), depth=depth,
+                 top=opt.either(top_k, top, "-k/--top-k", "--top"), include_judged=not unjudged_only,
+                 encoder=None if encoder == "none" else encoder, grades=scale, seed=seed, dataset=ds.name,
+                 cache=not no_cache, show_progress=not quiet)
     pool_path, evidence = write_triage(tri, out)
     _print(tri)
     typer.echo(f"wrote {pool_path} ({len(tri)} suspects of {tri.n_candidates} candidates, {tri.n_pooled} pooled) "
                f"and {evidence}")
 
 
-def _print(tri) -> None:  # noqa: ANN001 - a Triage
+def _print(tri: Any) -> None:  # a finegrain.build.triage.Triage
     from rich import box
     from rich.console import Console
     from rich.table import Table

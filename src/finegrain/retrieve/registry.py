@@ -14,9 +14,10 @@ code they choose from (BM25 variants, tokenizer presets, ...) are named as
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from finegrain.errors import FinegrainError
 from finegrain.registry import Param, Registry
 from finegrain.retrieve.base import Retriever
 
@@ -358,4 +359,45 @@ def get_retriever(name: str, **options: Any) -> Retriever:
     return retriever
 
 
-__all__ = ["FUSIONS", "RERANKERS", "RETRIEVERS", "get_retriever"]
+# the parameters that name the retrievers an entry is built from, whose options it takes as NAME.KEY
+_BUILT_FROM = ("parts", "first_stage")
+
+
+def without_cache(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` (checked) for the retriever ``name`` with every on-disk embedding cache in it switched off:
+    its own ``cache`` and, as ``NAME.KEY``, those of the retrievers it is built from (``parts``,
+    ``first_stage``, at any depth). ``finegrain eval --no-cache`` reads nothing from the cache and writes
+    nothing to it. ``cache=true`` among ``options`` is refused, as it says the opposite."""
+    out = RETRIEVERS.check(name, options)
+    params = RETRIEVERS.params(name) or {}
+    if "cache" in options and out["cache"] is True:
+        raise FinegrainError(f"cache=true and --no-cache disagree for retriever {name!r}",
+                             "leave out one of them")
+    if _takes_cache(params, out):
+        out["cache"] = False
+    for key in _BUILT_FROM:
+        if key not in params:
+            continue
+        given = out.get(key, params[key].default)
+        for sub in (given,) if isinstance(given, str) else tuple(given or ()):
+            if sub not in RETRIEVERS:
+                continue
+            prefix = f"{sub}."
+            inner = {k[len(prefix):]: v for k, v in out.items() if k.startswith(prefix)}
+            out.update({prefix + k: v for k, v in without_cache(sub, inner).items()})
+    return out
+
+
+def _takes_cache(params: Mapping[str, Param], options: Mapping[str, Any]) -> bool:
+    """Whether ``cache`` applies: declared, and for a reranking entry, taken by its scorer (a cross-encoder or
+    the coverage scorer caches nothing)."""
+    if "cache" not in params:
+        return False
+    if "scorer" not in params:
+        return True
+    scorer = str(options.get("scorer", params["scorer"].default))
+    form = "st:PATH" if scorer.startswith("st:") else scorer
+    return form in RERANKERS and "cache" in (RERANKERS.params(form) or {})
+
+
+__all__ = ["FUSIONS", "RERANKERS", "RETRIEVERS", "get_retriever", "without_cache"]

@@ -194,7 +194,7 @@ def train_encoder(config: TrainConfig) -> TrainResult:
         cpu = line.find("can't allocate memory")
         if cpu < 0 and not isinstance(e, getattr(torch, "OutOfMemoryError", ())):
             raise
-        raise MemoryError(f"training with --batch {config.batch}: {line[cpu:] if cpu >= 0 else line}") from None
+        raise MemoryError(f"training with --batch-size {config.batch}: {line[cpu:] if cpu >= 0 else line}") from None
 
 
 def _train(config: TrainConfig, torch: Any) -> TrainResult:

@@ -121,13 +121,13 @@ def test_the_cli_takes_a_url_for_every_catalog_command(album_dir, postgres_url, 
     assert main(["album", "import-photobench", str(album_dir), "--catalog", postgres_url, "--lang", "en", "-q"]) == 0
     out = capsys.readouterr().out
     assert "1069 photos" in out and "catalog: postgresql://" in out
-    assert main(["album", "people", postgres_url, "--name", "2=彤彤"]) == 0
+    assert main(["album", "people", "-c", postgres_url, "--name", "2=彤彤"]) == 0
     assert "彤彤" in capsys.readouterr().out
-    assert main(["album", "search", postgres_url, "photos in Yantian District"]) == 0
+    assert main(["album", "search", "-c", postgres_url, "photos in Yantian District"]) == 0
     assert "yantian" in capsys.readouterr().out.lower()
     served = []  # album serve builds the page over the URL (the server itself is not started here)
     monkeypatch.setattr("finegrain.album.engine.web.server.serve", lambda app, *a, **k: served.append(app))
-    assert main(["album", "serve", postgres_url, "--search-processes", "0"]) == 0
+    assert main(["album", "serve", "-c", postgres_url, "--search-processes", "0"]) == 0
     from fastapi.testclient import TestClient
 
     with TestClient(served[0], base_url="http://127.0.0.1:8765") as client:  # a loopback Host: the CLI allows only those

@@ -175,11 +175,11 @@ def test_cli_search(catalogs, capsys):
 
     store = catalogs["en"]
     path = str(getattr(store, "path", None) or store.url)  # a file or a postgresql:// URL
-    assert main(["album", "search", path, "photos in Yantian District"]) == 0
+    assert main(["album", "search", "-c", path, "photos in Yantian District"]) == 0
     out = capsys.readouterr().out
     assert "6 photos" in out and "IMG_6343.JPG" in out
-    assert main(["album", "search", path, "photos in Tokyo"]) == 0
+    assert main(["album", "search", "-c", path, "photos in Tokyo"]) == 0
     out = capsys.readouterr().out
     assert "no matching photos" in out and "reason: no photo matches place Tokyo" in out
-    assert main(["album", "search", path, "photos in Yucheng", "--json"]) == 0
+    assert main(["album", "search", "-c", path, "photos in Yucheng", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n_photos"] == 2

@@ -235,7 +235,7 @@ def test_cli_index_default_catalog_and_people(album, capsys):
     assert catalog.is_file()
     assert main(["album", "index", str(album), "--no-faces", "-q"]) == 0
     assert "0 added, 0 updated, 7 unchanged" in capsys.readouterr().out  # the catalog folder is not indexed
-    assert main(["album", "people", str(catalog)]) == 0
+    assert main(["album", "people", "-c", str(catalog)]) == 0
     assert "no people yet" in capsys.readouterr().out
 
 

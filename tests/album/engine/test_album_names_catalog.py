@@ -83,7 +83,7 @@ def test_a_catalog_written_before_aliases_reads_and_gains_aliases(tmp_path):
 def _cli(args, capsys):
     from finegrain.cli.main import main
 
-    code = main(["album", "people", *args])
+    code = main(["album", "people", "-c", *args])
     out = capsys.readouterr()
     return code, out.out, out.err
 

@@ -96,10 +96,10 @@ def test_cli_import_and_name_people(album_dir, tmp_path, capsys):
     catalog = tmp_path / "c.sqlite"
     assert main(["album", "import-photobench", str(album_dir), "--catalog", str(catalog), "--lang", "en", "-q"]) == 0
     assert "1069 photos" in capsys.readouterr().out
-    assert main(["album", "people", str(catalog), "--name", "2=彤彤"]) == 0  # adds an alias
+    assert main(["album", "people", "-c", str(catalog), "--name", "2=彤彤"]) == 0  # adds an alias
     assert "Li Xiaotong, Xiaotong, Little Li, Tongtong, 彤彤" in capsys.readouterr().out
-    assert main(["album", "people", str(catalog), "--name", "2=Tongtong,Xiaotong", "--replace", "--me", "1"]) == 0
+    assert main(["album", "people", "-c", str(catalog), "--name", "2=Tongtong,Xiaotong", "--replace", "--me", "1"]) == 0
     out = capsys.readouterr()
     assert "Tongtong, Xiaotong" in out.out and "(me)" in out.out and "removed the names Li Xiaotong, Little Li, 彤彤" in out.err
-    assert main(["album", "people", str(catalog), "--name", "42=Nobody"]) == 2
+    assert main(["album", "people", "-c", str(catalog), "--name", "42=Nobody"]) == 2
     assert "unknown person" in capsys.readouterr().err

@@ -86,7 +86,7 @@ def test_unknown_mention_kind_is_checked() -> None:
 def test_cli_plan_names_the_unknown_person(capsys: pytest.CaptureFixture[str]) -> None:
     from finegrain.cli.main import main
 
-    code = main(["album", "plan", "photos with Zoe", "--now", "2025-06-01"])
+    code = main(["album", "plan", "photos with Zoe", "--today", "2025-06-01"])
     out = capsys.readouterr().out
     assert code in (0, None) and "'Zoe' is not in the album" in out
 

@@ -37,7 +37,7 @@ def catalog(catalog_target):
 def _search(catalog, query, capsys):
     from finegrain.cli.main import main
 
-    code = main(["album", "search", catalog, query])
+    code = main(["album", "search", "-c", catalog, query])
     return code, capsys.readouterr().out
 
 

@@ -152,23 +152,23 @@ def test_a_catalog_without_dated_photos_answers_from_today(undated) -> None:
 
 
 def test_cli_search_on_an_undated_catalog_and_today_option(undated, capsys) -> None:
-    assert main(["album", "search", str(undated), "去年夏天"]) == 0
+    assert main(["album", "search", "-c", str(undated), "去年夏天"]) == 0
     out = capsys.readouterr().out
     assert "pass today" not in out and "no matching photos" in out and "today" in out
-    assert main(["album", "search", str(undated), "last summer", "--today", "2020-09-15", "--json"]) == 0
+    assert main(["album", "search", "-c", str(undated), "last summer", "--today", "2020-09-15", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["plan"]["time_ranges"][0]["start"] == "2020-06-01"
 
 
 def test_cli_today_must_be_a_date(undated, capsys) -> None:
-    assert main(["album", "search", str(undated), "last summer", "--today", "2020-02-30"]) == 2
+    assert main(["album", "search", "-c", str(undated), "last summer", "--today", "2020-02-30"]) == 2
     err = capsys.readouterr().err
     assert re.search(r"error: .*--today", err) and "Traceback" not in err
 
 
 @pytest.mark.parametrize("query", ["2月30日的照片", "photos on February 30", "2099年13月45日的照片"])
 def test_cli_search_explains_an_impossible_date(dated, query, capsys) -> None:
-    assert main(["album", "search", str(dated), query]) == 0
+    assert main(["album", "search", "-c", str(dated), query]) == 0
     out = capsys.readouterr().out
     assert "no matching photos" in out and "no such date" in out
 

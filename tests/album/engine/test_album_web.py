@@ -325,7 +325,7 @@ def test_serve_refuses_a_non_loopback_host(album: tuple[Path, Path, Path]) -> No
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1") and is_loopback("127.0.0.2")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.2") and not is_loopback("example.com")
     _, catalog, _ = album
-    assert main(["album", "serve", str(catalog), "--host", "0.0.0.0"]) == 2
+    assert main(["album", "serve", "-c", str(catalog), "--host", "0.0.0.0"]) == 2
 
 
 def test_the_default_engine_answers_and_abstains(album: tuple[Path, Path, Path]) -> None:
@@ -437,10 +437,10 @@ def test_the_server_keeps_idle_connections_longer_than_clients(album: tuple[Path
         server.uvicorn_config(app, "127.0.0.1", 0, keep_alive=0)
     seen: dict[str, Any] = {}
     monkeypatch.setattr(server, "serve", lambda app, host, port, keep_alive: seen.update(host=host, port=port, ka=keep_alive))
-    assert main(["album", "serve", str(catalog), "--port", "8123"]) == 0
+    assert main(["album", "serve", "-c", str(catalog), "--port", "8123"]) == 0
     assert seen == {"host": "127.0.0.1", "port": 8123, "ka": 75}
-    assert main(["album", "serve", str(catalog), "--keep-alive", "5"]) == 0 and seen["ka"] == 5
-    assert main(["album", "serve", str(catalog), "--keep-alive", "0"]) == 2
+    assert main(["album", "serve", "-c", str(catalog), "--keep-alive", "5"]) == 0 and seen["ka"] == 5
+    assert main(["album", "serve", "-c", str(catalog), "--keep-alive", "0"]) == 2
 
 
 def test_a_person_s_cover_is_their_face_cropped_from_the_photo(tmp_path: Path) -> None:

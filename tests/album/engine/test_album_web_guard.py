@@ -113,7 +113,7 @@ def test_the_cli_s_host_rule_answers_an_ipv6_server(catalog: Path, monkeypatch: 
 
     served: dict[str, Any] = {}
     monkeypatch.setattr(server, "serve", lambda app, host, port, keep_alive: served.update(app=app, host=host))
-    assert main(["album", "serve", str(catalog), "--host", "::1", "--port", str(PORT), "--search-processes", "0"]) == 0
+    assert main(["album", "serve", "-c", str(catalog), "--host", "::1", "--port", str(PORT), "--search-processes", "0"]) == 0
     assert served["host"] == "::1"
     with TestClient(served["app"], base_url=f"http://[::1]:{PORT}") as c:
         assert c.get("/").status_code == 200

@@ -213,7 +213,7 @@ def test_a_write_by_another_connection_drops_cached_answers_and_the_worker_conte
             people = client.get("/api/people").json()["people"]
             target = people[0]["id"]
             # the CLI, in this process but on its own connection, names the person
-            assert main(["album", "people", url, "--name", f"{target}=Zoe Quinn"]) == 0
+            assert main(["album", "people", "-c", url, "--name", f"{target}=Zoe Quinn"]) == 0
             fresh = client.get("/api/search", params=q)
             assert fresh.headers["x-finegrain-cache"] == "miss"
             with open_catalog(url, create=False) as store:
@@ -228,7 +228,7 @@ def test_a_write_by_another_connection_drops_cached_answers_and_the_worker_conte
 
 
 def test_album_serve_refuses_a_url_without_a_catalog(postgres_url: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["album", "serve", postgres_url, "--search-processes", "0"]) == 2
+    assert main(["album", "serve", "-c", postgres_url, "--search-processes", "0"]) == 2
     err = capsys.readouterr().err
     assert "no catalog" in err and "Traceback" not in err
 

@@ -94,7 +94,7 @@ def test_impossible_dates_answer_with_the_reason(client, q: str) -> None:
 @settings(max_examples=40, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(q=queries.filter(lambda s: not s.startswith("-") and "\x00" not in s))
 def test_the_search_cli_never_traces_back(catalog, capsys, q: str) -> None:
-    code = main(["album", "search", str(catalog), q])
+    code = main(["album", "search", "-c", str(catalog), q])
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
     assert code == 0 or (code == 2 and err.startswith("error: ") and err.count("\n") == 1), (q, code, err)

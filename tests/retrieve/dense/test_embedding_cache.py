@@ -214,3 +214,94 @@ def test_the_cache_folder_comes_from_finegrain_cache(tmp_path: Path, monkeypatch
     assert _shards(tmp_path / "c")
     monkeypatch.delenv("FINEGRAIN_CACHE")
     assert Settings.from_env().cache_dir == Path.home() / ".cache" / "finegrain"
+
+
+# --------------------------------------------------------------------------- a killed run resumes
+
+_KILLED_CHILD = """
+import json, os, signal, sys
+from dense_fakes import BagOfWordsEncoder
+from finegrain.retrieve.dense.encoders import cache as cache_mod
+from finegrain.retrieve.dense.retriever import DenseRetriever
+from finegrain.types import Corpus, Document, Queries, Query
+
+class Clock:  # the cache's clock: each batch below takes 10 s by it, so a chunk closes every 3 batches
+    now = 0.0
+    def monotonic(self):
+        return self.now
+
+clock = Clock()
+cache_mod.time = clock
+
+class SlowThenKilled(BagOfWordsEncoder):
+    def encode(self, texts, *, kind):
+        if len(self.calls) == int(sys.argv[3]):
+            os.kill(os.getpid(), signal.SIGKILL)  # no finally, no atexit: as the OOM killer or kill -9 does
+        clock.now += 10.0
+        return super().encode(texts, kind=kind)
+
+data = json.loads(open(sys.argv[1], encoding="utf-8").read())
+corpus = Corpus(Document(f"d{i}", t) for i, t in enumerate(data["docs"]))
+queries = Queries(Query(f"q{i}", t) for i, t in enumerate(data["queries"]))
+DenseRetriever(encoder=SlowThenKilled(batch_size=2), cache_dir=sys.argv[2]).retrieve(
+    corpus, queries, lang="en", top_k=None, show_progress=False)
+"""
+
+
+def test_a_killed_cold_encoding_resumes_where_it_stopped(tmp_path: Path) -> None:
+    """SIGKILL during a cold encoding keeps every chunk written before it; the next run encodes only the rest
+    and returns exactly the run and vectors of an uninterrupted one."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import finegrain
+
+    docs = [f"doc {i} word{i % 7} tag{i % 3} {'red car' if i % 4 == 0 else 'blue sea'}" for i in range(30)]
+    queries = ["red car", "word3 tag1", "blue sea tag2"]
+    data = tmp_path / "data.json"
+    data.write_text(json.dumps({"docs": docs, "queries": queries}), encoding="utf-8")
+    cache_dir = tmp_path / "cache"
+    src, fakes = Path(finegrain.__file__).parents[1], Path(__file__).parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(fakes)]), "OMP_NUM_THREADS": "1"}
+    child = subprocess.run([sys.executable, "-c", _KILLED_CHILD, str(data), str(cache_dir), "8"],
+                           env=env, capture_output=True, text=True, timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    # 8 batches of 2 passages were encoded; the chunks closed after batches 3 and 6 hold 12 of them
+    assert len(_shards(cache_dir)) == 2
+    assert not list(cache_dir.rglob(".tmp-*"))
+
+    corpus = Corpus(Document(f"d{i}", t) for i, t in enumerate(docs))
+    qs = Queries(Query(f"q{i}", t) for i, t in enumerate(queries))
+    resumed_enc = BagOfWordsEncoder(batch_size=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every shard the killed run left is whole
+        resumed = DenseRetriever(encoder=resumed_enc, cache_dir=str(cache_dir))
+        run = resumed.retrieve(corpus, qs, lang="en", top_k=None, show_progress=False)
+    passages = [t for kind, batch in resumed_enc.calls if kind == "passage" for t in batch]
+    assert passages == docs[12:], "only the passages no chunk held are encoded, in order"
+    assert resumed.last_retrieval["texts"] == {"requested": 33, "hits": 12, "misses": 21}
+
+    whole = DenseRetriever(encoder=BagOfWordsEncoder(batch_size=2), cache_dir=str(tmp_path / "whole"))
+    assert run == whole.retrieve(corpus, qs, lang="en", top_k=None, show_progress=False)
+    again = BagOfWordsEncoder()
+    cached = CachedEncoder(again, EmbeddingCache(cache_dir)).encode(docs, kind="passage")
+    assert again.n_encoded == 0
+    np.testing.assert_array_equal(cached, BagOfWordsEncoder().encode(docs, kind="passage"))
+
+
+def test_a_slow_encoder_writes_a_chunk_every_flush_seconds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ticks = iter(range(0, 10_000, 20))  # each reading of the cache's clock is 20 s later
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            return float(next(ticks))
+
+    monkeypatch.setattr(cache_mod, "time", Clock)
+    texts = [f"text number {i}" for i in range(10)]
+    CachedEncoder(BagOfWordsEncoder(batch_size=2), EmbeddingCache(tmp_path)).encode(texts, kind="passage")
+    # the clock is read at the start and after each of the 5 batches: 20 s a batch, a chunk closes at 30 s
+    assert cache_mod.FLUSH_ROWS > len(texts) and cache_mod.FLUSH_SECONDS == 30
+    assert len(_shards(tmp_path)) == 3  # batches 1-2, 3-4 by time; 5 at the end

