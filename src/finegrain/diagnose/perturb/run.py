@@ -108,7 +108,7 @@ def score(ds: Any, run: Run, perturbations: Sequence[Perturbation], pid: Sequenc
     """Tables 4 and 5 for every family from one run holding originals and perturbed queries."""
 
     all_qids = list(ds.queries)
-    original = evaluate(ds.qrels, select_run(run, [(q, q) for q in all_qids]), specs, queries=all_qids)
+    original = evaluate(ds.qrels, select_run(run, [(q, q) for q in all_qids]), specs, queries=all_qids, warn=False)
     orig_pq = {k: dict(r.per_query) for k, r in original.results.items()}
     families: dict[str, Any] = {}
     for fam in cfg.families:
@@ -120,7 +120,7 @@ def score(ds: Any, run: Run, perturbations: Sequence[Perturbation], pid: Sequenc
         entry["rank_change"] = rank_changes(o_ranks, p_ranks).to_dict()
         if rows:
             fam_run = select_run(run, [(i, p.qid) for i, p in rows])
-            pert = evaluate(ds.qrels, fam_run, specs, queries=qids)
+            pert = evaluate(ds.qrels, fam_run, specs, queries=qids, warn=False)
             pert_pq = {k: dict(r.per_query) for k, r in pert.results.items()}
         else:
             pert_pq = {s.key: {} for s in specs}
