@@ -4,8 +4,10 @@ The Python API a ranx / ir_measures user can guess::
 
     from finegrain import Qrels, Run, evaluate, compare, fuse, load_dataset
 
+    run = Run.from_file("run.trec"); run.save("run.json")   # TREC, BEIR .tsv, ranx JSON, Parquet, run.jsonl
     ev = evaluate(qrels, run, ["ndcg@10", "recall@100"])   # dicts, DataFrames, ranx/ir_measures objects, paths
-    ev.to_dict(); ev.per_query("ndcg@10"); ev.to_dataframe()
+    print(ev); ev.to_dict(); ev.per_query("ndcg@10"); ev.to_dataframe(); ev.save("out/run")
+    print(compare(qrels, runs=[run, other], metrics=["ndcg@10"]))   # or compare([ev1, ev2]); .to_latex()
 
 Only the core types are imported here; ``evaluate``, ``compare``, ``fuse``,
 ``load_dataset`` and ``pool`` load their modules on first use.
