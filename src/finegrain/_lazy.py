@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import sys
 from collections.abc import Callable, Mapping
 from types import ModuleType
@@ -58,10 +59,21 @@ def require(module: str, extra: str, package: str | None = None) -> Any:
 def callable_package(package: str, function: Callable[..., Any]) -> None:
     """Make ``package`` (already in ``sys.modules``) callable as ``function``, so that ``from finegrain import
     evaluate`` gives a package that is also the function: a package and a function cannot share a name
-    otherwise, since importing a submodule rebinds the name to the package."""
+    otherwise, since importing a submodule rebinds the name to the package.
+
+    The package shows the function to tools: ``inspect.signature(package)`` is the function's signature
+    (``__signature__``), and its docstring (what ``help()`` prints first) opens with the function's
+    signature and docstring, then the package's own. A call goes straight to the function (no frame in
+    between, so a warning's ``stacklevel`` points at the caller).
+    """
+    module = sys.modules[package]
 
     class _CallablePackage(ModuleType):
-        def __call__(self, *args: Any, **kwargs: Any) -> Any:
-            return function(*args, **kwargs)
+        __call__ = staticmethod(function)
 
-    sys.modules[package].__class__ = _CallablePackage
+    signature = inspect.signature(function)
+    module.__class__ = _CallablePackage
+    module.__signature__ = signature  # type: ignore[attr-defined]  # read by inspect.signature
+    module.__doc__ = "\n\n".join(
+        part for part in (f"{function.__name__}{signature}", inspect.getdoc(function), inspect.getdoc(module)) if part
+    )

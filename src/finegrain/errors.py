@@ -86,6 +86,11 @@ class MissingDependencyError(FinegrainError):
         )
 
 
+class FinegrainWarning(UserWarning):
+    """Base class of finegrain's warnings: ``warnings.filterwarnings("ignore", category=FinegrainWarning)``
+    silences them all."""
+
+
 def _clip(text: str, width: int = 120) -> str:
     text = repr(text)
     return text if len(text) <= width else text[: width - 3] + "..."

@@ -8,6 +8,18 @@ read-only and derived once, never the identity of the object.
 A query may have an empty entry (``{}``): in qrels that is a query with no
 judged item, in a run a query for which the system returned nothing. Both are
 kept: they matter for zero-answer queries and rejection metrics.
+
+As in ranx, ``Qrels`` and ``Run`` carry their I/O: ``from_file`` / ``save``
+(TREC, BEIR qrels ``.tsv``, ranx JSON, Parquet, ``run.jsonl``; by file name or
+``format=``), ``from_dict``, ``from_df`` / ``to_df`` (pandas, ranx's columns
+``q_id, doc_id, score``) and ``to_dict``. A run lists each query's documents
+in ranked order (score descending, the one tie rule), in ``run[qid]``,
+``to_dict()`` and every file and frame it writes.
+
+The readers and writers live in :mod:`finegrain.io`, a layer above this one,
+which this module may not import. The methods call them through the hook
+:data:`finegrain.hooks.TABLE_IO`, which the root package fills with
+:mod:`finegrain.io.formats` (loaded on the first call): see :mod:`finegrain.hooks`.
 """
 
 from __future__ import annotations
@@ -17,14 +29,21 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, repeat
 from operator import itemgetter, methodcaller
+from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
 import numpy as np
 
 from finegrain.errors import DuplicateIdError, FinegrainError
 from finegrain.frozen import EMPTY, read_only
+from finegrain.hooks import TABLE_IO
 from finegrain.ranking import cut_depth, rank_order
+
+if TYPE_CHECKING:
+    import os
+
+    import pandas as pd
 
 # --------------------------------------------------------------------------- queries, corpus
 
@@ -228,7 +247,26 @@ class _Table(Mapping[str, Mapping[str, Any]]):
         return f"{type(self).__name__}({len(self)} queries, {self.n_entries} {self._what}s)"
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
+        """``{qid: {doc_id: value}}`` (a run's documents in ranked order)."""
         return {q: dict(self[q]) for q in self._qids}
+
+    # -- files and frames (through finegrain.hooks.TABLE_IO: see the module docstring) ---------
+
+    def save(self, path: str | os.PathLike[str], format: str | None = None) -> Path:
+        """Write to ``path`` in ``format`` (``trec``, ``json``, ``parquet``; qrels ``beir``, runs ``jsonl``),
+        by default the one its name says (``.trec``/``.txt``, ``.tsv``, ``.json``, ``.parquet``, ``.jsonl``;
+        ``.gz`` compressed); the file is written whole or not at all. Returns the path.
+
+        A query without entry has no line in any of these formats: it is absent when read back."""
+        return Path(TABLE_IO().write(cast("Qrels | Run", self), path, format))
+
+    def to_df(self) -> pd.DataFrame:
+        """A pandas DataFrame with ranx's columns ``q_id, doc_id, score`` (a run's rows in ranked order)."""
+        return TABLE_IO().to_frame(cast("Qrels | Run", self))
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """The same as :meth:`to_df` (ranx's name)."""
+        return self.to_df()
 
     # -- columnar views (read-only) ----------------------------------------
 
@@ -283,6 +321,22 @@ class Qrels(_Table):
     _value_dtype = np.int64
     _what = "judgement"
 
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], format: str | None = None) -> Qrels:
+        """Read TREC qrels, BEIR/MTEB ``.tsv``, ranx ``.json`` or ``.parquet`` (``format``: ``trec``, ``beir``,
+        ``json``, ``parquet``; by default from the name, TREC or BEIR from the first line)."""
+        return TABLE_IO().read_qrels(path, format)
+
+    @classmethod
+    def from_df(
+        cls, df: Any, q_id_col: str | None = None, doc_id_col: str | None = None, score_col: str | None = None
+    ) -> Qrels:
+        """From a pandas DataFrame; a column not named is found by its usual names (``q_id``/``query_id``/...,
+        ``doc_id``/``docno``/..., ``relevance``/``rel``/``grade``/``score``: :mod:`finegrain.io.columns`)."""
+        table = TABLE_IO().from_frame(df, "qrels", _named(q_id_col, doc_id_col, score_col), None)
+        assert isinstance(table, Qrels)
+        return table
+
     def has_relevant(self, qid: str, rel: int = 1) -> bool:
         return qid in self and any(g >= rel for g in self[qid].values())
 
@@ -316,6 +370,40 @@ class Run(_Table):
     def __init__(self, *args: Any, name: str = "run", **kw: Any) -> None:
         super().__init__(*args, **kw)
         self.name = name
+
+    def __getitem__(self, qid: str) -> Mapping[str, Any]:
+        """``{doc_id: score}`` of one query, in ranked order."""
+        i = self._index[qid]
+        at = self.order[self._offsets[i]:self._offsets[i + 1]]
+        vocab = self._vocab
+        return MappingProxyType({vocab[c]: v for c, v in zip(self._docs[at].tolist(), self._values[at].tolist())})
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}, {len(self)} queries, {self.n_entries} results)"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Mapping[str, Any]], name: str | None = None, **kw: Any) -> Run:
+        """From ``{qid: {doc_id: score}}`` (any order: the ranking comes from the scores), named ``name``
+        (default ``"run"``)."""
+        return super().from_dict(data, name=name or "run", **kw)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], format: str | None = None, name: str | None = None) -> Run:
+        """Read a TREC run, ranx ``.json``, ``.parquet`` or ``run.jsonl`` (``format``: ``trec``, ``json``,
+        ``parquet``, ``jsonl``; by default from the name, else TREC). The name is ``name``, else the file's
+        (the TREC tag, the saved name, the file stem)."""
+        return TABLE_IO().read_run(path, format, name)
+
+    @classmethod
+    def from_df(
+        cls, df: Any, q_id_col: str | None = None, doc_id_col: str | None = None, score_col: str | None = None,
+        name: str | None = None,
+    ) -> Run:
+        """From a pandas DataFrame; a column not named is found by its usual names (``q_id``/``query_id``/...,
+        ``doc_id``/``docno``/..., ``score``: :mod:`finegrain.io.columns`)."""
+        table = TABLE_IO().from_frame(df, "run", _named(q_id_col, doc_id_col, score_col), name)
+        assert isinstance(table, Run)
+        return table
 
     def _check(self, *, duplicates: bool = True) -> None:
         self._refuse_nan()
@@ -390,6 +478,12 @@ class Run(_Table):
 
 
 _INT64 = np.iinfo(np.int64)
+
+
+def _named(q_id_col: str | None, doc_id_col: str | None, score_col: str | None) -> dict[str, str]:
+    """``{role: column}`` of the columns a caller named (the others are found by their usual names)."""
+    named = {"query": q_id_col, "doc": doc_id_col, "value": score_col}
+    return {role: col for role, col in named.items() if col is not None}
 
 
 def _codes(keys: list[Any], index: dict[Any, int]) -> np.ndarray:

@@ -49,6 +49,9 @@ def test_the_readme_python_example_runs(tmp_path: Path) -> None:
     agg = ast.literal_eval(lines[0])
     assert agg["ndcg@10"] == pytest.approx((2 + 1 / math.log2(3)) / 3) and agg["recall@10"] == 1.0
     assert float(lines[1]) == pytest.approx(1 / math.log2(3))
-    assert lines[2] == "(3, 3)"
+    assert lines[2] == "(4, 3)"  # q4 has a row, NaN: it has no relevant item
     # rrf: q2's d2 gets 1/62 (bm25 rank 2) + 1/61 (dense rank 1) > d4's 1/61: every relevant document first
     assert float(lines[3]) == 1.0
+    # the first evaluate says, once, that strict mode left q4 out (trec_eval would average it as 0)
+    assert out.stderr.count("ExcludedQueriesWarning") == 1, out.stderr
+    assert "1 of 4 queries (q4) has no relevant item" in out.stderr

@@ -85,7 +85,7 @@ def evaluate_command(
     qrels, fmt = read_qrels_file(qrels_path, compat=opts.mode, qrels_format=qrels_format)
     run = read_run_file(run_path, compat=opts.mode, allow_empty_run=allow_empty_run)
     ev = evaluate(qrels, run, specs, queries=universe, compat=opts.mode, complete=opts.complete,
-                  level_for_rel=opts.level_for_rel)
+                  level_for_rel=opts.level_for_rel, warn=False)
 
     if as_json:
         if per_query:

@@ -39,6 +39,17 @@ What is computed, per metric
 
 Every resampling uses the same ``seed`` (common random numbers), so the
 numbers are reproducible and independent of the order of systems.
+
+As ranx's ``compare(qrels, runs, metrics, max_p=...)``
+    ``compare(qrels, runs=[...], metrics=[...])`` (or ``qrels=`` by name)
+    evaluates each run on the qrels (:func:`finegrain.evaluate.evaluate`),
+    then compares the evaluations; ``max_p`` is ``alpha``.
+
+Views
+    A :class:`Comparison` prints as a table (``str``: the long-form table
+    ``finegrain compare`` prints first; ``repr``: one row per system) and
+    renders to a rich table, Markdown, LaTeX and a pandas DataFrame
+    (:mod:`finegrain.compare.table`).
 """
 
 from __future__ import annotations
@@ -48,10 +59,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from finegrain.compare import table as _table
 from finegrain.compare.rollup import Rollup, rollup_of
 from finegrain.compare.stats import (
     CI_METHODS,
@@ -59,6 +71,7 @@ from finegrain.compare.stats import (
     Interval,
     WinTieLoss,
     bootstrap_ci,
+    finite,
     holm,
     paired_t_test,
     randomization_test,
@@ -66,9 +79,14 @@ from finegrain.compare.stats import (
 )
 from finegrain.compare.systems import labelled, resolve_baseline
 from finegrain.errors import FinegrainError
+from finegrain.evaluate.evaluate import evaluate, warn_excluded
 from finegrain.evaluate.groups import group_of, order_groups
+from finegrain.interop.coerce import QrelsLike, RunLike, as_qrels
 from finegrain.metrics.spec import parse_metric
 from finegrain.results.saved import SavedResults
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 SCHEMA = "finegrain.comparison/1"
 
@@ -168,6 +186,36 @@ class Comparison:
     def names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.systems)
 
+    # -- views (rendered by finegrain.compare.table) ------------------------------------------
+
+    def __str__(self) -> str:
+        """The table ``finegrain compare`` prints first (mean [CI], difference, p per system and metric)."""
+        return _table.comparison_text(self)
+
+    def __repr__(self) -> str:
+        """One row per system, one column per metric (x100, significance marks), then the queries compared."""
+        return _table.comparison_repr(self)
+
+    def _repr_html_(self) -> str:
+        return _table.comparison_html(self)
+
+    def to_table(self) -> Table:
+        """The long-form table as a rich :class:`~rich.table.Table` (print it with a rich console)."""
+        return _table.headline_table(self)
+
+    def to_markdown(self) -> str:
+        """A Markdown table, one row per system (means x100 with significance marks)."""
+        return _table.to_markdown(self)
+
+    def to_latex(self) -> str:
+        """A LaTeX ``tabular`` with booktabs rules, one row per system."""
+        return _table.to_latex(self)
+
+    def to_dataframe(self) -> Any:
+        """A pandas DataFrame, one row per system and metric: ``system, metric, mean, ci_low, ci_high, diff, p,
+        significant`` (raw values; see :func:`finegrain.compare.table.to_dataframe`)."""
+        return _table.to_dataframe(self)
+
     def to_json_dict(self) -> dict[str, Any]:
         """A JSON-able dict (schema ``finegrain.comparison/1``); non-finite numbers become None."""
         s = self.settings
@@ -228,11 +276,6 @@ def _test_json(t: PairedTest) -> dict[str, Any]:
     }
 
 
-def finite(x: float | None) -> float | None:
-    """``x``, or None when it is None, NaN or infinite (what a saved or shown value holds for undefined)."""
-    return x if x is not None and math.isfinite(x) else None
-
-
 # --------------------------------------------------------------------------- building
 
 
@@ -258,29 +301,50 @@ def load_comparison(
 
 
 def compare(
-    results: Sequence[Any],
+    results: Sequence[Any] | QrelsLike = None,
+    runs: Sequence[RunLike] | None = None,
+    metrics: str | Sequence[str] | None = None,
     *,
+    qrels: QrelsLike = None,
     folders: Sequence[str] | None = None,
     baseline: int | str | Path = 0,
-    metrics: Sequence[str] | None = None,
     alpha: float = 0.05,
+    max_p: float | None = None,
     confidence: float = 0.95,
     n_resamples: int = 10000,
     seed: int = 0,
     ci_method: CIMethod = "percentile",
     tol: float = 1e-9,
+    warn: bool = True,
 ) -> Comparison:
-    """Compare saved results; see the module docstring.
+    """Compare saved results, or runs on qrels as ranx does; see the module docstring.
 
-    ``results``: :class:`SavedResults`, in-memory ``Evaluation`` objects,
-    results folders / files (``results.json`` or MTEB result JSON), or dicts in
-    the ``results.json`` layout, in any mix. ``folders`` label each result in
+    ``compare([ev1, ev2])``: ``results`` are :class:`SavedResults`, in-memory
+    ``Evaluation`` objects, results folders / files (``results.json`` or MTEB
+    result JSON), or dicts in the ``results.json`` layout, in any mix.
+    ``compare(qrels, runs=[run1, run2], metrics=["ndcg@10"])`` (ranx's call; ``qrels=``
+    by name too): each run (anything :func:`finegrain.interop.as_run` reads) is
+    evaluated on ``qrels`` first; ``warn`` as :func:`finegrain.evaluate.evaluate`
+    takes it, one warning for all runs. ``folders`` label each result in
     messages and names (default: the folder given, else ``"#0"``, ``"#1"``,
     ...). ``baseline``: an index into ``results``, a system name or a folder.
     ``metrics``: keys to compare (default: every metric all results share
-    whose aggregation rule is ``mean``).
+    whose aggregation rule is ``mean``). ``max_p`` (ranx's name) is ``alpha``.
     """
 
+    if max_p is not None:
+        if alpha != 0.05 and alpha != max_p:
+            raise FinegrainError(f"alpha={alpha!r} and max_p={max_p!r} disagree",
+                                 "give one of them: max_p is ranx's name for alpha")
+        alpha = max_p
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if runs is not None or qrels is not None:
+        results = _evaluate_runs(results, qrels, runs, metrics, warn)
+    if isinstance(results, str | bytes) or not isinstance(results, Sequence):
+        raise FinegrainError(f"results is a {type(results).__name__}, not a list of results",
+                             "pass a list, compare([ev1, ev2]), or qrels and runs: compare(qrels, runs=[...], "
+                             "metrics=[...])")
     if len(results) < 2:
         raise FinegrainError(f"need at least 2 results to compare, got {len(results)}",
                              "pass two or more folders written by 'finegrain eval'")
@@ -349,6 +413,28 @@ def compare(
         notes=tuple(notes),
         rollup=rollup,
     )
+
+
+def _evaluate_runs(first: Any, qrels: Any, runs: Sequence[Any] | None, metrics: Sequence[str] | None,
+                   warn: bool) -> list[Any]:
+    """ranx's call: the evaluations of ``runs`` on the qrels (given first or as ``qrels=``)."""
+    if first is not None and qrels is not None:
+        raise FinegrainError("qrels given twice (first and as qrels=)", "give them once: compare(qrels, runs=[...])")
+    qrels = first if qrels is None else qrels
+    if qrels is None or runs is None:
+        raise FinegrainError("comparing runs needs qrels and runs", "call compare(qrels, runs=[run1, run2], "
+                             "metrics=['ndcg@10'])")
+    if not metrics:
+        raise FinegrainError("comparing runs needs the metrics to evaluate them on",
+                             "pass metrics=['ndcg@10', ...] (as ranx's compare takes them)")
+    if isinstance(runs, str | bytes) or not isinstance(runs, Sequence):
+        raise FinegrainError(f"runs is a {type(runs).__name__}, not a list of runs",
+                             "pass a list: compare(qrels, runs=[run1, run2], metrics=[...])")
+    judged = as_qrels(qrels)  # read once for every run
+    evaluations = [evaluate(judged, r, list(metrics), warn=False) for r in runs]
+    if warn and evaluations:
+        warn_excluded(evaluations[0], stacklevel=3)  # the caller of compare; what is left out depends on qrels only
+    return evaluations
 
 
 def _tests(key: str, qids: tuple[str, ...], matrix: np.ndarray, names: list[str], base: int,

@@ -210,8 +210,8 @@ def relabel_delta(
 
     values: dict[str, dict[str, tuple[float | None, int, float | None, int]]] = {}
     for name, run in named.items():
-        old_ev = evaluate(old_qrels, run, specs, queries=universe)
-        new_ev = evaluate(new_qrels, run, specs, queries=universe)
+        old_ev = evaluate(old_qrels, run, specs, queries=universe, warn=False)
+        new_ev = evaluate(new_qrels, run, specs, queries=universe, warn=False)
         values[name] = {}
         for s in specs:
             o, n = old_ev[s.key], new_ev[s.key]

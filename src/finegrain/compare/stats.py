@@ -36,6 +36,12 @@ import numpy as np
 
 from finegrain.errors import FinegrainError
 
+
+def finite(x: float | None) -> float | None:
+    """``x``, or None when it is None, NaN or infinite (what a saved or shown value holds for undefined)."""
+    return x if x is not None and math.isfinite(x) else None
+
+
 CIMethod = Literal["percentile", "basic", "bca"]
 CI_METHODS: tuple[str, ...] = ("percentile", "basic", "bca")
 

@@ -7,10 +7,10 @@ otherwise: importing any submodule would rebind the name to the package.)
 """
 
 from finegrain._lazy import callable_package
-from finegrain.evaluate.evaluate import evaluate
+from finegrain.evaluate.evaluate import ExcludedQueriesWarning, evaluate
 from finegrain.evaluate.result import Denominators, Evaluation, MetricResult
 
-__all__ = ["Denominators", "Evaluation", "MetricResult", "evaluate"]
+__all__ = ["Denominators", "Evaluation", "ExcludedQueriesWarning", "MetricResult", "evaluate"]
 
 
 callable_package(__name__, evaluate)

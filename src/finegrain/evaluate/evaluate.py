@@ -14,15 +14,25 @@ The universe of queries is the qrels' queries, or ``queries`` when given:
 ``compat="trec_eval"`` follows the trec_eval binary instead (queries in both
 the qrels and the run, no-relevant queries averaged as 0, 0 for 0/0, ``-c``
 and ``-l``): every rule is in :mod:`finegrain.evaluate.compat`.
+
+Leaving zero-answer queries out is where finegrain's numbers differ from
+trec_eval's and pytrec_eval's (which average them as 0), so a strict call that
+leaves some out says so once: an :class:`ExcludedQueriesWarning` naming how
+many and which metrics (``warn=False`` or a warnings filter silences it). The
+evaluation's ``repr`` shows the same denominators. finegrain's own verbs pass
+``warn=False``: they print the denominators in their tables.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
+import numpy as np
+
 import finegrain.evaluate.compat as _compat
-from finegrain.errors import FinegrainError
+from finegrain.errors import FinegrainError, FinegrainWarning
 from finegrain.evaluate.compat import Compat
 from finegrain.evaluate.result import Evaluation, MetricResult
 from finegrain.interop.coerce import QrelsLike, RunLike, as_qrels, as_run
@@ -40,6 +50,7 @@ def evaluate(
     compat: Compat | str | None = None,
     complete: bool = False,
     level_for_rel: int | None = None,
+    warn: bool = True,
 ) -> Evaluation:
     """Evaluate ``run`` against ``qrels`` on ``metrics`` (specs or strings such as ``"ndcg@10"``).
 
@@ -57,6 +68,9 @@ def evaluate(
     numbers the trec_eval binary prints; then ``complete=True`` is its ``-c``
     and ``level_for_rel=N`` its ``-l N``. ``queries`` is finegrain's own
     universe and is refused in ``trec_eval`` mode (trec_eval has none).
+
+    ``warn``: when strict ranking metrics leave out queries without a relevant
+    item, say so in one :class:`ExcludedQueriesWarning` (see the module docstring).
     """
     opts = _compat.options(compat, complete=complete, level_for_rel=level_for_rel)
     qrels = as_qrels(qrels, compat=compat)
@@ -81,4 +95,32 @@ def evaluate(
             s.key, joined.qids, outcome, joined.in_run, joined.n_ignored_run_queries, no_relevant=no_relevant
         )
     types = None if query_types is None else MappingProxyType(dict(query_types))
-    return Evaluation(MappingProxyType(results), types, run.name, opts)
+    evaluation = Evaluation(MappingProxyType(results), types, run.name, opts)
+    if warn:
+        warn_excluded(evaluation, stacklevel=2)
+    return evaluation
+
+
+class ExcludedQueriesWarning(FinegrainWarning):
+    """A strict evaluation left out queries without a relevant item (trec_eval counts them as 0)."""
+
+
+def warn_excluded(evaluation: Evaluation, *, stacklevel: int = 2) -> None:
+    """One :class:`ExcludedQueriesWarning` when some metric of ``evaluation`` left out queries for having no
+    relevant item; ``stacklevel`` as the caller would give it to :func:`warnings.warn` (2: the caller's caller)."""
+    excluded = {k: r for k, r in evaluation.items() if r.denominators.n_excluded_no_relevant}
+    if not excluded:
+        return
+    worst = max(excluded.values(), key=lambda r: r.denominators.n_excluded_no_relevant)
+    d = worst.denominators
+    qids = [worst.universe[i] for i in np.flatnonzero(~worst.outcome.scored)[:3].tolist()]
+    shown = ", ".join(qids) + (", ..." if d.n_excluded_no_relevant > len(qids) else "")
+    many = d.n_excluded_no_relevant > 1
+    warnings.warn(
+        f"{d.n_excluded_no_relevant} of {d.n_universe} queries ({shown}) {'have' if many else 'has'} no relevant "
+        f"item and {'are' if many else 'is'} left out of {', '.join(excluded)} (strict: the mean is over "
+        f"{d.n_scored} {'query' if d.n_scored == 1 else 'queries'}); trec_eval and pytrec_eval count {'them' if many else 'it'} as 0, as "
+        "compat='trec_eval' does. Silence with warn=False.",
+        ExcludedQueriesWarning,
+        stacklevel=stacklevel + 1,
+    )

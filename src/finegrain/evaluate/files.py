@@ -24,14 +24,15 @@ def evaluate_files(
     queries: Iterable[str] | None = None,
     allow_empty_run: bool = False,
     qrels_format: QrelsFormat | str = "auto",
+    warn: bool = True,
 ) -> Evaluation:
     """Read ``qrels_path`` (TREC or BEIR) and ``run_path`` (TREC) and :func:`evaluate` them.
 
     ``compat``, ``complete`` and ``level_for_rel`` are those of :func:`evaluate`
-    (``compat`` also chooses the reading rules); ``allow_empty_run`` accepts a
-    run file with no result line.
+    (``compat`` also chooses the reading rules, ``warn`` the warning of queries left out);
+    ``allow_empty_run`` accepts a run file with no result line.
     """
     qrels, _ = read_qrels_file(qrels_path, compat=compat, qrels_format=qrels_format)
     run = read_run_file(run_path, compat=compat, allow_empty_run=allow_empty_run)
     return evaluate(qrels, run, metrics, queries=queries, compat=compat, complete=complete,
-                    level_for_rel=level_for_rel)
+                    level_for_rel=level_for_rel, warn=warn)

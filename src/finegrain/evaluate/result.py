@@ -6,6 +6,14 @@ canonical key, the per-query values, the aggregate and its
 per-query values (:func:`finegrain.metrics.values.aggregate`); nothing here
 recomputes a metric. An aggregate over no defined value is ``None`` (JSON
 ``null``), never 0.
+
+An evaluation prints as a small table with its denominators in one line
+(:mod:`finegrain.evaluate.summary`). :meth:`Evaluation.save` writes a results
+folder through :class:`finegrain.results.saved.SavedResults`, the one class
+that writes and reads ``results.json``; that class sits above this layer, so
+the method reaches it through the hook :data:`finegrain.hooks.SAVED_RESULTS`
+(filled by the root package, see :mod:`finegrain.hooks`) rather than keeping
+a second writer of the schema here.
 """
 
 from __future__ import annotations
@@ -14,8 +22,9 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
+from pathlib import Path
 from types import MappingProxyType
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -24,8 +33,15 @@ from finegrain.errors import FinegrainError
 from finegrain.evaluate.compat import CompatOptions
 from finegrain.evaluate.groups import UNTYPED as UNTYPED  # re-exported: the one name of the group
 from finegrain.evaluate.groups import group_of, order_groups
+from finegrain.evaluate.summary import denominators_line, html_table, scale_note, text_table, value_text
+from finegrain.hooks import SAVED_RESULTS
 from finegrain.metrics.spec import parse_metric
 from finegrain.metrics.values import QueryValues, aggregate
+
+if TYPE_CHECKING:
+    import os
+
+    from finegrain.results.saved import SavedResults
 
 
 @dataclass(frozen=True)
@@ -144,6 +160,10 @@ class MetricResult:
     def __repr__(self) -> str:
         return f"MetricResult({self.key!r}, value={self.value!r}, {self.denominators})"
 
+    def __float__(self) -> float:
+        """The aggregate as a float (``float(ev["ndcg@10"])``); NaN when undefined, never 0."""
+        return math.nan if self.value is None else float(self.value)
+
 
 @dataclass(frozen=True, eq=False)
 class Evaluation(Mapping[str, MetricResult]):
@@ -174,6 +194,38 @@ class Evaluation(Mapping[str, MetricResult]):
     def aggregate(self) -> dict[str, float | None]:
         """``{key: aggregate}``; None where undefined."""
         return {k: r.value for k, r in self.results.items()}
+
+    # -- printing ---------------------------------------------------------------------------
+
+    def _summary(self) -> tuple[str, list[list[str]], str]:
+        keys = list(self.results)
+        mode = "trec_eval rules" if self.compat.trec_eval else "strict"
+        title = f"Evaluation of {self.run_name or 'a run'!r}: {len(keys)} metric(s), {scale_note(keys)}, {mode}"
+        rows = [[k, value_text(k, r.value)] for k, r in self.results.items()]
+        dens = denominators_line({k: r.denominators.to_dict() for k, r in self.results.items()})
+        return title, rows, f"denominators: {dens}"
+
+    def __repr__(self) -> str:
+        """A small table: one row per metric, then the denominators in one line."""
+        title, rows, dens = self._summary()
+        return f"{title}\n{text_table(['metric', 'value'], rows)}\n{dens}"
+
+    def _repr_html_(self) -> str:
+        title, rows, dens = self._summary()
+        return html_table(title, ["metric", "value"], rows, dens)
+
+    # -- saving (through finegrain.results: see the module docstring) ------------------------
+
+    def to_saved(self, **sections: Any) -> SavedResults:
+        """This evaluation as :class:`~finegrain.results.saved.SavedResults` (what ``results.json`` holds);
+        ``sections`` as :meth:`SavedResults.from_evaluation` takes them (``queries``, ``provenance``, ...)."""
+        saved: SavedResults = SAVED_RESULTS().from_evaluation(self, **sections)
+        return saved
+
+    def save(self, folder: str | os.PathLike[str], **sections: Any) -> Path:
+        """Write a results folder (``folder/results.json``, what ``finegrain compare`` and ``report`` read);
+        returns the file's path. ``sections`` as :meth:`to_saved`."""
+        return self.to_saved(**sections).save(Path(folder))
 
     # -- the ranx / ir_measures-style views (finegrain.interop users guess these names) --
 

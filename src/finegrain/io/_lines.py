@@ -11,6 +11,7 @@ UTF-8 byte-order mark at the start of a file is ignored.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
@@ -19,8 +20,9 @@ import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import IO, Any
+from typing import IO, Any, BinaryIO, cast
 
+from finegrain.atomic import atomic_write
 from finegrain.errors import DataFormatError, DuplicateIdError, FinegrainError
 from finegrain.numbers import INT64_MAX, INT64_MIN
 
@@ -70,36 +72,33 @@ def open_binary(path: PathLike) -> IO[bytes]:
         raise FinegrainError(f"cannot read {str(p)!r}: permission denied") from None
 
 
-def open_text_write(path: PathLike) -> IO[str]:
-    """Open ``path`` for writing UTF-8 text with ``\\n`` line ends; gzip when it ends in ``.gz``.
+@contextlib.contextmanager
+def open_text_write(path: PathLike) -> Iterator[IO[str]]:
+    """Write UTF-8 text with ``\\n`` line ends to ``path``, whole or not at all; gzip when it ends in ``.gz``.
 
-    Gzip output carries no timestamp or file name, so the same content gives
-    the same bytes. Parent folders are created.
+    A ``with`` block: the text goes to a temporary file beside ``path`` that
+    replaces it only when the block ends cleanly (:func:`finegrain.atomic.atomic_write`),
+    so an error or a kill never leaves half a file. Gzip output carries no
+    timestamp or file name, so the same content gives the same bytes. Parent
+    folders are created.
     """
     p = Path(path)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        raw = open(p, "wb")
-    except OSError as e:
-        raise FinegrainError(f"cannot write {str(p)!r}: {e.strerror}", "choose a writable path") from None
-    if is_gzip(p):
-        gz = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
-        return _ClosingTextWrapper(gz, raw)
-    return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
-
-
-class _ClosingTextWrapper(io.TextIOWrapper):
-    """A text wrapper over a GzipFile that also closes the underlying file."""
-
-    def __init__(self, gz: gzip.GzipFile, raw: IO[bytes]) -> None:
-        super().__init__(gz, encoding="utf-8", newline="\n")
-        self._raw_file = raw
-
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            self._raw_file.close()
+    with atomic_write(p, "wb") as raw:
+        if is_gzip(p):
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+                zipped = io.TextIOWrapper(gz, encoding="utf-8", newline="\n")
+                try:
+                    yield zipped
+                finally:
+                    zipped.flush()
+                    zipped.detach()  # the GzipFile writes its trailer when the block closes it
+        else:
+            text = io.TextIOWrapper(cast(BinaryIO, raw), encoding="utf-8", newline="\n")
+            try:
+                yield text
+            finally:
+                text.flush()
+                text.detach()  # atomic_write flushes, syncs and renames the file itself
 
 
 def read_bytes(path: PathLike) -> bytes:

@@ -177,13 +177,19 @@ def write_beir(
     written to ``queries.jsonl`` but is not part of the split when read back.
     """
     root = Path(folder)
+    write_qrels_tsv(qrels, root / "qrels.tsv" if split is None else root / "qrels" / f"{split}.tsv")  # checks ids first
     with open_text_write(root / "corpus.jsonl") as f:
         for d in corpus.values():
             f.write(_dumps({"_id": d.id, "title": d.title, "text": d.text, **_extra(d.meta, ("_id", "title", "text"))}))
     with open_text_write(root / "queries.jsonl") as f:
         for q in queries.values():
             f.write(_dumps({"_id": q.id, "text": q.text, **_extra(q.meta, ("_id", "text"))}))
-    path = root / "qrels.tsv" if split is None else root / "qrels" / f"{split}.tsv"
+
+
+def write_qrels_tsv(qrels: Qrels, path: PathLike) -> Path:
+    """Write BEIR/MTEB qrels (a ``query-id corpus-id score`` header, then one tab-separated line per
+    judgement, queries in order); returns the path. A query without judgement has no line."""
+    path = Path(path)
     for what, ids in (("query id", qrels.qids), ("document id", qrels.vocab)):
         bad = next((i for i in ids if not i.strip() or any(c in i for c in "\t\n\r")), None)
         if bad is not None:
@@ -196,6 +202,7 @@ def write_beir(
         for qid in qrels:
             judged = qrels[qid]
             f.writelines(f"{qid}\t{d}\t{int(g)}\n" for d, g in judged.items())
+    return path
 
 
 # --------------------------------------------------------------------------- internals

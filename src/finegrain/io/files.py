@@ -83,18 +83,20 @@ def detect_qrels_format(path: str | Path, *, compat: Compat | str | None = None)
 
 
 def read_qrels_file(
-    path: str | Path, *, compat: Compat | str | None = None, qrels_format: QrelsFormat | str = "auto"
+    path: str | Path, *, compat: Compat | str | None = None, qrels_format: QrelsFormat | str = "auto",
+    table: str | None = None,
 ) -> tuple[Qrels, QrelsFormat]:
     """Read TREC or BEIR qrels (``qrels_format`` ``"auto"``, ``"trec"`` or ``"beir"``); returns the format read.
 
-    A file with no judgement is an error in either format.
+    ``table`` (``"json"`` or ``"parquet"``) reads a qrels table whatever the file name. A file with no
+    judgement is an error in every format.
     """
 
-    fmt = _format(qrels_format)
+    fmt = QrelsFormat.TABLE if table is not None else _format(qrels_format)
     if fmt is None:
         fmt = QrelsFormat.TABLE if table_format(path) is not None else detect_qrels_format(path, compat=compat)
     if fmt is QrelsFormat.TABLE:  # ranx JSON or Parquet
-        qrels = read_table_file(path, "qrels")
+        qrels = read_table_file(path, "qrels", fmt=table)
         assert isinstance(qrels, Qrels)
         if not len(qrels):
             raise FinegrainError(f"{str(path)!r} holds no judgement", "check that this is the qrels file")

@@ -49,24 +49,19 @@ def is_trec_safe(run: Run) -> bool:
 
 
 def write_run_jsonl(run: Run, path: str | os.PathLike[str]) -> Path:
-    """Write ``run`` to ``path`` (atomically: a temporary file renamed); returns the path."""
+    """Write ``run`` to ``path``, whole or not at all (:func:`finegrain.io._lines.open_text_write`); returns the path."""
     p = Path(path)
-    tmp = p.with_name(f".{p.name}.partial{''.join(p.suffixes[-1:])}")  # keeps ".gz": the writer gzips by name
     order = run.order
     docs = run.doc_codes[order].tolist()
     values = run.values[order].tolist()
     offsets = run.offsets.tolist()
     vocab = run.vocab
-    try:
-        with open_text_write(tmp) as f:
-            f.write(_dumps({"format": FORMAT, "name": run.name}))
-            for i, qid in enumerate(run.qids):
-                a, b = offsets[i], offsets[i + 1]
-                pairs = [[vocab[c], s] for c, s in zip(docs[a:b], values[a:b])]
-                f.write(_dumps({"qid": qid, "results": pairs}))
-        tmp.replace(p)
-    except OSError as e:
-        raise FinegrainError(f"cannot write the run to {str(p)!r}: {e.strerror}", "choose a writable folder") from None
+    with open_text_write(p) as f:
+        f.write(_dumps({"format": FORMAT, "name": run.name}))
+        for i, qid in enumerate(run.qids):
+            a, b = offsets[i], offsets[i + 1]
+            pairs = [[vocab[c], s] for c, s in zip(docs[a:b], values[a:b])]
+            f.write(_dumps({"qid": qid, "results": pairs}))
     return p
 
 

@@ -45,6 +45,7 @@ from finegrain.atomic import write_text
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.evaluate.groups import UNTYPED, group_of, order_groups
 from finegrain.evaluate.result import Evaluation
+from finegrain.evaluate.summary import denominators_line, html_table, scale_note, text_table, value_text
 from finegrain.frozen import EMPTY, freeze, thaw
 from finegrain.io._lines import read_json
 from finegrain.metrics.spec import metric_range, parse_metric
@@ -160,6 +161,27 @@ class SavedResults:
     migrations: tuple[str, ...] = ()
     source: str | None = None
     origin: str = "finegrain"  # or "mteb": aggregates only
+
+    # ------------------------------------------------------------------ printing
+
+    def _summary(self) -> tuple[str, list[list[str]], str]:
+        keys = list(self.metrics)
+        on = f" on {self.dataset_name!r}" if self.dataset_name else ""
+        kind = "MTEB aggregates only" if self.origin == "mteb" else "saved"
+        title = (f"SavedResults of {self.retriever_name or 'a run'!r}{on}: {len(keys)} metric(s), "
+                 f"{scale_note(keys)}, {kind}")
+        rows = [[k, value_text(k, m.value)] for k, m in self.metrics.items()]
+        dens = denominators_line({k: m.denominators for k, m in self.metrics.items()})
+        return title, rows, f"denominators: {dens}"
+
+    def __repr__(self) -> str:
+        """A small table: one row per metric, then the denominators in one line (:mod:`finegrain.evaluate.summary`)."""
+        title, rows, dens = self._summary()
+        return f"{title}\n{text_table(['metric', 'value'], rows)}\n{dens}"
+
+    def _repr_html_(self) -> str:
+        title, rows, dens = self._summary()
+        return html_table(title, ["metric", "value"], rows, dens)
 
     # ------------------------------------------------------------------ views
 

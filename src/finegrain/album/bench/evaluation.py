@@ -175,7 +175,8 @@ def evaluate_album(
 def _score(qrels: Qrels, ranked: Mapping[str, Sequence[tuple[str, float]]], queries: Sequence[Query],
            types: Mapping[str, str | None]) -> Evaluation:
     run = Run.from_dict({qid: dict(r) for qid, r in ranked.items()})
-    return evaluate(qrels, run, list(METRICS), queries=[q.id for q in queries], query_types=types)
+    return evaluate(qrels, run, list(METRICS), queries=[q.id for q in queries], query_types=types,
+                    warn=False)
 
 
 def _cached_llm_planner(config: LLMConfig) -> Planner:

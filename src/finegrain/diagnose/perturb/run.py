@@ -122,7 +122,7 @@ def score(ds: Any, run: Run, perturbations: Sequence[Perturbation], pid: Sequenc
     perturbed queries."""
 
     all_qids = list(ds.queries)
-    original = evaluate(ds.qrels, select_run(run, [(q, q) for q in all_qids]), specs, queries=all_qids)
+    original = evaluate(ds.qrels, select_run(run, [(q, q) for q in all_qids]), specs, queries=all_qids, warn=False)
     orig_pq = {k: dict(r.per_query) for k, r in original.results.items()}
     families: dict[str, FamilyResults] = {}
     for fam in cfg.families:
@@ -132,7 +132,7 @@ def score(ds: Any, run: Run, perturbations: Sequence[Perturbation], pid: Sequenc
         p_ranks = best_relevant_ranks(run, ds.qrels, [(i, p.qid) for i, p in rows])
         if rows:
             fam_run = select_run(run, [(i, p.qid) for i, p in rows])
-            pert = evaluate(ds.qrels, fam_run, specs, queries=qids)
+            pert = evaluate(ds.qrels, fam_run, specs, queries=qids, warn=False)
             pert_pq = {k: dict(r.per_query) for k, r in pert.results.items()}
         else:
             pert_pq = {s.key: {} for s in specs}

@@ -118,7 +118,7 @@ class LocalExecutor:
 
     def evaluate(self, qrels: Any, run: Any, metrics: Any, *, queries: Sequence[str] | None = None,
                  query_types: Mapping[str, str | None] | None = None) -> Any:
-        return evaluate(qrels, run, metrics, queries=queries, query_types=query_types)
+        return evaluate(qrels, run, metrics, queries=queries, query_types=query_types, warn=False)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "local"}

@@ -275,7 +275,7 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
     else:
         folds = {q: int(assignment[q]) for q in universe}
     members = [frozenset(q for q in universe if folds[q] == f) for f in range(spec.folds)]
-    scored = [evaluate(qrels, r, objective, queries=universe)[objective] for r in runs]
+    scored = [evaluate(qrels, r, objective, queries=universe, warn=False)[objective] for r in runs]
 
     preferred = next((i for i, p in enumerate(points) if default_setting is not None and dict(p) == dict(default_setting)),
                      None)
@@ -321,8 +321,8 @@ def summarize(qrels: Any, oof: Any, default_run: Any, keys: Sequence[str], spec:
     the means with bootstrap CIs, the paired difference and its randomization p, the value on each fold
     (``members[f]``: fold f's queries). Shared by :func:`choose` and routed CV (:mod:`finegrain.retrieve.fusion.routed`)."""
 
-    ev = evaluate(qrels, oof, keys, queries=list(queries), query_types=strata)
-    dev = evaluate(qrels, default_run, keys, queries=list(queries), query_types=strata)
+    ev = evaluate(qrels, oof, keys, queries=list(queries), query_types=strata, warn=False)
+    dev = evaluate(qrels, default_run, keys, queries=list(queries), query_types=strata, warn=False)
     per_metric: dict[str, MetricCV] = {}
     for m in keys:
         a_map, b_map = ev[m].per_query, dev[m].per_query

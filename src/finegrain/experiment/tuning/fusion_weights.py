@@ -153,7 +153,7 @@ def _metric_objective(qrels: Qrels, metric: str) -> Objective:
 
     def objective(run: Run, qids: frozenset[str]) -> float | None:
         universe = [q for q in qrels if q in qids]
-        return evaluate(qrels, run, key, queries=universe)[key].value
+        return evaluate(qrels, run, key, queries=universe, warn=False)[key].value
 
     return objective
 

@@ -153,7 +153,7 @@ def choose_routed(qrels: Any, runs: Sequence[Run], default_run: Run, metrics: Se
                   default_setting=default_setting, strata=strata, n_resamples=n_resamples, assignment=assignment)
     folds = dict(flat.fold_of)  # the very folds of the un-routed CV
     objective = flat.objective
-    scored = [evaluate(qrels, r, objective, queries=universe)[objective] for r in runs]
+    scored = [evaluate(qrels, r, objective, queries=universe, warn=False)[objective] for r in runs]
     values = np.full((len(runs), len(universe)), np.nan)
     for i, res in enumerate(scored):
         for j, q in enumerate(universe):

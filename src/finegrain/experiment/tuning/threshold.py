@@ -284,7 +284,7 @@ def sweep_thresholds(qrels: Any, run: Any, metrics: Sequence[str], spec: SweepSp
     returned, rejected = [], []
     for t in thresholds:
         cut = cut_at(run, normalised, t)
-        ev = evaluate(qrels, cut, keys, queries=universe)
+        ev = evaluate(qrels, cut, keys, queries=universe, warn=False)
         results.append(ev)
         n_of = dict(zip(cut.qids, cut.counts().tolist()))
         sizes = np.asarray([n_of.get(q, 0) for q in universe])
