@@ -125,8 +125,8 @@ def test_fuse_refuses_bad_numbers_and_out_of_range_options_with_one_line(tmp_pat
     from finegrain.cli.main import main
 
     pa, pb, _ = _runs(tmp_path)
-    for args in (["--rrf-k", "1e20"], ["--weights", "1,1e300"], ["--weights", "1_0,1"], ["--rrf-k", "1_0"],
-                 ["--depth", "１０"], ["--depth", "0"], ["--cv", "3", "--seed", "1e3"]):
+    for args in (["--set", "k=1e20"], ["--set", "weights=1,1e300"], ["--set", "weights=1_0,1"], ["--set", "k=1_0"],
+                 ["--set", "depth=１０"], ["--set", "depth=0"], ["--cv", "3", "--seed", "1e3"]):
         code = main(["fuse", str(pa), str(pb), "-o", str(tmp_path / "x"), *args])
         err = capsys.readouterr().err
         assert code == 2, (args, err)
