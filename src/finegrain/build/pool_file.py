@@ -28,6 +28,7 @@ from typing import Any
 
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import iter_jsonl, open_text_write
+from finegrain.io.ids import IdSyntax, check_ids, id_error, id_problem
 
 SCHEMA = "finegrain.pool/1"
 #: CapRetrieval's graded scale: 0 irrelevant, 1 partially relevant, 2 relevant.
@@ -106,9 +107,20 @@ class Pool:
 
 
 def write_pool(pool: Pool, path: str | os.PathLike[str]) -> Path:
-    """Write ``pool`` to ``path`` (atomically: a temporary file renamed); returns the path."""
+    """Write ``pool`` to ``path`` (atomically: a temporary file renamed); returns the path.
+
+    Ids and system names that break the id rule of JSON formats
+    (:mod:`finegrain.io.ids`) are refused before anything is written.
+    """
     p = Path(path)
     tmp = p.with_name(f".{p.name}.partial{''.join(p.suffixes[-1:])}")
+    target = f"the pool {str(p)!r}"
+    hint = "fix it in the run or dataset it came from"
+    check_ids(pool.systems, "system name", IdSyntax.JSON, target=target, hint=hint)
+    check_ids(list(dict.fromkeys(it.qid for it in pool.items)) + list(pool.queries), "query id", IdSyntax.JSON,
+              target=target, hint=hint)
+    check_ids(list(dict.fromkeys(it.doc_id for it in pool.items)) + list(pool.texts), "document id", IdSyntax.JSON,
+              target=target, hint=hint)
     try:
         with open_text_write(tmp) as f:
             f.write(_dumps(pool.header()) + "\n")
@@ -190,6 +202,10 @@ def _item(p: Path, line_no: int, obj: Mapping[str, Any]) -> PoolItem:
                               f"no field {e.args[0]!r}", hint=_HINT) from None
     if not ok:
         raise DataFormatError(p, line_no, "string ids, integer order/n_systems/best_rank/grade", _short(obj), hint=_HINT)
+    for value, what in ((qid, "a query id"), (doc_id, "a document id")):
+        problem = id_problem(value, IdSyntax.JSON)
+        if problem is not None:
+            raise id_error(p, line_no, value, what, IdSyntax.JSON, problem)
     return PoolItem(qid, doc_id, obj["order"], obj["n_systems"], obj["best_rank"], tuple(obj.get("systems", [])), grade)
 
 
@@ -197,6 +213,9 @@ def _text_id(p: Path, line_no: int, obj: Mapping[str, Any], key: str) -> str:
     value = obj[key]
     if not isinstance(value, str):
         raise DataFormatError(p, line_no, f"a string {key} id", _short(value), hint=_HINT)
+    problem = id_problem(value, IdSyntax.JSON)
+    if problem is not None:
+        raise id_error(p, line_no, value, f"a {key} id", IdSyntax.JSON, problem)
     return value
 
 

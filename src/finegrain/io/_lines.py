@@ -22,6 +22,7 @@ from types import MappingProxyType
 from typing import IO, Any
 
 from finegrain.errors import DataFormatError, DuplicateIdError, FinegrainError
+from finegrain.io.ids import IdSyntax, id_error, id_problem
 from finegrain.io.numbers import INT64_MAX, INT64_MIN
 
 PathLike = str | os.PathLike[str]
@@ -182,30 +183,44 @@ def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def iter_tokens(path: PathLike, what: str) -> Iterator[tuple[int, str]]:
     """``(line_no, token)`` for every non-blank line of a one-token-per-line file (ids, file names);
-    a line with whitespace inside is a DataFormatError naming ``what`` a line should hold."""
+    a line with whitespace inside is a DataFormatError naming ``what`` a line should hold, and a
+    token must follow the id rule of :attr:`IdSyntax.TOKEN` (no control character, not over-long)."""
     for n, line in iter_lines(path):
         value = line.strip()
         if not value:
             continue
         if len(value.split()) != 1:
             raise DataFormatError(path, n, what, line)
+        problem = id_problem(value, IdSyntax.TOKEN)
+        if problem is not None:
+            raise id_error(path, n, value, "an id", IdSyntax.TOKEN, problem)
         yield n, value
 
 
 def iter_id_records(path: PathLike, id_fields: tuple[str, ...], what: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
     """``(line_no, id, object)`` of a JSON-lines file of records with unique ids.
 
-    The id is the first of ``id_fields`` present (a string, or an integer read
-    as its decimal string); an id seen before is a DuplicateRecordError naming
-    both lines.
+    The id is the first of ``id_fields`` present (:func:`get_id`); an id seen
+    before is a DuplicateRecordError naming both lines.
     """
     seen: dict[str, int] = {}
     for n, obj in iter_jsonl(path):
-        rid = get_field(path, n, obj, *id_fields)
+        rid = get_id(path, n, obj, *id_fields, what=what)
         first = seen.setdefault(rid, n)
         if first != n:
             raise DuplicateRecordError(path, n, first, what, repr(rid))
         yield n, rid, obj
+
+
+def get_id(path: PathLike, line_no: int | None, obj: Mapping[str, Any], *names: str, what: str = "id") -> str:
+    """The id in the first of ``names`` present in the JSON record ``obj``: a string, or an integer
+    read as its decimal string, that follows the id rule of JSON formats (:attr:`IdSyntax.JSON`:
+    not blank, not over-long); else a DataFormatError naming the line."""
+    rid: str = get_field(path, line_no, obj, *names)
+    problem = id_problem(rid, IdSyntax.JSON)
+    if problem is not None:
+        raise id_error(path, line_no, rid, f"a {what}", IdSyntax.JSON, problem)
+    return rid
 
 
 def extra_fields(obj: Mapping[str, Any], known: tuple[str, ...]) -> Mapping[str, Any]:

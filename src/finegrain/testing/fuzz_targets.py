@@ -5,7 +5,9 @@ The oracles are written apart from the readers, from the format descriptions
 BEIR and CapRetrieval layouts, Python's own ``json`` for JSON), plainly and
 line by line, so that a reader that takes a shortcut (numpy fixed-width ids,
 Python's generous ``int``/``float``) disagrees with them. They are slow and
-that is fine: they only run here.
+that is fine: they only run here. Ids follow the rule of
+:mod:`finegrain.io.ids`, restated here character by character from Unicode
+categories (only its length bound is shared).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -20,6 +23,7 @@ from typing import Any
 
 from finegrain.io.beir import read_beir
 from finegrain.io.capretrieval import read_capretrieval
+from finegrain.io.ids import MAX_ID_CHARS
 from finegrain.io.photobench import read_album
 from finegrain.io.run_jsonl import read_run_jsonl
 from finegrain.io.trec import read_qrels, read_run
@@ -96,6 +100,32 @@ def _json(text: str) -> Any:
         raise Invalid(f"not JSON: {type(e).__name__}") from None
 
 
+def _control(c: str) -> bool:
+    return unicodedata.category(c) in ("Cc", "Cs")
+
+
+def _token_id(b: bytes) -> str:
+    """A field of a whitespace-separated line as an id: no whitespace or control character, not over-long."""
+    s = _utf8(b)
+    if len(s) > MAX_ID_CHARS or any(_control(c) or c.isspace() for c in s):
+        raise Invalid(f"id {s[:30]!r}")
+    return s
+
+
+def _tsv_id(b: bytes) -> str:
+    """A field of a tab-separated line as an id: not blank, no control character or line separator, not over-long."""
+    s = _utf8(b)
+    if not s.strip() or len(s) > MAX_ID_CHARS or any(_control(c) or c in "\u2028\u2029" for c in s):
+        raise Invalid(f"id {s[:30]!r}")
+    return s
+
+
+def _json_id(s: str) -> str:
+    if not s.strip() or len(s) > MAX_ID_CHARS:
+        raise Invalid(f"id {s[:30]!r}")
+    return s
+
+
 def _jsonl(data: bytes) -> Iterator[dict[str, Any]]:
     for raw in _lines(data):
         line = _utf8(raw)
@@ -112,9 +142,9 @@ def _id(obj: dict[str, Any], *names: str) -> str:
         if name in obj:
             v = obj[name]
             if isinstance(v, str):
-                return v
+                return _json_id(v)
             if isinstance(v, int) and not isinstance(v, bool):
-                return str(v)
+                return _json_id(str(v))
             raise Invalid(f"id {v!r}")
     raise Invalid(f"no {names}")
 
@@ -156,7 +186,7 @@ def trec_qrels_reference(data: bytes, trec_eval: bool) -> dict[str, dict[str, in
             raise Invalid("a comment line in strict mode")
         if len(parts) != 4:
             raise Invalid(f"{len(parts)} fields")
-        q, _, d = (_utf8(p) for p in parts[:3])
+        q, _, d = _token_id(parts[0]), _utf8(parts[1]), _token_id(parts[2])
         g = _grade(parts[3])
         if d in out.setdefault(q, {}):
             raise Invalid("duplicate pair")
@@ -182,10 +212,10 @@ def trec_run_reference(data: bytes, trec_eval: bool) -> tuple[str, dict[str, dic
             continue
         if len(parts) < 6 or (len(parts) > 6 and not trec_eval):
             raise Invalid(f"{len(parts)} fields")
-        q, d = _utf8(parts[0]), _utf8(parts[2])
+        q, d = _token_id(parts[0]), _token_id(parts[2])
         s = _score(parts[4])
         if tag is None:
-            tag = _utf8(parts[5])
+            tag = _token_id(parts[5])
         if d in out.setdefault(q, {}):
             raise Invalid("duplicate pair")
         out[q][d] = s
@@ -263,7 +293,7 @@ def beir_reference(files: Files) -> Any:
                 continue
         if len(parts) != 3 or b"\x00" in line:
             raise Invalid("qrels line")
-        q, d = _utf8(parts[0]), _utf8(parts[1])
+        q, d = _tsv_id(parts[0]), _tsv_id(parts[1])
         g = _grade(parts[2].strip(_BLANK))
         if q not in queries or d not in corpus or d in judged.get(q, {}):
             raise Invalid("unknown id or duplicate")
