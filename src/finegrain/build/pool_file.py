@@ -107,13 +107,12 @@ class Pool:
 
 
 def write_pool(pool: Pool, path: str | os.PathLike[str]) -> Path:
-    """Write ``pool`` to ``path`` (atomically: a temporary file renamed); returns the path.
+    """Write ``pool`` to ``path`` (whole or not at all); returns the path.
 
     Ids and system names that break the id rule of JSON formats
     (:mod:`finegrain.io.ids`) are refused before anything is written.
     """
     p = Path(path)
-    tmp = p.with_name(f".{p.name}.partial{''.join(p.suffixes[-1:])}")
     target = f"the pool {str(p)!r}"
     hint = "fix it in the run or dataset it came from"
     check_ids(pool.systems, "system name", IdSyntax.JSON, target=target, hint=hint)
@@ -122,7 +121,7 @@ def write_pool(pool: Pool, path: str | os.PathLike[str]) -> Path:
     check_ids(list(dict.fromkeys(it.doc_id for it in pool.items)) + list(pool.texts), "document id", IdSyntax.JSON,
               target=target, hint=hint)
     try:
-        with open_text_write(tmp) as f:
+        with open_text_write(p) as f:
             f.write(_dumps(pool.header()) + "\n")
             for qid in pool.qids:
                 if qid in pool.queries:
@@ -133,9 +132,7 @@ def write_pool(pool: Pool, path: str | os.PathLike[str]) -> Path:
             for it in pool.items:
                 f.write(_dumps({"qid": it.qid, "doc_id": it.doc_id, "order": it.order, "n_systems": it.n_systems,
                                 "best_rank": it.best_rank, "systems": list(it.systems), "grade": it.grade}) + "\n")
-        os.replace(tmp, p)
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         raise FinegrainError(f"cannot write the pool {str(p)!r}: {e.strerror or e}", "choose a writable --out") from None
     return p
 

@@ -7,10 +7,14 @@ the path, the 1-based line number, what was expected and what was found.
 Lines are split on ``\\n`` only (a trailing ``\\r`` is dropped), so line
 numbers agree with ``sed -n Np`` and editors whatever the line endings; a
 UTF-8 byte-order mark at the start of a file is ignored.
+
+Files are written whole or not at all (:func:`open_text_write`, through
+:mod:`finegrain.atomic`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
@@ -19,10 +23,11 @@ import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import IO, Any
+from typing import IO, Any, cast
 
+from finegrain.atomic import atomic_write
 from finegrain.errors import DataFormatError, DuplicateIdError, FinegrainError
-from finegrain.io.ids import IdSyntax, id_error, id_problem
+from finegrain.io.ids import IdSyntax, describe_char, id_error, id_problem
 from finegrain.io.numbers import INT64_MAX, INT64_MIN
 
 PathLike = str | os.PathLike[str]
@@ -61,7 +66,7 @@ def open_binary(path: PathLike) -> IO[bytes]:
     p = Path(path)
     try:
         if is_gzip(p):
-            return gzip.open(p, "rb")
+            return cast("IO[bytes]", gzip.open(p, "rb"))  # a GzipFile: IO[bytes] in all but typeshed's name
         return open(p, "rb")
     except FileNotFoundError:
         raise FinegrainError(f"file not found: {str(p)!r}", "check the path") from None
@@ -71,36 +76,42 @@ def open_binary(path: PathLike) -> IO[bytes]:
         raise FinegrainError(f"cannot read {str(p)!r}: permission denied") from None
 
 
-def open_text_write(path: PathLike) -> IO[str]:
-    """Open ``path`` for writing UTF-8 text with ``\\n`` line ends; gzip when it ends in ``.gz``.
+@contextlib.contextmanager
+def open_text_write(path: PathLike) -> Iterator[IO[str]]:
+    """Write UTF-8 text with ``\\n`` line ends to ``path``, whole or not at all; gzip when it ends in ``.gz``.
 
-    Gzip output carries no timestamp or file name, so the same content gives
-    the same bytes. Parent folders are created.
+    A context manager: the file appears (atomically replacing an older one,
+    through :func:`finegrain.atomic.atomic_write`) only when the block ends
+    without an exception, so an error half-way leaves no partial file. Text
+    that UTF-8 cannot hold (a lone surrogate) is a FinegrainError naming the
+    path. Gzip output carries no timestamp or file name, so the same content
+    gives the same bytes. Parent folders are created.
     """
     p = Path(path)
     try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        raw = open(p, "wb")
-    except OSError as e:
-        raise FinegrainError(f"cannot write {str(p)!r}: {e.strerror}", "choose a writable path") from None
-    if is_gzip(p):
-        gz = gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0)
-        return _ClosingTextWrapper(gz, raw)
-    return io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+        with atomic_write(p, "wb") as raw:
+            if is_gzip(p):
+                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, _text(cast("IO[bytes]", gz)) as f:
+                    yield f
+            else:
+                with _text(raw) as f:
+                    yield f
+    except UnicodeEncodeError as e:
+        bad = describe_char(e.object[e.start : e.start + 1]) if isinstance(e.object, str) else "a character"
+        raise FinegrainError(f"cannot write {str(p)!r}: the text holds {bad}, which UTF-8 cannot hold",
+                             "the text was not read from a valid UTF-8 file; fix it where it came from") from None
 
 
-class _ClosingTextWrapper(io.TextIOWrapper):
-    """A text wrapper over a GzipFile that also closes the underlying file."""
-
-    def __init__(self, gz: gzip.GzipFile, raw: IO[bytes]) -> None:
-        super().__init__(gz, encoding="utf-8", newline="\n")
-        self._raw_file = raw
-
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            self._raw_file.close()
+@contextlib.contextmanager
+def _text(raw: IO[bytes]) -> Iterator[IO[str]]:
+    """A UTF-8 text layer over ``raw``, flushed at the end and detached, so ``raw``'s owner closes it."""
+    f = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+    try:
+        yield f
+        f.flush()
+    finally:
+        with contextlib.suppress(ValueError, OSError):  # on an error the atomic writer drops the file anyway
+            f.detach()
 
 
 def read_bytes(path: PathLike) -> bytes:

@@ -49,12 +49,11 @@ def is_trec_safe(run: Run) -> bool:
 
 
 def write_run_jsonl(run: Run, path: str | os.PathLike[str]) -> Path:
-    """Write ``run`` to ``path`` (atomically: a temporary file renamed); returns the path.
+    """Write ``run`` to ``path`` (whole or not at all); returns the path.
 
     Ids and the name that break the id rule are refused before anything is written.
     """
     p = Path(path)
-    tmp = p.with_name(f".{p.name}.partial{''.join(p.suffixes[-1:])}")  # keeps ".gz": the writer gzips by name
     target = f"the run file {str(p)!r}"
     check_ids([run.name], "run name", IdSyntax.JSON, target=target, hint="give the run another name")
     check_ids(run.qids, "query id", IdSyntax.JSON, target=target, hint=_RENAME)
@@ -65,13 +64,12 @@ def write_run_jsonl(run: Run, path: str | os.PathLike[str]) -> Path:
     offsets = run.offsets.tolist()
     vocab = run.vocab
     try:
-        with open_text_write(tmp) as f:
+        with open_text_write(p) as f:
             f.write(_dumps({"format": FORMAT, "name": run.name}))
             for i, qid in enumerate(run.qids):
                 a, b = offsets[i], offsets[i + 1]
                 pairs = [[vocab[c], s] for c, s in zip(docs[a:b], values[a:b])]
                 f.write(_dumps({"qid": qid, "results": pairs}))
-        tmp.replace(p)
     except OSError as e:
         raise FinegrainError(f"cannot write the run to {str(p)!r}: {e.strerror}", "choose a writable folder") from None
     return p
