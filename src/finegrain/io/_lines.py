@@ -8,7 +8,10 @@ Lines are split on ``\\n`` only (a trailing ``\\r`` is dropped), so line
 numbers agree with ``sed -n Np`` and editors whatever the line endings; a
 UTF-8 byte-order mark at the start of a file is ignored.
 
-Files are written whole or not at all (:func:`open_text_write`, through
+Text that enters is valid or refused where it enters: bytes that are not
+UTF-8, and JSON strings holding a lone surrogate (``"\\ud83d"``, half of a
+cut emoji, which no UTF-8 file can hold and every writer would fail on), are
+a DataFormatError naming the line. Files are written whole or not at all (:func:`open_text_write`, through
 :mod:`finegrain.atomic`).
 """
 
@@ -19,6 +22,7 @@ import gzip
 import io
 import json
 import os
+import re
 import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -157,11 +161,25 @@ def broken_file(path: PathLike, e: BaseException) -> DataFormatError:
 
 
 def decode(path: PathLike, line_no: int | None, raw: bytes) -> str:
-    """``raw`` as UTF-8, or a DataFormatError naming the line."""
+    """``raw`` as UTF-8, or a DataFormatError naming the line and showing the bytes that are not UTF-8.
+
+    ``line_no`` None: ``raw`` is a whole document, and the error names the line of the bad bytes.
+    """
     try:
         return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise DataFormatError(path, line_no, "UTF-8 text", repr(raw)[2:-1]) from None
+    except UnicodeDecodeError as e:
+        a, z = e.start, e.end
+        if line_no is None:
+            line_no = raw.count(b"\n", 0, a) + 1
+            a0, z0 = raw.rfind(b"\n", 0, a) + 1, raw.find(b"\n", z)
+            raw, a, z = raw[a0 : z0 if z0 >= 0 else len(raw)], a - a0, z - a0
+        lo, hi = max(0, a - 40), z + 40
+        shown = ("..." if lo else "") + repr(raw[lo:hi])[2:-1] + ("..." if hi < len(raw) else "")
+        raise DataFormatError(
+            path, line_no, "UTF-8 text", shown,
+            f"the byte(s) {repr(raw[a:z])[2:-1]} at byte {a + 1} of the line are not UTF-8; "
+            "re-export the file as UTF-8",
+        ) from None
 
 
 def iter_lines(path: PathLike) -> Iterator[tuple[int, str]]:
@@ -327,7 +345,7 @@ def parse_json(path: PathLike, line_no: int | None, text: str, *, infinity: bool
     them for infinite floats, as in saved run scores); ``NaN`` never.
     """
     try:
-        return json.loads(text, parse_constant=_infinity_only if infinity else _no_constant)
+        value = json.loads(text, parse_constant=_infinity_only if infinity else _no_constant)
     except json.JSONDecodeError as e:
         if line_no is None:
             lines = text.splitlines()
@@ -343,6 +361,47 @@ def parse_json(path: PathLike, line_no: int | None, text: str, *, infinity: bool
         ) from None
     except ValueError as e:  # an integer literal past Python's int conversion limit
         raise DataFormatError(path, line_no, "JSON numbers of ordinary size", f"{e}", "write the number in a shorter form") from None
+    # Only a \\u escape makes a surrogate (decoded UTF-8 never holds one); look further only then.
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        _refuse_lone_surrogates(path, line_no, text, value)
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_lone_surrogates(path: PathLike, line_no: int | None, text: str, value: Any) -> None:
+    """A DataFormatError when any string of ``value`` (object keys included) holds a lone surrogate.
+
+    JSON pairs ``\\ud83d\\ude00`` into one character; a surrogate left in a
+    Python string is half of a character, which no UTF-8 file can hold, so
+    every writer would fail on it later.
+    """
+    stack = [value]  # iterative: a document nested as deep as the parser allows must not overflow here
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            m = _SURROGATE.search(v)
+            if m is not None:
+                if line_no is None:
+                    line_no = _line_of_escape(text, m.group())
+                i = m.start()
+                shown = ("..." if i > 30 else "") + v[max(0, i - 30) : i + 30] + ("..." if i + 30 < len(v) else "")
+                raise DataFormatError(
+                    path, line_no, "valid UTF-8 text", shown,
+                    f"the text holds {describe_char(m.group())}; re-export the file as valid UTF-8",
+                )
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
+def _line_of_escape(text: str, ch: str) -> int | None:
+    m = re.search(re.escape(f"\\u{ord(ch):04x}"), text, re.IGNORECASE)
+    return None if m is None else text.count("\n", 0, m.start()) + 1
 
 
 class _NotJson(ValueError):

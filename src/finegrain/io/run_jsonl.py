@@ -143,14 +143,8 @@ def read_run_jsonl(path: str | os.PathLike[str], name: str | None = None) -> Run
 
 
 def _dumps(obj: Any) -> str:
-    """One JSON line, readable UTF-8; ``\\uXXXX`` escapes only where UTF-8 cannot hold a character (a lone surrogate)."""
-    text = json.dumps(obj, ensure_ascii=False)
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = json.dumps(obj)
-    return text + "\n"
+    """One JSON line, readable UTF-8 (no ``\\uXXXX`` escapes: the ids were checked to be valid text)."""
+    return json.dumps(obj, ensure_ascii=False) + "\n"
 
 
 def _check_read_ids(path: Path, qids: list[str], docs: list[str]) -> None:

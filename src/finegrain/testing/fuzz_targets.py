@@ -93,11 +93,16 @@ def _json(text: str) -> Any:
         raise Invalid(f"{name} is not JSON")
 
     try:
-        return json.loads(text, parse_constant=constant)
+        value = json.loads(text, parse_constant=constant)
     except Invalid:
         raise
     except (ValueError, RecursionError) as e:
         raise Invalid(f"not JSON: {type(e).__name__}") from None
+    try:  # a \ud83d escape left unpaired: a string that is not text
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise Invalid("a lone surrogate") from None
+    return value
 
 
 def _control(c: str) -> bool:
