@@ -1,10 +1,15 @@
-"""Text that enters is valid: lone surrogates and bytes that are not UTF-8 are one DataFormatError naming
-the file and line; files are written whole or not at all."""
+"""Text that enters is valid, and bounded: lone surrogates, bytes that are not UTF-8, over-long lines and
+over-large JSON documents are one DataFormatError naming the file and line; files are written whole or not at all.
+
+The limits are module constants (finegrain.io._lines.MAX_LINE_BYTES, MAX_DOCUMENT_BYTES); the tests
+lower them with monkeypatch so the over-long inputs stay small.
+"""
 
 from __future__ import annotations
 
 import gzip
 import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +20,12 @@ from hypothesis import strategies as st
 from finegrain.build.pool_file import read_pool
 from finegrain.cli.main import main
 from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.io import _lines, trec
 from finegrain.io._lines import iter_jsonl, open_text_write, parse_json, read_json
-from finegrain.io.beir import read_qrels_tsv
+from finegrain.io.beir import read_corpus, read_qrels_tsv
+from finegrain.io.idlist import read_ids
 from finegrain.io.run_jsonl import read_run_jsonl
-from finegrain.io.trec import read_run
+from finegrain.io.trec import read_qrels, read_run
 
 CUT = "the text holds a cut character (lone surrogate \\ud83d); re-export the file as valid UTF-8"
 
@@ -139,6 +146,87 @@ def test_a_run_tag_that_is_not_utf8_names_its_line(tmp_path: Path) -> None:
     with pytest.raises(DataFormatError) as e:
         read_run(p)
     assert e.value.line == 3 and "UTF-8" in str(e.value)
+
+
+# --------------------------------------------------------------------------- bounded lines
+
+
+LIMIT = 64
+
+
+@pytest.fixture
+def small_lines(monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.setattr(_lines, "MAX_LINE_BYTES", LIMIT)
+    return LIMIT
+
+
+def _too_long(reader: Any, path: Path, line: int) -> None:
+    with pytest.raises(DataFormatError) as e:
+        reader(path)
+    assert e.value.line == line, str(e.value)
+    assert f"expected a line of at most {LIMIT} bytes, found 'a line of more than {LIMIT} bytes'" in str(e.value)
+
+
+def test_a_line_at_the_limit_is_read_and_one_byte_more_is_refused(tmp_path: Path, small_lines: int) -> None:
+    head = "q1 0 d1 1\n"
+    at = "q1 0 " + "d" * (LIMIT - 7) + " 1"
+    assert len(at) == LIMIT
+    assert len(read_qrels(_w(tmp_path / "ok", head + at + "\n"))["q1"]) == 2
+    assert len(read_qrels(_w(tmp_path / "ok-eof", head + at))["q1"]) == 2  # no line end at the end of the file
+    over = "q1 0 " + "d" * (LIMIT - 6) + " 1"
+    _too_long(read_qrels, _w(tmp_path / "bad", head + over + "\n"), 2)
+    _too_long(read_qrels, _w(tmp_path / "bad-eof", head + over), 2)
+
+
+@pytest.mark.parametrize("chunk", [16, 1 << 20])  # a line over many blocks; a line inside one block
+def test_the_fast_run_reader_bounds_lines_too(tmp_path: Path, small_lines: int, monkeypatch: pytest.MonkeyPatch,
+                                             chunk: int) -> None:
+    monkeypatch.setattr(trec, "_CHUNK", chunk)
+    good = "".join(f"q1 Q0 d{i} {i} 1.0 t\n" for i in range(1, 6))
+    assert len(read_run(_w(tmp_path / "ok", good))["q1"]) == 5
+    long_line = "q2 Q0 " + "d" * LIMIT + " 1 1.0 t\n"
+    _too_long(read_run, _w(tmp_path / "mid", good + long_line + good.replace("q1", "q3")), 6)
+    _too_long(read_run, _w(tmp_path / "end", good + long_line.rstrip("\n")), 6)
+
+
+def test_every_line_reader_bounds_lines(tmp_path: Path, small_lines: int) -> None:
+    pad = "x" * (LIMIT + 1)
+    _too_long(read_qrels_tsv, _w(tmp_path / "q.tsv", f"query-id\tcorpus-id\tscore\nq1\t{pad}\t1\n"), 2)
+    _too_long(read_ids, _w(tmp_path / "ids.txt", f"a\nb\n{pad}\n"), 3)
+    _too_long(lambda p: list(read_corpus(p).values()),
+              _w(tmp_path / "corpus.jsonl", '{"_id": "d1", "text": "x"}\n' + json.dumps({"_id": "d2", "text": pad}) + "\n"), 2)
+    _too_long(read_run_jsonl, _w(tmp_path / "run.jsonl", '{"format": "finegrain.run/1"}\n'
+                                 + json.dumps({"qid": "q", "results": [[pad, 1.0]]}) + "\n"), 2)
+    gz = tmp_path / "qrels.gz"
+    gz.write_bytes(gzip.compress(f"q1 0 d1 1\nq1 0 {pad} 1\n".encode(), mtime=0))
+    _too_long(read_qrels, gz, 2)
+
+
+def test_an_endless_line_is_refused_in_bounded_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_lines, "MAX_LINE_BYTES", 1024)
+    monkeypatch.setattr(trec, "_CHUNK", 4096)
+    p = _w(tmp_path / "blob", b"x" * (4 << 20))  # 4 MB without a line end
+    for reader in (read_qrels, read_run, read_ids):
+        tracemalloc.start()
+        with pytest.raises(DataFormatError, match="a line of more than 1,024 bytes"):
+            reader(p)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 512 << 10, (reader.__name__, peak)  # never the whole 4 MB line
+
+
+# --------------------------------------------------------------------------- bounded JSON documents
+
+
+def test_a_json_document_over_the_limit_is_refused_before_it_is_parsed(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_lines, "MAX_DOCUMENT_BYTES", 100)
+    doc = json.dumps({"k": "v" * 80})
+    assert len(doc) <= 100 and read_json(_w(tmp_path / "ok.json", doc))[0] == {"k": "v" * 80}
+    big = json.dumps({"k": "v" * 100})
+    for p in (_w(tmp_path / "big.json", big), _w(tmp_path / "big.json.gz", gzip.compress(big.encode(), mtime=0))):
+        with pytest.raises(DataFormatError, match="expected a document of at most 100 bytes, found 'more than 100 bytes'"):
+            read_json(p)
 
 
 # --------------------------------------------------------------------------- writing whole or not at all

@@ -11,7 +11,10 @@ UTF-8 byte-order mark at the start of a file is ignored.
 Text that enters is valid or refused where it enters: bytes that are not
 UTF-8, and JSON strings holding a lone surrogate (``"\\ud83d"``, half of a
 cut emoji, which no UTF-8 file can hold and every writer would fail on), are
-a DataFormatError naming the line. Files are written whole or not at all (:func:`open_text_write`, through
+a DataFormatError naming the line. Resources are bounded: a line longer than
+:data:`MAX_LINE_BYTES` and a JSON document larger than
+:data:`MAX_DOCUMENT_BYTES` are refused before they are held in memory. Files
+are written whole or not at all (:func:`open_text_write`, through
 :mod:`finegrain.atomic`).
 """
 
@@ -35,6 +38,15 @@ from finegrain.io.ids import IdSyntax, describe_char, id_error, id_problem
 from finegrain.io.numbers import INT64_MAX, INT64_MIN
 
 PathLike = str | os.PathLike[str]
+
+#: The longest line a text reader accepts, in bytes, its line end not counted. Far above any
+#: real record (a run line is tens of bytes, a corpus record rarely over a megabyte), and low
+#: enough that a file without line ends, or a stray binary blob, is refused in constant memory.
+MAX_LINE_BYTES = 16 << 20
+#: The largest JSON document read whole (ranx JSON runs and qrels, results.json, COCO and Visual
+#: Genome annotation files), in bytes after decompression. The largest upstream annotation files
+#: are under a gigabyte; parsed, a document takes several times its size in memory.
+MAX_DOCUMENT_BYTES = 2 << 30
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -119,28 +131,62 @@ def _text(raw: IO[bytes]) -> Iterator[IO[str]]:
 
 
 def read_bytes(path: PathLike) -> bytes:
-    """The whole (decompressed) content of ``path``."""
+    """The whole (decompressed) content of ``path``: one document, at most :data:`MAX_DOCUMENT_BYTES`."""
+    limit = MAX_DOCUMENT_BYTES
     with open_binary(path) as f:
         try:
-            return f.read()
+            if not is_gzip(path) and os.fstat(f.fileno()).st_size > limit:
+                raise _too_large(path, limit)
+            data = f.read(limit + 1)
         except _BROKEN_STREAM as e:
             raise broken_file(path, e) from None
+    if len(data) > limit:
+        raise _too_large(path, limit)
+    return data
+
+
+def _too_large(path: PathLike, limit: int) -> DataFormatError:
+    return DataFormatError(
+        path, None, f"a document of at most {limit:,} bytes", f"more than {limit:,} bytes",
+        "a file this large is not a single record of this format; convert it to a line format "
+        "(TREC, JSON lines) or split it",
+    )
 
 
 def iter_byte_lines(path: PathLike) -> Iterator[tuple[int, bytes]]:
-    """``(line_no, raw line)`` for every line, 1-based, without the line end."""
+    """``(line_no, raw line)`` for every line, 1-based, without the line end.
+
+    A line longer than :data:`MAX_LINE_BYTES` is a DataFormatError, raised
+    after reading at most that many bytes of it.
+    """
+    limit = MAX_LINE_BYTES
+    size = limit + 1
     with open_binary(path) as f:
+        readline = f.readline
+        n = 0
         try:
-            for n, raw in enumerate(f, 1):
-                if n == 1 and raw.startswith(_BOM):
-                    raw = raw[3:]
+            while raw := readline(size):
+                n += 1
                 if raw.endswith(b"\n"):
                     raw = raw[:-1]
+                elif len(raw) > limit:
+                    raise line_too_long(path, n, limit)
+                if n == 1 and raw.startswith(_BOM):
+                    raw = raw[3:]
                 if raw.endswith(b"\r"):
                     raw = raw[:-1]
                 yield n, raw
         except _BROKEN_STREAM as e:
             raise broken_file(path, e) from None
+
+
+def line_too_long(path: PathLike, line_no: int, limit: int) -> DataFormatError:
+    """The error for a line of more than ``limit`` bytes (see :data:`MAX_LINE_BYTES`)."""
+    return DataFormatError(
+        path, line_no, f"a line of at most {limit:,} bytes", f"a line of more than {limit:,} bytes",
+        "no record of this format is that long: check that this is the right file "
+        "(a binary file, or a text without line ends?)",
+    )
 
 
 def read_block(path: PathLike, f: IO[bytes], size: int) -> bytes:

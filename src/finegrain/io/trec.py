@@ -27,11 +27,13 @@ from pathlib import Path
 import numpy as np
 
 from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.io import _lines
 from finegrain.io._lines import (
     DuplicateRecordError,
     PathLike,
     decode,
     iter_byte_lines,
+    line_too_long,
     open_binary,
     open_text_write,
     read_block,
@@ -260,7 +262,13 @@ def write_run(run: Run, path: PathLike, tag: str | None = None) -> None:
 
 
 def _blocks(path: PathLike) -> Iterator[tuple[int, bytes]]:
-    """``(line number of the block's first line, bytes)`` blocks that end at a line end."""
+    """``(line number of the block's first line, bytes)`` blocks that end at a line end.
+
+    A line longer than :data:`~finegrain.io._lines.MAX_LINE_BYTES` is refused
+    once that many of its bytes are held (the rest is never read); every
+    line of a block is checked against the same bound (:func:`_split_block`).
+    """
+    limit = _lines.MAX_LINE_BYTES
     line = 1
     rest = b""
     with open_binary(path) as f:
@@ -273,9 +281,13 @@ def _blocks(path: PathLike) -> Iterator[tuple[int, bytes]]:
             data = rest + data
             cut = data.rfind(b"\n") + 1
             if cut == 0:
+                if len(data) > limit:
+                    raise line_too_long(path, line, limit)
                 rest = data
                 continue
             block, rest = data[:cut], data[cut:]
+            if len(rest) > limit:
+                raise line_too_long(path, line + block.count(b"\n"), limit)
             yield line, block
             line += block.count(b"\n")
     if rest:
@@ -301,6 +313,9 @@ def _split_block(path: PathLike, first_line: int, block: bytes, trec_eval: bool 
         a = block.rfind(b"\n", 0, k) + 1
         z = block.find(b"\n", k)
         raise _nul(path, n, block[a : z if z >= 0 else len(block)])
+    b = np.frombuffer(block, dtype=np.uint8)
+    newlines = np.flatnonzero(b == 10)
+    _check_line_lengths(path, first_line, newlines, len(block))
     if b"#" in block:
         m = _COMMENT_LINE.search(block)
         if m is not None:
@@ -308,11 +323,11 @@ def _split_block(path: PathLike, first_line: int, block: bytes, trec_eval: bool 
                 n = first_line + block.count(b"\n", 0, m.start())
                 raise DataFormatError(path, n, RUN_EXPECTED, decode(path, n, m.group().strip()), _COMMENT_HINT)
             block = _COMMENT_LINE.sub(b"", block)  # keeps the line ends, so line numbers stay right
+            b = np.frombuffer(block, dtype=np.uint8)
+            newlines = np.flatnonzero(b == 10)
     fields = block.split()
-    b = np.frombuffer(block, dtype=np.uint8)
     ws = _WS[b]
     starts = np.flatnonzero(~ws & np.concatenate(([True], ws[:-1])))
-    newlines = np.flatnonzero(b == 10)
     n_lines = len(newlines) + (0 if block.endswith(b"\n") else 1)
     # Fields before each line end, differenced: the number of fields on each line.
     ends = np.searchsorted(starts, newlines)
@@ -337,6 +352,18 @@ def _split_block(path: PathLike, first_line: int, block: bytes, trec_eval: bool 
 
 
 _COMMENT_LINE = re.compile(rb"^[ \t\r\x0b\x0c]*#[^\n]*", re.MULTILINE)
+
+
+def _check_line_lengths(path: PathLike, first_line: int, newlines: np.ndarray, size: int) -> None:
+    """Refuse a line of the block longer than :data:`~finegrain.io._lines.MAX_LINE_BYTES` (its line end not counted)."""
+    limit = _lines.MAX_LINE_BYTES
+    if size <= limit:
+        return
+    ends = np.append(newlines, size)
+    lengths = np.diff(ends, prepend=-1) - 1
+    too_long = np.flatnonzero(lengths > limit)
+    if len(too_long):
+        raise line_too_long(path, first_line + int(too_long[0]), limit)
 
 
 def _has_comment_line(path: PathLike) -> bool:
