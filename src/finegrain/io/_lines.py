@@ -280,7 +280,9 @@ def iter_id_records(path: PathLike, id_fields: tuple[str, ...], what: str) -> It
     """
     seen: dict[str, int] = {}
     for n, obj in iter_jsonl(path):
-        rid = get_id(path, n, obj, *id_fields, what=what)
+        rid = get_field(path, n, obj, *id_fields)  # get_id's two steps, inline: this loop reads whole corpora
+        if id_problem(rid, IdSyntax.JSON) is not None:
+            raise id_error(path, n, rid, f"a {what}", IdSyntax.JSON)
         first = seen.setdefault(rid, n)
         if first != n:
             raise DuplicateRecordError(path, n, first, what, repr(rid))

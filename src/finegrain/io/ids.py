@@ -98,6 +98,8 @@ def id_problem(value: object, syntax: IdSyntax, *, first_field: bool = False) ->
         return "is empty" if not value else "is blank (only whitespace)"
     if len(value) > MAX_ID_CHARS:
         return f"is {len(value):,} characters long (at most {MAX_ID_CHARS:,})"
+    if syntax is IdSyntax.JSON and value.isascii():  # JSON refuses only surrogates; isascii() is O(1)
+        return None
     m = _forbidden(syntax).search(value)
     if m is not None:
         return f"holds {describe_char(m.group())}"
@@ -129,8 +131,10 @@ def _all_good(vals: Sequence[object], syntax: IdSyntax, first_field: bool) -> bo
         joined = "".join(vals)  # type: ignore[arg-type]  # a non-string is a TypeError: the slow path names it
     except TypeError:
         return False
-    lengths = list(map(len, vals))  # type: ignore[arg-type]
-    if min(lengths) == 0 or max(lengths) > MAX_ID_CHARS or _forbidden(syntax).search(joined):
+    if "" in vals or max(map(len, vals)) > MAX_ID_CHARS:  # type: ignore[arg-type]
+        return False
+    # JSON refuses only surrogates, which an ASCII string cannot hold (isascii() is O(1) on a str)
+    if not (syntax is IdSyntax.JSON and joined.isascii()) and _forbidden(syntax).search(joined):
         return False
     if syntax is not IdSyntax.TOKEN and not all(map(str.strip, vals)):  # type: ignore[arg-type]  # a blank id
         return False
