@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -157,9 +158,10 @@ def _id(obj: dict[str, Any], *names: str) -> str:
 def _text(obj: dict[str, Any], *names: str) -> str:
     for name in names:
         if name in obj:
-            if not isinstance(obj[name], str):
-                raise Invalid(f"text {obj[name]!r}")
-            return obj[name]
+            value = obj[name]
+            if not isinstance(value, str):
+                raise Invalid(f"text {value!r}")
+            return value
     raise Invalid(f"no {names}")
 
 
@@ -252,16 +254,32 @@ def _trec_targets() -> list[Target]:
             targets.append(Target(
                 f"trec-qrels{suffix}",
                 tuple({qname: wrap(s)} for s in qrels_seeds),
-                lambda p, q=qname, c=c: (read_qrels(p / q, compat=c) if c else read_qrels(p / q)).to_dict(),
-                lambda f, q=qname, t=compat: trec_qrels_reference(_content(f, q), t),
+                partial(_load_qrels, name=qname, compat=c),
+                partial(_qrels_oracle, name=qname, trec_eval=compat),
             ))
             targets.append(Target(
                 f"trec-run{suffix}",
                 tuple({rname: wrap(s)} for s in run_seeds),
-                lambda p, r=rname, c=c: _run_value(read_run(p / r, compat=c) if c else read_run(p / r)),
-                lambda f, r=rname, t=compat: trec_run_reference(_content(f, r), t),
+                partial(_load_run, name=rname, compat=c),
+                partial(_run_oracle, name=rname, trec_eval=compat),
             ))
     return targets
+
+
+def _load_qrels(p: Path, name: str, compat: str | None) -> Any:
+    return read_qrels(p / name, compat=compat).to_dict()
+
+
+def _load_run(p: Path, name: str, compat: str | None) -> Any:
+    return _run_value(read_run(p / name, compat=compat))
+
+
+def _qrels_oracle(files: Files, name: str, trec_eval: bool) -> Any:
+    return trec_qrels_reference(_content(files, name), trec_eval)
+
+
+def _run_oracle(files: Files, name: str, trec_eval: bool) -> Any:
+    return trec_run_reference(_content(files, name), trec_eval)
 
 
 def _run_value(run: Any) -> tuple[str, dict[str, dict[str, float]]]:
