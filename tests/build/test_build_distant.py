@@ -208,3 +208,29 @@ def test_cli_labels_passages_written_by_finegrain_passages(tmp_path: Path, with_
     assert detail["f1"] == 1.0 and detail["span"] == first["text"][:30].strip()
     assert main(["distant-label", str(corpus), "--answers", str(answers), "--threshold", "1.5",
                  "-o", str(qrels)]) == 2
+
+
+@pytest.mark.parametrize("bad_id", ["p\t1", "p1\nq9\tp7\t2", "p\x00", "p" * 1_001])
+def test_cli_refuses_ids_a_qrels_line_cannot_hold_and_writes_nothing(tmp_path: Path, capsys, bad_id: str) -> None:
+    """A passage id with a tab, a line break (which would inject a judgement for another query) or a
+    NUL, or an over-long one, is one error line naming the id; no qrels file is left behind."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"_id": bad_id, "text": "the cat sat on the mat"}) + "\n"
+                      + json.dumps({"_id": "ok", "text": "dogs bark"}) + "\n", encoding="utf-8")
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"query_id": "q1", "answers": ["the cat sat on the mat"]}) + "\n", encoding="utf-8")
+    qrels = tmp_path / "qrels.tsv"
+    code = main(["distant-label", str(corpus), "--answers", str(answers), "--threshold", "0.5", "--lang", "en",
+                 "-o", str(qrels)])
+    err = capsys.readouterr().err
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and repr(bad_id)[:40] in lines[0]
+    assert not qrels.exists() and sorted(tmp_path.iterdir()) == sorted([corpus, answers])
+
+
+def test_ids_with_spaces_are_fine_in_beir_qrels(tmp_path: Path) -> None:
+    got = distant_label({"IMG 1.jpg": "the cat sat"}, {"q 1": ["the cat sat"]}, threshold=0.5, lang="en")
+    from finegrain.io.beir import read_qrels_tsv
+
+    assert read_qrels_tsv(write_qrels(got, tmp_path / "qrels.tsv")).to_dict() == {"q 1": {"IMG 1.jpg": 1}}

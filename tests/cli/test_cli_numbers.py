@@ -36,7 +36,7 @@ NUMERIC = _numeric_options()
 
 def test_the_walk_finds_the_numeric_options() -> None:
     names = {(path, name) for path, name, _, _ in NUMERIC}
-    assert ("eval", "top_k") in names and ("fuse", "k") in names and ("fuse", "depth") in names
+    assert ("eval", "top_k") in names and ("fuse", "cv") in names and ("fuse", "step") in names
     assert len(NUMERIC) > 40
 
 

@@ -17,6 +17,7 @@ from finegrain import Qrels, Run
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io.beir import read_beir, read_qrels_tsv, write_beir
 from finegrain.io.capretrieval import read_capretrieval
+from finegrain.io.ids import MAX_ID_CHARS
 from finegrain.io.photobench import read_album
 from finegrain.io.trec import read_qrels, read_run
 from finegrain.results.files import read_results
@@ -177,20 +178,20 @@ def test_query_id_ending_in_nul_is_refused_not_merged(tmp_path: Path) -> None:
 
 
 def test_a_long_query_id_costs_no_fixed_width_copy(tmp_path: Path) -> None:
-    long_id = "q" * 50_000
-    lines = "".join(f"{long_id if i == 0 else f'q{i}'} Q0 d{i} 1 1.0 t\n" for i in range(20_000))
+    long_id = "q" * MAX_ID_CHARS  # the longest id the rule allows
+    lines = "".join(f"{long_id if i == 0 else f'q{i}'} Q0 d{i} 1 1.0 t\n" for i in range(100_000))
     p = _w(tmp_path / "r", lines)
     tracemalloc.start()
     run = read_run(p)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert long_id in run and len(run) == 20_000
-    assert peak < 100 * 2**20  # a fixed-width id column would take 20,000 x 50 KB = 1 GB
+    assert long_id in run and len(run) == 100_000
+    assert peak < 120 * 2**20  # a fixed-width id column would add 100,000 x 1,000 bytes (x4 as str)
 
 
 def test_ids_differing_only_in_trailing_bytes_stay_apart(tmp_path: Path) -> None:
-    run = read_run(_w(tmp_path / "r", "q1 Q0 a 1 2.0 t\nq1\x01 Q0 b 1 1.0 t\nq1 Q0 c 2 1.0 t\n"))
-    assert set(run) == {"q1", "q1\x01"} and set(run["q1"]) == {"a", "c"}
+    run = read_run(_w(tmp_path / "r", "q1 Q0 a 1 2.0 t\nq1\u0100 Q0 b 1 1.0 t\nq1 Q0 c 2 1.0 t\n"))
+    assert set(run) == {"q1", "q1\u0100"} and set(run["q1"]) == {"a", "c"}
 
 
 @pytest.mark.parametrize("reader,line", [(read_qrels, "#301 0 d1 1\n"), (read_run, "#q Q0 d 1 1.0 t\n")])

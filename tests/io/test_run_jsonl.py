@@ -19,7 +19,7 @@ from finegrain.results.files import RUN_JSONL, RUN_TREC, read_saved_run, run_fil
 from finegrain.types import Run
 
 AWKWARD = ["IMG 0001.jpg", "a\tb", "line\nbreak", "cr\rx", "ideo\u3000space", "sep\u2028x", "nbsp\u00a0x",
-           "照片 二.JPG", "emoji 📷", "#hash", "quote\"and\\slash", "ctrl\x01x", "lone\udc80surrogate"]
+           "照片 二.JPG", "emoji 📷", "#hash", "quote\"and\\slash", "ctrl\x01x", "nul\x00x"]
 
 
 def _awkward_run(name: str = "my run") -> Run:
@@ -62,7 +62,7 @@ def test_file_is_readable_utf8_json_lines(tmp_path: Path) -> None:
     assert "照片 二.JPG" in lines[1]  # not \u-escaped
 
 
-_ids = st.text(min_size=1, max_size=12)
+_ids = st.text(min_size=1, max_size=12).filter(str.strip)  # any text but a blank id (surrogates: never generated)
 
 
 @settings(max_examples=60, deadline=None)

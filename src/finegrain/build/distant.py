@@ -57,6 +57,7 @@ from finegrain.build.textset import TextItem, TextSet, as_text_set
 from finegrain.build.units import shared_units, unit_spans
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import get_field, iter_id_records, open_text_write
+from finegrain.io.ids import IdSyntax, check_ids
 from finegrain.text.lang import Lang, detect_lang, parse_lang
 from finegrain.types import Qrels
 
@@ -313,10 +314,18 @@ def read_answers(path: str | Path) -> Answers:
 
 
 def write_qrels(labels: DistantLabels, path: str | Path) -> Path:
-    """BEIR qrels (``query-id corpus-id score`` with a header): 1 for relevant, 0 for explicit candidates below."""
+    """BEIR qrels (``query-id corpus-id score`` with a header): 1 for relevant, 0 for explicit candidates below.
+
+    Written whole or not at all; an id that a tab-separated line cannot hold
+    (:mod:`finegrain.io.ids`: a tab, a line break, another control character)
+    is refused before anything is written.
+    """
 
     out = Path(path)
     qrels = labels.to_qrels()
+    target = f"the BEIR qrels file {str(out)!r}"
+    check_ids(qrels.qids, "query id", IdSyntax.TSV_FIELD, target=target, hint="fix the id in the answers file")
+    check_ids(qrels.vocab, "passage id", IdSyntax.TSV_FIELD, target=target, hint="fix the id in the passages file")
     with open_text_write(out) as f:
         f.write("query-id\tcorpus-id\tscore\n")
         for qid in qrels:

@@ -28,6 +28,7 @@ from typing import Any
 
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import iter_jsonl, open_text_write
+from finegrain.io.ids import IdSyntax, check_ids, id_error, id_problem
 from finegrain.numbers import INT64_MAX, INT64_MIN
 
 SCHEMA = "finegrain.pool/1"
@@ -107,11 +108,21 @@ class Pool:
 
 
 def write_pool(pool: Pool, path: str | os.PathLike[str]) -> Path:
-    """Write ``pool`` to ``path`` (atomically: a temporary file renamed); returns the path."""
+    """Write ``pool`` to ``path`` (whole or not at all); returns the path.
+
+    Ids and system names that break the id rule of JSON formats
+    (:mod:`finegrain.io.ids`) are refused before anything is written.
+    """
     p = Path(path)
-    tmp = p.with_name(f".{p.name}.partial{''.join(p.suffixes[-1:])}")
+    target = f"the pool {str(p)!r}"
+    hint = "fix it in the run or dataset it came from"
+    check_ids(pool.systems, "system name", IdSyntax.JSON, target=target, hint=hint)
+    check_ids(list(dict.fromkeys(it.qid for it in pool.items)) + list(pool.queries), "query id", IdSyntax.JSON,
+              target=target, hint=hint)
+    check_ids(list(dict.fromkeys(it.doc_id for it in pool.items)) + list(pool.texts), "document id", IdSyntax.JSON,
+              target=target, hint=hint)
     try:
-        with open_text_write(tmp) as f:
+        with open_text_write(p) as f:
             f.write(_dumps(pool.header()) + "\n")
             for qid in pool.qids:
                 if qid in pool.queries:
@@ -122,9 +133,7 @@ def write_pool(pool: Pool, path: str | os.PathLike[str]) -> Path:
             for it in pool.items:
                 f.write(_dumps({"qid": it.qid, "doc_id": it.doc_id, "order": it.order, "n_systems": it.n_systems,
                                 "best_rank": it.best_rank, "systems": list(it.systems), "grade": it.grade}) + "\n")
-        os.replace(tmp, p)
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         raise FinegrainError(f"cannot write the pool {str(p)!r}: {e.strerror or e}", "choose a writable --out") from None
     return p
 
@@ -191,6 +200,10 @@ def _item(p: Path, line_no: int, obj: Mapping[str, Any]) -> PoolItem:
                               f"no field {e.args[0]!r}", hint=_HINT) from None
     if not ok:
         raise DataFormatError(p, line_no, "string ids, integer order/n_systems/best_rank/grade", _short(obj), hint=_HINT)
+    for value, what in ((qid, "a query id"), (doc_id, "a document id")):
+        problem = id_problem(value, IdSyntax.JSON)
+        if problem is not None:
+            raise id_error(p, line_no, value, what, IdSyntax.JSON, problem)
     return PoolItem(qid, doc_id, obj["order"], obj["n_systems"], obj["best_rank"], tuple(obj.get("systems", [])), grade)
 
 
@@ -198,6 +211,9 @@ def _text_id(p: Path, line_no: int, obj: Mapping[str, Any], key: str) -> str:
     value = obj[key]
     if not isinstance(value, str):
         raise DataFormatError(p, line_no, f"a string {key} id", _short(value), hint=_HINT)
+    problem = id_problem(value, IdSyntax.JSON)
+    if problem is not None:
+        raise id_error(p, line_no, value, f"a {key} id", IdSyntax.JSON, problem)
     return value
 
 

@@ -7,6 +7,15 @@ the path, the 1-based line number, what was expected and what was found.
 Lines are split on ``\\n`` only (a trailing ``\\r`` is dropped), so line
 numbers agree with ``sed -n Np`` and editors whatever the line endings; a
 UTF-8 byte-order mark at the start of a file is ignored.
+
+Text that enters is valid or refused where it enters: bytes that are not
+UTF-8, and JSON strings holding a lone surrogate (``"\\ud83d"``, half of a
+cut emoji, which no UTF-8 file can hold and every writer would fail on), are
+a DataFormatError naming the line. Resources are bounded: a line longer than
+:data:`MAX_LINE_BYTES` and a JSON document larger than
+:data:`MAX_DOCUMENT_BYTES` are refused before they are held in memory. Files
+are written whole or not at all (:func:`open_text_write`, through
+:mod:`finegrain.atomic`).
 """
 
 from __future__ import annotations
@@ -16,17 +25,28 @@ import gzip
 import io
 import json
 import os
+import re
 import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import IO, Any, BinaryIO, cast
+from typing import IO, Any, cast
 
 from finegrain.atomic import atomic_write
 from finegrain.errors import DataFormatError, DuplicateIdError, FinegrainError
+from finegrain.io.ids import IdSyntax, describe_char, id_error, id_problem
 from finegrain.numbers import INT64_MAX, INT64_MIN
 
 PathLike = str | os.PathLike[str]
+
+#: The longest line a text reader accepts, in bytes, its line end not counted. Far above any
+#: real record (a run line is tens of bytes, a corpus record rarely over a megabyte), and low
+#: enough that a file without line ends, or a stray binary blob, is refused in constant memory.
+MAX_LINE_BYTES = 16 << 20
+#: The largest JSON document read whole (ranx JSON runs and qrels, results.json, COCO and Visual
+#: Genome annotation files), in bytes after decompression. The largest upstream annotation files
+#: are under a gigabyte; parsed, a document takes several times its size in memory.
+MAX_DOCUMENT_BYTES = 2 << 30
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -62,7 +82,7 @@ def open_binary(path: PathLike) -> IO[bytes]:
     p = Path(path)
     try:
         if is_gzip(p):
-            return gzip.open(p, "rb")
+            return cast("IO[bytes]", gzip.open(p, "rb"))  # a GzipFile: IO[bytes] in all but typeshed's name
         return open(p, "rb")
     except FileNotFoundError:
         raise FinegrainError(f"file not found: {str(p)!r}", "check the path") from None
@@ -76,54 +96,97 @@ def open_binary(path: PathLike) -> IO[bytes]:
 def open_text_write(path: PathLike) -> Iterator[IO[str]]:
     """Write UTF-8 text with ``\\n`` line ends to ``path``, whole or not at all; gzip when it ends in ``.gz``.
 
-    A ``with`` block: the text goes to a temporary file beside ``path`` that
-    replaces it only when the block ends cleanly (:func:`finegrain.atomic.atomic_write`),
-    so an error or a kill never leaves half a file. Gzip output carries no
-    timestamp or file name, so the same content gives the same bytes. Parent
-    folders are created.
+    A context manager: the file appears (atomically replacing an older one,
+    through :func:`finegrain.atomic.atomic_write`) only when the block ends
+    without an exception, so an error half-way leaves no partial file. Text
+    that UTF-8 cannot hold (a lone surrogate) is a FinegrainError naming the
+    path. Gzip output carries no timestamp or file name, so the same content
+    gives the same bytes. Parent folders are created.
     """
     p = Path(path)
-    with atomic_write(p, "wb") as raw:
-        if is_gzip(p):
-            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
-                zipped = io.TextIOWrapper(gz, encoding="utf-8", newline="\n")
-                try:
-                    yield zipped
-                finally:
-                    zipped.flush()
-                    zipped.detach()  # the GzipFile writes its trailer when the block closes it
-        else:
-            text = io.TextIOWrapper(cast(BinaryIO, raw), encoding="utf-8", newline="\n")
-            try:
-                yield text
-            finally:
-                text.flush()
-                text.detach()  # atomic_write flushes, syncs and renames the file itself
+    try:
+        with atomic_write(p, "wb") as raw:
+            if is_gzip(p):
+                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz, _text(cast("IO[bytes]", gz)) as f:
+                    yield f
+            else:
+                with _text(raw) as f:
+                    yield f
+    except UnicodeEncodeError as e:
+        bad = describe_char(e.object[e.start : e.start + 1]) if isinstance(e.object, str) else "a character"
+        raise FinegrainError(f"cannot write {str(p)!r}: the text holds {bad}, which UTF-8 cannot hold",
+                             "the text was not read from a valid UTF-8 file; fix it where it came from") from None
+
+
+@contextlib.contextmanager
+def _text(raw: IO[bytes]) -> Iterator[IO[str]]:
+    """A UTF-8 text layer over ``raw``, flushed at the end and detached, so ``raw``'s owner closes it."""
+    f = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+    try:
+        yield f
+        f.flush()
+    finally:
+        with contextlib.suppress(ValueError, OSError):  # on an error the atomic writer drops the file anyway
+            f.detach()
 
 
 def read_bytes(path: PathLike) -> bytes:
-    """The whole (decompressed) content of ``path``."""
+    """The whole (decompressed) content of ``path``: one document, at most :data:`MAX_DOCUMENT_BYTES`."""
+    limit = MAX_DOCUMENT_BYTES
     with open_binary(path) as f:
         try:
-            return f.read()
+            if not is_gzip(path) and os.fstat(f.fileno()).st_size > limit:
+                raise _too_large(path, limit)
+            data = f.read(limit + 1)
         except _BROKEN_STREAM as e:
             raise broken_file(path, e) from None
+    if len(data) > limit:
+        raise _too_large(path, limit)
+    return data
+
+
+def _too_large(path: PathLike, limit: int) -> DataFormatError:
+    return DataFormatError(
+        path, None, f"a document of at most {limit:,} bytes", f"more than {limit:,} bytes",
+        "a file this large is not a single record of this format; convert it to a line format "
+        "(TREC, JSON lines) or split it",
+    )
 
 
 def iter_byte_lines(path: PathLike) -> Iterator[tuple[int, bytes]]:
-    """``(line_no, raw line)`` for every line, 1-based, without the line end."""
+    """``(line_no, raw line)`` for every line, 1-based, without the line end.
+
+    A line longer than :data:`MAX_LINE_BYTES` is a DataFormatError, raised
+    after reading at most that many bytes of it.
+    """
+    limit = MAX_LINE_BYTES
+    size = limit + 1
     with open_binary(path) as f:
+        readline = f.readline
+        n = 0
         try:
-            for n, raw in enumerate(f, 1):
-                if n == 1 and raw.startswith(_BOM):
-                    raw = raw[3:]
+            while raw := readline(size):
+                n += 1
                 if raw.endswith(b"\n"):
                     raw = raw[:-1]
+                elif len(raw) > limit:
+                    raise line_too_long(path, n, limit)
+                if n == 1 and raw.startswith(_BOM):
+                    raw = raw[3:]
                 if raw.endswith(b"\r"):
                     raw = raw[:-1]
                 yield n, raw
         except _BROKEN_STREAM as e:
             raise broken_file(path, e) from None
+
+
+def line_too_long(path: PathLike, line_no: int, limit: int) -> DataFormatError:
+    """The error for a line of more than ``limit`` bytes (see :data:`MAX_LINE_BYTES`)."""
+    return DataFormatError(
+        path, line_no, f"a line of at most {limit:,} bytes", f"a line of more than {limit:,} bytes",
+        "no record of this format is that long: check that this is the right file "
+        "(a binary file, or a text without line ends?)",
+    )
 
 
 def read_block(path: PathLike, f: IO[bytes], size: int) -> bytes:
@@ -144,11 +207,25 @@ def broken_file(path: PathLike, e: BaseException) -> DataFormatError:
 
 
 def decode(path: PathLike, line_no: int | None, raw: bytes) -> str:
-    """``raw`` as UTF-8, or a DataFormatError naming the line."""
+    """``raw`` as UTF-8, or a DataFormatError naming the line and showing the bytes that are not UTF-8.
+
+    ``line_no`` None: ``raw`` is a whole document, and the error names the line of the bad bytes.
+    """
     try:
         return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise DataFormatError(path, line_no, "UTF-8 text", repr(raw)[2:-1]) from None
+    except UnicodeDecodeError as e:
+        a, z = e.start, e.end
+        if line_no is None:
+            line_no = raw.count(b"\n", 0, a) + 1
+            a0, z0 = raw.rfind(b"\n", 0, a) + 1, raw.find(b"\n", z)
+            raw, a, z = raw[a0 : z0 if z0 >= 0 else len(raw)], a - a0, z - a0
+        lo, hi = max(0, a - 40), z + 40
+        shown = ("..." if lo else "") + repr(raw[lo:hi])[2:-1] + ("..." if hi < len(raw) else "")
+        raise DataFormatError(
+            path, line_no, "UTF-8 text", shown,
+            f"the byte(s) {repr(raw[a:z])[2:-1]} at byte {a + 1} of the line are not UTF-8; "
+            "re-export the file as UTF-8",
+        ) from None
 
 
 def iter_lines(path: PathLike) -> Iterator[tuple[int, str]]:
@@ -181,30 +258,46 @@ def iter_jsonl(path: PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def iter_tokens(path: PathLike, what: str) -> Iterator[tuple[int, str]]:
     """``(line_no, token)`` for every non-blank line of a one-token-per-line file (ids, file names);
-    a line with whitespace inside is a DataFormatError naming ``what`` a line should hold."""
+    a line with whitespace inside is a DataFormatError naming ``what`` a line should hold, and a
+    token must follow the id rule of :attr:`IdSyntax.TOKEN` (no control character, not over-long)."""
     for n, line in iter_lines(path):
         value = line.strip()
         if not value:
             continue
         if len(value.split()) != 1:
             raise DataFormatError(path, n, what, line)
+        problem = id_problem(value, IdSyntax.TOKEN)
+        if problem is not None:
+            raise id_error(path, n, value, "an id", IdSyntax.TOKEN, problem)
         yield n, value
 
 
 def iter_id_records(path: PathLike, id_fields: tuple[str, ...], what: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
     """``(line_no, id, object)`` of a JSON-lines file of records with unique ids.
 
-    The id is the first of ``id_fields`` present (a string, or an integer read
-    as its decimal string); an id seen before is a DuplicateRecordError naming
-    both lines.
+    The id is the first of ``id_fields`` present (:func:`get_id`); an id seen
+    before is a DuplicateRecordError naming both lines.
     """
     seen: dict[str, int] = {}
     for n, obj in iter_jsonl(path):
-        rid = get_field(path, n, obj, *id_fields)
+        rid = get_field(path, n, obj, *id_fields)  # get_id's two steps, inline: this loop reads whole corpora
+        if id_problem(rid, IdSyntax.JSON) is not None:
+            raise id_error(path, n, rid, f"a {what}", IdSyntax.JSON)
         first = seen.setdefault(rid, n)
         if first != n:
             raise DuplicateRecordError(path, n, first, what, repr(rid))
         yield n, rid, obj
+
+
+def get_id(path: PathLike, line_no: int | None, obj: Mapping[str, Any], *names: str, what: str = "id") -> str:
+    """The id in the first of ``names`` present in the JSON record ``obj``: a string, or an integer
+    read as its decimal string, that follows the id rule of JSON formats (:attr:`IdSyntax.JSON`:
+    not blank, not over-long); else a DataFormatError naming the line."""
+    rid: str = get_field(path, line_no, obj, *names)
+    problem = id_problem(rid, IdSyntax.JSON)
+    if problem is not None:
+        raise id_error(path, line_no, rid, f"a {what}", IdSyntax.JSON, problem)
+    return rid
 
 
 def extra_fields(obj: Mapping[str, Any], known: tuple[str, ...]) -> Mapping[str, Any]:
@@ -300,7 +393,7 @@ def parse_json(path: PathLike, line_no: int | None, text: str, *, infinity: bool
     them for infinite floats, as in saved run scores); ``NaN`` never.
     """
     try:
-        return json.loads(text, parse_constant=_infinity_only if infinity else _no_constant)
+        value = json.loads(text, parse_constant=_infinity_only if infinity else _no_constant)
     except json.JSONDecodeError as e:
         if line_no is None:
             lines = text.splitlines()
@@ -316,6 +409,47 @@ def parse_json(path: PathLike, line_no: int | None, text: str, *, infinity: bool
         ) from None
     except ValueError as e:  # an integer literal past Python's int conversion limit
         raise DataFormatError(path, line_no, "JSON numbers of ordinary size", f"{e}", "write the number in a shorter form") from None
+    # Only a \\u escape makes a surrogate (decoded UTF-8 never holds one); look further only then.
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        _refuse_lone_surrogates(path, line_no, text, value)
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_lone_surrogates(path: PathLike, line_no: int | None, text: str, value: Any) -> None:
+    """A DataFormatError when any string of ``value`` (object keys included) holds a lone surrogate.
+
+    JSON pairs ``\\ud83d\\ude00`` into one character; a surrogate left in a
+    Python string is half of a character, which no UTF-8 file can hold, so
+    every writer would fail on it later.
+    """
+    stack = [value]  # iterative: a document nested as deep as the parser allows must not overflow here
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            m = _SURROGATE.search(v)
+            if m is not None:
+                if line_no is None:
+                    line_no = _line_of_escape(text, m.group())
+                i = m.start()
+                shown = ("..." if i > 30 else "") + v[max(0, i - 30) : i + 30] + ("..." if i + 30 < len(v) else "")
+                raise DataFormatError(
+                    path, line_no, "valid UTF-8 text", shown,
+                    f"the text holds {describe_char(m.group())}; re-export the file as valid UTF-8",
+                )
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
+def _line_of_escape(text: str, ch: str) -> int | None:
+    m = re.search(re.escape(f"\\u{ord(ch):04x}"), text, re.IGNORECASE)
+    return None if m is None else text.count("\n", 0, m.start()) + 1
 
 
 class _NotJson(ValueError):

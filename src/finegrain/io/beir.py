@@ -38,6 +38,7 @@ from finegrain.io._lines import (
     iter_id_records,
     open_text_write,
 )
+from finegrain.io.ids import IdSyntax, check_ids, id_error, id_problem
 from finegrain.numbers import NumberError, parse_grade
 from finegrain.types import Corpus, Document, Qrels, Queries, Query
 
@@ -75,8 +76,10 @@ def iter_qrels_tsv(path: PathLike) -> Iterator[tuple[int, str, str, int]]:
 
     Fields are split on tabs, as BEIR's own loader (``csv`` with a tab
     delimiter) does, so ids may hold spaces; a line without a tab is split
-    on whitespace. The first line is a header when its third field is a
-    name (``score``, ``relevance``), never when it is a malformed number.
+    on whitespace. Ids follow the id rule of tab-separated fields
+    (:mod:`finegrain.io.ids`). The first line is a header when its third
+    field is a name (``score``, ``relevance``), never when it is a malformed
+    number.
     """
     seen: dict[tuple[str, str], int] = {}
     first = True
@@ -93,6 +96,10 @@ def iter_qrels_tsv(path: PathLike) -> Iterator[tuple[int, str, str, int]]:
         if b"\0" in raw:
             raise DataFormatError(path, n, "text without NUL bytes", decode(path, n, raw))
         qid, doc, grade_s = (decode(path, n, p) for p in parts)
+        for value, what in ((qid, "a query id"), (doc, "a corpus id")):
+            problem = id_problem(value, IdSyntax.TSV_FIELD)
+            if problem is not None:
+                raise id_error(path, n, value, what, IdSyntax.TSV_FIELD, problem)
         try:
             grade = parse_grade(grade_s.strip(" \t\r\x0b\x0c"))
         except NumberError as e:
@@ -175,28 +182,32 @@ def write_beir(
 
     A query whose qrels entry is empty has no qrels line in BEIR: it is
     written to ``queries.jsonl`` but is not part of the split when read back.
+    Ids are checked against the id rule of each file (:mod:`finegrain.io.ids`)
+    before any file is written.
     """
     root = Path(folder)
-    write_qrels_tsv(qrels, root / "qrels.tsv" if split is None else root / "qrels" / f"{split}.tsv")  # checks ids first
+    path = root / "qrels.tsv" if split is None else root / "qrels" / f"{split}.tsv"
+    hint = "rename it; BEIR qrels are tab-separated lines"
+    check_ids(list(corpus), "document id", IdSyntax.JSON, target=f"{str(root / 'corpus.jsonl')!r}", hint="rename it")
+    check_ids(list(queries), "query id", IdSyntax.JSON, target=f"{str(root / 'queries.jsonl')!r}", hint="rename it")
+    check_ids(qrels.qids, "query id", IdSyntax.TSV_FIELD, target=f"{str(path)!r}", hint=hint)
+    check_ids(qrels.vocab, "document id", IdSyntax.TSV_FIELD, target=f"{str(path)!r}", hint=hint)
     with open_text_write(root / "corpus.jsonl") as f:
         for d in corpus.values():
             f.write(_dumps({"_id": d.id, "title": d.title, "text": d.text, **_extra(d.meta, ("_id", "title", "text"))}))
     with open_text_write(root / "queries.jsonl") as f:
         for q in queries.values():
             f.write(_dumps({"_id": q.id, "text": q.text, **_extra(q.meta, ("_id", "text"))}))
+    write_qrels_tsv(qrels, path)
 
 
 def write_qrels_tsv(qrels: Qrels, path: PathLike) -> Path:
     """Write BEIR/MTEB qrels (a ``query-id corpus-id score`` header, then one tab-separated line per
     judgement, queries in order); returns the path. A query without judgement has no line."""
     path = Path(path)
-    for what, ids in (("query id", qrels.qids), ("document id", qrels.vocab)):
-        bad = next((i for i in ids if not i.strip() or any(c in i for c in "\t\n\r")), None)
-        if bad is not None:
-            raise FinegrainError(
-                f"{what} {bad!r} is empty or holds a tab or line break and cannot be written to {path.name}",
-                "rename it; BEIR qrels are tab-separated lines",
-            )
+    hint = "rename it; BEIR qrels are tab-separated lines"
+    check_ids(qrels.qids, "query id", IdSyntax.TSV_FIELD, target=f"{str(path)!r}", hint=hint)
+    check_ids(qrels.vocab, "document id", IdSyntax.TSV_FIELD, target=f"{str(path)!r}", hint=hint)
     with open_text_write(path) as f:
         f.write("query-id\tcorpus-id\tscore\n")
         for qid in qrels:

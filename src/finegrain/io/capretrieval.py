@@ -42,11 +42,13 @@ from finegrain.io._lines import (
     PathLike,
     extra_fields,
     get_field,
+    get_id,
     iter_id_records,
     line_of,
     open_text_write,
     read_json,
 )
+from finegrain.io.ids import IdSyntax, check_ids
 from finegrain.types import Corpus, Document, Qrels, Queries, Query
 
 CANDIDATES = "candidates.jsonl"
@@ -99,7 +101,7 @@ def read_queries_with_positives(
         for p in positives:
             if not isinstance(p, dict):
                 raise DataFormatError(path, n, 'positives as {"id": ..., "score": ...} objects', repr(p))
-            doc = get_field(path, n, p, "id", "_id")
+            doc = get_id(path, n, p, "id", "_id", what="positive id")
             score = get_field(path, n, p, "score", kind="int")
             if doc in grades:
                 raise DataFormatError(path, n, "each positive id once per query", doc)
@@ -231,9 +233,12 @@ def write_capretrieval(
     ``types_by="query"``) is written when any query has a type.
 
     Only grades > 0 are listed as positives: the format says every unlisted
-    pair is 0.
+    pair is 0. Ids that break the id rule (:mod:`finegrain.io.ids`) are
+    refused before any file is written.
     """
     root = Path(folder)
+    check_ids(list(corpus), "candidate id", IdSyntax.JSON, target=f"{str(root / CANDIDATES)!r}", hint="rename it")
+    check_ids(list(queries), "query id", IdSyntax.JSON, target=f"{str(root / QUERIES)!r}", hint="rename it")
     with open_text_write(root / CANDIDATES) as f:
         for d in corpus.values():
             f.write(json.dumps({"id": d.id, "text": d.text}, ensure_ascii=False) + "\n")

@@ -16,8 +16,9 @@ score      ``score`` (runs)
 
 ranx writes qrels with a ``score`` column, so qrels take ``score`` when no
 grade column is there. Integer ids become strings (``7`` -> ``"7"``); float
-ids are refused (``7.0`` would not match ``"7"``). A table without one of
-the roles is refused with the columns it has.
+ids are refused (``7.0`` would not match ``"7"``), and so are ids that break
+the id rule (:mod:`finegrain.io.ids`: empty, blank or over-long). A table
+without one of the roles is refused with the columns it has.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy as np
 
 from finegrain._lazy import require
 from finegrain.errors import FinegrainError
+from finegrain.io.ids import IdSyntax, first_bad_id, show_id
 from finegrain.types import Qrels, Run
 
 Kind = Literal["qrels", "run"]
@@ -101,6 +103,15 @@ def _pick(names: Sequence[str], aliases: tuple[str, ...], role: str, kind: str, 
 
 
 def _ids(column: Any, col: str, source: str) -> list[str]:
+    out = _id_strings(column, col, source)
+    bad = first_bad_id(out, IdSyntax.JSON)
+    if bad is not None:
+        raise FinegrainError(f"column {col!r} of {source} holds the id {show_id(bad[0])}, which {bad[1]}",
+                             f"ids are {IdSyntax.JSON.expected('strings')}")
+    return out
+
+
+def _id_strings(column: Any, col: str, source: str) -> list[str]:
     a = np.asarray(column)
     if a.dtype.kind in "iu":
         return [str(x) for x in a.tolist()]

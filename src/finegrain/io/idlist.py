@@ -3,16 +3,19 @@
 The format is decided by the file: ``.jsonl`` / ``.jsonl.gz`` files, or files
 whose first non-blank line starts with ``{``, are JSON lines; anything else is
 one id per line (surrounding whitespace stripped, blank lines skipped, an id
-may not contain whitespace). An id listed twice is an error naming both lines.
+may not contain whitespace). Ids follow the id rule of
+:mod:`finegrain.io.ids` (of JSON strings for JSON lines, of whitespace-separated
+fields for one id per line). An id listed twice is an error naming both lines.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from finegrain.errors import DataFormatError
-from finegrain.io._lines import DuplicateRecordError, PathLike, get_field, iter_jsonl, iter_lines, iter_tokens
+from finegrain.io._lines import DuplicateRecordError, PathLike, get_id, iter_jsonl, iter_lines, iter_tokens
 
 
 def read_ids(path: PathLike) -> list[str]:
@@ -27,10 +30,10 @@ def read_ids(path: PathLike) -> list[str]:
     return out
 
 
-def _iter_ids(path: PathLike):
+def _iter_ids(path: PathLike) -> Iterator[tuple[int, str]]:
     if _is_jsonl(path):
         for n, obj in iter_jsonl(path):
-            yield n, get_field(path, n, obj, "id", "_id")
+            yield n, get_id(path, n, obj, "id", "_id")
         return
     yield from iter_tokens(path, "one id per line (no whitespace inside an id)")
 
@@ -60,7 +63,7 @@ def read_overlap_ids(path: str | Path) -> tuple[str, ...]:
     if first is not None and "a_id" in first:
         ids: dict[str, None] = {}
         for n, obj in iter_jsonl(path):
-            ids.setdefault(get_field(path, n, obj, "a_id"), None)
+            ids.setdefault(get_id(path, n, obj, "a_id", what="query id"), None)
         out = tuple(ids)
     else:
         out = tuple(read_ids(path))

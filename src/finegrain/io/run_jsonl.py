@@ -11,7 +11,10 @@ The first line is a header; then one line per query, its results in ranked
 order (the one rule of :mod:`finegrain.ranking`) as ``[doc_id, score]`` pairs.
 Scores are JSON numbers written with ``repr`` precision, so they read back to
 the same floats (infinite scores are written as ``Infinity``, as Python's
-:mod:`json` does). A ``.gz`` path is gzip-compressed.
+:mod:`json` does). A ``.gz`` path is gzip-compressed. Ids and the run name
+follow the id rule of JSON formats (:mod:`finegrain.io.ids`: not blank, not
+over-long, valid text), checked by the writer before it writes and by the
+reader with the line.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import numpy as np
 
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import iter_lines, open_text_write, parse_json
+from finegrain.io.ids import IdSyntax, check_ids, first_bad_id, id_error, id_problem, trec_safe
 from finegrain.types import Run
 
 FORMAT = "finegrain.run/1"
@@ -36,33 +40,42 @@ _HINT = "write it with finegrain.io.run_jsonl.write_run_jsonl (or 'finegrain eva
 def is_trec_safe(run: Run) -> bool:
     """True when every query id, document id and the run name can be a TREC field.
 
-    A TREC field must be non-empty, free of whitespace (any Unicode space, not
-    only ASCII) and of control characters, and a query id must not start with
-    ``#`` (a comment line for trec_eval-compatible readers).
+    The id rule of :mod:`finegrain.io.ids` for whitespace-separated fields:
+    not blank, not over-long, free of whitespace (any Unicode space) and of
+    control characters, and a query id does not start with ``#`` (a comment
+    line for trec_eval-compatible readers).
     """
-
-    def ok(s: str) -> bool:
-        return bool(s) and s.isprintable() and not any(ch.isspace() for ch in s)
-
-    return (ok(run.name) and all(ok(q) and not q.startswith("#") for q in run.qids)
-            and all(ok(d) for d in run.vocab))
+    return trec_safe([run.name]) and trec_safe(run.qids, first_field=True) and trec_safe(run.vocab)
 
 
 def write_run_jsonl(run: Run, path: str | os.PathLike[str]) -> Path:
-    """Write ``run`` to ``path``, whole or not at all (:func:`finegrain.io._lines.open_text_write`); returns the path."""
+    """Write ``run`` to ``path`` (whole or not at all); returns the path.
+
+    Ids and the name that break the id rule are refused before anything is written.
+    """
     p = Path(path)
+    target = f"the run file {str(p)!r}"
+    check_ids([run.name], "run name", IdSyntax.JSON, target=target, hint="give the run another name")
+    check_ids(run.qids, "query id", IdSyntax.JSON, target=target, hint=_RENAME)
+    check_ids(run.vocab, "document id", IdSyntax.JSON, target=target, hint=_RENAME)
     order = run.order
     docs = run.doc_codes[order].tolist()
     values = run.values[order].tolist()
     offsets = run.offsets.tolist()
     vocab = run.vocab
-    with open_text_write(p) as f:
-        f.write(_dumps({"format": FORMAT, "name": run.name}))
-        for i, qid in enumerate(run.qids):
-            a, b = offsets[i], offsets[i + 1]
-            pairs = [[vocab[c], s] for c, s in zip(docs[a:b], values[a:b])]
-            f.write(_dumps({"qid": qid, "results": pairs}))
+    try:
+        with open_text_write(p) as f:
+            f.write(_dumps({"format": FORMAT, "name": run.name}))
+            for i, qid in enumerate(run.qids):
+                a, b = offsets[i], offsets[i + 1]
+                pairs = [[vocab[c], s] for c, s in zip(docs[a:b], values[a:b])]
+                f.write(_dumps({"qid": qid, "results": pairs}))
+    except OSError as e:
+        raise FinegrainError(f"cannot write the run to {str(p)!r}: {e.strerror}", "choose a writable folder") from None
     return p
+
+
+_RENAME = "rename it where the run was made"
 
 
 def read_run_jsonl(path: str | os.PathLike[str], name: str | None = None) -> Run:
@@ -88,6 +101,9 @@ def read_run_jsonl(path: str | os.PathLike[str], name: str | None = None) -> Run
             name_value = obj.get("name", "run")
             if not isinstance(name_value, str):
                 raise DataFormatError(p, line_no, "a string run name", _short(name_value), hint=_HINT)
+            problem = id_problem(name_value, IdSyntax.JSON)
+            if problem is not None:
+                raise id_error(p, line_no, name_value, "a run name", IdSyntax.JSON, problem)
             saved_name, header = name_value, True
             continue
         qid, results = obj.get("qid"), obj.get("results")
@@ -118,6 +134,7 @@ def read_run_jsonl(path: str | os.PathLike[str], name: str | None = None) -> Run
         offsets.append(len(codes))
     if not header:
         raise DataFormatError(p, None, f'a header line {{"format": "{FORMAT}", ...}}', "an empty file", hint=_HINT)
+    _check_read_ids(p, qids, list(vocab))
     return Run(qids, np.asarray(offsets, dtype=np.int64), np.asarray(codes, dtype=np.int64), list(vocab),
                np.asarray(values, dtype=np.float64), name=name if name is not None else (saved_name or "run"))
 
@@ -126,15 +143,24 @@ def read_run_jsonl(path: str | os.PathLike[str], name: str | None = None) -> Run
 
 
 def _dumps(obj: Any) -> str:
-    """One JSON line, readable UTF-8; ``\\uXXXX`` escapes only where UTF-8 cannot hold a character (a lone surrogate)."""
-    text = json.dumps(obj, ensure_ascii=False)
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            text = json.dumps(obj)
-    return text + "\n"
+    """One JSON line, readable UTF-8 (no ``\\uXXXX`` escapes: the ids were checked to be valid text)."""
+    return json.dumps(obj, ensure_ascii=False) + "\n"
 
+
+def _check_read_ids(path: Path, qids: list[str], docs: list[str]) -> None:
+    """The id rule of JSON formats for the ids just read; an error names the first line that holds a bad one."""
+    for what, values in (("a query id", qids), ("a document id", docs)):
+        bad = first_bad_id(values, IdSyntax.JSON)
+        if bad is None:
+            continue
+        value = bad[0]
+        for line_no, obj in _iter_objects(path):
+            results = obj.get("results")
+            here = (obj.get("qid") == value if what == "a query id"
+                    else isinstance(results, list) and any(isinstance(r, list) and r[:1] == [value] for r in results))
+            if here:
+                raise id_error(path, line_no, value, what, IdSyntax.JSON, bad[1])
+        raise id_error(path, None, value, what, IdSyntax.JSON, bad[1])
 
 
 def _iter_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

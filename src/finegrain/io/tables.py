@@ -29,6 +29,7 @@ from finegrain.atomic import atomic_path
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import line_of, open_text_write, read_json
 from finegrain.io.columns import Kind, read_parquet_columns, table_from_columns
+from finegrain.io.ids import IdSyntax, id_error, id_problem
 from finegrain.types import Qrels, Run
 
 JSON_SUFFIXES = (".json", ".json.gz")
@@ -69,7 +70,9 @@ def _read_json_table(path: Path, kind: Kind, name: str) -> Qrels | Run:
     for q, docs in data.items():
         if not isinstance(docs, dict):
             raise DataFormatError(path, line_of(text, q), f"an object of {unit}s for query {q!r}", repr(docs)[:60])
+        _check_id(path, text, q, "a query id")
         for d, v in docs.items():
+            _check_id(path, text, d, "a document id")
             ok = not isinstance(v, bool) and isinstance(v, int | float)
             if kind == "qrels":
                 ok = ok and (isinstance(v, int) or (math.isfinite(v) and v == int(v)))
@@ -79,6 +82,12 @@ def _read_json_table(path: Path, kind: Kind, name: str) -> Qrels | Run:
     if kind == "qrels":
         return Qrels.from_dict(data)
     return Run.from_dict(data, name=name)
+
+
+def _check_id(path: Path, text: str, value: str, what: str) -> None:
+    problem = id_problem(value, IdSyntax.JSON)
+    if problem is not None:
+        raise id_error(path, line_of(text, value), value, what, IdSyntax.JSON, problem)
 
 
 def _stem(path: str | os.PathLike[str]) -> str:

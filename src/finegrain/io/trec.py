@@ -7,6 +7,12 @@ trusted: rankings always come from the scores by the one rule of
 :mod:`finegrain.ranking`, as trec_eval does. Blank lines are skipped. A
 (qid, docid) pair may appear once; a second one is an error naming both lines.
 
+Ids (and the run tag) follow the id rule of :mod:`finegrain.io.ids` for
+whitespace-separated fields: readers refuse an id with a control character,
+an inner Unicode space or over :data:`~finegrain.io.ids.MAX_ID_CHARS`
+characters, naming the line; writers refuse such an id, or a query id
+starting with ``#``, before writing anything.
+
 Queries with no entry (an empty mapping in :class:`Qrels` or :class:`Run`)
 cannot be written in these formats and are absent after a round trip.
 """
@@ -21,15 +27,18 @@ from pathlib import Path
 import numpy as np
 
 from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.io import _lines
 from finegrain.io._lines import (
     DuplicateRecordError,
     PathLike,
     decode,
     iter_byte_lines,
+    line_too_long,
     open_binary,
     open_text_write,
     read_block,
 )
+from finegrain.io.ids import IdSyntax, check_ids, first_bad_id, id_error
 from finegrain.numbers import NumberError, decimal_column, parse_float, parse_grade
 from finegrain.types import Qrels, Run
 
@@ -82,9 +91,9 @@ def read_qrels(path: PathLike, *, compat: Compat | str | None = None) -> Qrels:
     whose first field starts with ``#`` is refused (it would otherwise become a
     query ``#301``). ``compat="trec_eval"``: a line whose first character is
     ``#`` is a comment and skipped, as trec_eval's ``get_qrels.c`` does. In
-    both modes grades follow :mod:`finegrain.numbers`, NUL bytes are
-    refused (trec_eval: "File may contain no NULL characters"), and a file
-    with no judgement at all is an error.
+    both modes grades follow :mod:`finegrain.numbers`, ids the id rule
+    (module docstring), NUL bytes are refused (trec_eval: "File may contain
+    no NULL characters"), and a file with no judgement at all is an error.
     """
     te = Compat.parse(compat) is Compat.TREC_EVAL
     seen: dict[tuple[str, str], int] = {}
@@ -119,13 +128,17 @@ def read_qrels(path: PathLike, *, compat: Compat | str | None = None) -> Qrels:
             f"no judgement ({comments} comment lines)" if comments else "an empty file",
             "check that this is the qrels file; nothing can be scored without judgements",
         )
-    return Qrels.from_records(records)
+    qrels = Qrels.from_records(records)
+    _check_read_ids(path, qrels, seen)
+    return qrels
 
 
 def write_qrels(qrels: Qrels, path: PathLike) -> None:
-    """Write ``qid 0 docid grade`` lines, queries in their order, documents by id."""
-    _check_tokens("query id", qrels.qids)
-    _check_tokens("document id", qrels.vocab)
+    """Write ``qid 0 docid grade`` lines, queries in their order, documents by id (whole or not at all).
+
+    Ids that break the id rule are refused before anything is written.
+    """
+    _check_write_ids(path, "qrels", qrels.qids, qrels.vocab)
     with open_text_write(path) as f:
         for qid in qrels:
             judged = qrels[qid]
@@ -176,8 +189,16 @@ def read_run(
 
     qids = _decode_keys(path, qindex)
     vocab = _decode_keys(path, dindex)
+    _check_read_keys(path, qids, 0)
+    _check_read_keys(path, vocab, 2)
+    if tag is not None:
+        tag_line = int(line_parts[0][0])
+        tag_s = decode(path, tag_line, tag)
+        bad = first_bad_id([tag_s], IdSyntax.TOKEN)
+        if bad is not None:
+            raise id_error(path, tag_line, tag_s, "a run tag", IdSyntax.TOKEN, bad[1])
     if name is None:
-        name = decode(path, None, tag) if tag is not None else _stem(path)
+        name = tag_s if tag is not None else _stem(path)
     if not q_parts:
         if not allow_empty:
             raise DataFormatError(
@@ -215,12 +236,14 @@ def write_run(run: Run, path: PathLike, tag: str | None = None) -> None:
 
     Ranks are 1-based; scores are written with ``repr`` so reading the file
     back gives exactly the same floats. ``tag`` defaults to the run name.
+    Ids or a tag that break the id rule are refused before anything is
+    written; :func:`finegrain.results.files.save_run` saves such a run as
+    ``run.jsonl`` instead.
     """
     tag = run.name if tag is None else tag
-    if not tag or _ASCII_WS.search(tag):
-        raise FinegrainError(f"run tag {tag!r} is empty or contains whitespace", "give a tag without spaces")
-    _check_tokens("query id", run.qids)
-    _check_tokens("document id", run.vocab)
+    target = f"the TREC run {str(path)!r}"
+    check_ids([tag], "run tag", IdSyntax.TOKEN, target=target, hint="give a tag without spaces (--name / name=...)")
+    _check_write_ids(path, "run", run.qids, run.vocab)
     order = run.order
     docs = run.doc_codes[order].tolist()
     values = run.values[order].tolist()
@@ -239,7 +262,13 @@ def write_run(run: Run, path: PathLike, tag: str | None = None) -> None:
 
 
 def _blocks(path: PathLike) -> Iterator[tuple[int, bytes]]:
-    """``(line number of the block's first line, bytes)`` blocks that end at a line end."""
+    """``(line number of the block's first line, bytes)`` blocks that end at a line end.
+
+    A line longer than :data:`~finegrain.io._lines.MAX_LINE_BYTES` is refused
+    once that many of its bytes are held (the rest is never read); every
+    line of a block is checked against the same bound (:func:`_split_block`).
+    """
+    limit = _lines.MAX_LINE_BYTES
     line = 1
     rest = b""
     with open_binary(path) as f:
@@ -252,9 +281,13 @@ def _blocks(path: PathLike) -> Iterator[tuple[int, bytes]]:
             data = rest + data
             cut = data.rfind(b"\n") + 1
             if cut == 0:
+                if len(data) > limit:
+                    raise line_too_long(path, line, limit)
                 rest = data
                 continue
             block, rest = data[:cut], data[cut:]
+            if len(rest) > limit:
+                raise line_too_long(path, line + block.count(b"\n"), limit)
             yield line, block
             line += block.count(b"\n")
     if rest:
@@ -280,6 +313,9 @@ def _split_block(path: PathLike, first_line: int, block: bytes, trec_eval: bool 
         a = block.rfind(b"\n", 0, k) + 1
         z = block.find(b"\n", k)
         raise _nul(path, n, block[a : z if z >= 0 else len(block)])
+    b = np.frombuffer(block, dtype=np.uint8)
+    newlines = np.flatnonzero(b == 10)
+    _check_line_lengths(path, first_line, newlines, len(block))
     if b"#" in block:
         m = _COMMENT_LINE.search(block)
         if m is not None:
@@ -287,11 +323,11 @@ def _split_block(path: PathLike, first_line: int, block: bytes, trec_eval: bool 
                 n = first_line + block.count(b"\n", 0, m.start())
                 raise DataFormatError(path, n, RUN_EXPECTED, decode(path, n, m.group().strip()), _COMMENT_HINT)
             block = _COMMENT_LINE.sub(b"", block)  # keeps the line ends, so line numbers stay right
+            b = np.frombuffer(block, dtype=np.uint8)
+            newlines = np.flatnonzero(b == 10)
     fields = block.split()
-    b = np.frombuffer(block, dtype=np.uint8)
     ws = _WS[b]
     starts = np.flatnonzero(~ws & np.concatenate(([True], ws[:-1])))
-    newlines = np.flatnonzero(b == 10)
     n_lines = len(newlines) + (0 if block.endswith(b"\n") else 1)
     # Fields before each line end, differenced: the number of fields on each line.
     ends = np.searchsorted(starts, newlines)
@@ -316,6 +352,18 @@ def _split_block(path: PathLike, first_line: int, block: bytes, trec_eval: bool 
 
 
 _COMMENT_LINE = re.compile(rb"^[ \t\r\x0b\x0c]*#[^\n]*", re.MULTILINE)
+
+
+def _check_line_lengths(path: PathLike, first_line: int, newlines: np.ndarray, size: int) -> None:
+    """Refuse a line of the block longer than :data:`~finegrain.io._lines.MAX_LINE_BYTES` (its line end not counted)."""
+    limit = _lines.MAX_LINE_BYTES
+    if size <= limit:
+        return
+    ends = np.append(newlines, size)
+    lengths = np.diff(ends, prepend=-1) - 1
+    too_long = np.flatnonzero(lengths > limit)
+    if len(too_long):
+        raise line_too_long(path, first_line + int(too_long[0]), limit)
 
 
 def _has_comment_line(path: PathLike) -> bool:
@@ -382,20 +430,37 @@ def _is_utf8(b: bytes) -> bool:
         return False
 
 
-_ASCII_WS = re.compile(r"[ \t\n\r\x0b\x0c]")
+def _check_write_ids(path: PathLike, kind: str, qids: Sequence[str], docs: Sequence[str]) -> None:
+    """The id rule for a TREC file about to be written: query ids first on their line, then document ids."""
+    target = f"the TREC {kind} file {str(path)!r}"
+    hint = ("rename it, or save the run as run.jsonl, where spaces and control characters are fine" if kind == "run"
+            else "rename it, or write BEIR qrels (.tsv), where ids may hold spaces")
+    check_ids(qids, "query id", IdSyntax.TOKEN, target=target, hint=hint, first_field=True)
+    check_ids(docs, "document id", IdSyntax.TOKEN, target=target, hint=hint)
 
 
-def _check_tokens(what: str, values: Sequence[str]) -> None:
-    """Ids must be non-empty and free of the ASCII whitespace that separates fields."""
-    joined = "\x00".join(values)
-    if not _ASCII_WS.search(joined) and "" not in values:
+def _check_read_ids(path: PathLike, qrels: Qrels, lines: dict[tuple[str, str], int]) -> None:
+    """The id rule for the ids of a qrels file just read (``lines``: (qid, docid) -> line), naming the line."""
+    for k, what, ids in ((0, "a query id", qrels.qids), (1, "a document id", qrels.vocab)):
+        bad = first_bad_id(ids, IdSyntax.TOKEN)
+        if bad is not None:
+            n = next(n for pair, n in lines.items() if pair[k] == bad[0])
+            raise id_error(path, n, bad[0], what, IdSyntax.TOKEN, bad[1])
+
+
+def _check_read_keys(path: PathLike, keys: list[str], field: int) -> None:
+    """The id rule for the ids of a run just read (``field``: 0 query ids, 2 document ids), naming the line."""
+    bad = first_bad_id(keys, IdSyntax.TOKEN)
+    if bad is None:
         return
-    for v in values:
-        if not v or _ASCII_WS.search(v):
-            raise FinegrainError(
-                f"{what} {v!r} is empty or contains whitespace and cannot be written in TREC format",
-                "rename it, or save in a JSON format",
-            )
+    value = str(bad[0])
+    raw_value = value.encode("utf-8")
+    what = "a query id" if field == 0 else "a document id"
+    for n, raw in iter_byte_lines(path):
+        parts = raw.split()
+        if len(parts) > field and parts[field] == raw_value and not _COMMENT_LINE.match(raw):
+            raise id_error(path, n, value, what, IdSyntax.TOKEN, bad[1])
+    raise id_error(path, None, value, what, IdSyntax.TOKEN, bad[1])
 
 
 def _stem(path: PathLike) -> str:

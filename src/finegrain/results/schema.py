@@ -63,8 +63,6 @@ def schema_error(e: ValidationError, where: str | PathLike[str], section: str | 
     path = ".".join(str(p) for p in ((section,) if section else ()) + tuple(first["loc"])) or "the file"
     if first["type"] == "missing":
         return DataFormatError(where, None, f"{path} (a {kind} requires it)", "nothing", hint)
-    if first["type"] == "value_error":
-        return DataFormatError(where, None, f"a consistent {path}", first["msg"].removeprefix("Value error, "), hint)
     should = first["msg"].removeprefix("Input should be ").removeprefix("Value error, ")
     return DataFormatError(where, None, f"{path} to be {should}", _show(first.get("input")), hint)
 

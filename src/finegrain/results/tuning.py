@@ -140,10 +140,10 @@ class ThresholdSweepSection(Saved):
         for name, values in (("mean_returned", self.mean_returned), ("rejected", self.rejected),
                              *((f"curve.{m}", v) for m, v in self.curve.items())):
             if len(values) != n:
-                raise ValueError(f"{name} holds {len(values)} values for {n} thresholds")
+                raise ValueError(f"one value per threshold ({name} holds {len(values)} for {n} thresholds)")
         missing = [m for m in self.metrics if m not in self.curve]
         if missing:
-            raise ValueError(f"a curve for every metric; none for {', '.join(missing)}")
+            raise ValueError(f"a curve for every metric (none for {', '.join(missing)})")
         return self
 
 

@@ -5,7 +5,9 @@ The oracles are written apart from the readers, from the format descriptions
 BEIR and CapRetrieval layouts, Python's own ``json`` for JSON), plainly and
 line by line, so that a reader that takes a shortcut (numpy fixed-width ids,
 Python's generous ``int``/``float``) disagrees with them. They are slow and
-that is fine: they only run here.
+that is fine: they only run here. Ids follow the rule of
+:mod:`finegrain.io.ids`, restated here character by character from Unicode
+categories (only its length bound is shared).
 """
 
 from __future__ import annotations
@@ -13,13 +15,16 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from finegrain.io.beir import read_beir
 from finegrain.io.capretrieval import read_capretrieval
+from finegrain.io.ids import MAX_ID_CHARS
 from finegrain.io.photobench import read_album
 from finegrain.io.run_jsonl import read_run_jsonl
 from finegrain.io.trec import read_qrels, read_run
@@ -89,11 +94,42 @@ def _json(text: str) -> Any:
         raise Invalid(f"{name} is not JSON")
 
     try:
-        return json.loads(text, parse_constant=constant)
+        value = json.loads(text, parse_constant=constant)
     except Invalid:
         raise
     except (ValueError, RecursionError) as e:
         raise Invalid(f"not JSON: {type(e).__name__}") from None
+    try:  # a \ud83d escape left unpaired: a string that is not text
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise Invalid("a lone surrogate") from None
+    return value
+
+
+def _control(c: str) -> bool:
+    return unicodedata.category(c) in ("Cc", "Cs")
+
+
+def _token_id(b: bytes) -> str:
+    """A field of a whitespace-separated line as an id: no whitespace or control character, not over-long."""
+    s = _utf8(b)
+    if len(s) > MAX_ID_CHARS or any(_control(c) or c.isspace() for c in s):
+        raise Invalid(f"id {s[:30]!r}")
+    return s
+
+
+def _tsv_id(b: bytes) -> str:
+    """A field of a tab-separated line as an id: not blank, no control character or line separator, not over-long."""
+    s = _utf8(b)
+    if not s.strip() or len(s) > MAX_ID_CHARS or any(_control(c) or c in "\u2028\u2029" for c in s):
+        raise Invalid(f"id {s[:30]!r}")
+    return s
+
+
+def _json_id(s: str) -> str:
+    if not s.strip() or len(s) > MAX_ID_CHARS:
+        raise Invalid(f"id {s[:30]!r}")
+    return s
 
 
 def _jsonl(data: bytes) -> Iterator[dict[str, Any]]:
@@ -112,9 +148,9 @@ def _id(obj: dict[str, Any], *names: str) -> str:
         if name in obj:
             v = obj[name]
             if isinstance(v, str):
-                return v
+                return _json_id(v)
             if isinstance(v, int) and not isinstance(v, bool):
-                return str(v)
+                return _json_id(str(v))
             raise Invalid(f"id {v!r}")
     raise Invalid(f"no {names}")
 
@@ -122,9 +158,10 @@ def _id(obj: dict[str, Any], *names: str) -> str:
 def _text(obj: dict[str, Any], *names: str) -> str:
     for name in names:
         if name in obj:
-            if not isinstance(obj[name], str):
-                raise Invalid(f"text {obj[name]!r}")
-            return obj[name]
+            value = obj[name]
+            if not isinstance(value, str):
+                raise Invalid(f"text {value!r}")
+            return value
     raise Invalid(f"no {names}")
 
 
@@ -156,7 +193,7 @@ def trec_qrels_reference(data: bytes, trec_eval: bool) -> dict[str, dict[str, in
             raise Invalid("a comment line in strict mode")
         if len(parts) != 4:
             raise Invalid(f"{len(parts)} fields")
-        q, _, d = (_utf8(p) for p in parts[:3])
+        q, _, d = _token_id(parts[0]), _utf8(parts[1]), _token_id(parts[2])
         g = _grade(parts[3])
         if d in out.setdefault(q, {}):
             raise Invalid("duplicate pair")
@@ -182,10 +219,10 @@ def trec_run_reference(data: bytes, trec_eval: bool) -> tuple[str, dict[str, dic
             continue
         if len(parts) < 6 or (len(parts) > 6 and not trec_eval):
             raise Invalid(f"{len(parts)} fields")
-        q, d = _utf8(parts[0]), _utf8(parts[2])
+        q, d = _token_id(parts[0]), _token_id(parts[2])
         s = _score(parts[4])
         if tag is None:
-            tag = _utf8(parts[5])
+            tag = _token_id(parts[5])
         if d in out.setdefault(q, {}):
             raise Invalid("duplicate pair")
         out[q][d] = s
@@ -217,16 +254,32 @@ def _trec_targets() -> list[Target]:
             targets.append(Target(
                 f"trec-qrels{suffix}",
                 tuple({qname: wrap(s)} for s in qrels_seeds),
-                lambda p, q=qname, c=c: (read_qrels(p / q, compat=c) if c else read_qrels(p / q)).to_dict(),
-                lambda f, q=qname, t=compat: trec_qrels_reference(_content(f, q), t),
+                partial(_load_qrels, name=qname, compat=c),
+                partial(_qrels_oracle, name=qname, trec_eval=compat),
             ))
             targets.append(Target(
                 f"trec-run{suffix}",
                 tuple({rname: wrap(s)} for s in run_seeds),
-                lambda p, r=rname, c=c: _run_value(read_run(p / r, compat=c) if c else read_run(p / r)),
-                lambda f, r=rname, t=compat: trec_run_reference(_content(f, r), t),
+                partial(_load_run, name=rname, compat=c),
+                partial(_run_oracle, name=rname, trec_eval=compat),
             ))
     return targets
+
+
+def _load_qrels(p: Path, name: str, compat: str | None) -> Any:
+    return read_qrels(p / name, compat=compat).to_dict()
+
+
+def _load_run(p: Path, name: str, compat: str | None) -> Any:
+    return _run_value(read_run(p / name, compat=compat))
+
+
+def _qrels_oracle(files: Files, name: str, trec_eval: bool) -> Any:
+    return trec_qrels_reference(_content(files, name), trec_eval)
+
+
+def _run_oracle(files: Files, name: str, trec_eval: bool) -> Any:
+    return trec_run_reference(_content(files, name), trec_eval)
 
 
 def _run_value(run: Any) -> tuple[str, dict[str, dict[str, float]]]:
@@ -263,7 +316,7 @@ def beir_reference(files: Files) -> Any:
                 continue
         if len(parts) != 3 or b"\x00" in line:
             raise Invalid("qrels line")
-        q, d = _utf8(parts[0]), _utf8(parts[1])
+        q, d = _tsv_id(parts[0]), _tsv_id(parts[1])
         g = _grade(parts[2].strip(_BLANK))
         if q not in queries or d not in corpus or d in judged.get(q, {}):
             raise Invalid("unknown id or duplicate")
