@@ -46,6 +46,7 @@ from finegrain.io.photobench import read_album
 from finegrain.registry import Registry
 from finegrain.settings import DATA_ENV, Settings
 from finegrain.text.lang import parse_lang
+from finegrain.version import __version__
 
 EMBEDDED_ROOT = Path(__file__).resolve().parent / "embedded"
 DEFAULT_DATASET = "embedded/captions-en"
@@ -100,7 +101,8 @@ class _Spec:
 
 _THIS = "finegrain.datasets.registry"
 
-# name, loader (_load_<loader>_spec below), location, lang, help, options (``source`` keys _PROVENANCE)
+# name, loader (_load_<loader>_spec below), location, lang, help, options (``source`` keys _PROVENANCE;
+# ``mteb_task``: the name an MTEB result file gives the dataset, finegrain.results.mteb)
 _TABLE: tuple[tuple[str, str, str, str, str, dict[str, str]], ...] = (
     ("embedded/captions-en", "capretrieval", "embedded:captions/en", "en",
      "80 image captions, 37 graded queries (English); ships with finegrain", {"source": "embedded"}),
@@ -108,10 +110,10 @@ _TABLE: tuple[tuple[str, str, str, str, str, dict[str, str]], ...] = (
      "the same captions and queries in Chinese; ships with finegrain", {"source": "embedded"}),
     ("capretrieval/zh", "capretrieval", "capretrieval/zh", "zh",
      "CapRetrieval: 3,024 Chinese image captions, 404 queries, graded 0/1/2, fully judged",
-     {"source": "capretrieval"}),
+     {"source": "capretrieval", "mteb_task": "CapRetrieval"}),
     ("capretrieval/en", "capretrieval", "capretrieval/en", "en",
      "CapRetrievalEn: the English version (same ids; types from capretrieval/zh)",
-     {"source": "capretrieval", "types_from": "capretrieval/zh"}),
+     {"source": "capretrieval", "types_from": "capretrieval/zh", "mteb_task": "CapRetrievalEn"}),
     ("dureader/mini", "beir", "dureader_mini", "zh",
      "DuReader-retrieval training rows (RocketQA examples): 8 queries, 133 passages; negatives sampled",
      {"source": "dureader"}),
@@ -135,11 +137,13 @@ _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
                 "license": "Apache-2.0 (as finegrain)",
                 "citation": "finegrain embedded caption set",
                 "fully_judged": True,
+                "revision": f"finegrain-{__version__}",  # the files ship inside the package
             }
         ),
         "capretrieval": MappingProxyType(
             {
                 "source": "github.com/lxucs/CapRetrieval @ e055902 (dataset/CapRetrieval, dataset/CapRetrievalEn)",
+                "revision": "e055902",
                 "license": "Apache-2.0",
                 "citation": (
                     "Liyan Xu, Zhenlin Su, Mo Yu, Jiangnan Li, Fandong Meng, Jie Zhou. Dense Retrievers Can "
@@ -152,6 +156,7 @@ _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
             {
                 "source": "github.com/PaddlePaddle/RocketQA @ e2bfcfc, examples/data (training-format rows, "
                 "not the dev set)",
+                "revision": "e2bfcfc",
                 "license": "Apache-2.0 (RocketQA repository)",
                 "citation": (
                     "Yifu Qiu, Hongyu Li, Yingqi Qu, Ying Chen, Qiaoqiao She, Jing Liu, Hua Wu, Haifeng Wang. "
@@ -165,6 +170,7 @@ _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
             {
                 "source": "github.com/LaVieEnRose365/PhotoBench @ db6ae80 (dataset/protected/album1, "
                 "dataset/samples/album1)",
+                "revision": "db6ae80",
                 "license": "none stated upstream: evaluation inside this project only, do not redistribute",
                 "citation": (
                     "Tianyi Xu, Rong Shan, Junjie Wu, et al. PhotoBench: Beyond Visual Matching Towards "
@@ -234,7 +240,8 @@ def load_dataset(
     text = str(name_or_path)
     if not isinstance(name_or_path, Path) and text.startswith("irds:"):  # any ir_datasets dataset on disk
 
-        return load_irds(text[len(PREFIX):], lang=lang)
+        irds: Dataset = load_irds(text[len(PREFIX):], lang=lang)
+        return irds
     reg = registry()
     if not isinstance(name_or_path, Path) and text in reg:
         spec = reg.get(text)
@@ -313,8 +320,7 @@ def _load_capretrieval_spec(spec: _Spec, folder: Path, settings: Settings) -> Da
         candidate = settings.require_data_root() / types_from
         if (candidate / "types.json").is_file():
             source_folder = candidate
-    meta = dict(_PROVENANCE[spec.options["source"]])
-    return _load_capretrieval(spec.name, folder, spec.lang, meta, source_folder)
+    return _load_capretrieval(spec.name, folder, spec.lang, _spec_meta(spec), source_folder)
 
 
 def _load_capretrieval(
@@ -339,7 +345,7 @@ def _load_capretrieval(
 
 
 def _load_beir_spec(spec: _Spec, folder: Path, settings: Settings) -> Dataset:
-    return _load_beir(spec.name, folder, spec.lang, None, dict(_PROVENANCE[spec.options["source"]]))
+    return _load_beir(spec.name, folder, spec.lang, None, _spec_meta(spec))
 
 
 def _load_beir(
@@ -354,7 +360,7 @@ def _load_beir(
 
 
 def _load_photobench_spec(spec: _Spec, folder: Path, settings: Settings) -> Dataset:
-    return _load_photobench(spec.name, folder, spec.lang, dict(_PROVENANCE[spec.options["source"]]))
+    return _load_photobench(spec.name, folder, spec.lang, _spec_meta(spec))
 
 
 def _load_photobench(name: str, folder: Path, lang: str, meta: dict[str, Any] | None = None) -> Dataset:
@@ -377,6 +383,14 @@ def _load_photobench(name: str, folder: Path, lang: str, meta: dict[str, Any] | 
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _spec_meta(spec: _Spec) -> dict[str, Any]:
+    """A registered dataset's provenance (source, license, citation, revision, ...) and its MTEB task name."""
+    meta = dict(_PROVENANCE[spec.options["source"]])
+    if "mteb_task" in spec.options:
+        meta["mteb_task"] = spec.options["mteb_task"]
+    return meta
 
 
 def _lang_hint(name: str, lang: str) -> str:
