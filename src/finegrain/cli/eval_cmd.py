@@ -37,7 +37,13 @@ def eval_command(
     quiet: bool = opt.quiet_option(),
     out_format: ResultFormat = typer.Option(
         ResultFormat.FINEGRAIN, "--format",
-        help="finegrain: DIR/results.json; mteb: also DIR/mteb.json, an MTEB result JSON (aggregates only)."),
+        help="finegrain: DIR/results.json; mteb: also DIR/mteb.json, an MTEB result JSON (aggregates only; "
+             "main_score is ndcg@10 when computed) that mteb.TaskResult.from_disk loads."),
+    mteb_layout: bool = typer.Option(
+        False, "--mteb-layout",
+        help="Write the MTEB result JSON where mteb's result cache keeps it, "
+             "DIR/results/<model>/<revision>/<Task>.json, in place of DIR/mteb.json "
+             "(mteb.ResultCache(DIR).load_results(require_model_meta=False) reads it); implies --format mteb."),
     split_by: str | None = typer.Option(
         None, "--split-by",
         help="overlap=FILE: report the queries FILE lists ('finegrain overlap' pairs or one id per line) as "
@@ -78,7 +84,7 @@ def eval_command(
 
     names = opt.metric_keys(metrics, DEFAULT_METRICS)
     checked = opt.retriever_options(retriever, options)  # fails here, before the dataset is read
-    where = Engine(engine.value, address=address)  # type: ignore[arg-type]  # --address without ray fails here
+    where = Engine(engine.value, address=address)  # --address without ray fails here
     outcome = run_experiment(
         Experiment(dataset=dataset, retriever=retriever, metrics=names, top_k=top_k,
                    retriever_options=checked, split_by=split_by, sweep=sweep, cv=cv),
@@ -86,6 +92,7 @@ def eval_command(
         show_progress=not quiet,
         engine=where,
     )
+    (out / MTEB_FILE).unlink(missing_ok=True)  # an earlier eval's MTEB file would disagree with these results
     path, run_path = outcome.save(out)
     mark = " · TRANSDUCTIVE (trained on this dataset's passages)" if is_transductive(outcome.results) else ""
     print_evaluation(outcome.saved, title=f"{dataset} · {retriever}{mark}")
@@ -99,10 +106,14 @@ def eval_command(
 
         print_cv(saved.cv, saved.cv_provenance, title=f"{dataset} · {retriever}")
     typer.echo(f"wrote {path} and {run_path}")
-    if out_format is ResultFormat.MTEB:
-        from finegrain.results.mteb import write_mteb_json
+    if out_format is ResultFormat.MTEB or mteb_layout:
+        from finegrain.results.mteb import main_metric, write_mteb_json, write_mteb_layout
 
-        typer.echo(f"wrote {write_mteb_json(outcome.saved, out / MTEB_FILE)} (MTEB result JSON)")
+        written = write_mteb_layout(saved, out) if mteb_layout else write_mteb_json(saved, out / MTEB_FILE)
+        main, note = main_metric(saved)
+        typer.echo(f"wrote {written} (MTEB result JSON, main_score {main})")
+        if note:
+            typer.echo(f"warning: {note}", err=True)
     if run_path.name == RUN_JSONL:
         typer.echo("the run is JSON lines, not TREC: some ids have spaces or other characters a TREC line cannot hold")
     for warning in outcome.results["provenance"].get("warnings", ()):
