@@ -29,7 +29,17 @@ class ResultFormat(str, Enum):
 
 def eval_command(
     dataset: str = opt.dataset_option(),
-    retriever: str = opt.retriever_option(),
+    retriever: str | None = opt.retriever_option(
+        "Retriever name (finegrain list retrievers); or give --run.", default=None),
+    run_file: Path | None = typer.Option(
+        None, "--run",
+        help="Score a run made elsewhere in place of a retriever: a TREC run (Pyserini, trec_eval input), run.jsonl, "
+             "ranx JSON or Parquet run, or a results folder; the folder gets the same per-type tables, error tags, "
+             "grades and drill-down as a retrieved run, and its provenance names the file and its SHA-256."),
+    split: str | None = typer.Option(
+        None, "--split",
+        help="The qrels split of a BEIR dataset (qrels/<split>.tsv); without it qrels.tsv, else qrels/test.tsv, "
+             "else the only split, and the terminal says which was used when there are several."),
     metrics: list[str] | None = opt.metrics_option("Metric specs: ndcg@10, recall@100, ...", DEFAULT_METRICS),
     out: Path = opt.out_option("Folder for results.json and the run (run.trec; run.jsonl when ids have spaces)."),
     top_k: int | None = opt.top_k_option(),
@@ -68,7 +78,7 @@ def eval_command(
         help="Ray cluster to join (the address 'ray start --head' prints, e.g. 127.0.0.1:6379); "
              "without it --engine ray starts a local Ray."),
 ) -> None:
-    """Retrieve, evaluate and write DIR/results.json and the run.
+    """Retrieve (or read --run), evaluate and write DIR/results.json and the run.
 
     The run is DIR/run.trec, or DIR/run.jsonl when a query or document id
     has a space, a tab or another character a TREC line cannot hold (JSON
@@ -83,28 +93,30 @@ def eval_command(
     from finegrain.settings import Settings
 
     names = opt.metric_keys(metrics, DEFAULT_METRICS)
-    checked = opt.retriever_options(retriever, options)  # fails here, before the dataset is read
+    # fails here, before the dataset is read (a run file has no options: run_experiment says so)
+    checked = opt.retriever_options(retriever, options) if retriever is not None else opt.parse_set(options)
     where = Engine(engine.value, address=address)  # --address without ray fails here
     outcome = run_experiment(
         Experiment(dataset=dataset, retriever=retriever, metrics=names, top_k=top_k,
-                   retriever_options=checked, split_by=split_by, sweep=sweep, cv=cv),
+                   retriever_options=checked, split_by=split_by, sweep=sweep, cv=cv, run=run_file, split=split),
         Settings.from_env(),
         show_progress=not quiet,
         engine=where,
     )
     (out / MTEB_FILE).unlink(missing_ok=True)  # an earlier eval's MTEB file would disagree with these results
     path, run_path = outcome.save(out)
+    system = outcome.saved.retriever_name if retriever is None else retriever
     mark = " · TRANSDUCTIVE (trained on this dataset's passages)" if is_transductive(outcome.results) else ""
-    print_evaluation(outcome.saved, title=f"{dataset} · {retriever}{mark}")
+    print_evaluation(outcome.saved, title=f"{dataset} · {system}{mark}")
     saved = outcome.saved
     if saved.threshold_sweep is not None:
         from finegrain.report.threshold_table import print_sweep
 
-        print_sweep(saved.threshold_sweep, title=f"{dataset} · {retriever}")
+        print_sweep(saved.threshold_sweep, title=f"{dataset} · {system}")
     if saved.cv is not None and saved.cv_provenance is not None:
         from finegrain.report.cv_table import print_cv
 
-        print_cv(saved.cv, saved.cv_provenance, title=f"{dataset} · {retriever}")
+        print_cv(saved.cv, saved.cv_provenance, title=f"{dataset} · {system}")
     typer.echo(f"wrote {path} and {run_path}")
     if out_format is ResultFormat.MTEB or mteb_layout:
         from finegrain.results.mteb import main_metric, write_mteb_json, write_mteb_layout

@@ -40,7 +40,7 @@ from finegrain.datasets.dataset import Dataset, lang_of_folder, make_dataset
 from finegrain.datasets.irds import PREFIX, load_irds
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.frozen import EMPTY
-from finegrain.io.beir import qrels_path, read_beir
+from finegrain.io.beir import qrels_path, qrels_splits, read_beir
 from finegrain.io.capretrieval import TYPES, apply_types, read_capretrieval, read_types, type_assignment
 from finegrain.io.photobench import read_album
 from finegrain.registry import Registry
@@ -93,10 +93,14 @@ class _Spec:
             )
         return path
 
-    def load(self, settings: Settings) -> Dataset:
+    @property
+    def is_beir(self) -> bool:
+        return self.loader.endswith(":_load_beir_spec")
+
+    def load(self, settings: Settings, split: str | None = None) -> Dataset:
         module, _, attr = self.loader.partition(":")
         fn: Callable[..., Dataset] = getattr(importlib.import_module(module), attr)
-        return fn(self, self.folder(settings), settings)
+        return fn(self, self.folder(settings), settings, **({"split": split} if split is not None else {}))
 
 
 _THIS = "finegrain.datasets.registry"
@@ -249,7 +253,9 @@ def load_dataset(
             raise FinegrainError(
                 f"dataset {spec.name!r} is in {spec.lang!r}, not {lang!r}", _lang_hint(spec.name, parse_lang(lang))
             )
-        return spec.load(settings)
+        if split is not None and not spec.is_beir:
+            raise _not_beir(spec.name, split)
+        return spec.load(settings, split)
     path = Path(text).expanduser()
     if path.is_dir():
         return load_folder(path, lang=lang, split=split, types_from=types_from)
@@ -274,6 +280,8 @@ def load_folder(
             "+ qrels.tsv or qrels/; PhotoBench needs metadata.json + *_query.json",
         )
     name = str(path)
+    if split is not None and fmt != "beir":
+        raise _not_beir(str(path), split, fmt)
     if types_from is not None and fmt != "capretrieval":
         raise FinegrainError(f"types_from applies to CapRetrieval folders; {str(path)!r} is {fmt}", "leave it out")
     if fmt == "capretrieval":
@@ -344,8 +352,8 @@ def _load_capretrieval(
     return make_dataset(name, "capretrieval", folder, corpus, queries, qrels, lang, info)
 
 
-def _load_beir_spec(spec: _Spec, folder: Path, settings: Settings) -> Dataset:
-    return _load_beir(spec.name, folder, spec.lang, None, _spec_meta(spec))
+def _load_beir_spec(spec: _Spec, folder: Path, settings: Settings, split: str | None = None) -> Dataset:
+    return _load_beir(spec.name, folder, spec.lang, split, _spec_meta(spec))
 
 
 def _load_beir(
@@ -354,7 +362,13 @@ def _load_beir(
     corpus, queries, qrels = read_beir(folder, split)
     info: dict[str, Any] = {"source": str(folder), "license": "unknown", "citation": "", "fully_judged": False}
     info.update(meta or {})
-    info["qrels_file"] = str(qrels_path(folder, split))
+    chosen = qrels_path(folder, split)
+    info["qrels_file"] = str(chosen)
+    present = [*(["qrels.tsv"] if (folder / "qrels.tsv").is_file() else []), *qrels_splits(folder)]
+    if split is None and len(present) > 1:  # the reader chose one: say which, and how to choose
+        used = chosen.name if chosen.parent == folder else chosen.stem
+        info["qrels_choice"] = (f"{name} has qrels {', '.join(present)}: scored {used} "
+                                "(choose one with --split, or split= in Python)")
     lang = parse_lang(lang) if lang else lang_of_folder(folder, queries)
     return make_dataset(name, "beir", folder, corpus, queries, qrels, lang, info)
 
@@ -383,6 +397,11 @@ def _load_photobench(name: str, folder: Path, lang: str, meta: dict[str, Any] | 
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _not_beir(name: str, split: str, fmt: str | None = None) -> FinegrainError:
+    return FinegrainError(f"split {split!r} chooses the qrels file of a BEIR dataset; {name!r} is "
+                          + (f"a {fmt} folder" if fmt else "not one"), "leave the split out")
 
 
 def _spec_meta(spec: _Spec) -> dict[str, Any]:
