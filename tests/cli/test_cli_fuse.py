@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from finegrain.cli.main import app
@@ -99,9 +100,8 @@ def test_fuse_s_retired_spellings_still_fuse_with_one_warning_each(tmp_path: Pat
     assert "warning" not in new.stderr
     cv = runner.invoke(app, ["fuse", str(pa), str(pb), "--method", "wsum", "--cv", "3", "--qrels", str(pq),
                              "-m", "mrr", "-o", str(tmp_path / "cv-old")])
-    assert cv.exit_code == 0 and "held-out mrr over all queries: " in cv.stdout
-    assert [line for line in cv.stderr.splitlines() if line.startswith("warning:")] == [
-        "warning: -m is retired, write --cv-metric (-m stops working in the next release)"]
+    assert cv.exit_code == 0 and "held-out mrr over all queries: " in cv.stdout  # -m: the metrics; --cv maximises the first
+    assert not [line for line in cv.stderr.splitlines() if line.startswith("warning:")]
 
 
 def test_a_saved_run_gets_back_the_queries_that_retrieved_nothing(tmp_path: Path) -> None:
@@ -133,3 +133,70 @@ def test_fuse_refuses_bad_numbers_and_out_of_range_options_with_one_line(tmp_pat
         lines = [line for line in err.splitlines() if line.strip()]
         assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, (args, err)
         assert not (tmp_path / "x").exists()
+
+
+# --------------------------------------------------------------------------- a fused run as a results folder
+
+
+def _eval_folders(tmp_path: Path) -> tuple[Path, Path]:
+    from finegrain.cli.main import main
+
+    out = []
+    for r in ("bm25-okapi", "bm25"):
+        d = tmp_path / r
+        assert main(["eval", "-d", "embedded/captions-en", "-r", r, "-m", "ndcg@10,recall@10", "-o", str(d), "-q"]) == 0
+        out.append(d)
+    return out[0], out[1]
+
+
+def test_fusing_eval_folders_writes_a_results_folder_that_compare_and_report_read(tmp_path: Path) -> None:
+    from finegrain.cli.main import main
+    from finegrain.evaluate.evaluate import evaluate
+    from finegrain.results.saved import SavedResults
+
+    a, b = _eval_folders(tmp_path)
+    res = runner.invoke(app, ["fuse", str(a), str(b), "-o", str(tmp_path / "rrf")])
+    assert res.exit_code == 0, res.output
+    saved = SavedResults.load(tmp_path / "rrf")
+    fused = read_any_run(tmp_path / "rrf")
+    assert fused.to_dict() == fuse([read_any_run(a), read_any_run(b)], "rrf").to_dict()
+    assert list(saved.metrics) == ["ndcg@10", "recall@10"]  # the inputs' metrics
+    assert saved.dataset_name == "embedded/captions-en" and saved.by_type and saved.errors is not None
+    assert saved.judged is not None and saved.passages is not None and saved.passages.text
+    from finegrain.datasets import load_dataset
+
+    ds = load_dataset("embedded/captions-en")
+    want = evaluate(ds.qrels, fused, ["ndcg@10"], queries=list(ds.queries))
+    assert saved.aggregate["ndcg@10"] == pytest.approx(want["ndcg@10"].value)
+    inputs = saved.provenance["run"]["inputs"]
+    assert [Path(i["path"]).parent for i in inputs] == [a.resolve(), b.resolve()] and all(i["sha256"] for i in inputs)
+    assert saved.provenance["retriever"]["method"] == "rrf"
+    assert main(["compare", str(a), str(tmp_path / "rrf")]) == 0
+    assert main(["report", str(a), str(b), str(tmp_path / "rrf"), "-o", str(tmp_path / "r.html")]) == 0
+
+
+def test_fuse_with_a_qrels_file_or_a_dataset_name(tmp_path: Path) -> None:
+    from finegrain.results.saved import SavedResults
+
+    pa, pb, pq = _runs(tmp_path)
+    res = runner.invoke(app, ["fuse", str(pa), str(pb), "--qrels", str(pq), "-m", "mrr", "-o", str(tmp_path / "q")])
+    assert res.exit_code == 0, res.output
+    saved = SavedResults.load(tmp_path / "q")
+    assert list(saved.metrics) == ["mrr"] and saved.metrics["mrr"].per_query is not None
+    assert saved.judged is not None and saved.passages is None and saved.dataset_name is None  # qrels only
+    a, b = _eval_folders(tmp_path)
+    res = runner.invoke(app, ["fuse", str(a / "run.trec"), str(b / "run.trec"), "--qrels", "embedded/captions-en",
+                              "--method", "wsum", "--cv", "3", "-o", str(tmp_path / "cv")])
+    assert res.exit_code == 0, res.output
+    saved = SavedResults.load(tmp_path / "cv")
+    assert saved.dataset_name == "embedded/captions-en" and "ndcg@10" in saved.metrics and saved.by_type
+
+
+def test_fuse_without_judgements_writes_the_run_and_says_why(tmp_path: Path) -> None:
+    pa, pb, _ = _runs(tmp_path)
+    res = runner.invoke(app, ["fuse", str(pa), str(pb), "-o", str(tmp_path / "f")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "f" / "run.trec").is_file() and not (tmp_path / "f" / "results.json").exists()
+    assert "wrote the run only" in res.output and "--qrels" in res.output
+    res = runner.invoke(app, ["fuse", str(pa), str(pb), "--qrels", "no/such-dataset", "-o", str(tmp_path / "g")])
+    assert res.exit_code != 0 and "neither a qrels file" in res.output and "Traceback" not in res.output

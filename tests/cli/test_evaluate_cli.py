@@ -169,3 +169,42 @@ def test_default_metrics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     code, out, err = run_cli(capsys, qrels_p, run_p, "--json")
     assert code == 0, err
     assert list(json.loads(out)) == ["ndcg@10", "map@100", "recall@100", "precision@10", "mrr@10"]
+
+
+# --------------------------------------------------------------------------- a dataset name where qrels are expected
+
+
+def test_a_dataset_name_is_read_as_its_qrels(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from finegrain.datasets import load_dataset
+    from finegrain.io.trec import write_qrels, write_run
+    from finegrain.types import Run
+
+    ds = load_dataset("embedded/captions-en")
+    qids = list(ds.queries)
+    run = Run.from_dict({q: {d: float(i % 7) for i, d in enumerate(list(ds.corpus)[j:j + 12])}
+                         for j, q in enumerate(qids)}, name="r")
+    write_run(run, tmp_path / "run.trec")
+    write_qrels(ds.qrels, tmp_path / "qrels.txt")
+    code, by_name, err = run_cli(capsys, "embedded/captions-en", str(tmp_path / "run.trec"), "--json", "-m", "ndcg@10,recall@5")
+    assert code == 0, err
+    code, by_file, err = run_cli(capsys, str(tmp_path / "qrels.txt"), str(tmp_path / "run.trec"), "--json",
+                                 "-m", "ndcg@10,recall@5")
+    assert code == 0 and json.loads(by_name) == json.loads(by_file)
+    code, table, _ = run_cli(capsys, "embedded/captions-en", str(tmp_path / "run.trec"))
+    assert code == 0 and "# qrels dataset embedded/captions-en" in table
+    # a path that exists is read first, even when it spells a dataset name
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "embedded").mkdir()
+    write(tmp_path / "embedded" / "captions-en", f"{qids[0]} 0 nothing 1\n")
+    code, out, _ = run_cli(capsys, "embedded/captions-en", str(tmp_path / "run.trec"), "--json", "-m", "ndcg@10")
+    assert code == 0 and json.loads(out) == {"ndcg@10": 0.0}
+
+
+def test_neither_a_file_nor_a_dataset_name_is_one_line_naming_both(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    run = write(tmp_path / "run.trec", "q1 Q0 d1 1 1.0 r\n")
+    code, out, err = run_cli(capsys, "embeded/captions-en", run)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code != 0 and len(lines) == 1 and "neither a qrels file" in lines[0] and "dataset name" in lines[0]
+    assert "did you mean 'embedded/captions-en'" in lines[0]

@@ -147,7 +147,7 @@ def test_mteb_json_written_and_read_back(tmp_path: Path) -> None:
                                                  "retriever": {"name": "bm25"}, "retrieve_seconds": 0.5})
     body = to_mteb_json(saved)
     entry = body["scores"]["test"][0]
-    assert body["task_name"] == "toy/zh" and body["evaluation_time"] == 0.5 and "mteb_version" in body
+    assert body["task_name"] == "ToyZh" and body["evaluation_time"] == 0.5 and "mteb_version" in body
     assert "dataset_revision" in body
     assert entry["hf_subset"] == "default" and entry["languages"] == ["cmn-Hans"]
     assert entry["ndcg_at_10"] == saved.aggregate["ndcg@10"] == entry["main_score"]

@@ -29,7 +29,17 @@ class ResultFormat(str, Enum):
 
 def eval_command(
     dataset: str = opt.dataset_option(),
-    retriever: str = opt.retriever_option(),
+    retriever: str | None = opt.retriever_option(
+        "Retriever name (finegrain list retrievers); or give --run.", default=None),
+    run_file: Path | None = typer.Option(
+        None, "--run",
+        help="Score a run made elsewhere in place of a retriever: a TREC run (Pyserini, trec_eval input), run.jsonl, "
+             "ranx JSON or Parquet run, or a results folder; the folder gets the same per-type tables, error tags, "
+             "grades and drill-down as a retrieved run, and its provenance names the file and its SHA-256."),
+    split: str | None = typer.Option(
+        None, "--split",
+        help="The qrels split of a BEIR dataset (qrels/<split>.tsv); without it qrels.tsv, else qrels/test.tsv, "
+             "else the only split, and the terminal says which was used when there are several."),
     metrics: list[str] | None = opt.metrics_option("Metric specs: ndcg@10, recall@100, ...", DEFAULT_METRICS),
     out: Path = opt.out_option("Folder for results.json and the run (run.trec; run.jsonl when ids have spaces)."),
     top_k: int | None = opt.top_k_option(),
@@ -37,7 +47,13 @@ def eval_command(
     quiet: bool = opt.quiet_option(),
     out_format: ResultFormat = typer.Option(
         ResultFormat.FINEGRAIN, "--format",
-        help="finegrain: DIR/results.json; mteb: also DIR/mteb.json, an MTEB result JSON (aggregates only)."),
+        help="finegrain: DIR/results.json; mteb: also DIR/mteb.json, an MTEB result JSON (aggregates only; "
+             "main_score is ndcg@10 when computed) that mteb.TaskResult.from_disk loads."),
+    mteb_layout: bool = typer.Option(
+        False, "--mteb-layout",
+        help="Write the MTEB result JSON where mteb's result cache keeps it, "
+             "DIR/results/<model>/<revision>/<Task>.json, in place of DIR/mteb.json "
+             "(mteb.ResultCache(DIR).load_results(require_model_meta=False) reads it); implies --format mteb."),
     split_by: str | None = typer.Option(
         None, "--split-by",
         help="overlap=FILE: report the queries FILE lists ('finegrain overlap' pairs or one id per line) as "
@@ -63,7 +79,7 @@ def eval_command(
         help="Ray cluster to join (the address 'ray start --head' prints, e.g. 127.0.0.1:6379); "
              "without it --engine ray starts a local Ray."),
 ) -> None:
-    """Retrieve, evaluate and write DIR/results.json and the run.
+    """Retrieve (or read --run), evaluate and write DIR/results.json and the run.
 
     The run is DIR/run.trec, or DIR/run.jsonl when a query or document id
     has a space, a tab or another character a TREC line cannot hold (JSON
@@ -80,34 +96,41 @@ def eval_command(
 
     names = opt.metric_keys(metrics, DEFAULT_METRICS)
     spec = cv_spec(cv, cv_metric, seed)
-    checked = opt.retriever_options(retriever, options)  # fails here, before the dataset is read
-    if no_cache:
+    # fails here, before the dataset is read (a run file has no options: run_experiment says so)
+    checked = opt.retriever_options(retriever, options) if retriever is not None else opt.parse_set(options)
+    if no_cache and retriever is not None:
         checked = without_cache(retriever, checked)
     where = Engine(engine.value, address=address)  # --address without ray fails here
     outcome = run_experiment(
         Experiment(dataset=dataset, retriever=retriever, metrics=names, top_k=top_k,
-                   retriever_options=checked, split_by=split_by, sweep=sweep, cv=spec),
+                   retriever_options=checked, split_by=split_by, sweep=sweep, cv=spec, run=run_file, split=split),
         Settings.from_env(),
         show_progress=not quiet,
         engine=where,
     )
+    (out / MTEB_FILE).unlink(missing_ok=True)  # an earlier eval's MTEB file would disagree with these results
     path, run_path = outcome.save(out)
+    system = outcome.saved.retriever_name if retriever is None else retriever
     mark = " · TRANSDUCTIVE (trained on this dataset's passages)" if is_transductive(outcome.results) else ""
-    print_evaluation(outcome.saved, title=f"{dataset} · {retriever}{mark}")
+    print_evaluation(outcome.saved, title=f"{dataset} · {system}{mark}")
     saved = outcome.saved
     if saved.threshold_sweep is not None:
         from finegrain.report.threshold_table import print_sweep
 
-        print_sweep(saved.threshold_sweep, title=f"{dataset} · {retriever}")
+        print_sweep(saved.threshold_sweep, title=f"{dataset} · {system}")
     if saved.cv is not None and saved.cv_provenance is not None:
         from finegrain.report.cv_table import print_cv
 
-        print_cv(saved.cv, saved.cv_provenance, title=f"{dataset} · {retriever}")
+        print_cv(saved.cv, saved.cv_provenance, title=f"{dataset} · {system}")
     typer.echo(f"wrote {path} and {run_path}")
-    if out_format is ResultFormat.MTEB:
-        from finegrain.results.mteb import write_mteb_json
+    if out_format is ResultFormat.MTEB or mteb_layout:
+        from finegrain.results.mteb import main_metric, write_mteb_json, write_mteb_layout
 
-        typer.echo(f"wrote {write_mteb_json(outcome.saved, out / MTEB_FILE)} (MTEB result JSON)")
+        written = write_mteb_layout(saved, out) if mteb_layout else write_mteb_json(saved, out / MTEB_FILE)
+        main, note = main_metric(saved)
+        typer.echo(f"wrote {written} (MTEB result JSON, main_score {main})")
+        if note:
+            typer.echo(f"warning: {note}", err=True)
     if run_path.name == RUN_JSONL:
         typer.echo("the run is JSON lines, not TREC: some ids have spaces or other characters a TREC line cannot hold")
     for warning in outcome.results["provenance"].get("warnings", ()):

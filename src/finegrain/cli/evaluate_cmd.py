@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -14,9 +15,10 @@ DEFAULT_METRICS = ("ndcg@10", "map@100", "recall@100", "precision@10", "mrr@10")
 
 
 def evaluate_command(
-    qrels_path: Path = typer.Argument(
+    qrels_path: str = typer.Argument(
         ..., metavar="QRELS",
-        help="Qrels: TREC 'qid iter docid grade', or BEIR/MTEB tsv 'query-id corpus-id score' (.gz ok).",
+        help="Qrels: a file (TREC 'qid iter docid grade', or BEIR/MTEB tsv 'query-id corpus-id score'; .gz ok), "
+             "a dataset folder, or a dataset name (capretrieval/zh; finegrain list datasets).",
     ),
     run_path: Path = typer.Argument(
         ..., metavar="RUN",
@@ -70,9 +72,10 @@ def evaluate_command(
     trec_eval). Undefined values (0/0) print as 'undefined' in the table and
     null in JSON.
     """
+    from finegrain.datasets.qrels import resolve_qrels
     from finegrain.evaluate import evaluate
     from finegrain.evaluate.compat import options
-    from finegrain.io.files import read_qrels_file, read_run_file
+    from finegrain.io.files import read_run_file
     from finegrain.metrics.spec import parse_metrics
 
     opts = options(compat, complete=complete, level_for_rel=level_for_rel)  # fail fast, before reading files
@@ -82,15 +85,17 @@ def evaluate_command(
         from finegrain.io.idlist import read_ids
 
         universe = read_ids(queries)
-    qrels, fmt = read_qrels_file(qrels_path, compat=opts.mode, qrels_format=qrels_format)
+    source = resolve_qrels(qrels_path, compat=opts.mode, qrels_format=qrels_format)
+    qrels = source.qrels
     run = read_run_file(run_path, compat=opts.mode, allow_empty_run=allow_empty_run)
     ev = evaluate(qrels, run, specs, queries=universe, compat=opts.mode, complete=opts.complete,
                   level_for_rel=opts.level_for_rel, warn=False)
 
     if as_json:
         if per_query:
-            body = ev.to_json_dict()
-            out = {k: body[k] for k in ("aggregate", "per_query", "denominators", "compat") if k in body}
+            body: dict[str, Any] = dict(ev.to_json_dict())
+            keys: tuple[str, ...] = ("aggregate", "per_query", "denominators", "compat")
+            out = {k: body[k] for k in keys if k in body}
         else:
             out = {k: _json_number(v) for k, v in ev.aggregate().items()}
         typer.echo(json.dumps(out, ensure_ascii=False, allow_nan=False))
@@ -116,7 +121,7 @@ def evaluate_command(
             + "; no relevant item and 0/0 count as 0"
         )
     lines.append(
-        f"# qrels {fmt.value} ({fmt.label}); universe {d0.n_universe} queries "
+        f"# qrels {source.label}; universe {d0.n_universe} queries "
         f"({'--queries' if universe is not None else 'qrels'}); "
         f"run {run.name!r}: {len(run)} queries, {d0.n_ignored_run_queries} ignored (not in the universe)"
     )

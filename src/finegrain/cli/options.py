@@ -149,8 +149,8 @@ def dataset_option(help: str = "Dataset name (e.g. capretrieval/zh) or a folder 
     return typer.Option(..., "--dataset", "-d", help=help)
 
 
-def retriever_option(help: str = "Retriever name (finegrain list retrievers).") -> Any:
-    return typer.Option(..., "--retriever", "-r", help=help)
+def retriever_option(help: str = "Retriever name (finegrain list retrievers).", default: Any = ...) -> Any:
+    return typer.Option(default, "--retriever", "-r", help=help)
 
 
 def out_option(help: str, default: Any = ...) -> Any:

@@ -40,12 +40,13 @@ from finegrain.datasets.dataset import Dataset, lang_of_folder, make_dataset
 from finegrain.datasets.irds import PREFIX, load_irds
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.frozen import EMPTY
-from finegrain.io.beir import qrels_path, read_beir
+from finegrain.io.beir import qrels_path, qrels_splits, read_beir
 from finegrain.io.capretrieval import TYPES, apply_types, read_capretrieval, read_types, type_assignment
 from finegrain.io.photobench import read_album
 from finegrain.registry import Registry
 from finegrain.settings import DATA_ENV, Settings
 from finegrain.text.lang import parse_lang
+from finegrain.version import __version__
 
 EMBEDDED_ROOT = Path(__file__).resolve().parent / "embedded"
 DEFAULT_DATASET = "embedded/captions-en"
@@ -92,15 +93,20 @@ class _Spec:
             )
         return path
 
-    def load(self, settings: Settings) -> Dataset:
+    @property
+    def is_beir(self) -> bool:
+        return self.loader.endswith(":_load_beir_spec")
+
+    def load(self, settings: Settings, split: str | None = None) -> Dataset:
         module, _, attr = self.loader.partition(":")
         fn: Callable[..., Dataset] = getattr(importlib.import_module(module), attr)
-        return fn(self, self.folder(settings), settings)
+        return fn(self, self.folder(settings), settings, **({"split": split} if split is not None else {}))
 
 
 _THIS = "finegrain.datasets.registry"
 
-# name, loader (_load_<loader>_spec below), location, lang, help, options (``source`` keys _PROVENANCE)
+# name, loader (_load_<loader>_spec below), location, lang, help, options (``source`` keys _PROVENANCE;
+# ``mteb_task``: the name an MTEB result file gives the dataset, finegrain.results.mteb)
 _TABLE: tuple[tuple[str, str, str, str, str, dict[str, str]], ...] = (
     ("embedded/captions-en", "capretrieval", "embedded:captions/en", "en",
      "80 image captions, 37 graded queries (English); ships with finegrain", {"source": "embedded"}),
@@ -108,10 +114,10 @@ _TABLE: tuple[tuple[str, str, str, str, str, dict[str, str]], ...] = (
      "the same captions and queries in Chinese; ships with finegrain", {"source": "embedded"}),
     ("capretrieval/zh", "capretrieval", "capretrieval/zh", "zh",
      "CapRetrieval: 3,024 Chinese image captions, 404 queries, graded 0/1/2, fully judged",
-     {"source": "capretrieval"}),
+     {"source": "capretrieval", "mteb_task": "CapRetrieval"}),
     ("capretrieval/en", "capretrieval", "capretrieval/en", "en",
      "CapRetrievalEn: the English version (same ids; types from capretrieval/zh)",
-     {"source": "capretrieval", "types_from": "capretrieval/zh"}),
+     {"source": "capretrieval", "types_from": "capretrieval/zh", "mteb_task": "CapRetrievalEn"}),
     ("dureader/mini", "beir", "dureader_mini", "zh",
      "DuReader-retrieval training rows (RocketQA examples): 8 queries, 133 passages; negatives sampled",
      {"source": "dureader"}),
@@ -135,11 +141,13 @@ _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
                 "license": "Apache-2.0 (as finegrain)",
                 "citation": "finegrain embedded caption set",
                 "fully_judged": True,
+                "revision": f"finegrain-{__version__}",  # the files ship inside the package
             }
         ),
         "capretrieval": MappingProxyType(
             {
                 "source": "github.com/lxucs/CapRetrieval @ e055902 (dataset/CapRetrieval, dataset/CapRetrievalEn)",
+                "revision": "e055902",
                 "license": "Apache-2.0",
                 "citation": (
                     "Liyan Xu, Zhenlin Su, Mo Yu, Jiangnan Li, Fandong Meng, Jie Zhou. Dense Retrievers Can "
@@ -152,6 +160,7 @@ _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
             {
                 "source": "github.com/PaddlePaddle/RocketQA @ e2bfcfc, examples/data (training-format rows, "
                 "not the dev set)",
+                "revision": "e2bfcfc",
                 "license": "Apache-2.0 (RocketQA repository)",
                 "citation": (
                     "Yifu Qiu, Hongyu Li, Yingqi Qu, Ying Chen, Qiaoqiao She, Jing Liu, Hua Wu, Haifeng Wang. "
@@ -165,6 +174,7 @@ _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
             {
                 "source": "github.com/LaVieEnRose365/PhotoBench @ db6ae80 (dataset/protected/album1, "
                 "dataset/samples/album1)",
+                "revision": "db6ae80",
                 "license": "none stated upstream: evaluation inside this project only, do not redistribute",
                 "citation": (
                     "Tianyi Xu, Rong Shan, Junjie Wu, et al. PhotoBench: Beyond Visual Matching Towards "
@@ -234,7 +244,8 @@ def load_dataset(
     text = str(name_or_path)
     if not isinstance(name_or_path, Path) and text.startswith("irds:"):  # any ir_datasets dataset on disk
 
-        return load_irds(text[len(PREFIX):], lang=lang)
+        irds: Dataset = load_irds(text[len(PREFIX):], lang=lang)
+        return irds
     reg = registry()
     if not isinstance(name_or_path, Path) and text in reg:
         spec = reg.get(text)
@@ -242,7 +253,9 @@ def load_dataset(
             raise FinegrainError(
                 f"dataset {spec.name!r} is in {spec.lang!r}, not {lang!r}", _lang_hint(spec.name, parse_lang(lang))
             )
-        return spec.load(settings)
+        if split is not None and not spec.is_beir:
+            raise _not_beir(spec.name, split)
+        return spec.load(settings, split)
     path = Path(text).expanduser()
     if path.is_dir():
         return load_folder(path, lang=lang, split=split, types_from=types_from)
@@ -267,6 +280,8 @@ def load_folder(
             "+ qrels.tsv or qrels/; PhotoBench needs metadata.json + *_query.json",
         )
     name = str(path)
+    if split is not None and fmt != "beir":
+        raise _not_beir(str(path), split, fmt)
     if types_from is not None and fmt != "capretrieval":
         raise FinegrainError(f"types_from applies to CapRetrieval folders; {str(path)!r} is {fmt}", "leave it out")
     if fmt == "capretrieval":
@@ -313,8 +328,7 @@ def _load_capretrieval_spec(spec: _Spec, folder: Path, settings: Settings) -> Da
         candidate = settings.require_data_root() / types_from
         if (candidate / "types.json").is_file():
             source_folder = candidate
-    meta = dict(_PROVENANCE[spec.options["source"]])
-    return _load_capretrieval(spec.name, folder, spec.lang, meta, source_folder)
+    return _load_capretrieval(spec.name, folder, spec.lang, _spec_meta(spec), source_folder)
 
 
 def _load_capretrieval(
@@ -338,8 +352,8 @@ def _load_capretrieval(
     return make_dataset(name, "capretrieval", folder, corpus, queries, qrels, lang, info)
 
 
-def _load_beir_spec(spec: _Spec, folder: Path, settings: Settings) -> Dataset:
-    return _load_beir(spec.name, folder, spec.lang, None, dict(_PROVENANCE[spec.options["source"]]))
+def _load_beir_spec(spec: _Spec, folder: Path, settings: Settings, split: str | None = None) -> Dataset:
+    return _load_beir(spec.name, folder, spec.lang, split, _spec_meta(spec))
 
 
 def _load_beir(
@@ -348,13 +362,19 @@ def _load_beir(
     corpus, queries, qrels = read_beir(folder, split)
     info: dict[str, Any] = {"source": str(folder), "license": "unknown", "citation": "", "fully_judged": False}
     info.update(meta or {})
-    info["qrels_file"] = str(qrels_path(folder, split))
+    chosen = qrels_path(folder, split)
+    info["qrels_file"] = str(chosen)
+    present = [*(["qrels.tsv"] if (folder / "qrels.tsv").is_file() else []), *qrels_splits(folder)]
+    if split is None and len(present) > 1:  # the reader chose one: say which, and how to choose
+        used = chosen.name if chosen.parent == folder else chosen.stem
+        info["qrels_choice"] = (f"{name} has qrels {', '.join(present)}: scored {used} "
+                                "(choose one with --split, or split= in Python)")
     lang = parse_lang(lang) if lang else lang_of_folder(folder, queries)
     return make_dataset(name, "beir", folder, corpus, queries, qrels, lang, info)
 
 
 def _load_photobench_spec(spec: _Spec, folder: Path, settings: Settings) -> Dataset:
-    return _load_photobench(spec.name, folder, spec.lang, dict(_PROVENANCE[spec.options["source"]]))
+    return _load_photobench(spec.name, folder, spec.lang, _spec_meta(spec))
 
 
 def _load_photobench(name: str, folder: Path, lang: str, meta: dict[str, Any] | None = None) -> Dataset:
@@ -377,6 +397,19 @@ def _load_photobench(name: str, folder: Path, lang: str, meta: dict[str, Any] | 
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _not_beir(name: str, split: str, fmt: str | None = None) -> FinegrainError:
+    return FinegrainError(f"split {split!r} chooses the qrels file of a BEIR dataset; {name!r} is "
+                          + (f"a {fmt} folder" if fmt else "not one"), "leave the split out")
+
+
+def _spec_meta(spec: _Spec) -> dict[str, Any]:
+    """A registered dataset's provenance (source, license, citation, revision, ...) and its MTEB task name."""
+    meta = dict(_PROVENANCE[spec.options["source"]])
+    if "mteb_task" in spec.options:
+        meta["mteb_task"] = spec.options["mteb_task"]
+    return meta
 
 
 def _lang_hint(name: str, lang: str) -> str:

@@ -121,6 +121,12 @@ def read_qrels_tsv(path: PathLike) -> Qrels:
     return Qrels.from_records(records)
 
 
+def qrels_splits(folder: PathLike) -> list[str]:
+    """The splits of a BEIR folder's ``qrels/`` (``dev``, ``test``, ...), sorted; empty without the folder."""
+    qdir = Path(folder) / "qrels"
+    return sorted(p.stem for p in qdir.glob("*.tsv")) if qdir.is_dir() else []
+
+
 def qrels_path(folder: PathLike, split: str | None = None) -> Path:
     """The qrels file of a BEIR folder (see the module docstring for the choice)."""
     root = Path(folder)
@@ -129,7 +135,7 @@ def qrels_path(folder: PathLike, split: str | None = None) -> Path:
         p = qdir / f"{split}.tsv"
         if p.is_file():
             return p
-        splits = sorted(x.stem for x in qdir.glob("*.tsv")) if qdir.is_dir() else []
+        splits = qrels_splits(root)
         raise FinegrainError(
             f"no qrels for split {split!r} in {str(root)!r} (looked for {str(p)!r})",
             f"available splits: {', '.join(splits)}" if splits else "the folder has no qrels/ files",
@@ -143,7 +149,7 @@ def qrels_path(folder: PathLike, split: str | None = None) -> Path:
     if found:
         raise FinegrainError(
             f"{str(root)!r} has several qrels splits: {', '.join(p.stem for p in found)}",
-            "choose one with split=...",
+            "choose one with --split (split= in Python)",
         )
     raise FinegrainError(f"no qrels.tsv or qrels/*.tsv in {str(root)!r}", "a BEIR folder needs qrels")
 

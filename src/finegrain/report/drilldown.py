@@ -6,10 +6,13 @@ baseline) and the data the drill-down shows when a row is clicked: each system's
 ranked list (top :data:`TOP`, read from the run file beside ``results.json`` with
 :func:`finegrain.experiment.run.read_saved_run`), the grade of every listed
 passage (``results.json``'s ``judged`` section; a file written before it was
-saved shows the list without grades and says so), the error tag of each wrong
-passage and missed relevant passage (``errors``) and the query's error type
-(``taxonomy``). The data travels as one JSON script block (:func:`json_script`),
-escaped so that no text can close the block.
+saved shows the list without grades and says so), each listed passage's text as
+saved, shortened, in ``passages`` (:mod:`finegrain.results.passages`), with the
+query's words marked (:func:`finegrain.build.judge.highlight.highlight`, the rule the
+judging page uses), the error tag of each wrong passage and missed relevant passage
+(``errors``) and the query's error type (``taxonomy``). The data travels as one JSON
+script block (:func:`json_script`), escaped so that no text can close the block; the
+page's script puts every text in place as text (``textContent``), never as HTML.
 
 :func:`difference_charts` draws the forest plot (each challenger's mean
 difference and its paired bootstrap interval, from :mod:`finegrain.compare.comparison`)
@@ -25,6 +28,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from finegrain.build.judge.highlight import highlight, query_terms
 from finegrain.compare.comparison import Comparison, finite
 from finegrain.compare.systems import LabelledResults
 from finegrain.errors import FinegrainError
@@ -104,10 +108,14 @@ def per_query_view(systems: Sequence[LabelledResults], baseline: int, key: str) 
         note = why or ("" if judged is not None else
                        "grades not saved in this results.json (written before they were; re-run 'finegrain eval' "
                        "to add them): ranked list without grades")
+        if s.results.passages is None and not why:
+            note = (note + "; " if note else "") + ("passage texts not saved in this results.json (re-run "
+                                                    "'finegrain eval' to add them): document ids only")
         sys_info.append({"label": s.label, "colour": _colour(i), "baseline": i == baseline,
                          "hasRun": run is not None, "hasGrades": judged is not None, "note": note,
                          "rel": judged.rel if judged is not None else 1})
 
+    texts = [s.results.passages.text if s.results.passages is not None else EMPTY for s in systems]
     rows, data = [], []
     for q in qids:
         rec = base.queries.get(q)
@@ -138,7 +146,8 @@ def per_query_view(systems: Sequence[LabelledResults], baseline: int, key: str) 
                           "nRelevant": None if judged is None else judged.n_relevant.get(q),
                           "taxonomy": None if t is None else f"{readable(t.tag)}: {t.rule}",
                           "value": fmt(vals[i], key)})
-        data.append({"qid": q, "text": text, "type": readable(qtype), "lists": lists})
+        data.append({"qid": q, "text": text, "type": readable(qtype), "lists": lists,
+                     "passages": _passages(text, lists, texts)})
     return {
         "metric": key,
         "rows": rows,
@@ -147,6 +156,20 @@ def per_query_view(systems: Sequence[LabelledResults], baseline: int, key: str) 
         "n_shown": len(qids), "n_total": n_total, "top": TOP,
         "json": json_script({"metric": key, "top": TOP, "systems": sys_info, "queries": data}),
     }
+
+
+def _passages(query: str, lists: Sequence[Mapping[str, Any]],
+              texts: Sequence[Mapping[str, str]]) -> dict[str, list[tuple[str, bool]]]:
+    """``{doc_id: [(piece, marked), ...]}`` for every passage the query's lists show whose text some system
+    saved (each system saves the passages of its own lists), the query's words marked."""
+    terms = query_terms(query)
+    shown = dict.fromkeys(d for lst in lists for d in [it[0] for it in lst["items"]] + [m[0] for m in lst["missed"]])
+    out: dict[str, list[tuple[str, bool]]] = {}
+    for doc_id in shown:
+        text = next((saved[doc_id] for saved in texts if doc_id in saved), None)
+        if text is not None:
+            out[doc_id] = highlight(text, terms)
+    return out
 
 
 def _colour(i: int) -> str:

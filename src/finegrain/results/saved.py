@@ -23,7 +23,9 @@ rule each metric function returns), and the object records that in
 The optional ``"judged"`` section (:class:`Judged`) holds the qrels grades of
 the documents in the run's top ``k`` per query, so a report can show ranked
 lists with grades without loading the dataset; files written before it lack
-it (``judged`` None) and a report says their grades are not saved.
+it (``judged`` None) and a report says their grades are not saved. The optional ``"passages"``
+section (:class:`~finegrain.results.passages.PassagesSection`) holds the shortened text of the
+passages those lists show.
 
 A result read from an MTEB result JSON (:mod:`finegrain.results.mteb`)
 has aggregates only (``per_query`` None): it can be shown next to others, but
@@ -52,6 +54,7 @@ from finegrain.metrics.spec import metric_range, parse_metric
 from finegrain.results.companions import Companion
 from finegrain.results.diagnosis import ErrorsSection, TaxonomySection
 from finegrain.results.mteb import mteb_body
+from finegrain.results.passages import PassagesSection
 from finegrain.results.tuning import CvProvenance, CvSection, ThresholdSweepSection
 
 RESULTS_FILE = "results.json"
@@ -153,6 +156,7 @@ class SavedResults:
     errors: ErrorsSection | None = None
     taxonomy: TaxonomySection | None = None
     judged: Judged | None = None
+    passages: PassagesSection | None = None
     cv: CvSection | None = None
     cv_provenance: CvProvenance | None = None
     threshold_sweep: ThresholdSweepSection | None = None
@@ -346,6 +350,8 @@ class SavedResults:
             out["taxonomy"] = self.taxonomy.to_json()
         if self.judged is not None:
             out["judged"] = self.judged.to_json()
+        if self.passages is not None:
+            out["passages"] = self.passages.to_json()
         if self.cv is not None:
             out["cv"] = self.cv.to_json()
         if self.threshold_sweep is not None:
@@ -504,7 +510,7 @@ def _parse(data: Mapping[str, Any], where: str | Path, source: str | None, *,
     })
     queries = MappingProxyType({q: QueryRecord(str(r.get("text", "")), r.get("type"))
                                 for q, r in (data.get("queries") or {}).items()})
-    known = set(_SECTIONS) | {"schema", "errors", "taxonomy", "cv", "threshold_sweep", "files"}
+    known = set(_SECTIONS) | {"schema", "errors", "taxonomy", "passages", "cv", "threshold_sweep", "files"}
     provenance = data.get("provenance") or {}
     extra = freeze({k: v for k, v in data.items() if k not in known})
     empty = tuple(s for s in ("denominators",) if s in data and not data[s])
@@ -517,6 +523,7 @@ def _parse(data: Mapping[str, Any], where: str | Path, source: str | None, *,
         errors=ErrorsSection.read(data["errors"], where, "errors") if "errors" in data else None,
         taxonomy=TaxonomySection.read(data["taxonomy"], where, "taxonomy") if "taxonomy" in data else None,
         judged=_parse_judged(data["judged"]) if "judged" in data else None,
+        passages=PassagesSection.read(data["passages"], where, "passages") if "passages" in data else None,
         cv=CvSection.read(data["cv"], where, "cv") if "cv" in data else None,
         cv_provenance=CvProvenance.read(provenance["cv"], where, "provenance.cv") if "cv" in provenance else None,
         threshold_sweep=(ThresholdSweepSection.read(data["threshold_sweep"], where, "threshold_sweep")
