@@ -18,6 +18,11 @@ walks the command tree to check it):
 ``-p``  ``--photobench``   PhotoBench album folder
 ======  =================  ==============================================
 
+One verb speaks another tool's flags, because its users bring that tool's
+habits (:data:`VERB_SHORT_FLAGS`): ``finegrain evaluate`` is trec_eval's
+verb, so there ``-q`` is ``--per-query`` (trec_eval's ``-q``) and ``-c`` is
+``--complete`` (trec_eval's ``-c``).
+
 ``-m/--metric`` is repeatable, each value a comma-separated list, so
 ``-m ndcg@10 -m recall@100``, ``-m ndcg@10,recall@100`` and any mix mean the
 same thing. (A plain ``str`` option would silently keep only the last ``-m``.)
@@ -67,6 +72,10 @@ SHORT_FLAGS: dict[str, str] = {
     "-f": "--family",
     "-n": "--name",
     "-g": "--ground-truth",
+}
+#: Verb -> short flags that mean another tool's option there, declared once (tests/cli/test_cli_vocabulary.py).
+VERB_SHORT_FLAGS: dict[str, dict[str, str]] = {
+    "evaluate": {"-q": "--per-query", "-c": "--complete"},  # trec_eval's -q and -c
 }
 
 

@@ -413,10 +413,17 @@ def parse_metrics(texts: object, *, trec_eval: bool = False) -> list[MetricSpec]
                              "e.g. ['ndcg@10', 'recall@100'] or 'ndcg@10,recall@100'")
     out: dict[str, MetricSpec] = {}
     for item in items:
-        for part in _continue_lists(_split_commas(item)) if isinstance(item, str) else [item]:
+        for part in split_metric_list(item) if isinstance(item, str) else [item]:
             spec = parse_metric(part, trec_eval=trec_eval)
             out.setdefault(spec.key, spec)
     return list(out.values())
+
+
+def split_metric_list(text: str) -> list[str]:
+    """The metrics of one comma list, stripped: commas inside parentheses do not split
+    (``set_fbeta(beta=2,rel=2)``), and a bare number continues the trec_eval cutoff list before it
+    (``P.5,10`` -> ``P.5``, ``P.10``)."""
+    return _continue_lists(_split_commas(text))
 
 
 # --------------------------------------------------------------------------- helpers
