@@ -53,7 +53,8 @@ def evaluate_command(
     ),
     complete: bool = typer.Option(
         False, "--complete", "-c",
-        help="With --compat trec_eval: trec_eval's -c, average over every qrels query (missing ones score 0).",
+        help="With --compat trec_eval or --format trec_eval: trec_eval's -c, average over every qrels query "
+        "(missing ones score 0).",
     ),
     level_for_rel: int | None = typer.Option(
         None, "--level-for-rel",

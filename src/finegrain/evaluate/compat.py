@@ -32,9 +32,10 @@ relevance level             per metric: ``ndcg@10(rel=2)``           one level `
 ==========================  =======================================  =========================================
 
 Per-query values of queries that both modes score are the same. Metrics
-without a trec_eval measure (``median_rank``, ``fail_rate``, ``pair_*``,
-``reject_*``) are refused in ``trec_eval`` mode rather than mixed with its
-rules. The file-reading rules are applied by :mod:`finegrain.io.trec` (its
+without a trec_eval measure (``median_rank``, ``fail_rate``, ``hits``,
+``err``, ``judged``, ``pair_*``, ``reject_*``) are refused in ``trec_eval``
+mode rather than mixed with its rules. The names trec_eval prints are in
+:mod:`finegrain.evaluate.trec_format`. The file-reading rules are applied by :mod:`finegrain.io.trec` (its
 ``compat=`` keyword); everything else is applied here.
 """
 
