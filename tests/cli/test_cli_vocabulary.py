@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from finegrain.cli.app import VERBS, build_cli
 from finegrain.cli.main import main
-from finegrain.cli.options import SHORT_FLAGS
+from finegrain.cli.options import SHORT_FLAGS, VERB_SHORT_FLAGS
 from finegrain.text.lang import LANGS
 
 
@@ -56,6 +56,10 @@ def test_each_short_flag_means_one_thing_across_verbs(tree) -> None:
             flags = [*opt.opts, *opt.secondary_opts]
             longs = tuple(sorted(f for f in flags if f.startswith("--")))
             for short in (f for f in flags if re.fullmatch(r"-[A-Za-z]", f)):
+                declared = VERB_SHORT_FLAGS.get(" ".join(path), {}).get(short)
+                if declared is not None:  # a verb that speaks another tool's flags, declared once
+                    assert declared in longs, f"{short} on {' '.join(path)} is declared {declared}, is {longs}"
+                    continue
                 meanings[short].add(longs)
                 where[short].append(" ".join(path))
     assert meanings, "no short flags found: the walk is broken"
@@ -66,6 +70,15 @@ def test_each_short_flag_means_one_thing_across_verbs(tree) -> None:
             assert canonical in names, f"{short} means {names} somewhere in {where[short]}, elsewhere {canonical}"
         # and every spelling of it is one option: the same long names wherever it appears
         assert len(longs) == 1 or all(canonical in n for n in longs), (short, longs)
+
+
+def test_verb_flags_are_declared_and_used(tree) -> None:
+    verbs = {" ".join(path): cmd for path, cmd in tree}
+    for verb, flags in VERB_SHORT_FLAGS.items():
+        opts = {o for opt in _options(verbs[verb]) for o in (*opt.opts, *opt.secondary_opts)}
+        for short, long in flags.items():
+            assert {short, long} <= opts, (verb, short, long)
+            assert short in SHORT_FLAGS, "an exception is to a flag the vocabulary gives another meaning"
 
 
 def test_shared_options_carry_their_short_flag_everywhere(tree) -> None:
@@ -174,7 +187,8 @@ def test_one_spelling_per_concept_on_every_verb(tree, concept: str) -> None:
                 assert kind == "option", f"{verb}: {concept} is the argument {p.name.upper()}, not {spelling[0]}"
                 assert _flags(p) == tuple(sorted(spelling)), f"{verb}: {concept} is {_flags(p)}, not {spelling}"
             elif kind == "option":
-                mine = set(_flags(p)) & set(spelling)
+                declared = VERB_SHORT_FLAGS.get(verb, {})  # a verb that speaks another tool's flags says so
+                mine = {f for f in set(_flags(p)) & set(spelling) if declared.get(f) not in _flags(p)}
                 assert not mine, f"{verb}: {sorted(mine)} means {p.name}, elsewhere {concept}"
             if kind == "option":
                 old = set(_flags(p)) & set(retired)

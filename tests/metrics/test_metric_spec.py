@@ -9,7 +9,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.metrics.spec import MAX_CUTOFF, MetricSpec, metric_names, metric_params, parse_metric, parse_metrics
+from finegrain.metrics.spec import (
+    MAX_CUTOFF,
+    Cutoff,
+    MetricSpec,
+    metric_cutoff,
+    metric_names,
+    metric_params,
+    parse_metric,
+    parse_metrics,
+)
 
 
 @pytest.mark.parametrize(
@@ -155,15 +164,12 @@ def test_specs_are_frozen_and_hashable() -> None:
     assert len({s, parse_metric("nDCG@10"), parse_metric("ndcg_cut_10")}) == 1
 
 
-_NO_CUT = {"r_precision", "reject_precision", "reject_recall", "reject_f1"}
-
-
 @st.composite
 def specs(draw: st.DrawFn) -> MetricSpec:
     name = draw(st.sampled_from(metric_names()))
-    if name in _NO_CUT:
+    if metric_cutoff(name) is Cutoff.NONE:
         k = None
-    elif name == "precision":
+    elif metric_cutoff(name) is Cutoff.REQUIRED:
         k = draw(st.integers(1, 1000))
     else:
         k = draw(st.none() | st.integers(1, 1000))

@@ -284,3 +284,25 @@ def test_a_percent_scale_mteb_score_is_refused_with_the_fix(tmp_path: Path) -> N
     body["scores"]["test"][0].update(ndcg_at_10=0.836, main_score=0.836)
     p.write_text(json.dumps(body), encoding="utf-8")
     assert SavedResults.load(p).aggregate == {"ndcg@10": 0.836}
+
+
+def test_counts_and_geometric_means_save_with_their_rule_and_range(tmp_path: Path) -> None:
+    metrics = ["num_ret", "num_rel_ret", "hits@10", "gm_map", "bpref", "err@10", "ndcg@10"]
+    ev = evaluate(Qrels.from_dict(QRELS), Run.from_dict(RUN_A, name="a"), metrics)
+    saved = SavedResults.from_evaluation(ev)
+    assert {k: m.aggregation for k, m in saved.metrics.items()} == {
+        "num_ret": "sum", "num_rel_ret": "sum", "hits@10": "mean", "gm_map": "gmean", "bpref": "mean",
+        "err@10": "mean", "ndcg@10": "mean"}
+    body = saved.to_json()
+    assert body["aggregate"]["num_ret"] == 6.0  # a count past 1 is in its range [0, inf]
+    back = SavedResults.from_json(json.loads(json.dumps(body)), source="results.json")
+    assert back.aggregate == saved.aggregate and back.metrics["gm_map"].aggregation == "gmean"
+    del body["aggregation"]  # a file without the rules: each is the one its metric declares
+    assert SavedResults.from_json(body, source="results.json").metrics["num_ret"].aggregation == "sum"
+    assert infer_aggregation("gm_map") == "gmean" and infer_aggregation("NumRet") == "sum"
+    body["aggregate"]["num_ret"] = -1.0
+    with pytest.raises(DataFormatError, match=r"aggregate\..*num_ret"):
+        SavedResults.from_json(body, source="results.json")
+    cmp = compare([saved, SavedResults.from_evaluation(evaluate(Qrels.from_dict(QRELS), Run.from_dict(RUN_B, name="b"),
+                                                                metrics))], n_resamples=50)
+    assert {"num_ret", "num_rel_ret", "gm_map"} <= set(cmp.skipped)  # not means: no paired test of them

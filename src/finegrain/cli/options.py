@@ -20,7 +20,7 @@ walks the command tree to check it):
 
 and one long name per concept (the same test holds the table):
 
-=================  ===============================================================
+=================  ========================================================
 ``--today``        the "now" of relative dates (``--now``: retired)
 ``-k --top-k``     how many results are kept or shown (``--top``, ``--run-depth``: retired)
 ``-c --catalog``   the album catalog, an option on every album verb (the CATALOG argument: retired)
@@ -35,6 +35,11 @@ and one long name per concept (the same test holds the table):
 
 A retired spelling is hidden from ``--help`` and still read for one release: it prints one
 ``warning:`` line with the name to write (:func:`retired_option`, :func:`either`).
+=======
+One verb speaks another tool's flags, because its users bring that tool's
+habits (:data:`VERB_SHORT_FLAGS`): ``finegrain evaluate`` is trec_eval's
+verb, so there ``-q`` is ``--per-query`` (trec_eval's ``-q``) and ``-c`` is
+``--complete`` (trec_eval's ``-c``).
 
 ``-m/--metric`` is repeatable, each value a comma-separated list, so
 ``-m ndcg@10 -m recall@100``, ``-m ndcg@10,recall@100`` and any mix mean the
@@ -85,6 +90,10 @@ SHORT_FLAGS: dict[str, str] = {
     "-f": "--family",
     "-n": "--name",
     "-g": "--ground-truth",
+}
+#: Verb -> short flags that mean another tool's option there, declared once (tests/cli/test_cli_vocabulary.py).
+VERB_SHORT_FLAGS: dict[str, dict[str, str]] = {
+    "evaluate": {"-q": "--per-query", "-c": "--complete"},  # trec_eval's -q and -c
 }
 
 

@@ -550,8 +550,8 @@ def _not_a_mean(results: Sequence[SavedResults], labels: list[str], key: str) ->
     for lab, r in zip(labels, results):
         m = r.metrics[key]
         if not m.is_mean:
-            what = {"median": "a median", "ratio": "a ratio of sums (pooled over queries)"}.get(m.aggregation,
-                                                                                             m.aggregation)
+            what = {"median": "a median", "ratio": "a ratio of sums (pooled over queries)",
+                    "sum": "a sum over queries", "gmean": "a geometric mean"}.get(m.aggregation, m.aggregation)
             return (f"its aggregate is {what} in {lab}, not a mean of per-query values, "
                     "so a paired test of per-query means would not test it")
         if m.value is None or (m.per_query is not None and not m.defined()):

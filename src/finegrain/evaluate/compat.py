@@ -32,9 +32,10 @@ relevance level             per metric: ``ndcg@10(rel=2)``           one level `
 ==========================  =======================================  =========================================
 
 Per-query values of queries that both modes score are the same. Metrics
-without a trec_eval measure (``median_rank``, ``fail_rate``, ``pair_*``,
-``reject_*``) are refused in ``trec_eval`` mode rather than mixed with its
-rules. The file-reading rules are applied by :mod:`finegrain.io.trec` (its
+without a trec_eval measure (``median_rank``, ``fail_rate``, ``hits``,
+``err``, ``judged``, ``pair_*``, ``reject_*``) are refused in ``trec_eval``
+mode rather than mixed with its rules. The names trec_eval prints are in
+:mod:`finegrain.evaluate.trec_format`. The file-reading rules are applied by :mod:`finegrain.io.trec` (its
 ``compat=`` keyword); everything else is applied here.
 """
 
@@ -49,7 +50,7 @@ import numpy as np
 from finegrain.errors import FinegrainError
 from finegrain.io.trec import Compat as Compat  # the mode itself (re-exported); its reading rules are applied there
 from finegrain.metrics.join import Joined
-from finegrain.metrics.spec import MetricSpec
+from finegrain.metrics.spec import IPREC_NAMES, MetricSpec, metric_params
 from finegrain.metrics.values import QueryValues
 
 #: finegrain metric name -> the trec_eval measure it equals (``@k`` on a measure without
@@ -67,6 +68,13 @@ TREC_EVAL_MEASURES: dict[str, str] = {
     "set_f1": "set_F (= set_F.1)",
     "set_f2": "set_F.4",
     "set_fbeta": "set_F.x with x = beta**2",
+    "bpref": "bpref",
+    "infap": "infAP",
+    "gm_map": "gm_map",
+    "num_ret": "num_ret",
+    "num_rel": "num_rel",
+    "num_rel_ret": "num_rel_ret",
+    **{name: name for name in IPREC_NAMES},
 }
 
 
@@ -148,7 +156,7 @@ def prepare_specs(specs: Iterable[MetricSpec], opts: CompatOptions) -> list[Metr
                     f"write ndcg{'' if s.k is None else f'@{s.k}'} in --compat trec_eval, or use strict mode for "
                     "finegrain's ndcg(rel=N)",
                 )
-        elif opts.level_for_rel is not None:
+        elif opts.level_for_rel is not None and "rel" in metric_params(s.name):
             if s.rel not in (1, opts.level_for_rel):
                 raise FinegrainError(
                     f"metric {s.key!r} names relevance level {s.rel}, but --level-for-rel sets {opts.level_for_rel} for all metrics",
@@ -184,7 +192,8 @@ def scored_queries(joined: Joined, opts: CompatOptions) -> np.ndarray | None:
 def apply(qv: QueryValues, scored: np.ndarray | None) -> QueryValues:
     """One metric's values under the mode: unchanged in strict mode (``scored`` None).
 
-    ``trec_eval``: exactly the ``scored`` queries enter the mean, and a value
+    ``trec_eval``: exactly the ``scored`` queries enter the aggregate (a mean,
+    the sum of ``num_*``, the geometric mean of ``gm_map``), and a value
     strict mode leaves undefined (0/0: set precision of an empty prediction,
     set recall or F with no relevant item) is 0, as trec_eval leaves a
     measure at 0 when its denominator is 0. Ranking metrics already give 0
@@ -193,8 +202,8 @@ def apply(qv: QueryValues, scored: np.ndarray | None) -> QueryValues:
     """
     if scored is None:
         return qv
-    if qv.rule != "mean":  # prepare_specs lets only mean-rule metrics through
+    if qv.rule not in ("mean", "sum", "gmean"):  # prepare_specs lets only trec_eval's rules through
         raise FinegrainError(f"aggregation rule {qv.rule!r} has no trec_eval counterpart")
     values = np.where(np.isnan(qv.values), 0.0, qv.values)
     values.setflags(write=False)
-    return QueryValues(scored, values)
+    return QueryValues(scored, values, qv.rule)

@@ -43,7 +43,7 @@ from finegrain.metrics.spec import MetricSpec
 def evaluate(
     qrels: QrelsLike,
     run: RunLike,
-    metrics: str | MetricSpec | Iterable[str | MetricSpec],
+    metrics: str | MetricSpec | Iterable[str | MetricSpec] | object,
     *,
     queries: Iterable[str] | None = None,
     query_types: Mapping[str, str | None] | None = None,
@@ -52,7 +52,9 @@ def evaluate(
     level_for_rel: int | None = None,
     warn: bool = True,
 ) -> Evaluation:
-    """Evaluate ``run`` against ``qrels`` on ``metrics`` (specs or strings such as ``"ndcg@10"``).
+    """Evaluate ``run`` against ``qrels`` on ``metrics``: one metric or a list of them, each a string such as
+    ``"ndcg@10"`` or ``"P(rel=2)@5"``, a :class:`~finegrain.metrics.spec.MetricSpec` or an ir_measures measure
+    object (``ir_measures.nDCG@10``); a name that would mean another measure is refused.
 
     ``qrels`` and ``run`` are finegrain objects or anything
     :func:`finegrain.interop.as_qrels` / :func:`~finegrain.interop.as_run` read:
@@ -81,8 +83,7 @@ def evaluate(
             "drop --queries: --compat trec_eval averages the queries in both qrels and run, or every qrels "
             "query with --complete (trec_eval's -c)",
         )
-    items = [metrics] if isinstance(metrics, str | MetricSpec) else list(metrics)
-    specs = _compat.prepare_specs(parse_metrics(items, trec_eval=opts.trec_eval), opts)
+    specs = _compat.prepare_specs(parse_metrics(metrics, trec_eval=opts.trec_eval), opts)
     if not specs:
         raise FinegrainError("no metric to compute", "give at least one metric, e.g. ndcg@10")
     joined = join(qrels, run, queries)

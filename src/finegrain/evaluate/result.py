@@ -175,11 +175,10 @@ class Evaluation(Mapping[str, MetricResult]):
     compat: CompatOptions = field(default_factory=CompatOptions)
 
     def __getitem__(self, key: str) -> MetricResult:
-        """The result of a metric by canonical key; other spellings (``nDCG@10``) are normalised."""
-        try:
+        """The result of a metric by canonical key; other spellings (``nDCG@10``, an ir_measures measure
+        object) are normalised."""
+        if isinstance(key, str) and key in self.results:
             return self.results[key]
-        except KeyError:
-            pass
         try:
             return self.results[parse_metric(key).key]
         except (FinegrainError, KeyError):

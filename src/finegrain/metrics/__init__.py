@@ -2,7 +2,11 @@
 
 - :mod:`.spec`      ``parse_metric("ndcg@10(rel=2)")`` -> :class:`MetricSpec`, canonical ``.key``
 - :mod:`.join`      a run joined to qrels over a query universe (the arrays metrics read)
-- :mod:`.ranking`   ndcg, precision, recall, hit_rate, mrr, map, r_precision, median_rank, fail_rate
+- :mod:`.ranking`   ndcg, precision, recall, hit_rate, hits, mrr, map, gm_map, r_precision, median_rank,
+                    fail_rate, err
+- :mod:`.incomplete` bpref, infap (judgements missing or sampled)
+- :mod:`.iprec`     iprec_at_recall_0.00 .. _1.00 (trec_eval's 11-point interpolated precision)
+- :mod:`.counts`    num_ret, num_rel, num_rel_ret (summed over queries)
 - :mod:`.sets`      set_precision, set_recall, set_f1/f2/fbeta, pair_* (micro)
 - :mod:`.rejection` reject_precision, reject_recall, reject_f1 (PhotoBench B.2)
 - :mod:`.judged`    judged (share of the top k with a judgement; ir_measures' Judged@k)
@@ -20,6 +24,7 @@ import numpy as np
 
 from finegrain.metrics.join import Joined, join
 from finegrain.metrics.spec import (
+    IPREC_NAMES,
     MetricSpec,
     metric_names,
     metric_params,
@@ -55,6 +60,16 @@ for _name, _target, _help in (
     ("reject_recall", "rejection:reject_recall", "recall of answering nothing (PhotoBench B.2)"),
     ("reject_f1", "rejection:reject_f1", "F1 of answering nothing (PhotoBench B.2)"),
     ("judged", "judged:judged", "share of the top k that has a judgement, any grade (ir_measures Judged@k)"),
+    ("hits", "ranking:hits", "number of relevant items in the top k, averaged (ranx hits@k; not hit_rate)"),
+    ("err", "ranking:err", "expected reciprocal rank, gains (2^g - 1) / 16 (gdeval, ir_measures ERR@k)"),
+    ("bpref", "incomplete:bpref", "binary preference: relevant above judged non-relevant (trec_eval bpref)"),
+    ("infap", "incomplete:infap", "inferred AP on a sampled pool, grade -1 = pooled, unjudged (trec_eval infAP)"),
+    ("gm_map", "ranking:gm_map", "geometric mean of AP over queries, AP floored at 1e-5 (trec_eval gm_map)"),
+    ("num_ret", "counts:num_ret", "items returned, summed over queries (trec_eval num_ret)"),
+    ("num_rel", "counts:num_rel", "relevant judgements, summed over queries (trec_eval num_rel)"),
+    ("num_rel_ret", "counts:num_rel_ret", "relevant items returned, summed over queries (trec_eval num_rel_ret)"),
+    *((name, "iprec:iprec_at_recall", f"interpolated precision at recall {level:.1f} (trec_eval)")
+      for name, level in IPREC_NAMES.items()),
 ):
     METRICS.register(_name, f"finegrain.metrics.{_target}", _help, params=metric_params(_name))
 del _name, _target, _help

@@ -92,6 +92,20 @@ class Joined:
         w = None if weights is None else weights[mask]
         return np.bincount(self.seg[mask], weights=w, minlength=self.n_queries).astype(np.float64)
 
+    def before(self, values: np.ndarray) -> np.ndarray:
+        """For every ranked entry, the sum of ``values`` (one per entry; a bool mask counts) over the entries
+        of its query ranked above it: int64 for a mask, float64 otherwise."""
+        v = values.astype(np.int64) if values.dtype == bool else np.asarray(values, dtype=np.float64)
+        n = len(self.seg)
+        if not n:
+            return v
+        upto = np.cumsum(v)  # up to and including each entry, over all queries
+        start = np.flatnonzero(np.concatenate(([True], self.seg[1:] != self.seg[:-1])))
+        base = upto[start] - v[start]  # the sum over earlier queries
+        group = np.repeat(np.arange(len(start)), np.diff(np.append(start, n)))
+        out: np.ndarray = upto - v - base[group]
+        return out
+
     def first_rank(self, mask: np.ndarray) -> np.ndarray:
         """0-based rank of the first entry selected by ``mask`` per query; -1 when there is none."""
         out = np.full(self.n_queries, -1, dtype=np.int64)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from finegrain.errors import FinegrainError
 from finegrain.metrics.join import Joined
 from finegrain.metrics.spec import MetricSpec
 from finegrain.metrics.values import QueryValues
@@ -52,6 +53,18 @@ def hit_rate(j: Joined, spec: MetricSpec) -> QueryValues:
     """
     R = j.n_relevant(spec.rel)
     return QueryValues(R > 0, (j.count(j.hits(spec.rel, spec.k)) > 0).astype(np.float64))
+
+
+def hits(j: Joined, spec: MetricSpec) -> QueryValues:
+    """Hits at k (ranx ``hits@k``): the number of relevant items in the top k, a count, averaged over queries::
+
+        hits@k = sum_{i<=k} rel_i
+
+    Not ``hit_rate@k`` (0 or 1 per query); trec_eval's ``num_rel_ret`` is the same count without a cutoff,
+    summed over queries.
+    """
+    R = j.n_relevant(spec.rel)
+    return QueryValues(R > 0, j.count(j.hits(spec.rel, spec.k)))
 
 
 def fail_rate(j: Joined, spec: MetricSpec) -> QueryValues:
@@ -116,6 +129,47 @@ def average_precision(j: Joined, spec: MetricSpec) -> QueryValues:
     prec = nth / (j.rank[hits] + 1.0)
     total = np.bincount(seg, weights=prec, minlength=j.n_queries)
     return QueryValues(R > 0, total / np.maximum(R, 1))
+
+
+def gm_map(j: Joined, spec: MetricSpec) -> QueryValues:
+    """Geometric mean average precision (trec_eval ``gm_map``): per query the AP of :func:`average_precision`,
+    aggregated by the geometric mean of ``max(AP, 1e-5)`` (:data:`~finegrain.metrics.values.GMEAN_FLOOR`,
+    trec_eval's ``MIN_GEO_MEAN``), which rewards systems that do not fail on any query.
+
+    (trec_eval stores ``log(max(AP, 1e-5))`` per query and prints no per-query line for it.)
+    """
+    ap = average_precision(j, spec)
+    return QueryValues(ap.scored, ap.values, "gmean")
+
+
+#: gdeval's (TREC Web track) largest grade; ERR's stopping probability of a grade g is (2^g - 1) / 2^4.
+ERR_MAX_GRADE = 4
+
+
+def err(j: Joined, spec: MetricSpec) -> QueryValues:
+    """Expected reciprocal rank at k (Chapelle et al., CIKM 2009), as gdeval computes it (ir_measures ``ERR@k``)::
+
+        R(g)   = (2^g - 1) / 2^4            for g > 0, else 0 (gdeval's MAX_JUDGMENT = 4)
+        ERR@k  = sum_{i<=k} R(g_i) / i * prod_{j<i} (1 - R(g_j))
+
+    A user scans down the ranking and stops at rank ``i`` with probability
+    ``R(g_i)``. Grades above 4 have no stopping probability on this scale and
+    are refused (gdeval refuses them too). No ``rel``: the gains are the
+    grades. Queries without an item of grade >= 1 are excluded, as gdeval
+    scores only topics with a positive judgement.
+    """
+    if len(j.judged_grade) and int(j.judged_grade.max()) > ERR_MAX_GRADE:
+        bad = int(j.judged_grade.max())
+        raise FinegrainError(
+            f"metric {spec.key!r}: the qrels hold grade {bad}, above ERR's scale 0..{ERR_MAX_GRADE} "
+            "(gdeval's, whose stopping probability is (2^g - 1) / 2^4)",
+            f"map the grades onto 0..{ERR_MAX_GRADE} first, or use ndcg@k, which takes any grade",
+        )
+    R = j.n_relevant(1)
+    top = j.hits(1, spec.k)
+    stop = np.where(top, (np.exp2(np.minimum(j.grade, ERR_MAX_GRADE)) - 1.0) / 2.0**ERR_MAX_GRADE, 0.0)
+    reach = np.exp(j.before(np.log1p(-stop)))  # prod_{j<i} (1 - R_j) within the query
+    return QueryValues(R > 0, j.count(top, stop * reach / (j.rank + 1.0)))
 
 
 def ndcg(j: Joined, spec: MetricSpec) -> QueryValues:

@@ -13,7 +13,13 @@ Rules:
   found" (``median_rank``);
 - ``ratio``: ``sum(numerator) / sum(denominator)`` over the scored queries
   (micro averages: ``pair_*`` and ``reject_*``); a query's own value is its
-  ``numerator / denominator``, undefined when its denominator is 0.
+  ``numerator / denominator``, undefined when its denominator is 0;
+- ``sum``: the total of the scored queries' defined values (the counts
+  ``num_ret``, ``num_rel``, ``num_rel_ret``, whose trec_eval summary is a sum);
+- ``gmean``: the geometric mean of the scored queries' defined values, each
+  raised to at least :data:`GMEAN_FLOOR` first (``gm_map``: trec_eval's
+  ``m_gm_map.c`` averages ``log(max(AP, MIN_GEO_MEAN))`` and ``meas_avg.c``
+  takes ``exp`` of that mean).
 
 An aggregate over no value (0/0) is ``None``, never 0 and never an error.
 """
@@ -25,7 +31,11 @@ from typing import Literal
 
 import numpy as np
 
-Rule = Literal["mean", "median", "ratio"]
+Rule = Literal["mean", "median", "ratio", "sum", "gmean"]
+#: Every aggregation rule; a saved result names one of these for each metric.
+RULES: tuple[Rule, ...] = ("mean", "median", "ratio", "sum", "gmean")
+#: The smallest value a geometric mean takes in (trec_eval's ``MIN_GEO_MEAN``), so one 0 does not make it 0.
+GMEAN_FLOOR = 1e-5
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,4 +74,10 @@ def aggregate(qv: QueryValues, mask: np.ndarray | None = None) -> tuple[float | 
         vals = vals[~np.isnan(vals)]
         return (float(np.median(vals)) if len(vals) else None), len(vals)
     vals = vals[~np.isnan(vals)]
-    return (float(vals.mean()) if len(vals) else None), len(vals)
+    if not len(vals):
+        return None, 0
+    if qv.rule == "sum":
+        return float(vals.sum()), len(vals)
+    if qv.rule == "gmean":
+        return float(np.exp(np.log(np.maximum(vals, GMEAN_FLOOR)).mean())), len(vals)
+    return float(vals.mean()), len(vals)

@@ -9,11 +9,12 @@ file and the place) and migrates older files. An in-memory
 file to be compared.
 
 Each metric carries its **aggregation rule** (the ``"aggregation"`` section:
-``{key: "mean" | "median" | "ratio"}``, the rules of
+``{key: "mean" | "median" | "ratio" | "sum" | "gmean"}``, the rules of
 :mod:`finegrain.metrics.values`): ``mean`` over the scored queries' defined
-values (ndcg, recall, ...), ``median`` (``median_rank``) and ``ratio``, a
-pooled ratio of sums (``pair_*``, ``reject_*``). Only a ``mean`` is what a
-paired test on per-query values tests.
+values (ndcg, recall, ...), ``median`` (``median_rank``), ``ratio``, a
+pooled ratio of sums (``pair_*``, ``reject_*``), ``sum`` (``num_*``) and
+``gmean`` (``gm_map``). Only a ``mean`` is what a paired test on per-query
+values tests.
 
 Migration: files written before the rule was saved lack ``"aggregation"``;
 :func:`infer_aggregation` infers it once, here, from the metric's name (the
@@ -41,7 +42,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from finegrain.atomic import write_text
 from finegrain.errors import DataFormatError, FinegrainError
@@ -50,7 +51,8 @@ from finegrain.evaluate.result import Evaluation
 from finegrain.evaluate.summary import denominators_line, html_table, scale_note, text_table, value_text
 from finegrain.frozen import EMPTY, freeze, thaw
 from finegrain.io._lines import read_json
-from finegrain.metrics.spec import metric_range, parse_metric
+from finegrain.metrics.spec import metric_aggregation, metric_range, parse_metric
+from finegrain.metrics.values import RULES, Rule
 from finegrain.results.companions import Companion
 from finegrain.results.diagnosis import ErrorsSection, TaxonomySection
 from finegrain.results.mteb import mteb_body
@@ -60,8 +62,8 @@ from finegrain.results.tuning import CvProvenance, CvSection, ThresholdSweepSect
 RESULTS_FILE = "results.json"
 SCHEMA = "finegrain.results/1"  # the schema of results.json, written and read by SavedResults
 
-Aggregation = Literal["mean", "median", "ratio"]
-AGGREGATIONS: tuple[Aggregation, ...] = ("mean", "median", "ratio")
+Aggregation = Rule  # the aggregation rules of finegrain.metrics.values
+AGGREGATIONS: tuple[Aggregation, ...] = RULES
 
 
 # --------------------------------------------------------------------------- records
@@ -379,21 +381,16 @@ def _json_num_map(m: Mapping[str, float | None]) -> dict[str, float | None]:
 def infer_aggregation(key: str) -> Aggregation:
     """The aggregation rule of metric ``key``, for files written before the rule was saved.
 
-    The one place that infers it: ``median_rank`` is a median, ``pair_*`` and
-    ``reject_*`` are ratios of sums (micro averages), every other metric of
-    :mod:`finegrain.metrics` a mean (the rule its metric function returns).
-    A key that does not parse as a metric is a mean (what MTEB and trec_eval report).
+    The rule each metric declares (:func:`finegrain.metrics.spec.metric_aggregation`: ``median_rank`` is a
+    median, ``pair_*`` and ``reject_*`` are ratios of sums, ...). A key that does not parse as a metric is
+    a mean (what MTEB and trec_eval report).
     """
 
     try:
         name = parse_metric(key).name
     except FinegrainError:
         return "mean"
-    if name == "median_rank":
-        return "median"
-    if name.startswith(("pair_", "reject_")):
-        return "ratio"
-    return "mean"
+    return metric_aggregation(name)
 
 
 # --------------------------------------------------------------------------- validation
@@ -440,7 +437,7 @@ def _judged(v: Any) -> bool:
 # section -> (required, check of the whole section, what it should be)
 _SECTIONS: dict[str, tuple[bool, _Check, str]] = {
     "aggregate": (True, _mapping_of(_number), "{metric: number or null}"),
-    "aggregation": (False, _mapping_of(lambda v: v in AGGREGATIONS), "{metric: 'mean', 'median' or 'ratio'}"),
+    "aggregation": (False, _mapping_of(lambda v: v in AGGREGATIONS), "{metric: " + ", ".join(repr(r) for r in RULES) + "}"),
     "per_query": (True, _mapping_of(_mapping_of(_number)), "{metric: {query id: number or null}}"),
     "denominators": (False, _mapping_of(_mapping_of(_count)), "{metric: {name: count}}"),
     "by_type": (False, _mapping_of(_mapping_of(_slice)), "{type: {metric: {value, n}}}"),
