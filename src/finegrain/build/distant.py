@@ -316,13 +316,20 @@ def read_answers(path: str | Path) -> Answers:
 def write_qrels(labels: DistantLabels, path: str | Path) -> Path:
     """BEIR qrels (``query-id corpus-id score`` with a header): 1 for relevant, 0 for explicit candidates below.
 
-    Written whole or not at all; an id that a tab-separated line cannot hold
+    Written whole or not at all; a labelling without any judgement is refused (a qrels file that
+    judges nothing cannot be read back), and so is an id that a tab-separated line cannot hold
     (:mod:`finegrain.io.ids`: a tab, a line break, another control character)
     is refused before anything is written.
     """
 
     out = Path(path)
     qrels = labels.to_qrels()
+    if not qrels.n_entries:  # a qrels file without a judgement is one every qrels reader refuses
+        raise FinegrainError(
+            f"no passage reaches span F1 >= {labels.threshold:g} with an answer of the {labels.n_queries} "
+            f"queries, and no candidate is named by doc_ids: there is no judgement to write to {str(out)!r}",
+            "check that the passages and answers are of the same queries and language (--lang), "
+            "or lower --threshold")
     target = f"the BEIR qrels file {str(out)!r}"
     check_ids(qrels.qids, "query id", IdSyntax.TSV_FIELD, target=target, hint="fix the id in the answers file")
     check_ids(qrels.vocab, "passage id", IdSyntax.TSV_FIELD, target=target, hint="fix the id in the passages file")

@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import Any
 
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.io._lines import iter_jsonl, open_text_write
+from finegrain.io._lines import DuplicateRecordError, iter_jsonl, open_text_write
 from finegrain.io.ids import IdSyntax, check_ids, id_error, id_problem
 from finegrain.numbers import INT64_MAX, INT64_MIN
 
@@ -150,16 +150,20 @@ def read_pool(path: str | os.PathLike[str]) -> Pool:
     texts: dict[str, str] = {}
     items: list[PoolItem] = []
     seen: set[tuple[str, str]] = set()
+    text_lines: dict[tuple[str, str], int] = {}  # (kind, id) -> the line of its text: each text once
     for line_no, obj in iter_jsonl(p):
         if header is None:
             if obj.get("schema") != SCHEMA:
                 raise DataFormatError(p, line_no, f"a header with schema {SCHEMA!r}", _short(obj), hint=_HINT)
             header = obj
             continue
-        if "query" in obj:
-            queries[_text_id(p, line_no, obj, "query")] = _text(p, line_no, obj)
-        elif "doc" in obj:
-            texts[_text_id(p, line_no, obj, "doc")] = _text(p, line_no, obj)
+        if "query" in obj or "doc" in obj:
+            kind = "query" if "query" in obj else "doc"
+            rid = _text_id(p, line_no, obj, kind)
+            first = text_lines.setdefault((kind, rid), line_no)
+            if first != line_no:
+                raise DuplicateRecordError(p, line_no, first, f"{kind} text record", repr(rid))
+            (queries if kind == "query" else texts)[rid] = _text(p, line_no, obj)
         else:
             it = _item(p, line_no, obj)
             if (it.qid, it.doc_id) in seen:

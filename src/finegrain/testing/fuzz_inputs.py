@@ -461,8 +461,10 @@ def _distant_seeds() -> tuple[dict[str, bytes], ...]:
         {"query_id": "capital", "answers": ["Paris is the capital of France"]},
         {"query_id": "distance", "answers": ["3.5 km", "about four kilometres"], "doc_ids": ["doc9", "p2"]},
     )
+    solo = lines({"query_id": "solo", "answers": ["上海位于长江"]})  # one label: an edit can leave none
     return ({"passages.jsonl": zh_passages, "answers.jsonl": zh_answers, "lang": b"zh"},
-            {"passages.jsonl": en_passages, "answers.jsonl": en_answers, "lang": b"en"})
+            {"passages.jsonl": en_passages, "answers.jsonl": en_answers, "lang": b"en"},
+            {"passages.jsonl": zh_passages, "answers.jsonl": solo, "lang": b"zh"})
 
 
 def distant_target() -> Target:
@@ -661,8 +663,9 @@ def _concepts_load(p: Path) -> Any:
 
 
 def _concepts_seeds() -> tuple[dict[str, bytes], ...]:
-    def objs(*rows: tuple[str, list[float]]) -> bytes:
-        return json.dumps({"objects": [{"synset": s, "bbox": b} for s, b in rows]}, indent=1).encode()
+    def objs(*rows: tuple[str, list[float]]) -> bytes:  # one object a line: line edits keep the JSON valid
+        body = ",\n".join(json.dumps({"synset": s, "bbox": b}) for s, b in rows)
+        return ('{"objects": [\n' + body + "\n]}\n").encode()
 
     zebra_gt = objs(("zebra.n.01", [10, 10, 50, 40]), ("zebra.n.01", [70, 12, 20, 20]), ("hill.n.01", [0, 0, 300, 80]),
                     ("tree.n.01", [200, 5, 30, 90]), ("sky.n.01", [0, 0, 640, 100]))

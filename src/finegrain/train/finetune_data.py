@@ -2,7 +2,9 @@
 
 * :func:`read_pairs` reads a pairs JSONL file (``finegrain gen-queries`` writes
   ``{"query", "passage", "passage_id", "style", "source"}``; ``{"query", "positive"}``
-  and ``{"anchor", "positive"}`` are read too), failing with file:line on a bad record;
+  and ``{"anchor", "positive"}`` are read too; ``passage_id`` follows the one id rule of
+  :mod:`finegrain.io.ids`), failing with file:line on a bad record; its provenance sidecar is
+  read by the one JSON reader;
 * :func:`split_by_passage` holds out about ``fraction`` of the pairs, whole passages at a
   time (seeded), so that no passage is on both sides;
 * :func:`mine_bm25_negatives` gives each pair the top BM25 passages of the training pool
@@ -14,7 +16,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
@@ -25,7 +26,8 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.io._lines import iter_jsonl
+from finegrain.io._lines import iter_jsonl, read_json
+from finegrain.io.ids import IdSyntax, id_error, id_problem
 from finegrain.io.checksum import sha256_of  # the one streaming file hash
 from finegrain.retrieve.bm25 import BM25
 from finegrain.text import get_tokenizer
@@ -82,8 +84,12 @@ def read_pairs(path: str | Path) -> PairsFile:
             if not isinstance(value, str) or not value.strip():
                 raise DataFormatError(path, n, f'"{name}" as a non-empty string', repr(value))
         pid, style = obj.get("passage_id"), obj.get("style")
-        if pid is not None and not isinstance(pid, (str, int)):
-            raise DataFormatError(path, n, '"passage_id" as a string', repr(pid))
+        if isinstance(pid, int) and not isinstance(pid, bool):
+            pid = str(pid)  # an integer id is its digits, as in every JSON-lines reader
+        if pid is not None:
+            problem = id_problem(pid, IdSyntax.JSON)  # the one id rule: a string, not blank, not over-long
+            if problem is not None:
+                raise id_error(path, n, pid, 'a "passage_id"', IdSyntax.JSON, problem)
         if style is not None and not isinstance(style, str):
             raise DataFormatError(path, n, '"style" as a string ("kw" or "sm")', repr(style))
         key = f"id:{pid}" if pid is not None else f"text:{passage}"
@@ -98,10 +104,10 @@ def _sidecar(path: Path) -> Any:
     if not side.is_file():
         return None
     try:
-        return json.loads(side.read_text(encoding="utf-8"))
-    except ValueError as e:
-        raise DataFormatError(side, getattr(e, "lineno", None), "JSON", str(e),
-                              "fix or remove the provenance sidecar") from None
+        return read_json(side)[0]  # the one JSON reader: strict JSON, UTF-8, bounded nesting
+    except DataFormatError as e:
+        fix = f"{e.hint}; or remove the provenance sidecar" if e.hint else "fix or remove the provenance sidecar"
+        raise DataFormatError(side, e.line, e.expected, e.found, fix) from None
 
 
 def split_by_passage(pairs: Sequence[Pair], fraction: float, seed: int) -> tuple[tuple[Pair, ...], tuple[Pair, ...]]:

@@ -4,13 +4,15 @@ A query file is JSON, either a list of query objects or an object
 ``{"queries": [...], ...}`` whose other keys (e.g. ``provenance``) are kept. Each
 query object has::
 
-    id            a string, unique in the file
+    id            a string (an integer is read as its digits), unique in the file
     text          the query text
-    lang          "en" or "zh" ("cn", PhotoBench's spelling, is read as "zh")
+    lang          "en" or "zh" ("cn", PhotoBench's spelling, and the other names
+                  :func:`finegrain.text.lang.parse_lang` reads are taken too)
     ground_truth  a list of photo ids; [] for a query no photo answers
     type          optional: the row of the evaluation's by-source tables ("file" when absent)
 
-Other fields are kept in :attr:`FileQuery.meta`. ``finegrain album
+Ids follow the one id rule of JSON formats (:mod:`finegrain.io.ids`: 1 to 1,000
+characters, not blank). Other fields are kept in :attr:`FileQuery.meta`. ``finegrain album
 zero-answer`` writes such files (``type`` ``"zero-answer"``).
 """
 
@@ -25,6 +27,7 @@ from typing import Any
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.frozen import EMPTY
 from finegrain.io._lines import PathLike, extra_fields, get_field, line_of, read_json
+from finegrain.io.ids import IdSyntax, first_bad_id, id_error, id_problem, show_id
 from finegrain.text.lang import parse_lang
 
 DEFAULT_TYPE = "file"
@@ -77,6 +80,9 @@ def read_query_file(path: PathLike) -> QueryFile:
                                   repr(obj))
         qid = get_field(path, None, obj, "id")
         line = line_of(text, qid)
+        problem = id_problem(qid, IdSyntax.JSON)  # the one id rule: not blank, not over-long
+        if problem is not None:
+            raise id_error(path, line, qid, f"the id of query {i + 1}", IdSyntax.JSON, problem)
         if qid in first:
             raise DataFormatError(path, line, "each query id once", f"{qid!r} again (query {i + 1})",
                                   "give every query its own id")
@@ -97,8 +103,10 @@ def _query(path: PathLike, line: int | None, qid: str, obj: Mapping[str, Any]) -
     except FinegrainError:
         raise DataFormatError(path, line, f"lang 'en' or 'zh' for query {qid!r}", repr(raw_lang)) from None
     truth = get_field(path, line, obj, "ground_truth", kind="list")
-    if not all(isinstance(p, str) and p for p in truth):
-        raise DataFormatError(path, line, f"ground_truth of query {qid!r} to be a list of photo ids", repr(truth),
-                              "write [] for a query no photo answers")
+    bad = first_bad_id(truth, IdSyntax.JSON)  # photo ids are strings by the one id rule too
+    if bad is not None:
+        value, why = bad
+        raise DataFormatError(path, line, f"ground_truth of query {qid!r} to be a list of photo ids",
+                              f"{show_id(value)}, which {why}", "write [] for a query no photo answers")
     kind = get_field(path, line, obj, "type", kind="text") if "type" in obj else DEFAULT_TYPE
     return FileQuery(qid, text, lang, tuple(truth), kind or DEFAULT_TYPE, line, extra_fields(obj, _FIELDS))

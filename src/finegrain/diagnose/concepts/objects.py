@@ -8,6 +8,10 @@ times, which is what Concept Enumeration counts). The JSON form is::
 
     {"objects": [{"synset": "dog.n.01", "bbox": [x, y, w, h]}, ...]}
 
+A synset is written by its own WordNet name (``dog.n.01``): nltk also reaches it as
+``domestic_dog.n.01`` or ``Dog.n.01``, and those names are refused (with the synset's own name as
+the hint), since two names of one synset would count as two concepts.
+
 Boxes must have positive width and height: Size Disagreement divides by box areas. Every
 coordinate lies within :data:`BOX_LIMIT` pixels of 0 and every side is at least
 :data:`MIN_SIDE`, so areas and their ratios stay finite doubles (an area of 1e-200 * 1e-200
@@ -40,7 +44,7 @@ BOX_LIMIT = 1e7
 MIN_SIDE = 1e-7
 
 # lemma.pos.NN -- lemmas may themselves contain dots (``a.d..n.01`` style names are rare but legal).
-_SYNSET_NAME = re.compile(r"^\S+\.[nvasr]\.\d{2,}$")
+_SYNSET_NAME = re.compile(r"^\S+\.[nvasr]\.[0-9]{2,}\Z")  # \Z: "$" would let a trailing line break through
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +61,10 @@ class ConceptObject:
                 "use a WordNet synset name of the form lemma.pos.NN, e.g. 'dog.n.01'",
             )
         box = self.bbox
+        # an int is finite however large (math.isfinite would overflow converting it); the range check bounds it
         if (not isinstance(box, tuple) or len(box) != 4
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                           for v in box)):
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                           and (isinstance(v, int) or math.isfinite(v)) for v in box)):
             raise FinegrainError(f"bad bounding box {box!r} for {self.synset}",
                                  "give four finite numbers [x, y, w, h]")
         if box[2] <= 0 or box[3] <= 0:
@@ -77,15 +82,24 @@ class ConceptObject:
 
 
 @cache
-def synset_exists(name: str) -> bool:
-    """Whether ``name`` is a synset of the local WordNet 3.0 (cached)."""
+def synset_name(name: str) -> str | None:
+    """The name of the WordNet 3.0 synset ``name`` reaches (cached), or None when it reaches none.
+
+    nltk reaches a synset by more than its own name: ``domestic_dog.n.01`` and ``Dog.n.01`` are
+    ``dog.n.01``, and ``dog.n.00`` is the last sense of ``dog`` (``andiron.n.01``), because it reads
+    the sense number with Python's ``int`` and indexes from the end.
+    """
     from nltk.corpus.reader.wordnet import WordNetError
 
     try:
-        wordnet().synset(name)
+        return str(wordnet().synset(name).name())
     except (WordNetError, ValueError):
-        return False
-    return True
+        return None
+
+
+def synset_exists(name: str) -> bool:
+    """Whether ``name`` is the name of a synset of the local WordNet 3.0 (its own name: see :func:`synset_name`)."""
+    return synset_name(name) == name
 
 
 def _synset_hint(name: str) -> str:
@@ -178,8 +192,12 @@ class ObjectSet:
                 raise DataFormatError(source, None, f"{where} to be valid: {e.message}", json.dumps(item)[:80],
                                       e.hint) from None
             if check_wordnet and not synset_exists(obj.synset):
-                raise DataFormatError(source, None, f"{where}.synset to be a WordNet 3.0 synset",
-                                      obj.synset, _synset_hint(obj.synset))
+                # another name of a synset would count as a concept of its own (CA, CE compare names)
+                own = synset_name(obj.synset)
+                hint = (f"{obj.synset!r} is another name of {own!r}; write {own!r}" if own is not None
+                        else _synset_hint(obj.synset))
+                raise DataFormatError(source, None, f"{where}.synset to be the name of a WordNet 3.0 synset",
+                                      json.dumps(obj.synset), hint)
             out.append(obj)
         return cls(tuple(out))
 
