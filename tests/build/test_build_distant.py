@@ -234,3 +234,17 @@ def test_ids_with_spaces_are_fine_in_beir_qrels(tmp_path: Path) -> None:
     from finegrain.io.beir import read_qrels_tsv
 
     assert read_qrels_tsv(write_qrels(got, tmp_path / "qrels.tsv")).to_dict() == {"q 1": {"IMG 1.jpg": 1}}
+
+
+def test_a_labelling_without_any_judgement_is_refused_and_nothing_is_written(tmp_path: Path, capsys) -> None:
+    """No relevant passage and no candidate: the qrels file would hold only its header, which every
+    qrels reader refuses ("no judgement"); it is one error line, and no file."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"_id": "p1", "text": "the cat sat on the mat"}) + "\n", encoding="utf-8")
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"query_id": "q1", "answers": ["quantum chromodynamics"]}) + "\n", encoding="utf-8")
+    qrels = tmp_path / "qrels.tsv"
+    code = main(["distant-label", str(corpus), "--answers", str(answers), "--lang", "en", "-o", str(qrels)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: ") and "no judgement to write" in err[0]
+    assert not qrels.exists()

@@ -385,3 +385,16 @@ def test_package_exports_pool_lazily() -> None:
 
     assert finegrain.pool is pool_results
     assert "pool" in dir(finegrain)
+
+
+@pytest.mark.parametrize("kind", ["query", "doc"])
+def test_a_query_or_document_text_is_given_once(kind: str, tmp_path: Path) -> None:
+    """A second text record for one id silently replaced the first (the judge showed the last one and the
+    judgments database was bound to it); it is an error naming both lines."""
+    header = {"schema": SCHEMA, "depth": 1, "systems": ["a"], "grades": [0, 1]}
+    item = {"qid": "q1", "doc_id": "d1", "order": 0, "n_systems": 1, "best_rank": 1, "systems": ["a"], "grade": None}
+    lines = [header, {kind: "x", "text": "first"}, {kind: "x", "text": "second"}, item]
+    path = tmp_path / "pool.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
+    with pytest.raises(FinegrainError, match=rf"pool\.jsonl:3: expected each {kind} text record once.*first at line 2"):
+        read_pool(path)

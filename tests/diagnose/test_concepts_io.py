@@ -232,3 +232,32 @@ def test_coco_unknown_category_is_an_error() -> None:
 
     with pytest.raises(FinegrainError, match="SYNSET_OVERRIDES"):
         coco_synset("flux capacitor")
+
+
+@pytest.mark.parametrize(("name", "own"), [
+    ("dog.n.00", "andiron.n.01"),  # nltk reads sense 0 as index -1: the last sense of dog
+    ("domestic_dog.n.01", "dog.n.01"),  # another lemma of the synset
+    ("Dog.n.01", "dog.n.01"),  # nltk lower-cases
+    ("dog.n.001", "dog.n.01"),  # the sense number read by int()
+])
+def test_a_synset_is_written_by_its_own_name(tmp_path: Path, name: str, own: str) -> None:
+    """nltk reaches one synset by several names; two names of one synset would count as two concepts
+    (CA, CE compare names), and dog.n.00 is not a dog at all. Refused, naming the synset's own name."""
+    p = tmp_path / "o.json"
+    p.write_text(json.dumps({"objects": [{"synset": "dog.n.01", "bbox": [0, 0, 1, 1]},
+                                         {"synset": name, "bbox": [0, 0, 1, 1]}]}), encoding="utf-8")
+    with pytest.raises(DataFormatError, match=r"objects\[1\]\.synset to be the name of a WordNet") as e:
+        read_object_set(p)
+    assert repr(own) in str(e.value.hint)
+
+
+def test_a_synset_name_with_a_line_break_is_refused_without_wordnet() -> None:
+    with pytest.raises(FinegrainError, match="bad synset name"):
+        ConceptObject("dog.n.01\n", (0, 0, 1, 1))
+
+
+@pytest.mark.parametrize("big", [10**400, -(10**400)])
+def test_a_box_number_too_big_for_a_float_is_an_error_not_an_overflow(big: int) -> None:
+    """math.isfinite(10**400) raises OverflowError; a huge integer is refused by the range check."""
+    with pytest.raises(FinegrainError, match="outside the pixel range"):
+        ConceptObject("dog.n.01", (big, 0, 1, 1))
