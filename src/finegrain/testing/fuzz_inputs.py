@@ -23,6 +23,7 @@ the files the commands write) is made lazily, on the first input.
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import itertools
 import json
@@ -39,9 +40,9 @@ from typing import Any
 
 from finegrain.album.bench.evaluation import _judged_queries
 from finegrain.album.bench.query_file import read_query_file
+from finegrain.build import judge  # its page (judge.create_app) needs the judge extra: looked up when used
 from finegrain.build.distant import check_threshold, distant_label, read_answers
 from finegrain.build.distant import write_qrels as write_distant_qrels
-from finegrain.build.judge.app import create_app, shown_items
 from finegrain.build.judge.export import export_qrels, write_export
 from finegrain.build.judge.highlight import highlight, query_terms
 from finegrain.build.judge.store import JudgmentStore
@@ -273,7 +274,7 @@ def _judge_load(p: Path) -> Any:
 
 def _judge_in_process(pool: Any, db: Path) -> tuple[tuple[int, ...], tuple[Any, ...]]:
     """The store and page model without a server: each shown item's view, then a grade for it."""
-    items = shown_items(pool)
+    items = pool.unjudged()  # the items the page shows (without --all)
     views = []
     with JudgmentStore.open(db, pool, pool_name="pool.jsonl") as store:
         scale = store.scale
@@ -298,7 +299,7 @@ def _judge_over_http(pool: Any, db: Path) -> tuple[tuple[int, ...], tuple[Any, .
         return response.json()
 
     views = []
-    with TestClient(create_app(pool, db, title="pool.jsonl")) as client:
+    with TestClient(judge.create_app(pool, db, title="pool.jsonl")) as client:
         if client.get("/").status_code != 200:
             raise AssertionError("the page did not load")
         config = ok(client.get("/api/config"))
@@ -792,9 +793,10 @@ def album_queries_target() -> Target:
 
 
 def input_targets() -> list[Target]:
-    """The command inputs beyond the dataset loaders: pools (judge), answers (distant-label), training
-    pairs (train), object files (concepts) and album query files (album eval)."""
-    return [judge_target(), distant_target(), pairs_target(), concepts_target(), album_queries_target()]
+    """The command inputs beyond the dataset loaders: pools (judge; with the judge extra), answers
+    (distant-label), training pairs (train), object files (concepts) and album query files (album eval)."""
+    judging = [judge_target()] if importlib.util.find_spec("fastapi") is not None else []
+    return [*judging, distant_target(), pairs_target(), concepts_target(), album_queries_target()]
 
 
 __all__ = ["input_targets"]

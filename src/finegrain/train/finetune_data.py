@@ -27,8 +27,8 @@ import numpy as np
 
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io._lines import iter_jsonl, read_json
-from finegrain.io.ids import IdSyntax, id_error, id_problem
 from finegrain.io.checksum import sha256_of  # the one streaming file hash
+from finegrain.io.ids import IdSyntax, id_error, id_problem
 from finegrain.retrieve.bm25 import BM25
 from finegrain.text import get_tokenizer
 
