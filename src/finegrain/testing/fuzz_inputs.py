@@ -587,8 +587,9 @@ class _Scores:
         if exact != self.exact or len(floats) != len(self.floats):
             return False
         for a, b in zip(floats, self.floats, strict=True):
-            if (a is None) != (b is None) or (a is not None and not math.isclose(a, b, rel_tol=_TOLERANCE,
-                                                                                   abs_tol=_TOLERANCE)):
+            if (a is None) != (b is None):
+                return False
+            if a is not None and b is not None and not math.isclose(a, b, rel_tol=_TOLERANCE, abs_tol=_TOLERANCE):
                 return False
         if self.binary is None:
             return binary is None
@@ -733,7 +734,7 @@ def album_queries_reference(files: Files) -> Any:
         doc = doc["queries"]
     if not isinstance(doc, list) or not doc:
         raise Invalid("no list of queries")
-    read = []
+    read: list[tuple[str, str, str, tuple[str, ...], str]] = []
     for obj in doc:
         if not isinstance(obj, dict) or "id" not in obj:
             raise Invalid("query object")
@@ -773,7 +774,7 @@ def _album_queries_load(p: Path) -> Any:
 
 
 def _album_query_seeds() -> tuple[dict[str, bytes], ...]:
-    listed = [
+    listed: list[dict[str, Any]] = [
         {"id": "z1", "text": "photos in Tokyo", "lang": "en", "ground_truth": []},
         {"id": "z2", "text": "my sister in Hangzhou", "lang": "en", "ground_truth": ["IMG_0001.jpg", "IMG 0003.jpg"],
          "type": "MF", "dimensions": {"Person": "fact"}},
