@@ -38,6 +38,7 @@ from finegrain.build.judge.store import (
 from finegrain.build.pool_file import Pool, pool_items, write_pool
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.io.files import read_qrels_file
 from finegrain.io.trec import read_qrels
 
 QUERIES = {"q1": "紫色的花", "q2": "a red car on the street", "q3": "猫和狗"}
@@ -315,6 +316,22 @@ def test_majority_export_equals_the_clicks(store: JudgmentStore, tmp_path: Path)
     out = write_export(result, tmp_path / "qrels.trec")
     assert read_qrels(out).to_dict() == result.qrels.to_dict()
     assert out.read_text() == "q1 0 d1 2\nq1 0 d2 0\nq2 0 d3 2\nq3 0 d5 1\n"
+
+
+def test_a_pool_with_spaces_in_its_ids_exports_to_tsv(tmp_path: Path) -> None:
+    """Pool ids are JSON strings and may hold spaces (file names); a TREC line cannot, and its writer's
+    error says to write BEIR qrels (.tsv). --out *.tsv did not: the judgments could not be exported at all."""
+    pool = make_pool([("q 1", "IMG 0001.jpg", 1, 1, ("bm25",), None), ("q 1", "d2", 1, 2, ("bm25",), None)],
+                     queries={"q 1": "cat"}, texts={"IMG 0001.jpg": "a cat"})
+    with JudgmentStore.open(tmp_path / "j.sqlite", pool) as s:
+        _clicks(s, [("alice", "q 1", "IMG 0001.jpg", 2), ("alice", "q 1", "d2", 0)])
+        result = export_qrels(s)
+    with pytest.raises(FinegrainError, match=r"holds a space.*write BEIR qrels \(\.tsv\)"):
+        write_export(result, tmp_path / "qrels.trec")
+    out = write_export(result, tmp_path / "qrels.tsv")
+    assert out.read_text(encoding="utf-8").splitlines()[0] == "query-id\tcorpus-id\tscore"
+    assert read_qrels_file(out)[0].to_dict() == {"q 1": {"IMG 0001.jpg": 2, "d2": 0}}
+    assert not (tmp_path / "qrels.trec").exists()
 
 
 def test_adjudication_overrides_where_the_adjudicator_graded(store: JudgmentStore) -> None:

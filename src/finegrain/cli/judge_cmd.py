@@ -2,7 +2,8 @@
 
 * ``finegrain judge POOL --db DB --serve`` (short for ``finegrain judge open ...``): the judging
   page; without ``--serve``, each annotator's progress;
-* ``finegrain judge export --db DB --out qrels.trec [--method majority|adjudicate]``;
+* ``finegrain judge export --db DB --out qrels.trec [--method majority|adjudicate]`` (``--out qrels.tsv``:
+  BEIR qrels, whose ids may hold spaces);
 * ``finegrain judge agreement --db DB``.
 
 The ``judge`` group (:class:`JudgeGroup`) and its verbs are registered by the CLI root,
@@ -118,7 +119,8 @@ def _print_progress(store: Any, pairs: list[tuple[str, str]], hidden: int) -> No
 
 def export_command(
     db: Path = _db_option(),
-    out: Path = out_option("The TREC qrels file to write (qid 0 docid grade)."),
+    out: Path = out_option("The qrels file to write: TREC (qid 0 docid grade), or BEIR (query-id corpus-id "
+                           "score, tab-separated; ids may hold spaces) when it ends in .tsv."),
     method: str = typer.Option("majority", "--method",
                                help="majority (a tie goes to the lower grade) or adjudicate (--adjudicator wins)."),
     adjudicator: str | None = typer.Option(

@@ -54,7 +54,6 @@ from finegrain.errors import FinegrainError
 from finegrain.io.files import read_qrels_file
 from finegrain.io.ids import MAX_ID_CHARS
 from finegrain.io.photobench import read_album
-from finegrain.io.trec import read_qrels
 from finegrain.lexicons.wordnet import wordnet
 from finegrain.testing.fuzz import Files, Invalid, Target
 from finegrain.train.finetune_data import read_pairs, split_by_passage
@@ -185,7 +184,8 @@ def _pool_seeds() -> tuple[dict[str, bytes], ...]:
 
 def pool_reference(files: Files) -> Any:
     """The pool (``finegrain.pool/1``, :mod:`finegrain.build.pool_file`), judged by one annotator who
-    gives the ``i``-th item shown the ``i % n``-th grade of the scale, then exported as TREC qrels."""
+    gives the ``i``-th item shown the ``i % n``-th grade of the scale, then exported as TREC qrels
+    (None: an id a TREC line cannot hold, so the export is refused) and as BEIR qrels."""
     header: dict[str, Any] | None = None
     queries: dict[str, str] = {}
     texts: dict[str, str] = {}
@@ -245,9 +245,11 @@ def pool_reference(files: Files) -> Any:
             judged.setdefault(q, {})[d] = grade
     if not judged:
         raise Invalid("nothing to export")
-    if not all(_token_ok(q, True) and all(_token_ok(d, False) for d in docs) for q, docs in judged.items()):
-        raise Invalid("an id a TREC qrels line cannot hold")
-    return tuple(scale), views, judged
+    if not all(_tsv_ok(q) and all(_tsv_ok(d) for d in docs) for q, docs in judged.items()):
+        raise Invalid("an id no qrels line can hold")
+    trec = judged if all(_token_ok(q, True) and all(_token_ok(d, False) for d in docs)
+                         for q, docs in judged.items()) else None
+    return tuple(scale), views, trec, judged
 
 
 def _judge_load(p: Path) -> Any:
@@ -259,17 +261,23 @@ def _judge_load(p: Path) -> Any:
         scale, views = _judge_over_http(pool, db)
     else:
         scale, views = _judge_in_process(pool, db)
-    out = spare / "qrels.trec"
     with JudgmentStore.open(db, pool, create=False) as store:
         result = export_qrels(store, pool=pool)
     if result.n_items == 0:  # what `finegrain judge export` refuses
         raise FinegrainError("the store holds no grade yet, so there is nothing to export")
-    write_export(result, out)
+    try:  # --out qrels.trec; a TREC line cannot hold every id of a pool, and the error says to use .tsv
+        trec = _read_back(write_export(result, spare / "qrels.trec"))
+    except FinegrainError:
+        trec = None
+    return scale, views, trec, _read_back(write_export(result, spare / "qrels.tsv"))
+
+
+def _read_back(path: Path) -> Any:
+    """The qrels file as ``finegrain evaluate`` reads it, or why it cannot (then it differs from the reference)."""
     try:
-        back = read_qrels(out).to_dict()
+        return read_qrels_file(path)[0].to_dict()
     except FinegrainError as e:
         return "the export cannot be read back", str(e)
-    return scale, views, back
 
 
 def _judge_in_process(pool: Any, db: Path) -> tuple[tuple[int, ...], tuple[Any, ...]]:

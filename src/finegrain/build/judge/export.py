@@ -24,6 +24,7 @@ from types import MappingProxyType
 from finegrain.build.judge.store import JudgmentStore, pool_fingerprint
 from finegrain.build.pool_file import Pool
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.io.beir import write_qrels_tsv
 from finegrain.io.trec import write_qrels
 from finegrain.types import Qrels
 
@@ -154,13 +155,22 @@ def export_qrels(store: JudgmentStore, *, method: str = "majority", adjudicator:
 
 
 def write_export(export: Export, path: str | os.PathLike[str]) -> Path:
-    """Write the export's qrels as TREC qrels (``qid 0 docid grade``) with :func:`finegrain.io.trec.write_qrels`."""
+    """Write the export's qrels: BEIR qrels (tab-separated ``query-id corpus-id score``,
+    :func:`finegrain.io.beir.write_qrels_tsv`) when ``path`` ends in ``.tsv`` (or ``.tsv.gz``), else
+    TREC qrels (``qid 0 docid grade``, :func:`finegrain.io.trec.write_qrels`).
+
+    A pool's ids are JSON strings, which may hold spaces; a TREC line cannot, and the TREC writer's
+    error points to ``.tsv``, where they are fine.
+    """
 
     p = Path(path)
     if p.is_dir():
         raise FinegrainError(f"--out {str(p)!r} is a folder", "give a file name, e.g. --out qrels.trec")
     try:
-        write_qrels(export.qrels, p)
+        if p.name.endswith((".tsv", ".tsv.gz")):
+            write_qrels_tsv(export.qrels, p)
+        else:
+            write_qrels(export.qrels, p)
     except OSError as e:
         raise FinegrainError(f"cannot write {str(p)!r}: {e.strerror or e}", "choose a writable --out") from None
     return p
