@@ -23,12 +23,14 @@ the files the commands write) is made lazily, on the first input.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import io
 import itertools
 import json
 import math
 import os
+import shutil
 import tempfile
 import unicodedata
 import zlib
@@ -137,14 +139,19 @@ def _token_ok(s: str, first: bool) -> bool:
     return not any(_control(c) or c.isspace() for c in s) and not (first and s.startswith("#"))
 
 
+def _removed_at_exit(folder: Path) -> Path:
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 class _Spare:
     """Folders for the files the commands write (never the fuzzer's input folder, which it empties)."""
 
     @staticmethod
     @cache
     def root() -> Path:
-        base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-        return Path(tempfile.mkdtemp(prefix="finegrain-fuzz-inputs-", dir=base))
+        base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None  # no fsync cost
+        return _removed_at_exit(Path(tempfile.mkdtemp(prefix="finegrain-fuzz-inputs-", dir=base)))
 
     @staticmethod
     def clear() -> Path:
@@ -722,7 +729,7 @@ def _album_files() -> dict[str, bytes]:
 @cache
 def _album() -> Any:
     """The album query files are checked against (written and read once)."""
-    folder = Path(tempfile.mkdtemp(prefix="finegrain-fuzz-album-")) / "album"
+    folder = _removed_at_exit(Path(tempfile.mkdtemp(prefix="finegrain-fuzz-album-"))) / "album"
     folder.mkdir()
     for name, data in _album_files().items():
         (folder / name).write_bytes(data)
