@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import reprlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -68,10 +69,10 @@ class ConceptObject:
             raise FinegrainError(f"bad bounding box {box!r} for {self.synset}",
                                  "give four finite numbers [x, y, w, h]")
         if box[2] <= 0 or box[3] <= 0:
-            raise FinegrainError(f"bounding box {list(box)!r} of {self.synset} has no area",
+            raise FinegrainError(f"bounding box {_shown(box)} of {self.synset} has no area",
                                  "width and height must be positive (Size Disagreement divides by areas)")
         if any(abs(v) > BOX_LIMIT for v in box) or min(box[2], box[3]) < MIN_SIDE:
-            raise FinegrainError(f"bounding box {list(box)!r} of {self.synset} is outside the pixel range",
+            raise FinegrainError(f"bounding box {_shown(box)} of {self.synset} is outside the pixel range",
                                  f"give x and y within ±{BOX_LIMIT:g} and width and height in [{MIN_SIDE:g}, "
                                  f"{BOX_LIMIT:g}] pixels, so areas and their ratios stay finite")
 
@@ -79,6 +80,13 @@ class ConceptObject:
     def area(self) -> float:
         """Box area ``w * h``."""
         return float(self.bbox[2]) * float(self.bbox[3])
+
+
+def _shown(box: tuple[Any, ...]) -> str:
+    """``[x, y, w, h]`` for a message, an integer of hundreds of digits cut short."""
+    short = reprlib.Repr()
+    short.maxlong = 24
+    return short.repr(list(box))
 
 
 @cache
