@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from finegrain.testing.fuzz import Invalid, Target, classify
-from finegrain.testing.fuzz_inputs import concepts_reference, distant_target, input_targets, judge_target
+from finegrain.testing.fuzz_concepts import concepts_reference
+from finegrain.testing.fuzz_inputs import distant_target, input_targets
+from finegrain.testing.fuzz_judge import judge_target
 
 
 @pytest.mark.parametrize("target", input_targets(), ids=lambda t: t.name)
