@@ -2,9 +2,9 @@
 
 The pool reader, the judging store, the page model (each shown item's query and highlighted
 passage, the grades the annotator may click) and the judgments export, written as TREC and as
-BEIR qrels and read back by finegrain's qrels reader. A share of the inputs, chosen by their
-bytes, goes through the page's HTTP routes (FastAPI's TestClient) instead of the in-process
-page model: building the app costs tens of milliseconds, the rest of an input a few.
+BEIR qrels and read back by finegrain's qrels reader. One input in :data:`HTTP_SHARE`, chosen
+by a checksum of its bytes, goes through the page's HTTP routes (FastAPI's TestClient) instead
+of the in-process page model: building the app for each input costs many times the rest.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from finegrain.testing.fuzz_reading import Scratch, is_int64, json_id, json_reco
 # --------------------------------------------------------------------------- pool files into `judge`
 
 ANNOTATOR = "fuzz"
+HTTP_SHARE = 16
 _POOL_HEADER = {"schema": "finegrain.pool/1", "depth": 10, "systems": ["bm25", "e5"], "seed": 0,
                 "dataset": "dureader/mini", "lang": "zh", "grades": [0, 1, 2], "provenance": {"k": 10}}
 
@@ -48,7 +49,10 @@ def _pool_seeds() -> tuple[dict[str, bytes], ...]:
                {"doc": "FBIS3-10082", "text": "A purple flower in a vase. Flowers, purple!"},
                item("301", "FBIS3-10082", 0, None, ["run-a"]), item("301", "LA010189-0001", 1, 1, ["run-a"]),
                item("302", "FBIS3-10082", 2, None, []))
-    return ({"pool.jsonl": zh}, {"pool.jsonl": en})
+    spaced = lines({**_POOL_HEADER, "systems": ["run.jsonl"]}, {"query": "q 1", "text": "a cat"},
+                   {"doc": "IMG 0001.jpg", "text": "A cat on a mat."},
+                   item("q 1", "IMG 0001.jpg", 0, None, ["run.jsonl"]), item("q 1", "IMG 0002.jpg", 1, 2, []))
+    return ({"pool.jsonl": zh}, {"pool.jsonl": en}, {"pool.jsonl": spaced})  # the last: no TREC export
 
 
 def pool_reference(files: Files) -> Any:
@@ -126,7 +130,7 @@ def _judge_load(p: Path) -> Any:
     spare = Scratch.clear()
     pool = read_pool(p / "pool.jsonl")
     db = spare / "judgments.sqlite"
-    if zlib.crc32(p.joinpath("pool.jsonl").read_bytes()) % 16 == 0:
+    if zlib.crc32(p.joinpath("pool.jsonl").read_bytes()) % HTTP_SHARE == 0:
         scale, views = _judge_over_http(pool, db)
     else:
         scale, views = _judge_in_process(pool, db)
