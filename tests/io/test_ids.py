@@ -57,6 +57,23 @@ def test_the_rule_by_hand(value: str, token: bool, tsv: bool, json_ok: bool) -> 
         assert (first_bad_id(["a", value, "b"], syntax) is None) is ok
 
 
+def test_a_query_id_opening_a_trec_line_may_not_start_with_a_byte_order_mark(tmp_path: Path) -> None:
+    """U+FEFF is neither a space nor a control character, but at the start of a file every reader drops
+    it as a byte-order mark: a qrels file whose first query id began with it was written and then read
+    back wrong (or refused). The writers refuse it, naming it; inside an id, or not first, it is fine."""
+    assert "U+FEFF" in (id_problem("\ufeffq", IdSyntax.TOKEN, first_field=True) or "")
+    assert first_bad_id(["q1", "\ufeffq"], IdSyntax.TOKEN, first_field=True) is not None
+    assert id_problem("q\ufeff", IdSyntax.TOKEN, first_field=True) is None
+    assert id_problem("\ufeffd", IdSyntax.TOKEN) is None
+    with pytest.raises(FinegrainError, match=r"query id '\\ufeffq' .* starts with U\+FEFF"):
+        write_qrels(Qrels.from_dict({"\ufeffq": {"d": 1}}), tmp_path / "q.trec")
+    with pytest.raises(FinegrainError, match="starts with U\\+FEFF"):
+        write_run(Run.from_dict({"\ufeffq": {"d": 1.0}}), tmp_path / "r.trec")
+    assert not list(tmp_path.iterdir())
+    write_qrels(Qrels.from_dict({"q": {"\ufeffd": 1}}), tmp_path / "q.trec")
+    assert read_qrels(tmp_path / "q.trec").to_dict() == {"q": {"\ufeffd": 1}}
+
+
 def test_a_query_id_opening_a_trec_line_may_not_start_with_a_hash() -> None:
     assert id_problem("#q1", IdSyntax.TOKEN) is None
     assert "'#'" in (id_problem("#q1", IdSyntax.TOKEN, first_field=True) or "")
@@ -68,7 +85,7 @@ def test_a_query_id_opening_a_trec_line_may_not_start_with_a_hash() -> None:
 
 
 # any character: surrogates (which st.characters() leaves out), controls and spaces are drawn often
-_chars = st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr), st.sampled_from("\t\n\r\x00\x01\x85 \u3000\u2028#"))
+_chars = st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr), st.sampled_from("\t\n\r\x00\x01\x85 \u3000\u2028#\ufeff"))
 _any_id = st.text(alphabet=_chars, min_size=0, max_size=8)
 _id_lists = st.lists(st.one_of(_any_id, st.sampled_from(["q 1", "a\tb", "x\ny", "#h", "", " ", LONG, "ok"])),
                      min_size=1, max_size=4, unique=True)

@@ -10,7 +10,9 @@ can hold). What else it may hold depends on how the format separates fields:
     built on Python's ``str.split`` cut there too) and no control character
     (C0, DEL, C1), so a written line always reads back as the same fields.
     A query id, the first field of its line, does not start with ``#``:
-    trec_eval-compatible readers take such a line for a comment.
+    trec_eval-compatible readers take such a line for a comment; nor with
+    U+FEFF: on the first line of a file, every reader drops it as a
+    byte-order mark.
 ``IdSyntax.TSV_FIELD``
     a field of a tab-separated line: BEIR/MTEB qrels ``.tsv``. Spaces are
     fine; no control character (tab and line ends included) and no Unicode
@@ -73,6 +75,10 @@ def _forbidden(syntax: IdSyntax) -> re.Pattern[str]:
     return _TSV_FORBIDDEN if syntax is IdSyntax.TSV_FIELD else _JSON_FORBIDDEN
 
 
+# What a TOKEN id opening a line may not start with: '#' (a comment to trec_eval-compatible readers) and
+# U+FEFF (on the first line of a file, the byte-order mark readers drop).
+_LINE_OPENERS = ("#", "\ufeff")
+
 _NAMES = {"\t": "a tab", "\n": "a line break", "\r": "a carriage return", " ": "a space", "\x00": "a NUL byte"}
 
 
@@ -103,8 +109,10 @@ def id_problem(value: object, syntax: IdSyntax, *, first_field: bool = False) ->
     m = _forbidden(syntax).search(value)
     if m is not None:
         return f"holds {describe_char(m.group())}"
-    if first_field and syntax is IdSyntax.TOKEN and value.startswith("#"):
-        return "starts with '#' (a comment line to trec_eval-compatible readers)"
+    if first_field and syntax is IdSyntax.TOKEN and value.startswith(_LINE_OPENERS):
+        if value.startswith("#"):
+            return "starts with '#' (a comment line to trec_eval-compatible readers)"
+        return "starts with U+FEFF (a byte-order mark to readers when it opens the file)"
     return None
 
 
@@ -138,7 +146,7 @@ def _all_good(vals: Sequence[object], syntax: IdSyntax, first_field: bool) -> bo
         return False
     if syntax is not IdSyntax.TOKEN and not all(map(str.strip, vals)):  # type: ignore[arg-type]  # a blank id
         return False
-    return not (first_field and syntax is IdSyntax.TOKEN and any(str(v).startswith("#") for v in vals))
+    return not (first_field and syntax is IdSyntax.TOKEN and any(str(v).startswith(_LINE_OPENERS) for v in vals))
 
 
 def show_id(value: object, width: int = 60) -> str:

@@ -95,8 +95,9 @@ def tsv_ok(s: str) -> bool:
 
 
 def token_ok(s: str, first: bool) -> bool:
-    """Whether a whitespace-separated field can hold ``s`` (a query id opening a line: no leading ``#``)."""
-    return not any(_control(c) or c.isspace() for c in s) and not (first and s.startswith("#"))
+    """Whether a whitespace-separated field can hold ``s`` (a query id opening a line: no leading ``#`` or U+FEFF)."""
+    # a line opening with '#' is a comment to trec_eval; a file opening with U+FEFF, a byte-order mark
+    return not any(_control(c) or c.isspace() for c in s) and not (first and s.startswith(("#", "\ufeff")))
 
 
 def removed_at_exit(folder: Path) -> Path:
