@@ -116,11 +116,11 @@ class ConsoleParser(CodeBlockParser):
         super().__init__("console")
 
     def evaluate(self, example: Example) -> str | None:
-        env = {**os.environ, "PATH": tool_path()}
+        env = {**os.environ, "PATH": tool_path(), "PYTHONUNBUFFERED": "1"}  # stdout and stderr in the order written
         for command, expected in console_commands(example.parsed):
-            done = subprocess.run(["bash", "-c", command], cwd=os.getcwd(), env=env, capture_output=True, text=True,
-                                  timeout=COMMAND_TIMEOUT, check=False)
-            output = done.stdout + done.stderr
+            done = subprocess.run(["bash", "-c", command], cwd=os.getcwd(), env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True, timeout=COMMAND_TIMEOUT, check=False)
+            output = done.stdout
             shows_error = any(line.startswith("error:") for line in expected)
             if done.returncode != 0 and not shows_error:
                 return f"$ {command}\nexited {done.returncode}:\n{output[-3000:]}"
