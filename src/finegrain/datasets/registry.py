@@ -62,6 +62,7 @@ class DatasetInfo:
     lang: str
     location: str  # "embedded:<folder>" or a folder relative to the data root
     available: bool
+    how_to_get: str | None = None  # for a dataset that is not ready: the files, the folder they go in, the source
 
 
 # --------------------------------------------------------------------------- registered names
@@ -89,7 +90,8 @@ class _Spec:
             top = self.location.split("/")[0]
             raise FinegrainError(
                 f"dataset {self.name!r} needs the folder {str(path)!r}, which does not exist",
-                f"set {DATA_ENV} to the data folder that holds {top}/ (now {str(root)!r})",
+                f"set {DATA_ENV} to the data folder that holds {top}/ (now {str(root)!r}), or "
+                + how_to_get(self, root),
             )
         return path
 
@@ -137,6 +139,7 @@ _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
     {
         "embedded": MappingProxyType(
             {
+                "files": "",
                 "source": "written by the finegrain authors (src/finegrain/datasets/embedded/captions)",
                 "license": "Apache-2.0 (as finegrain)",
                 "citation": "finegrain embedded caption set",
@@ -146,6 +149,7 @@ _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
         ),
         "capretrieval": MappingProxyType(
             {
+                "files": "candidates.jsonl, queries.jsonl and types.json (a CapRetrieval folder)",
                 "source": "github.com/lxucs/CapRetrieval @ e055902 (dataset/CapRetrieval, dataset/CapRetrievalEn)",
                 "revision": "e055902",
                 "license": "Apache-2.0",
@@ -158,6 +162,7 @@ _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
         ),
         "dureader": MappingProxyType(
             {
+                "files": "corpus.jsonl, queries.jsonl and qrels.tsv (a BEIR folder made from the training rows)",
                 "source": "github.com/PaddlePaddle/RocketQA @ e2bfcfc, examples/data (training-format rows, "
                 "not the dev set)",
                 "revision": "e2bfcfc",
@@ -172,6 +177,7 @@ _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
         ),
         "photobench": MappingProxyType(
             {
+                "files": "metadata.json, face_info_en.json, face_info_cn.json and the *_query.json files",
                 "source": "github.com/LaVieEnRose365/PhotoBench @ db6ae80 (dataset/protected/album1, "
                 "dataset/samples/album1)",
                 "revision": "db6ae80",
@@ -205,8 +211,20 @@ def list_datasets(settings: Settings | None = None) -> list[DatasetInfo]:
             available = (EMBEDDED_ROOT / spec.location.removeprefix("embedded:")).is_dir()
         else:
             available = root is not None and (root / spec.location).is_dir()
-        out.append(DatasetInfo(spec.name, spec.help, spec.lang, spec.location, available))
+        how = None if available else how_to_get(spec, root)
+        out.append(DatasetInfo(spec.name, spec.help, spec.lang, spec.location, available, how))
     return out
+
+
+def how_to_get(spec: _Spec, root: Path | None) -> str:
+    """Where a registered dataset's files go and where they come from, on one line."""
+    source = _PROVENANCE[spec.options["source"]]
+    if root is None:
+        where = (f"${DATA_ENV}/{spec.location} ({DATA_ENV} is not set and ../shared/data does not exist: "
+                 f"set {DATA_ENV} to the folder that holds {spec.location.split('/')[0]}/)")
+    else:
+        where = f"{root / spec.location} (${DATA_ENV}/{spec.location})"
+    return f"put {source['files']} in {where}; from {source['source']}, license: {source['license']}"
 
 
 def dataset_names() -> list[str]:
