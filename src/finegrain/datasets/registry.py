@@ -242,21 +242,36 @@ def load_dataset(
     split: str | None = None,
     types_from: str | Path | None = None,
 ) -> Dataset:
-    """Load a registered dataset by name, a folder in a known format by path, or
-    ``irds:ID``, an ir_datasets dataset already on disk (:mod:`finegrain.datasets.irds`).
+    """Load a registered dataset by name, a folder in a known format by path, or an ir_datasets dataset.
 
-    ``types_from`` (a folder path) gives a CapRetrieval folder without a
-    ``types.json`` the query types of another folder with the same query ids
-    (as ``capretrieval/en`` takes those of ``capretrieval/zh``); without it
-    such a folder's queries stay untyped: types are never borrowed silently.
+    Registered names (``finegrain list datasets``) live under the data root, ``$FINEGRAIN_DATA``; the
+    embedded caption sets ship with the package. A folder's format (CapRetrieval, BEIR/MTEB, PhotoBench)
+    is detected from its files. Types are never borrowed silently: a CapRetrieval folder without a
+    ``types.json`` stays untyped unless ``types_from`` names the folder whose types to use.
 
-    ``lang`` picks the query language of a PhotoBench album (``en`` or
-    ``zh``) and overrides the detected language of other folders; with a
-    registered name it must be that dataset's language; ``split``
-    picks the qrels split of a BEIR folder. Errors: an unknown name raises
-    :class:`~finegrain.errors.UnknownNameError` with near names; a registered
-    name whose folder is missing, or a missing data root, raises
-    :class:`~finegrain.errors.FinegrainError` saying to set ``FINEGRAIN_DATA``.
+    Args:
+        name_or_path: A registered name (``embedded/captions-en``, ``capretrieval/zh``), a folder, or
+            ``irds:ID`` for an ir_datasets dataset already on disk.
+        settings: Where the data root is (default: from the environment).
+        lang: The query language of a PhotoBench album (``en`` or ``zh``); for other folders it overrides
+            the detected language; with a registered name it must be that dataset's language.
+        split: The qrels split of a BEIR folder (``qrels/<split>.tsv``).
+        types_from: A CapRetrieval folder whose ``types.json`` types this folder's queries (same ids).
+
+    Returns:
+        A frozen ``Dataset``: ``corpus``, ``queries`` (with their types) and ``qrels``, and its metadata.
+
+    Raises:
+        UnknownNameError: An unknown name (with near names).
+        FinegrainError: A registered name whose folder is missing (saying where its files go and where
+            they come from), a missing data root, a file where a folder was expected, or a language or
+            split the dataset does not have.
+
+    Example:
+        >>> from finegrain import load_dataset
+        >>> ds = load_dataset("embedded/captions-en")
+        >>> len(ds.corpus), len(ds.queries)
+        (80, 37)
     """
     settings = settings or Settings.from_env()
     text = str(name_or_path)
