@@ -317,7 +317,7 @@ class Qrels(_Table):
     Queries whose grades are all <= 0, or that have no judged item at all, are
     kept: they are the zero-answer queries.
 
-    Example:
+    Examples:
         >>> from finegrain import Qrels
         >>> qrels = Qrels.from_dict({"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}})
         >>> qrels
@@ -373,7 +373,7 @@ class Run(_Table):
     Rankings come from one rule only (``finegrain.ranking``): score
     descending, then document id descending, as trec_eval does.
 
-    Example:
+    Examples:
         >>> from finegrain import Run
         >>> run = Run.from_dict({"q1": {"d2": 0.5, "d1": 0.9, "d3": 0.5}}, name="bm25")
         >>> run

@@ -255,7 +255,7 @@ def pool_results(
         FinegrainError: No source, a source that cannot be read, a depth below 1, or two systems of the
             same name.
 
-    Example:
+    Examples:
         >>> from finegrain import Qrels, Run, pool
         >>> qrels = Qrels.from_dict({"q1": {"d1": 2, "d2": 0}})
         >>> bm25 = Run.from_dict({"q1": {"d1": 0.9, "d2": 0.5}}, name="bm25")

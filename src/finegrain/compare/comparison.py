@@ -353,7 +353,7 @@ def compare(
         FinegrainError: Fewer than two results, results on different queries or datasets, an unknown
             baseline or metric, or ``alpha`` and ``max_p`` that disagree.
 
-    Example:
+    Examples:
         >>> from finegrain import compare, evaluate
         >>> qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}
         >>> a = evaluate(qrels, {"q1": {"d1": 1.0}, "q2": {"d9": 1.0}, "q3": {"d9": 1.0}}, "ndcg@10")

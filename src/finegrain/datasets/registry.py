@@ -267,7 +267,7 @@ def load_dataset(
             they come from), a missing data root, a file where a folder was expected, or a language or
             split the dataset does not have.
 
-    Example:
+    Examples:
         >>> from finegrain import load_dataset
         >>> ds = load_dataset("embedded/captions-en")
         >>> len(ds.corpus), len(ds.queries)

@@ -90,7 +90,7 @@ def evaluate(
         FinegrainError: An unknown or ambiguous metric, no metric, an unreadable qrels or run (naming the
             file, line and value), or an option the mode does not take.
 
-    Example:
+    Examples:
         >>> from finegrain import evaluate
         >>> qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
         >>> run = {"q1": {"d1": 2.0, "d3": 1.0}, "q2": {"d3": 2.0, "d2": 1.0}}

@@ -173,7 +173,7 @@ class Evaluation(Mapping[str, MetricResult]):
     aggregate and the denominators (queries scored, left out for having no relevant item, missing from the
     run, undefined); an undefined value is ``None``, never 0.
 
-    Example:
+    Examples:
         >>> from finegrain import evaluate
         >>> ev = evaluate({"q1": {"d1": 1}, "q2": {"d2": 1}}, {"q1": {"d1": 1.0}}, ["ndcg@10", "recall@10"])
         >>> ev.mean("ndcg@10"), ev.per_query("ndcg@10")

@@ -145,7 +145,7 @@ class SavedResults:
     ``finegrain fuse`` or ``Evaluation.save`` wrote, checking every section and migrating files written by
     older versions; ``compare`` and ``report`` take these objects.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> from finegrain import SavedResults, evaluate
         >>> ev = evaluate({"q1": {"d1": 1}, "q2": {"d2": 1}}, {"q1": {"d1": 1.0}}, "ndcg@10")

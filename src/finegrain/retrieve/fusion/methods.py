@@ -257,7 +257,7 @@ def fuse(
         FinegrainError: An unknown method, a parameter the method does not take or a bad value, fewer
             than two runs, or weights that do not match the runs.
 
-    Example:
+    Examples:
         >>> from finegrain import fuse
         >>> bm25 = {"q1": {"d1": 9.0, "d2": 3.0}}
         >>> dense = {"q1": {"d2": 0.9, "d3": 0.5}}
