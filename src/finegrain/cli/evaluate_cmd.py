@@ -47,8 +47,8 @@ def evaluate_command(
         None,
         "--compat",
         help="strict (default) or trec_eval: the numbers the trec_eval binary prints (its reading of '#' "
-        "lines and extra fields, queries in both files, no-relevant queries and 0/0 as 0). See the README. "
-        "--format trec_eval implies trec_eval.",
+        "lines and extra fields, queries in both files, no-relevant queries and 0/0 as 0); the rules are in "
+        "docs/reference/metrics.md. --format trec_eval implies trec_eval.",
         show_default=False,
     ),
     complete: bool = typer.Option(
@@ -82,7 +82,8 @@ def evaluate_command(
     Rankings break score ties by document id descending, as trec_eval does.
     Strict (default): ranking metrics leave out queries without a relevant
     item and score qrels queries missing from the run 0; both counts are
-    printed. --compat trec_eval: the trec_eval binary's rules (see README).
+    printed. --compat trec_eval: the trec_eval binary's rules (listed in
+    docs/reference/metrics.md).
 
     Output: a table of 'metric  all  value' lines, then one denominators line
     per metric (with --per-query, 'metric  qid  value' lines come first).
