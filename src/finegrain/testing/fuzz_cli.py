@@ -138,7 +138,8 @@ def _outcome(code: int, stdout: str, stderr: str) -> None:
     if code == 0:
         return
     lines = [line for line in stderr.splitlines() if line.strip()]
-    if code == 2 and lines and (lines[-1].startswith("error: ") or "Error: " in stderr):
+    usage = stderr.startswith("Usage: ")  # click's usage error (no such option, a missing argument)
+    if code == 2 and lines and (lines[-1].startswith("error: ") or usage):
         raise FinegrainError(lines[-1])
     raise RuntimeError(f"exit {code} without one error line: {stderr[-500:]!r}")
 
@@ -499,7 +500,8 @@ def ref_sweep(text: str) -> tuple[Any, ...]:
     start, stop, step = (ref_float(b, hexadecimal=False) for b in bounds)
     if step <= 0 or stop < start:
         raise Invalid("empty range")
-    if math.floor((stop - start) / step + 1e-9) + 1 > 2001:
+    steps = (stop - start) / step + 1e-9
+    if not math.isfinite(steps) or math.floor(steps) + 1 > 2001:
         raise Invalid("too many thresholds")
     given: dict[str, str] = {}
     for part in rest:
