@@ -101,3 +101,15 @@ def test_merged_reports_add_counts_and_keep_the_first_findings() -> None:
     a.merge(b)
     assert a.counts["t"] == {"ok": 1, "crash": 2} and a.counts["u"] == {"error": 1}
     assert [f.detail for f in a.findings] == ["first"]
+
+
+def test_the_command_line_references_see_pythons_generous_numbers(tmp_path: Path) -> None:
+    numbers = next(t for t in all_targets() if t.name == "cli-numbers")
+    cv = {"option.txt": b"--cv", "value.txt": b"1_0"}
+    assert classify(numbers, cv, tmp_path)[0] == "error"
+    generous = Target("generous", numbers.seeds, lambda p: f"{int((p / 'value.txt').read_text())},seed=0",
+                      numbers.oracle, numbers.mutable)  # eval --cv read its value with int(): 1_0 was 10 folds
+    assert classify(generous, cv, tmp_path)[0] == "misparse"
+    metric = next(t for t in all_targets() if t.name == "cli-metric")
+    assert classify(metric, {"metric.txt": b"P.5,10"}, tmp_path) == ("ok", "")
+    assert classify(metric, {"metric.txt": "ndcg@١٠".encode()}, tmp_path)[0] == "error"
