@@ -31,6 +31,7 @@ from finegrain.io.trec import read_qrels, read_run
 from finegrain.results.files import read_results
 from finegrain.results.saved import SavedResults
 from finegrain.testing.fuzz import Files, Invalid, Target
+from finegrain.testing.fuzz_cli import cli_targets
 from finegrain.testing.fuzz_photos import photo_targets
 
 _I64 = (-(1 << 63), (1 << 63) - 1)
@@ -556,12 +557,14 @@ def loader_targets() -> list[Target]:
 
 
 def all_targets() -> list[Target]:
-    """:func:`loader_targets` and the album's photo reader and sidecars (need Pillow and piexif)."""
+    """:func:`loader_targets`, the album's photo reader and sidecars (need Pillow and piexif) and the command
+    line's option values and paths (:func:`finegrain.testing.fuzz_cli.cli_targets`)."""
     targets = loader_targets()
     try:
         import piexif  # noqa: F401
         import PIL  # noqa: F401
     except ImportError:  # pragma: no cover - without the album extra
-        return targets
-
-    return [*targets, *photo_targets()]
+        pass
+    else:
+        targets += photo_targets()
+    return [*targets, *cli_targets()]
