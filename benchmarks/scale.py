@@ -33,7 +33,7 @@ every row (the machine is shared).
 Rows come from a list of producers (:data:`PRODUCERS`); each returns ``Row``s
 and is selected by ``--parts``. Ray rows (1 and 2 workers) go in
 :func:`ray_rows` below. The report goes to this script's section of ``docs/results/scale.md``
-(``--markdown``); ``docs/scale.md`` extrapolates from it.
+(``--markdown``); ``docs/how-to/ray.md`` discusses what changes at larger scale.
 
 Usage::
 

@@ -88,7 +88,7 @@ LEVERS: list[Lever] = [
     Lever("hybrid-routed-cv", "hybrid-routed", cv=True,
           note="hybrid-use with weights and RRF k chosen per route (plain / constrained) of the query type predicted "
                "from the text; predictor (naive Bayes) and per-route settings fitted on the other folds; the gold "
-               "types of CapRetrieval's training folds train the predictor (labelled in provenance['cv']['routing'])",
+               "types of CapRetrieval's training folds train the predictor (labelled in `provenance['cv']['routing']`)",
           label="hybrid + USE-m3, routed by predicted query type; CV: weights, k per route"),
     # query expansion for category words (zh: Cilin-derived lexicon + hand table; en: WordNet hyponyms)
     Lever("bm25-okapi-expand", "bm25-okapi-expand",

@@ -312,10 +312,20 @@ class _Table(Mapping[str, Mapping[str, Any]]):
 
 
 class Qrels(_Table):
-    """Graded judgements ``qid -> {doc_id -> grade}`` (integers; > 0 is relevant).
+    """Graded judgements ``qid -> {doc_id -> grade}`` (integers; > 0 is relevant), read-only.
 
     Queries whose grades are all <= 0, or that have no judged item at all, are
     kept: they are the zero-answer queries.
+
+    Examples:
+        >>> from finegrain import Qrels
+        >>> qrels = Qrels.from_dict({"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}})
+        >>> qrels
+        Qrels(2 queries, 3 judgements)
+        >>> dict(qrels["q1"])
+        {'d1': 2, 'd2': 0}
+
+    ``Qrels.from_file`` reads TREC, BEIR ``.tsv``, ranx JSON or Parquet; ``Qrels.from_df`` a DataFrame.
     """
 
     _value_dtype = np.int64
@@ -358,10 +368,20 @@ class Qrels(_Table):
 
 
 class Run(_Table):
-    """Scores ``qid -> {doc_id -> score}`` of one system, with a name.
+    """Scores ``qid -> {doc_id -> score}`` of one system, with a name; read-only.
 
-    Rankings come from one rule only (:mod:`finegrain.ranking`): score
+    Rankings come from one rule only (``finegrain.ranking``): score
     descending, then document id descending, as trec_eval does.
+
+    Examples:
+        >>> from finegrain import Run
+        >>> run = Run.from_dict({"q1": {"d2": 0.5, "d1": 0.9, "d3": 0.5}}, name="bm25")
+        >>> run
+        Run('bm25', 1 queries, 3 results)
+        >>> run.ranked("q1")
+        ['d1', 'd3', 'd2']
+
+    ``Run.from_file`` reads TREC, ``run.jsonl``, ranx JSON or Parquet; ``run.save(path)`` writes one.
     """
 
     _value_dtype = np.float64

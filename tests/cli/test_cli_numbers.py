@@ -83,3 +83,12 @@ def test_a_top_k_above_the_corpus_size_is_the_corpus_size(tmp_path: Path) -> Non
         runs[k] = (read_run(out / "run.trec").to_dict(), json.loads((out / "results.json").read_text())["aggregate"])
     assert runs[str(n)] == runs["99999999999"] == runs[str(2**63 - 1)]
     assert max(len(docs) for docs in runs[str(n)][0].values()) <= n
+
+
+@pytest.mark.parametrize("cv", ["1_0", "٣", "５", " 3_0 "])
+def test_eval_cv_reads_the_one_grammar(cv: str) -> None:
+    from finegrain.cli.eval_cmd import cv_spec
+
+    with pytest.raises(FinegrainError, match="not a whole number of folds"):  # int() read these as 10, 3, 5, 30
+        cv_spec(cv, None, None)
+    assert cv_spec(" 7 ", None, None) == "7,seed=0"

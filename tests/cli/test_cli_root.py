@@ -97,6 +97,19 @@ def test_bad_input_through_clirunner_is_one_error_line_and_exit_2(tmp_path: Path
     assert res.exception is None or isinstance(res.exception, SystemExit)
 
 
+@pytest.mark.parametrize("which", ["qrels", "run"])
+def test_a_path_the_system_refuses_is_one_error_line(which: str, tmp_path: Path) -> None:
+    (tmp_path / "q.txt").write_text("q 0 d 1\n")
+    (tmp_path / "r.txt").write_text("q Q0 d 1 1.0 t\n")
+    long = str(tmp_path / ("x" * 300))  # longer than a file name may be: OSError ENAMETOOLONG, was a traceback
+    args = [long, str(tmp_path / "r.txt")] if which == "qrels" else [str(tmp_path / "q.txt"), long]
+    res = runner.invoke(app, ["evaluate", *args])
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "x" * 300 in lines[0] and "too long" in lines[0]
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+
+
 def test_verb_modules_never_import_the_root() -> None:
     roots = {"finegrain.cli.main", "finegrain.cli.app"}
     for f in sorted(CLI_DIR.glob("*_cmd.py")):

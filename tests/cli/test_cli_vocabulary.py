@@ -57,8 +57,8 @@ def test_each_short_flag_means_one_thing_across_verbs(tree) -> None:
             longs = tuple(sorted(f for f in flags if f.startswith("--")))
             for short in (f for f in flags if re.fullmatch(r"-[A-Za-z]", f)):
                 declared = VERB_SHORT_FLAGS.get(" ".join(path), {}).get(short)
-                if declared is not None:  # a verb that speaks another tool's flags, declared once
-                    assert declared in longs, f"{short} on {' '.join(path)} is declared {declared}, is {longs}"
+                if declared is not None:  # another tool's letter on its verb: hidden, the letter alone
+                    assert opt.hidden and not longs, f"{short} on {' '.join(path)} must be a hidden compat letter"
                     continue
                 meanings[short].add(longs)
                 where[short].append(" ".join(path))
@@ -78,6 +78,8 @@ def test_verb_flags_are_declared_and_used(tree) -> None:
         opts = {o for opt in _options(verbs[verb]) for o in (*opt.opts, *opt.secondary_opts)}
         for short, long in flags.items():
             assert {short, long} <= opts, (verb, short, long)
+            shown = {o for opt in _options(verbs[verb]) if not opt.hidden for o in (*opt.opts, *opt.secondary_opts)}
+            assert short not in shown, f"{verb} --help shows {short}, which means {SHORT_FLAGS[short]} elsewhere"
             assert short in SHORT_FLAGS, "an exception is to a flag the vocabulary gives another meaning"
 
 
@@ -197,10 +199,15 @@ def test_one_spelling_per_concept_on_every_verb(tree, concept: str) -> None:
 
 
 def test_every_hidden_parameter_is_a_retired_spelling_that_names_its_successor(tree) -> None:
+    """Hidden parameters are retired spellings, or another tool's letters declared in VERB_SHORT_FLAGS."""
     hidden = 0
     for path, cmd in tree:
         visible = {f for p in cmd.params if not p.hidden for f in _flags(p)}
+        letters = VERB_SHORT_FLAGS.get(" ".join(path), {})
         for p in (p for p in cmd.params if p.hidden):
+            if tuple(_flags(p)) in {(letter,) for letter in letters}:
+                assert letters[_flags(p)[0]] in visible and letters[_flags(p)[0]] in (p.help or ""), (path, p.help)
+                continue
             hidden += 1
             assert (p.help or "").startswith("Retired: write "), (path, p.name, p.help)
             assert any(f in p.help for f in visible), f"{' '.join(path)}: {p.help!r} names no option of the verb"

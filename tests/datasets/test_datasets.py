@@ -9,7 +9,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from finegrain.cli.main import app
 from finegrain.datasets import DEFAULT_DATASET, Dataset, detect_format, list_datasets, load_dataset
 from finegrain.datasets.registry import EMBEDDED_ROOT
 from finegrain.errors import FinegrainError, UnknownNameError
@@ -82,6 +84,32 @@ def test_list_datasets_names_everything() -> None:
         "photobench/album1/zh",
     }
     assert infos["embedded/captions-zh"].available and not infos["capretrieval/zh"].available
+
+
+def test_a_dataset_that_is_not_ready_says_how_to_get_it(tmp_path: Path) -> None:
+    """Where its files go (under the data root, or which variable to set) and where they come from."""
+    ready = {i.name: i for i in list_datasets(NO_ROOT)}
+    assert ready["embedded/captions-en"].how_to_get is None
+    unset = ready["capretrieval/zh"].how_to_get or ""
+    assert "FINEGRAIN_DATA is not set" in unset and "candidates.jsonl" in unset
+    assert "github.com/lxucs/CapRetrieval" in unset
+    infos = {i.name: i for i in list_datasets(Settings(data_root=tmp_path))}
+    for name, folder in (("capretrieval/en", "capretrieval/en"), ("dureader/mini", "dureader_mini"),
+                         ("photobench/album1/zh", "photobench/album1")):
+        how = infos[name].how_to_get or ""
+        assert not infos[name].available and str(tmp_path / folder) in how and "github.com/" in how, how
+    with pytest.raises(FinegrainError) as e:  # loading it says the same
+        load_dataset("dureader/mini", Settings(data_root=tmp_path))
+    assert "github.com/PaddlePaddle/RocketQA" in str(e.value)
+
+
+def test_list_datasets_shows_how_to_get_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FINEGRAIN_DATA", str(tmp_path))
+    out = CliRunner().invoke(app, ["list", "datasets", "--json"])
+    assert out.exit_code == 0, out.output
+    rows = {r["name"]: r for r in json.loads(out.output)}
+    assert "how_to_get" not in rows["embedded/captions-zh"]
+    assert str(tmp_path / "photobench" / "album1") in rows["photobench/album1"]["how_to_get"]
 
 
 def test_unknown_name_suggests_near_names() -> None:

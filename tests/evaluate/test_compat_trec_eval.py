@@ -310,7 +310,7 @@ def test_near_tied_scores_are_compared_as_doubles(
 
 
 def test_pytrec_eval_treats_near_ties_as_ties() -> None:
-    """The README's note: pytrec_eval ranks scores in single precision, so 1.000000001 and 1.0 tie there."""
+    """The metrics reference's note (docs/reference/metrics.md): pytrec_eval ranks scores in single precision, so 1.000000001 and 1.0 tie there."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
     ev = pytrec_eval.RelevanceEvaluator({"q1": {"d_a": 1, "d_b": 0}}, {"P_1"})
     got = ev.evaluate({"q1": {"d_a": 1.000000001, "d_b": 1.0}})["q1"]["P_1"]

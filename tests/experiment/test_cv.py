@@ -149,6 +149,13 @@ def test_parse_cv() -> None:
             parse_cv(bad)
 
 
+@pytest.mark.parametrize("bad, match", [("5,seed=1,seed=2", "given twice"), ("5,seed=-1", "negative"),
+                                        ("5,metric=ndcg@10,metric=map", "given twice")])
+def test_parse_cv_refuses_a_repeated_part_and_a_negative_seed(bad: str, match: str) -> None:
+    with pytest.raises(FinegrainError, match=match):  # the last one used to win silently; --seed is >= 0
+        parse_cv(bad)
+
+
 def test_declared_grids() -> None:
     hybrid = {t.key: t for t in tunables("hybrid", {})}
     assert set(hybrid) == {"weights", "k"} and hybrid["k"].default == 60

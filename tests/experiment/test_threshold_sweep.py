@@ -196,3 +196,17 @@ def test_sweep_numbers_follow_the_one_number_grammar(text: str) -> None:
 
     with pytest.raises(FinegrainError, match="--sweep"):
         parse_sweep(text)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("threshold=0:1e20:1e-5", "at most"),  # 1e25 thresholds: counted, never made (it used to hang)
+    ("threshold=-1e308:1e308:1e-300", "at most"),  # the count overflows a double
+    ("threshold=٠:١:0.5", "START:STOP:STEP"),  # Arabic-Indic digits: ASCII only, as every number
+    ("threshold=0:１:0.5", "START:STOP:STEP"),
+    ("threshold=0:1:0.5,folds=3,folds=4", "given twice"),
+    ("threshold=0:1:0.5,seed=-1", "negative"),
+])
+def test_parse_sweep_refuses_what_the_fuzzer_found(text: str, match: str) -> None:
+    with pytest.raises(FinegrainError) as e:
+        parse_sweep(text)
+    assert match in str(e.value) + str(e.value.hint)

@@ -9,7 +9,7 @@ import pytest
 from finegrain.testing.fuzz import Target, classify, mutate, run
 from finegrain.testing.fuzz_targets import all_targets, trec_qrels_reference
 
-N = 300  # inputs per target here; benchmarks/fuzz_loaders.py runs 100,000 in all
+N = 300  # inputs per target here; benchmarks/fuzz_loaders.py runs 100,000 per target
 
 
 @pytest.mark.parametrize("target", all_targets(), ids=lambda t: t.name)
@@ -77,3 +77,39 @@ def test_mutations_keep_gzip_streams_mostly_valid() -> None:
         except (OSError, EOFError, Exception):
             pass
     assert 100 < readable < 200  # most edits land inside the stream, some corrupt it
+
+
+def test_chunked_runs_give_the_same_report_for_any_number_of_processes() -> None:
+    from finegrain.testing.fuzz import chunks, run_chunks
+
+    assert chunks(2500, 1000) == [(0, 0, 1000), (1, 1000, 1000), (2, 2000, 500)]
+    targets = [t for t in all_targets() if t.name in ("trec-qrels-strict", "trec-run-compat")]
+    one, two = run_chunks(targets, 2100, seed=3, jobs=1), run_chunks(targets, 2100, seed=3, jobs=2)
+    assert one.counts == two.counts and one.n_inputs == 2 * 2100
+    assert [(f.target, f.outcome, f.detail) for f in one.findings] == [(f.target, f.outcome, f.detail) for f in two.findings]
+    assert set(one.seconds) == {t.name for t in targets}
+
+
+def test_merged_reports_add_counts_and_keep_the_first_findings() -> None:
+    from finegrain.testing.fuzz import Report
+
+    a, b = Report(keep=1), Report()
+    a.add("t", "ok", "", {})
+    b.add("t", "crash", "first", {})
+    b.add("t", "crash", "second", {})
+    b.add("u", "error", "x", {})
+    a.merge(b)
+    assert a.counts["t"] == {"ok": 1, "crash": 2} and a.counts["u"] == {"error": 1}
+    assert [f.detail for f in a.findings] == ["first"]
+
+
+def test_the_command_line_references_see_pythons_generous_numbers(tmp_path: Path) -> None:
+    numbers = next(t for t in all_targets() if t.name == "cli-numbers")
+    cv = {"option.txt": b"--cv", "value.txt": b"1_0"}
+    assert classify(numbers, cv, tmp_path)[0] == "error"
+    generous = Target("generous", numbers.seeds, lambda p: f"{int((p / 'value.txt').read_text())},seed=0",
+                      numbers.oracle, numbers.mutable)  # eval --cv read its value with int(): 1_0 was 10 folds
+    assert classify(generous, cv, tmp_path)[0] == "misparse"
+    metric = next(t for t in all_targets() if t.name == "cli-metric")
+    assert classify(metric, {"metric.txt": b"P.5,10"}, tmp_path) == ("ok", "")
+    assert classify(metric, {"metric.txt": "ndcg@١٠".encode()}, tmp_path)[0] == "error"

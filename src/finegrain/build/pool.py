@@ -227,14 +227,41 @@ def pool_results(
     grades: Sequence[int] | None = None,
     settings: Any = None,
 ) -> Pool:
-    """Pool ``finegrain eval`` results folders, run files (TREC, ``run.jsonl``, ranx JSON, Parquet) or Runs.
+    """Pool the top ``depth`` of several systems per query, in judging order (``finegrain.pool``).
 
-    The qrels are ``qrels`` (a :class:`Qrels` or a file), else the dataset's
-    that the folders' ``results.json`` name, when it loads; its query and
-    passage texts are embedded unless ``texts=False``. A folder's run is
-    completed with the queries its results.json scored and the run file could
-    not hold (a query with no result has no TREC line). What could not be
-    loaded is listed in ``pool.provenance["warnings"]``.
+    Items retrieved by more systems come first, then better best rank, then a seeded shuffle of the
+    remaining ties. A folder's run is completed with the queries its ``results.json`` scored and the run
+    file could not hold (a query with no result has no TREC line). What could not be loaded is listed in
+    ``pool.provenance["warnings"]``.
+
+    Args:
+        sources: ``finegrain eval`` results folders, run files (TREC, ``run.jsonl``, ranx JSON, Parquet) or
+            ``Run`` objects, one per system.
+        depth: How many of each system's top results to pool per query.
+        qrels: The judgements already made (a ``Qrels`` or a file); default: the qrels of the dataset the
+            folders' ``results.json`` name, when it loads.
+        seed: The seed of the shuffle of ties, so that the same runs give the same pool in any order.
+        texts: Embed the query and passage texts of the dataset, for the judging page.
+        lang: The language of the texts (default: the dataset's).
+        grades: The grade scale of the judging page (default 0, 1, 2).
+        settings: Where the data root is (default: from the environment).
+
+    Returns:
+        A frozen ``Pool``: its ``items`` in judging order, each with the systems that retrieved it, its best
+        rank and the grade the qrels already have (``None``: unjudged). ``write_pool`` saves it for
+        ``finegrain judge``.
+
+    Raises:
+        FinegrainError: No source, a source that cannot be read, a depth below 1, or two systems of the
+            same name.
+
+    Examples:
+        >>> from finegrain import Qrels, Run, pool
+        >>> qrels = Qrels.from_dict({"q1": {"d1": 2, "d2": 0}})
+        >>> bm25 = Run.from_dict({"q1": {"d1": 0.9, "d2": 0.5}}, name="bm25")
+        >>> e5 = Run.from_dict({"q1": {"d3": 1.0}}, name="e5")
+        >>> [(item.doc_id, item.systems, item.grade) for item in pool([bm25, e5], depth=10, qrels=qrels).items]
+        [('d3', ('e5',), None), ('d1', ('bm25',), 2), ('d2', ('bm25',), 0)]
     """
 
     loaded = [_load_source(s) for s in sources]

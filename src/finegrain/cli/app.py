@@ -106,9 +106,10 @@ OUT_OF_MEMORY_EXIT = 1
 
 
 def _guard(fn: Callable[..., Any], path: str) -> Callable[..., Any]:
-    """Turn a :class:`FinegrainError` into ``error: ...`` on stderr and its exit code, and a
+    """Turn a :class:`FinegrainError` into ``error: ...`` on stderr and its exit code, a
     :class:`MemoryError` into one ``error:`` line naming the command (:func:`out_of_memory`) and exit code
-    :data:`OUT_OF_MEMORY_EXIT`; never a traceback.
+    :data:`OUT_OF_MEMORY_EXIT`, and an :class:`OSError` (a path the system refuses) into one line naming
+    the path (:func:`os_error`); never a traceback.
 
     Done per command (not only in :func:`finegrain.cli.main.main`) so that
     ``CliRunner().invoke(app, ...)`` behaves like the installed script.
@@ -124,8 +125,21 @@ def _guard(fn: Callable[..., Any], path: str) -> Callable[..., Any]:
         except MemoryError as e:
             print(f"error: {out_of_memory(path, e)}", file=sys.stderr)
             raise typer.Exit(OUT_OF_MEMORY_EXIT) from None
+        except OSError as e:
+            error = os_error(e)
+            print(f"error: {error}", file=sys.stderr)
+            raise typer.Exit(error.exit_code) from None
 
     return wrapper
+
+
+def os_error(e: OSError) -> FinegrainError:
+    """A file the system will not open or stat (a name too long, a folder where a file is wanted, no permission,
+    ...) as one line naming the path and the reason; the path comes from the command line or a file it read."""
+    reason = e.strerror or type(e).__name__
+    where = f"{e.filename!r}: " if e.filename is not None else ""
+    return FinegrainError(f"{where}{reason}", "check the path: that it names a file you can read (or a folder "
+                          "where one is wanted) and that no part of it is longer than the system allows")
 
 
 def out_of_memory(path: str, e: MemoryError) -> FinegrainError:

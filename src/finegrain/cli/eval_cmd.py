@@ -143,6 +143,7 @@ def cv_spec(cv: str | None, cv_metric: str | None, seed: int | None) -> str | No
     spelling."""
     from finegrain.errors import FinegrainError
     from finegrain.experiment.tuning.cv import parse_cv
+    from finegrain.numbers import NumberError, parse_int
 
     folds = None
     if cv is not None:
@@ -157,9 +158,10 @@ def cv_spec(cv: str | None, cv_metric: str | None, seed: int | None) -> str | No
             folds, cv_metric, seed = old.folds, old.metric, old.seed
         else:
             try:
-                folds = int(text)
-            except ValueError:
-                raise FinegrainError(f"--cv {cv!r} is not a whole number of folds", "pass --cv 5, say") from None
+                folds = parse_int(text)  # the one number grammar: int() would read 1_0 and ٣ as numbers
+            except NumberError as e:
+                raise FinegrainError(f"--cv {cv!r} is not a whole number of folds: {e.reason}",
+                                     "pass --cv 5, say") from None
     opt.check_cv(folds, cv_metric, seed)
     if folds is None:
         return None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from finegrain.cli.options import metrics_option
+from finegrain.cli.options import compat_letter, metrics_option
 from finegrain.errors import FinegrainError
 
 if TYPE_CHECKING:
@@ -47,15 +47,16 @@ def evaluate_command(
         None,
         "--compat",
         help="strict (default) or trec_eval: the numbers the trec_eval binary prints (its reading of '#' "
-        "lines and extra fields, queries in both files, no-relevant queries and 0/0 as 0). See the README. "
-        "--format trec_eval implies trec_eval.",
+        "lines and extra fields, queries in both files, no-relevant queries and 0/0 as 0); the rules are in "
+        "docs/reference/metrics.md. --format trec_eval implies trec_eval.",
         show_default=False,
     ),
     complete: bool = typer.Option(
-        False, "--complete", "-c",
-        help="With --compat trec_eval or --format trec_eval: trec_eval's -c, average over every qrels query "
-        "(missing ones score 0).",
+        False, "--complete",
+        help="With --compat trec_eval or --format trec_eval: average over every qrels query "
+        "(missing ones score 0); trec_eval's -c letter is read too.",
     ),
+    complete_letter: bool = compat_letter("-c", "--complete", "trec_eval"),
     level_for_rel: int | None = typer.Option(
         None, "--level-for-rel",
         help="With --compat trec_eval: trec_eval's -l N, the lowest relevant grade for every metric but ndcg.",
@@ -67,7 +68,10 @@ def evaluate_command(
         False, "--allow-empty-run",
         help="Score a run file with no result line (every query missing) instead of failing.",
     ),
-    per_query: bool = typer.Option(False, "--per-query", "-q", help="Also print every query's value (trec_eval's -q)."),
+    per_query: bool = typer.Option(
+        False, "--per-query", help="Also print every query's value; trec_eval's -q letter is read too."
+    ),
+    per_query_letter: bool = compat_letter("-q", "--per-query", "trec_eval"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table (= --format json)."),
     output_format: str | None = typer.Option(
         None, "--format",
@@ -82,7 +86,8 @@ def evaluate_command(
     Rankings break score ties by document id descending, as trec_eval does.
     Strict (default): ranking metrics leave out queries without a relevant
     item and score qrels queries missing from the run 0; both counts are
-    printed. --compat trec_eval: the trec_eval binary's rules (see README).
+    printed. --compat trec_eval: the trec_eval binary's rules (listed in
+    docs/reference/metrics.md).
 
     Output: a table of 'metric  all  value' lines, then one denominators line
     per metric (with --per-query, 'metric  qid  value' lines come first).
@@ -101,6 +106,7 @@ def evaluate_command(
     from finegrain.io.files import read_run_file
     from finegrain.metrics.spec import parse_metrics
 
+    complete, per_query = complete or complete_letter, per_query or per_query_letter
     fmt_out = _output_format(output_format, as_json)
     trec_out = fmt_out == "trec_eval"
     if trec_out and compat is not None and compat.strip().lower() != "trec_eval":

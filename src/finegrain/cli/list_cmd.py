@@ -44,7 +44,8 @@ def catalogue(kind: str) -> list[dict[str, Any]]:
         from finegrain.datasets.registry import list_datasets
 
         return [
-            {"name": d.name, "help": d.help, "lang": d.lang, "available": d.available, "params": {}}
+            {"name": d.name, "help": d.help, "lang": d.lang, "available": d.available,
+             **({"how_to_get": d.how_to_get} if d.how_to_get else {}), "params": {}}
             for d in list_datasets()
         ]
     if kind == "metrics":
@@ -98,7 +99,8 @@ def _print(kind: str, rows: list[dict[str, Any]]) -> None:
         table.add_column("ready", no_wrap=True)
         table.add_column("description", ratio=1, overflow="fold")
         for r in rows:
-            table.add_row(escape(r["name"]), r["lang"], "yes" if r["available"] else "no", escape(r["help"]))
+            how = f"\n[bold]to get it:[/bold] {escape(r['how_to_get'])}" if r.get("how_to_get") else ""
+            table.add_row(escape(r["name"]), r["lang"], "yes" if r["available"] else "no", escape(r["help"]) + how)
     else:
         if kind == "metrics":
             table.add_column("@k", no_wrap=True)

@@ -35,11 +35,13 @@ and one long name per concept (the same test holds the table):
 
 A retired spelling is hidden from ``--help`` and still read for one release: it prints one
 ``warning:`` line with the name to write (:func:`retired_option`, :func:`either`).
-=======
-One verb speaks another tool's flags, because its users bring that tool's
-habits (:data:`VERB_SHORT_FLAGS`): ``finegrain evaluate`` is trec_eval's
-verb, so there ``-q`` is ``--per-query`` (trec_eval's ``-q``) and ``-c`` is
-``--complete`` (trec_eval's ``-c``).
+
+One verb also reads another tool's letters, because its users bring that
+tool's scripts (:data:`VERB_SHORT_FLAGS`): ``finegrain evaluate`` is
+trec_eval's verb, so there it reads trec_eval's ``-q`` as ``--per-query`` and
+``-c`` as ``--complete``. These are hidden compatibility spellings
+(:func:`compat_letter`): ``--help`` shows the long names with one meaning per
+letter across verbs, and the long option's help names the letter.
 
 ``-m/--metric`` is repeatable, each value a comma-separated list, so
 ``-m ndcg@10 -m recall@100``, ``-m ndcg@10,recall@100`` and any mix mean the
@@ -91,10 +93,17 @@ SHORT_FLAGS: dict[str, str] = {
     "-n": "--name",
     "-g": "--ground-truth",
 }
-#: Verb -> short flags that mean another tool's option there, declared once (tests/cli/test_cli_vocabulary.py).
+#: Verb -> another tool's letters it also reads, and the long option each stands for there; hidden from
+#: --help (:func:`compat_letter`), declared once (tests/cli/test_cli_vocabulary.py).
 VERB_SHORT_FLAGS: dict[str, dict[str, str]] = {
     "evaluate": {"-q": "--per-query", "-c": "--complete"},  # trec_eval's -q and -c
 }
+
+
+def compat_letter(letter: str, long: str, tool: str) -> Any:
+    """A flag ``letter`` read as ``long`` on a verb whose users bring ``tool``'s scripts: hidden from
+    ``--help`` (where the letter means the vocabulary's option), declared in :data:`VERB_SHORT_FLAGS`."""
+    return typer.Option(False, letter, hidden=True, show_default=False, help=f"{tool}'s {letter}: {long}.")
 
 
 def retired_option(old: str, new: str, *, flags: Sequence[str] = (), multiple: bool = False, **checks: Any) -> Any:

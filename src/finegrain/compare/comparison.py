@@ -317,19 +317,51 @@ def compare(
     tol: float = 1e-9,
     warn: bool = True,
 ) -> Comparison:
-    """Compare saved results, or runs on qrels as ranx does; see the module docstring.
+    """Compare systems on the same queries: bootstrap intervals, paired tests with Holm's correction,
+    win/tie/loss per query type.
 
-    ``compare([ev1, ev2])``: ``results`` are :class:`SavedResults`, in-memory
-    ``Evaluation`` objects, results folders / files (``results.json`` or MTEB
-    result JSON), or dicts in the ``results.json`` layout, in any mix.
-    ``compare(qrels, runs=[run1, run2], metrics=["ndcg@10"])`` (ranx's call; ``qrels=``
-    by name too): each run (anything :func:`finegrain.interop.as_run` reads) is
-    evaluated on ``qrels`` first; ``warn`` as :func:`finegrain.evaluate.evaluate`
-    takes it, one warning for all runs. ``folders`` label each result in
-    messages and names (default: the folder given, else ``"#0"``, ``"#1"``,
-    ...). ``baseline``: an index into ``results``, a system name or a folder.
-    ``metrics``: keys to compare (default: every metric all results share
-    whose aggregation rule is ``mean``). ``max_p`` (ranx's name) is ``alpha``.
+    Two calls: ``compare([ev1, ev2])`` compares results already computed, and
+    ``compare(qrels, runs=[run1, run2], metrics=["ndcg@10"])`` (ranx's call) evaluates each run on
+    ``qrels`` first.
+
+    Args:
+        results: The results to compare, at least two: ``SavedResults``, in-memory ``Evaluation`` objects,
+            results folders or files (``results.json`` or an MTEB result file), or dicts in the
+            ``results.json`` layout, in any mix. With ``runs``, the qrels instead.
+        runs: Runs to evaluate on ``qrels`` (anything ``finegrain.interop.as_run`` reads).
+        metrics: Metric keys to compare (default: every metric all results share whose aggregation is
+            the mean); with ``runs``, the metrics to evaluate.
+        qrels: The qrels, by name, for ``runs``.
+        folders: Labels of the results in messages and names (default: the folder given, else ``#0``,
+            ``#1``, ...).
+        baseline: The system the others are tested against: an index into ``results``, a system name or
+            a folder.
+        alpha: The significance level of the tests (after Holm's correction).
+        max_p: ranx's name for ``alpha``.
+        confidence: The level of the bootstrap intervals.
+        n_resamples: Bootstrap resamples (and randomization-test permutations).
+        seed: The seed of the resampling, so that the same inputs give the same intervals.
+        ci_method: The bootstrap interval: ``"percentile"``, ``"basic"`` or ``"bca"``.
+        tol: Per-query differences within ``tol`` count as ties.
+        warn: As ``finegrain.evaluate``'s, one warning for all runs.
+
+    Returns:
+        A ``Comparison``: ``print(comparison)`` shows the table ``finegrain compare`` prints;
+        ``to_table()``, ``to_markdown()``, ``to_latex()``, ``to_json_dict()`` and ``to_dataframe()`` give other views.
+
+    Raises:
+        FinegrainError: Fewer than two results, results on different queries or datasets, an unknown
+            baseline or metric, or ``alpha`` and ``max_p`` that disagree.
+
+    Examples:
+        >>> from finegrain import compare, evaluate
+        >>> qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1}}
+        >>> a = evaluate(qrels, {"q1": {"d1": 1.0}, "q2": {"d9": 1.0}, "q3": {"d9": 1.0}}, "ndcg@10")
+        >>> b = evaluate(qrels, {"q1": {"d1": 1.0}, "q2": {"d2": 1.0}, "q3": {"d3": 1.0}}, "ndcg@10")
+        >>> comparison = compare([a, b], n_resamples=1000)
+        >>> print(comparison)  # doctest: +ELLIPSIS
+        results · x100, 95% bootstrap CI · baseline run (#0)
+        ...
     """
 
     if max_p is not None:

@@ -62,6 +62,7 @@ class DatasetInfo:
     lang: str
     location: str  # "embedded:<folder>" or a folder relative to the data root
     available: bool
+    how_to_get: str | None = None  # for a dataset that is not ready: the files, the folder they go in, the source
 
 
 # --------------------------------------------------------------------------- registered names
@@ -89,7 +90,8 @@ class _Spec:
             top = self.location.split("/")[0]
             raise FinegrainError(
                 f"dataset {self.name!r} needs the folder {str(path)!r}, which does not exist",
-                f"set {DATA_ENV} to the data folder that holds {top}/ (now {str(root)!r})",
+                f"set {DATA_ENV} to the data folder that holds {top}/ (now {str(root)!r}), or "
+                + how_to_get(self, root),
             )
         return path
 
@@ -137,6 +139,7 @@ _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
     {
         "embedded": MappingProxyType(
             {
+                "files": "",
                 "source": "written by the finegrain authors (src/finegrain/datasets/embedded/captions)",
                 "license": "Apache-2.0 (as finegrain)",
                 "citation": "finegrain embedded caption set",
@@ -146,6 +149,7 @@ _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
         ),
         "capretrieval": MappingProxyType(
             {
+                "files": "candidates.jsonl, queries.jsonl and types.json (a CapRetrieval folder)",
                 "source": "github.com/lxucs/CapRetrieval @ e055902 (dataset/CapRetrieval, dataset/CapRetrievalEn)",
                 "revision": "e055902",
                 "license": "Apache-2.0",
@@ -158,6 +162,7 @@ _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
         ),
         "dureader": MappingProxyType(
             {
+                "files": "corpus.jsonl, queries.jsonl and qrels.tsv (a BEIR folder made from the training rows)",
                 "source": "github.com/PaddlePaddle/RocketQA @ e2bfcfc, examples/data (training-format rows, "
                 "not the dev set)",
                 "revision": "e2bfcfc",
@@ -172,6 +177,7 @@ _PROVENANCE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
         ),
         "photobench": MappingProxyType(
             {
+                "files": "metadata.json, face_info_en.json, face_info_cn.json and the *_query.json files",
                 "source": "github.com/LaVieEnRose365/PhotoBench @ db6ae80 (dataset/protected/album1, "
                 "dataset/samples/album1)",
                 "revision": "db6ae80",
@@ -205,8 +211,20 @@ def list_datasets(settings: Settings | None = None) -> list[DatasetInfo]:
             available = (EMBEDDED_ROOT / spec.location.removeprefix("embedded:")).is_dir()
         else:
             available = root is not None and (root / spec.location).is_dir()
-        out.append(DatasetInfo(spec.name, spec.help, spec.lang, spec.location, available))
+        how = None if available else how_to_get(spec, root)
+        out.append(DatasetInfo(spec.name, spec.help, spec.lang, spec.location, available, how))
     return out
+
+
+def how_to_get(spec: _Spec, root: Path | None) -> str:
+    """Where a registered dataset's files go and where they come from, on one line."""
+    source = _PROVENANCE[spec.options["source"]]
+    if root is None:
+        where = (f"${DATA_ENV}/{spec.location} ({DATA_ENV} is not set and ../shared/data does not exist: "
+                 f"set {DATA_ENV} to the folder that holds {spec.location.split('/')[0]}/)")
+    else:
+        where = f"{root / spec.location} (${DATA_ENV}/{spec.location})"
+    return f"put {source['files']} in {where}; from {source['source']}, license: {source['license']}"
 
 
 def dataset_names() -> list[str]:
@@ -224,21 +242,36 @@ def load_dataset(
     split: str | None = None,
     types_from: str | Path | None = None,
 ) -> Dataset:
-    """Load a registered dataset by name, a folder in a known format by path, or
-    ``irds:ID``, an ir_datasets dataset already on disk (:mod:`finegrain.datasets.irds`).
+    """Load a registered dataset by name, a folder in a known format by path, or an ir_datasets dataset.
 
-    ``types_from`` (a folder path) gives a CapRetrieval folder without a
-    ``types.json`` the query types of another folder with the same query ids
-    (as ``capretrieval/en`` takes those of ``capretrieval/zh``); without it
-    such a folder's queries stay untyped: types are never borrowed silently.
+    Registered names (``finegrain list datasets``) live under the data root, ``$FINEGRAIN_DATA``; the
+    embedded caption sets ship with the package. A folder's format (CapRetrieval, BEIR/MTEB, PhotoBench)
+    is detected from its files. Types are never borrowed silently: a CapRetrieval folder without a
+    ``types.json`` stays untyped unless ``types_from`` names the folder whose types to use.
 
-    ``lang`` picks the query language of a PhotoBench album (``en`` or
-    ``zh``) and overrides the detected language of other folders; with a
-    registered name it must be that dataset's language; ``split``
-    picks the qrels split of a BEIR folder. Errors: an unknown name raises
-    :class:`~finegrain.errors.UnknownNameError` with near names; a registered
-    name whose folder is missing, or a missing data root, raises
-    :class:`~finegrain.errors.FinegrainError` saying to set ``FINEGRAIN_DATA``.
+    Args:
+        name_or_path: A registered name (``embedded/captions-en``, ``capretrieval/zh``), a folder, or
+            ``irds:ID`` for an ir_datasets dataset already on disk.
+        settings: Where the data root is (default: from the environment).
+        lang: The query language of a PhotoBench album (``en`` or ``zh``); for other folders it overrides
+            the detected language; with a registered name it must be that dataset's language.
+        split: The qrels split of a BEIR folder (``qrels/<split>.tsv``).
+        types_from: A CapRetrieval folder whose ``types.json`` types this folder's queries (same ids).
+
+    Returns:
+        A frozen ``Dataset``: ``corpus``, ``queries`` (with their types) and ``qrels``, and its metadata.
+
+    Raises:
+        UnknownNameError: An unknown name (with near names).
+        FinegrainError: A registered name whose folder is missing (saying where its files go and where
+            they come from), a missing data root, a file where a folder was expected, or a language or
+            split the dataset does not have.
+
+    Examples:
+        >>> from finegrain import load_dataset
+        >>> ds = load_dataset("embedded/captions-en")
+        >>> len(ds.corpus), len(ds.queries)
+        (80, 37)
     """
     settings = settings or Settings.from_env()
     text = str(name_or_path)

@@ -52,27 +52,50 @@ def evaluate(
     level_for_rel: int | None = None,
     warn: bool = True,
 ) -> Evaluation:
-    """Evaluate ``run`` against ``qrels`` on ``metrics``: one metric or a list of them, each a string such as
-    ``"ndcg@10"`` or ``"P(rel=2)@5"``, a :class:`~finegrain.metrics.spec.MetricSpec` or an ir_measures measure
-    object (``ir_measures.nDCG@10``); a name that would mean another measure is refused.
+    """Evaluate ``run`` against ``qrels`` on ``metrics``: per-query values, aggregates and their denominators.
 
-    ``qrels`` and ``run`` are finegrain objects or anything
-    :func:`finegrain.interop.as_qrels` / :func:`~finegrain.interop.as_run` read:
-    ``{qid: {doc_id: grade|score}}`` dicts, pandas DataFrames (``q_id, doc_id,
-    relevance|score``), ranx ``Qrels``/``Run``, ir_measures records, or file
-    paths (TREC, BEIR ``.tsv``, ``run.jsonl``, ranx ``.json``, ``.parquet``).
+    ``qrels`` and ``run`` are finegrain objects or anything ``finegrain.interop.as_qrels`` /
+    ``finegrain.interop.as_run`` read: ``{qid: {doc_id: grade|score}}`` dicts, pandas DataFrames
+    (``q_id, doc_id, relevance|score``), ranx ``Qrels``/``Run``, ir_measures records, or file paths (TREC,
+    BEIR ``.tsv``, ``run.jsonl``, ranx ``.json``, ``.parquet``). Rankings break score ties by document id
+    descending, as trec_eval does. Duplicate metrics (same canonical key) are computed once.
 
-    Duplicate metrics (same canonical key) are computed once. ``query_types``
-    (``{qid: type}``) is kept on the result for :meth:`Evaluation.by_group`
-    and the ``by_type`` section of :meth:`Evaluation.to_json_dict`.
+    Strict mode (the default) leaves queries without a relevant item out of ranking metrics and scores
+    qrels queries missing from the run 0; ``compat="trec_eval"`` gives the numbers the trec_eval binary
+    prints instead (``complete=True`` is its ``-c``, ``level_for_rel=N`` its ``-l N``).
 
-    ``compat``: None or ``"strict"`` (default), or ``"trec_eval"`` for the
-    numbers the trec_eval binary prints; then ``complete=True`` is its ``-c``
-    and ``level_for_rel=N`` its ``-l N``. ``queries`` is finegrain's own
-    universe and is refused in ``trec_eval`` mode (trec_eval has none).
+    Args:
+        qrels: The judgements, ``{qid: {doc_id: grade}}`` or any qrels-like value above.
+        run: The ranked results, ``{qid: {doc_id: score}}`` or any run-like value above.
+        metrics: One metric or a list: strings such as ``"ndcg@10"`` or ``"P(rel=2)@5"``, ``MetricSpec``
+            objects or ir_measures measures (``ir_measures.nDCG@10``). A name that would mean another
+            measure is refused.
+        queries: The query universe (default: the qrels' queries); listed queries absent from the run
+            score as empty rankings. Refused in trec_eval mode, which has no such universe.
+        query_types: ``{qid: type}``, kept on the result for ``Evaluation.by_group`` and the ``by_type``
+            section of ``Evaluation.to_json_dict``.
+        compat: ``None`` or ``"strict"`` (default), or ``"trec_eval"``.
+        complete: trec_eval's ``-c``: average over every qrels query (trec_eval mode only).
+        level_for_rel: trec_eval's ``-l N``: the lowest relevant grade for every metric but ndcg
+            (trec_eval mode only).
+        warn: When strict ranking metrics leave out queries without a relevant item, say so in one
+            ``ExcludedQueriesWarning``.
 
-    ``warn``: when strict ranking metrics leave out queries without a relevant
-    item, say so in one :class:`ExcludedQueriesWarning` (see the module docstring).
+    Returns:
+        An ``Evaluation``: ``ev.mean("ndcg@10")``, ``ev.per_query("ndcg@10")``, ``ev.to_dict()``,
+        ``ev.denominators()``, ``ev.to_dataframe()``, ``ev.save(folder)``; ``print(ev)`` shows the values
+        and the denominators.
+
+    Raises:
+        FinegrainError: An unknown or ambiguous metric, no metric, an unreadable qrels or run (naming the
+            file, line and value), or an option the mode does not take.
+
+    Examples:
+        >>> from finegrain import evaluate
+        >>> qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
+        >>> run = {"q1": {"d1": 2.0, "d3": 1.0}, "q2": {"d3": 2.0, "d2": 1.0}}
+        >>> evaluate(qrels, run, ["mrr@10", "recall@1"]).to_dict()
+        {'mrr@10': 0.75, 'recall@1': 0.5}
     """
     opts = _compat.options(compat, complete=complete, level_for_rel=level_for_rel)
     qrels = as_qrels(qrels, compat=compat)

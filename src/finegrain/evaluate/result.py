@@ -167,7 +167,22 @@ class MetricResult:
 
 @dataclass(frozen=True, eq=False)
 class Evaluation(Mapping[str, MetricResult]):
-    """Results of several metrics on one run, keyed by canonical metric key (in request order)."""
+    """Results of several metrics on one run, keyed by canonical metric key (in request order).
+
+    ``finegrain.evaluate`` returns it. Each value is a ``MetricResult`` with the per-query values, the
+    aggregate and the denominators (queries scored, left out for having no relevant item, missing from the
+    run, undefined); an undefined value is ``None``, never 0.
+
+    Examples:
+        >>> from finegrain import evaluate
+        >>> ev = evaluate({"q1": {"d1": 1}, "q2": {"d2": 1}}, {"q1": {"d1": 1.0}}, ["ndcg@10", "recall@10"])
+        >>> ev.mean("ndcg@10"), ev.per_query("ndcg@10")
+        (0.5, {'q1': 1.0, 'q2': 0.0})
+        >>> ev.denominators()["ndcg@10"].to_dict()["n_missing_from_run"]
+        1
+        >>> list(ev)
+        ['ndcg@10', 'recall@10']
+    """
 
     results: Mapping[str, MetricResult]
     query_types: Mapping[str, str | None] | None = None

@@ -141,6 +141,19 @@ class QueryRecord:
 class SavedResults:
     """The content of one ``results.json``, validated and frozen (see the module docstring).
 
+    ``SavedResults.load(folder)`` reads a results folder (or the file) that ``finegrain eval``,
+    ``finegrain fuse`` or ``Evaluation.save`` wrote, checking every section and migrating files written by
+    older versions; ``compare`` and ``report`` take these objects.
+
+    Examples:
+        >>> import tempfile
+        >>> from finegrain import SavedResults, evaluate
+        >>> ev = evaluate({"q1": {"d1": 1}, "q2": {"d2": 1}}, {"q1": {"d1": 1.0}}, "ndcg@10")
+        >>> folder = ev.save(tempfile.mkdtemp() + "/bm25").parent
+        >>> saved = SavedResults.load(folder)
+        >>> saved.metrics["ndcg@10"].value, saved.metrics["ndcg@10"].aggregation
+        (0.5, 'mean')
+
     ``metrics`` in saved order; ``by_type`` groups in :func:`order_groups`
     order; ``errors`` / ``taxonomy`` the diagnosis sections
     (:mod:`finegrain.results.diagnosis`); ``cv`` / ``cv_provenance`` /

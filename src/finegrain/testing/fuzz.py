@@ -17,14 +17,18 @@ corruption). Every input gets one :class:`Outcome`:
 
 ``crash`` and ``misparse`` are the defects. The same fuzzer runs in the test
 suite (a few hundred inputs per target) and in ``benchmarks/fuzz_loaders.py``
-(100,000 inputs).
+(100,000 inputs per target), which runs :func:`run_chunks`: each target's inputs
+cut into fixed chunks, each chunk's generator seeded by ``(seed, target, chunk)``,
+so the counts and findings are the same whether one process runs them or several.
 """
 
 from __future__ import annotations
 
 import gzip
+import multiprocessing
 import random
 import tempfile
+import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -77,11 +81,22 @@ class Report:
     counts: dict[str, Counter[str]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     keep: int = 20
+    seconds: dict[str, float] = field(default_factory=dict)  # time spent per target (summed over processes)
 
     def add(self, target: str, outcome: str, detail: str, files: Files) -> None:
         self.counts.setdefault(target, Counter())[outcome] += 1
         if outcome in DEFECTS and sum(1 for f in self.findings if f.outcome == outcome) < self.keep:
             self.findings.append(Finding(target, outcome, detail, dict(files)))
+
+    def merge(self, other: Report) -> None:
+        """Add ``other``'s counts, times and findings (in its order, up to ``keep`` of each defect kind)."""
+        for target, counts in other.counts.items():
+            self.counts.setdefault(target, Counter()).update(counts)
+        for target, seconds in other.seconds.items():
+            self.seconds[target] = self.seconds.get(target, 0.0) + seconds
+        for f in other.findings:
+            if sum(1 for g in self.findings if g.outcome == f.outcome) < self.keep:
+                self.findings.append(f)
 
     def total(self, outcome: str) -> int:
         return sum(c[outcome] for c in self.counts.values())
@@ -91,13 +106,18 @@ class Report:
         return sum(sum(c.values()) for c in self.counts.values())
 
     def table(self) -> str:
+        """One row per target: inputs, each outcome and, when timed, the seconds it took on one core."""
         width = max([len("target")] + [len(t) for t in self.counts])
+        timed = bool(self.seconds)
         head = f"{'target':<{width}}  " + "  ".join(f"{o:>8}" for o in ("inputs", *OUTCOMES))
+        head += f"  {'seconds':>9}" if timed else ""
         rows = [head, "-" * len(head)]
         for t, c in self.counts.items():
-            rows.append(f"{t:<{width}}  {sum(c.values()):>8}  " + "  ".join(f"{c[o]:>8}" for o in OUTCOMES))
+            rows.append(f"{t:<{width}}  {sum(c.values()):>8}  " + "  ".join(f"{c[o]:>8}" for o in OUTCOMES)
+                        + (f"  {self.seconds.get(t, 0.0):>9.1f}" if timed else ""))
         rows.append(
             f"{'all':<{width}}  {self.n_inputs:>8}  " + "  ".join(f"{self.total(o):>8}" for o in OUTCOMES)
+            + (f"  {sum(self.seconds.values()):>9.1f}" if timed else "")
         )
         return "\n".join(rows)
 
@@ -269,6 +289,74 @@ def run(targets: Iterable[Target], n: int, seed: int = 0, report: Report | None 
                 report.add(target.name, outcome, detail, files)
                 if progress is not None:
                     progress(1)
+    return report
+
+
+#: Inputs per chunk of :func:`run_chunks`: fixed, so the inputs do not depend on the number of processes.
+CHUNK = 1000
+
+# The targets of a worker process of run_chunks, handed over at fork (targets hold closures, which do not
+# pickle; a forked child inherits its initializer's arguments unpickled). Set only in worker processes.
+_WORKER_TARGETS: list[Target] = []
+
+
+def chunks(n: int, size: int = CHUNK) -> list[tuple[int, int, int]]:
+    """``(chunk, start, count)`` covering ``range(n)`` in pieces of ``size`` (the last may be shorter)."""
+    return [(c, start, min(size, n - start)) for c, start in enumerate(range(0, n, size))]
+
+
+def run_chunk(target: Target, seed: int, chunk: int, start: int, count: int) -> Report:
+    """Inputs ``start .. start+count-1`` of ``target``: the seeds themselves at their own positions, then
+    mutations drawn from a generator seeded by ``(seed, target, chunk)``; timed."""
+    report = Report()
+    rng = random.Random(f"{seed}:{target.name}:{chunk}")
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"fuzz-{target.name}-") as tmp:
+        work = Path(tmp)
+        for i in range(start, start + count):
+            if i < len(target.seeds):
+                files: Files = target.seeds[i]
+            else:
+                files = mutate(rng.choice(target.seeds), rng, target.mutable)
+            outcome, detail = classify(target, files, work)
+            report.add(target.name, outcome, detail, files)
+    report.seconds[target.name] = time.perf_counter() - began
+    return report
+
+
+def _adopt(targets: list[Target]) -> None:
+    _WORKER_TARGETS[:] = targets
+
+
+def _run_task(task: tuple[int, int, int, int, int]) -> Report:
+    index, seed, chunk, start, count = task
+    return run_chunk(_WORKER_TARGETS[index], seed, chunk, start, count)
+
+
+def run_chunks(targets: Iterable[Target], n: int, seed: int = 0, jobs: int = 1,
+               progress: Callable[[int], None] | None = None) -> Report:
+    """Fuzz each target with ``n`` inputs in chunks of :data:`CHUNK`, over ``jobs`` processes.
+
+    The chunks are the same for any ``jobs`` and their reports are merged in
+    chunk order, so counts and findings do not depend on ``jobs`` (only the
+    seconds do, a little). ``jobs > 1`` forks worker processes.
+    """
+    targets = list(targets)
+    tasks = [(i, seed, c, start, count) for i in range(len(targets)) for c, start, count in chunks(n)]
+    report = Report()
+
+    def take(part: Report) -> None:
+        report.merge(part)
+        if progress is not None:
+            progress(part.n_inputs)
+
+    if jobs <= 1:
+        for i, seed_, c, start, count in tasks:
+            take(run_chunk(targets[i], seed_, c, start, count))
+        return report
+    with multiprocessing.get_context("fork").Pool(jobs, initializer=_adopt, initargs=(targets,)) as pool:
+        for part in pool.imap(_run_task, tasks):
+            take(part)
     return report
 
 

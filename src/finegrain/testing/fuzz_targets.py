@@ -31,6 +31,7 @@ from finegrain.io.trec import read_qrels, read_run
 from finegrain.results.files import read_results
 from finegrain.results.saved import SavedResults
 from finegrain.testing.fuzz import Files, Invalid, Target
+from finegrain.testing.fuzz_cli import cli_targets
 from finegrain.testing.fuzz_inputs import input_targets
 from finegrain.testing.fuzz_photos import photo_targets
 
@@ -557,13 +558,15 @@ def loader_targets() -> list[Target]:
 
 
 def all_targets() -> list[Target]:
-    """:func:`loader_targets`, the album's photo reader and sidecars (need Pillow and piexif), and the
-    command inputs of :func:`finegrain.testing.fuzz_inputs.input_targets`."""
+    """:func:`loader_targets`, the album's photo reader and sidecars (need Pillow and piexif), the command
+    line's option values and paths (:func:`finegrain.testing.fuzz_cli.cli_targets`) and the files commands
+    read beyond the datasets (:func:`finegrain.testing.fuzz_inputs.input_targets`)."""
     targets = loader_targets()
     try:
         import piexif  # noqa: F401
         import PIL  # noqa: F401
     except ImportError:  # pragma: no cover - without the album extra
-        return [*targets, *input_targets()]
-
-    return [*targets, *photo_targets(), *input_targets()]
+        pass
+    else:
+        targets += photo_targets()
+    return [*targets, *cli_targets(), *input_targets()]

@@ -82,13 +82,18 @@ def parse_cv(text: str | int) -> CVSpec:
         if not sep or k not in ("metric", "seed"):
             raise FinegrainError(f"--cv {text!r}: unknown part {part.strip()!r}",
                                  f"the parts after K are metric= and seed=; e.g. {_EXAMPLE}")
+        if k in opts:
+            raise FinegrainError(f"--cv {text!r}: {k}= is given twice", f"give {k}= once")
         opts[k] = v.strip()
     if folds < 2:
         raise FinegrainError(f"--cv {text!r}: {folds} fold(s); cross-validation needs at least 2", f"e.g. {_EXAMPLE}")
     metric = opts.get("metric")
     if metric is not None:
         metric = parse_metric(metric).key
-    return CVSpec(folds, _int(opts.get("seed", "0"), "seed", text), metric)
+    seed = _int(opts.get("seed", "0"), "seed", text)
+    if seed < 0:
+        raise FinegrainError(f"--cv {text!r}: seed {seed} is negative", f"a seed is a whole number >= 0; e.g. {_EXAMPLE}")
+    return CVSpec(folds, seed, metric)
 
 
 def _int(v: str, what: str, text: str | int) -> int:

@@ -58,7 +58,8 @@ NORMS = ("none", "minmax", "zscore")
 LOWER_IS_BETTER = frozenset({"median_rank", "fail_rate"})
 MAX_THRESHOLDS = 2001
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_RANGE = re.compile(rf"\s*threshold\s*=\s*({_NUMBER})\s*:\s*({_NUMBER})\s*:\s*({_NUMBER})\s*")
+# ASCII digits only: \d and float() would also read ٣ and １ (the one number grammar, finegrain.numbers)
+_RANGE = re.compile(rf"\s*threshold\s*=\s*({_NUMBER})\s*:\s*({_NUMBER})\s*:\s*({_NUMBER})\s*", re.ASCII)
 _EXAMPLE = "--sweep threshold=0:30:1 (raw scores) or --sweep threshold=0:1:0.05,norm=minmax,folds=5"
 
 
@@ -76,10 +77,15 @@ class SweepSpec:
     folds: int = 5
     seed: int = 0
 
+    @property
+    def count(self) -> float:
+        """How many thresholds :meth:`thresholds` gives, counted without making them (it may be huge)."""
+        q = (self.stop - self.start) / self.step + 1e-9
+        return math.floor(q) + 1 if math.isfinite(q) else math.inf
+
     def thresholds(self) -> tuple[float, ...]:
         """``start, start + step, ...`` up to and including ``stop`` (within 1e-9 of a step)."""
-        n = int(math.floor((self.stop - self.start) / self.step + 1e-9)) + 1
-        return tuple(round(self.start + i * self.step, 12) for i in range(n))
+        return tuple(round(self.start + i * self.step, 12) for i in range(int(self.count)))
 
     @property
     def key(self) -> str:
@@ -105,6 +111,8 @@ def parse_sweep(text: str) -> SweepSpec:
         if not sep or k not in ("norm", "folds", "seed"):
             raise FinegrainError(f"--sweep {text!r}: unknown part {part.strip()!r}",
                                  f"the parts after the range are norm=, folds= and seed=; e.g. {_EXAMPLE}")
+        if k in opts:
+            raise FinegrainError(f"--sweep {text!r}: {k}= is given twice", f"give {k}= once")
         opts[k] = v.strip()
     if not all(math.isfinite(x) for x in (start, stop, step)) or step <= 0:
         raise FinegrainError(f"--sweep {text!r}: STEP must be a positive number, got {_g(step)}",
@@ -119,10 +127,13 @@ def parse_sweep(text: str) -> SweepSpec:
     if folds < 2:
         raise FinegrainError(f"--sweep {text!r}: folds={folds}; cross-validation needs at least 2 folds",
                              "e.g. folds=5")
+    if seed < 0:
+        raise FinegrainError(f"--sweep {text!r}: seed={seed} is negative", "a seed is a whole number >= 0, "
+                             "as --seed is; e.g. seed=0")
     spec = SweepSpec(start, stop, step, norm, folds, seed)
-    n = len(spec.thresholds())
+    n = spec.count  # counted, not made: threshold=0:1e20:1e-5 would be 1e25 of them
     if n > MAX_THRESHOLDS:
-        raise FinegrainError(f"--sweep {text!r} gives {n} thresholds; at most {MAX_THRESHOLDS}",
+        raise FinegrainError(f"--sweep {text!r} gives {n:g} thresholds; at most {MAX_THRESHOLDS}",
                              "use a larger STEP or a narrower range")
     return spec
 

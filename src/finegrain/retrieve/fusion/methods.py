@@ -233,16 +233,37 @@ def fuse(
     depth: int | None = None,
     name: str | None = None,
 ) -> Run:
-    """Fuse ``runs`` by ``method``, a fusion method of the registry
-    (:data:`finegrain.retrieve.registry.FUSIONS`, ``finegrain list fusions``): ``rrf``,
-    ``combsum``, ``combmnz``, ``combmax``, ``wsum`` (= ``convex``).
+    """Fuse several runs of the same queries into one run.
 
-    ``runs`` may be anything :func:`finegrain.interop.as_run` reads (finegrain or
-    ranx runs, ``{qid: {doc: score}}`` dicts, DataFrames, file paths).
-    ``weights`` (one per run, >= 0) go with ``rrf`` and ``wsum``; ``norm``
-    (``minmax`` by default, ``zscore``, ``none``) with the score-based methods;
-    ``k`` (60 by default) with ``rrf``. A parameter the method does not take is
-    refused rather than ignored; values are checked against the declared parameters.
+    A parameter the method does not take is refused rather than ignored; values are checked against the
+    method's declared parameters (``finegrain list fusion`` shows them).
+
+    Args:
+        runs: Two or more runs: finegrain or ranx runs, ``{qid: {doc_id: score}}`` dicts, DataFrames or
+            file paths (anything ``finegrain.interop.as_run`` reads).
+        method: A fusion method of the registry: ``rrf`` (reciprocal rank fusion), ``combsum``,
+            ``combmnz``, ``combmax`` or ``wsum`` (= ``convex``, a weighted sum of normalised scores).
+        weights: One weight per run, >= 0 (``rrf`` and ``wsum``).
+        norm: The score normalisation of the score-based methods: ``minmax`` (default), ``zscore`` or
+            ``none``.
+        k: The constant of ``rrf`` (default 60).
+        depth: Fuse only each run's top ``depth``.
+        name: The fused run's name (default: the method and the runs' names).
+
+    Returns:
+        The fused ``Run``, ranked by the one tie rule (score descending, then document id descending).
+
+    Raises:
+        FinegrainError: An unknown method, a parameter the method does not take or a bad value, fewer
+            than two runs, or weights that do not match the runs.
+
+    Examples:
+        >>> from finegrain import fuse
+        >>> bm25 = {"q1": {"d1": 9.0, "d2": 3.0}}
+        >>> dense = {"q1": {"d2": 0.9, "d3": 0.5}}
+        >>> fused = fuse([bm25, dense], method="rrf", k=60)
+        >>> fused.ranked("q1")
+        ['d2', 'd1', 'd3']
     """
 
     given = {key: v for key, v in (("weights", weights), ("norm", norm), ("k", k), ("depth", depth)) if v is not None}
