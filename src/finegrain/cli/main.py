@@ -15,8 +15,9 @@ app = build_cli()
 
 def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
                   file: TextIO | None = None, line: str | None = None) -> None:
-    """finegrain's own FutureWarnings (a renamed name) as one ``warning:`` line; others as Python shows them."""
-    if issubclass(category, FutureWarning) and f"{os.sep}finegrain{os.sep}" in filename:
+    """A warning raised in finegrain's own code as one ``warning:`` line (no source line: the user ran a
+    command, not our file); other packages' warnings as Python shows them."""
+    if f"{os.sep}finegrain{os.sep}" in filename:
         print(f"warning: {message}", file=file or sys.stderr)
     else:
         _PYTHON_SHOWWARNING(message, category, filename, lineno, file, line)

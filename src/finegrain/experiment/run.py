@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -156,7 +156,8 @@ def score_run(source: Dataset | Qrels, run: Run, metrics: Sequence[str], *, prov
     values, denominators, curves and the grades of the top :data:`ERRORS_K`, and no query types, error
     tags or passages, which need the queries and the corpus."""
     specs = [parse_metric(m) for m in metrics]
-    evaluate = evaluate_locally if evaluate is None else evaluate
+    # the outcome carries the denominators (and the CLI prints them): no excluded-queries warning on top
+    evaluate = partial(evaluate_locally, warn=False) if evaluate is None else evaluate
     if isinstance(source, Dataset):
         notes = check_run(run, source)
         types = source.queries.types()
@@ -312,7 +313,7 @@ def metric_curves(qrels: Any, run: Any, queries: list[str], *, evaluate: Any = N
     """Mean of each curve family at every k of :data:`CURVE_KS` (for metric-vs-k plots); ``evaluate``:
     the function computing them (default :func:`finegrain.evaluate.evaluate`; an engine's on Ray)."""
     if evaluate is None:
-        evaluate = evaluate_locally
+        evaluate = partial(evaluate_locally, warn=False)
 
     specs = [f"{f}@{k}" for f in CURVE_FAMILIES for k in CURVE_KS]
     agg = evaluate(qrels, run, specs, queries=queries).aggregate()
