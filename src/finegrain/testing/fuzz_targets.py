@@ -32,6 +32,7 @@ from finegrain.results.files import read_results
 from finegrain.results.saved import SavedResults
 from finegrain.testing.fuzz import Files, Invalid, Target
 from finegrain.testing.fuzz_photos import photo_targets
+from finegrain.testing.fuzz_results import results_targets
 
 _I64 = (-(1 << 63), (1 << 63) - 1)
 _GRADE = re.compile(rb"[+-]?[0-9]+")
@@ -556,12 +557,13 @@ def loader_targets() -> list[Target]:
 
 
 def all_targets() -> list[Target]:
-    """:func:`loader_targets` and the album's photo reader and sidecars (need Pillow and piexif)."""
+    """:func:`loader_targets`, the album's photo reader and sidecars (need Pillow and piexif), and every saved
+    kind through the verbs that read it (:func:`finegrain.testing.fuzz_results.results_targets`)."""
     targets = loader_targets()
     try:
         import piexif  # noqa: F401
         import PIL  # noqa: F401
     except ImportError:  # pragma: no cover - without the album extra
-        return targets
+        return [*targets, *results_targets()]
 
-    return [*targets, *photo_targets()]
+    return [*targets, *photo_targets(), *results_targets()]
