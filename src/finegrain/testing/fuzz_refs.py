@@ -125,6 +125,8 @@ def eval_results_reference(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]
             count(cell.get("n", 0))
     for family, curve in obj(d.get("curves", {}), "curves").items():
         for k, v in obj(curve, "curves.*").items():
+            if not re.fullmatch(r"[1-9][0-9]{0,8}", k):
+                raise Invalid(f"curve cutoff {k!r}")
             in_range(f"{family}@{k}", None if v is None else finite(v))
     for rec in obj(d.get("queries", {}), "queries").values():
         rec = obj(rec, "queries.*")
