@@ -115,7 +115,7 @@ def eval_results_reference(data: bytes) -> tuple[dict[str, Any], dict[str, Any]]
     rules = obj(d.get("aggregation", {}), "aggregation")
     if any(r not in RULES for r in rules.values()) or set(rules) - set(agg):
         raise Invalid("aggregation")
-    for k, pq in obj(d.get("denominators", {}), "denominators").items():
+    for pq in obj(d.get("denominators", {}), "denominators").values():
         for v in obj(pq, "denominators.*").values():
             count(v)
     for row in obj(d.get("by_type", {}), "by_type").values():

@@ -91,9 +91,9 @@ def _valid(name: str) -> Path:
 
 def _terminal(render: Any) -> None:
     """Render into a terminal-wide console and encode the text as a UTF-8 terminal would."""
-    console = Console(file=io.StringIO(), width=120, color_system=None)
-    render(console)
-    console.file.getvalue().encode("utf-8")
+    out = io.StringIO()
+    render(Console(file=out, width=120, color_system=None))
+    out.getvalue().encode("utf-8")
 
 
 def _echo(text: str) -> None:
