@@ -177,10 +177,18 @@ def perturb_reference(data: bytes) -> tuple[Any, ...]:
     return d["dataset"], d["retriever"], n, tuple(families)
 
 
+def _blank(line: bytes) -> bool:
+    """A JSON-lines line that is skipped: valid text of whitespace only (Unicode's, as ``str.isspace``)."""
+    try:
+        return not line.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise Invalid("not UTF-8") from None
+
+
 def perturbations_reference(data: bytes) -> None:
     """``perturbations.jsonl``: one JSON object per non-blank line, each with a string family."""
     for raw in strip_bom(data).split(b"\n"):
-        if not raw.strip(b" \t\r\n\x0b\x0c"):
+        if _blank(raw):
             continue
         rec = obj(json_value(raw), "a line")
         if not isinstance(rec.get("family"), str):
@@ -269,7 +277,7 @@ def run_jsonl_reference(data: bytes) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     header = False
     for raw in strip_bom(data).split(b"\n"):
-        if not raw.strip(b" \t\r\n\x0b\x0c"):
+        if _blank(raw):
             continue
         rec = obj(json_value(raw.removesuffix(b"\r"), infinity=True), "a line")
         if not header:
