@@ -102,6 +102,10 @@ def test_old_files_are_migrated_once_and_say_so(tmp_path: Path) -> None:
     ({"errors": {"counts": {}}}, "errors"),
     ({"taxonomy": {"schema": "finegrain.taxonomy/1", "counts": [1]}}, "taxonomy"),
     ({"aggregate": {"ndcg@10": "high"}}, "aggregate"),
+    # a curve's k is a whole number the report charts by (int(k)): a BOM, an empty or a decimal k is refused
+    ({"curves": {"ndcg": {"1": 0.5, "\ufeff": 0.5}}}, "curves"),
+    ({"curves": {"ndcg": {"": 0.5}}}, "curves"),
+    ({"curves": {"ndcg": {"2.5": 0.5}}}, "curves"),
 ])
 def test_bad_sections_name_the_file_and_the_place(tmp_path: Path, change: dict, section: str) -> None:
     body = SavedResults.from_evaluation(_ev(RUN_A, "a")).to_json()

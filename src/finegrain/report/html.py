@@ -17,6 +17,7 @@ markup, and the page loads nothing from the network.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -262,7 +263,9 @@ def _provenance(systems: Sequence[LabelledResults]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- render
 
 
+@functools.lru_cache(maxsize=1)
 def _environment() -> Any:
+    """The template environment, made once: it compiles each template on first use and keeps it."""
     try:
         from jinja2 import Environment, PackageLoader, StrictUndefined
     except ImportError:

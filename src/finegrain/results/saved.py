@@ -38,6 +38,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -431,6 +432,15 @@ def _mapping_of(check: _Check) -> _Check:
     return lambda v: isinstance(v, Mapping) and all(check(x) for x in v.values())
 
 
+_CUTOFF = re.compile(r"[1-9][0-9]{0,8}")
+
+
+def _curve(v: Any) -> bool:
+    """A metric-vs-k curve: each k a whole number >= 1 written in ASCII digits (as the writer writes it)."""
+    return (isinstance(v, Mapping) and all(isinstance(k, str) and _CUTOFF.fullmatch(k) for k in v)
+            and all(_number(x) for x in v.values()))
+
+
 def _query_record(v: Any) -> bool:
     return (isinstance(v, Mapping) and isinstance(v.get("text", ""), str)
             and (v.get("type") is None or isinstance(v.get("type"), str)))
@@ -454,7 +464,7 @@ _SECTIONS: dict[str, tuple[bool, _Check, str]] = {
     "per_query": (True, _mapping_of(_mapping_of(_number)), "{metric: {query id: number or null}}"),
     "denominators": (False, _mapping_of(_mapping_of(_count)), "{metric: {name: count}}"),
     "by_type": (False, _mapping_of(_mapping_of(_slice)), "{type: {metric: {value, n}}}"),
-    "curves": (False, _mapping_of(_mapping_of(_number)), "{metric: {k: number or null}}"),
+    "curves": (False, _mapping_of(_curve), "{metric: {k (a whole number >= 1): number or null}}"),
     "queries": (False, _mapping_of(_query_record), "{query id: {text, type}}"),
     "provenance": (False, lambda v: isinstance(v, Mapping), "an object"),
     "judged": (False, _judged, "{k, rel, fully_judged, grades: {query id: {doc id: grade}}, n_relevant}"),

@@ -34,6 +34,7 @@ from finegrain.testing.fuzz import Files, Invalid, Target
 from finegrain.testing.fuzz_cli import cli_targets
 from finegrain.testing.fuzz_inputs import input_targets
 from finegrain.testing.fuzz_photos import photo_targets
+from finegrain.testing.fuzz_results import results_targets
 
 _I64 = (-(1 << 63), (1 << 63) - 1)
 _GRADE = re.compile(rb"[+-]?[0-9]+")
@@ -559,8 +560,9 @@ def loader_targets() -> list[Target]:
 
 def all_targets() -> list[Target]:
     """:func:`loader_targets`, the album's photo reader and sidecars (need Pillow and piexif), the command
-    line's option values and paths (:func:`finegrain.testing.fuzz_cli.cli_targets`) and the files commands
-    read beyond the datasets (:func:`finegrain.testing.fuzz_inputs.input_targets`)."""
+    line's option values and paths (:func:`finegrain.testing.fuzz_cli.cli_targets`), the files commands
+    read beyond the datasets (:func:`finegrain.testing.fuzz_inputs.input_targets`) and every saved kind
+    through the verbs that read it (:func:`finegrain.testing.fuzz_results.results_targets`)."""
     targets = loader_targets()
     try:
         import piexif  # noqa: F401
@@ -569,4 +571,4 @@ def all_targets() -> list[Target]:
         pass
     else:
         targets += photo_targets()
-    return [*targets, *cli_targets(), *input_targets()]
+    return [*targets, *cli_targets(), *input_targets(), *results_targets()]
