@@ -27,7 +27,7 @@ def test_help_opens_with_the_signature_and_docstring() -> None:
     assert "finegrain.evaluate - evaluate(qrels" in name_section
     description = text.split("DESCRIPTION", 1)[1]
     assert description.lstrip().startswith("Evaluate ``run`` against ``qrels``")
-    assert "Compare saved results, or runs on qrels" in pydoc.render_doc(finegrain.compare, renderer=pydoc.plaintext)
+    assert "Compare systems on the same queries" in pydoc.render_doc(finegrain.compare, renderer=pydoc.plaintext)
 
 
 def test_the_package_is_still_the_package_and_calls_the_function() -> None:
