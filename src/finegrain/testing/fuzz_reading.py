@@ -33,10 +33,13 @@ def utf8_text(b: bytes) -> str:
         raise Invalid(f"not UTF-8: {b[:40]!r}") from None
 
 
-def strict_json(text: str) -> Any:
-    """Strict JSON: no NaN or Infinity, no lone surrogate; anything Python cannot parse is invalid."""
+def strict_json(text: str, *, infinity: bool = False) -> Any:
+    """Strict JSON: no NaN (no Infinity unless ``infinity``), no lone surrogate; anything Python cannot
+    parse is invalid."""
 
     def constant(name: str) -> Any:
+        if infinity and name in ("Infinity", "-Infinity"):
+            return float(name.replace("Infinity", "inf"))
         raise Invalid(f"{name} is not JSON")
 
     try:
@@ -49,6 +52,8 @@ def strict_json(text: str) -> Any:
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         raise Invalid("a lone surrogate") from None
+    except (ValueError, RecursionError):
+        raise Invalid("too deep") from None
     return value
 
 

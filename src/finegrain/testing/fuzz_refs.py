@@ -14,7 +14,6 @@ know which MTEB keys are finegrain metrics and how each is spelled.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import unicodedata
@@ -25,6 +24,7 @@ from finegrain.errors import FinegrainError
 from finegrain.io.ids import MAX_ID_CHARS
 from finegrain.metrics.spec import parse_metric
 from finegrain.testing.fuzz import Invalid
+from finegrain.testing.fuzz_reading import strict_json
 
 RESULTS_SCHEMA = "finegrain.results/1"
 RULES = ("mean", "median", "ratio", "sum", "gmean")
@@ -48,25 +48,7 @@ def json_value(data: bytes, *, infinity: bool = False) -> Any:
         text = strip_bom(data).decode("utf-8")
     except UnicodeDecodeError:
         raise Invalid("not UTF-8") from None
-
-    def constant(name: str) -> Any:
-        if infinity and name in ("Infinity", "-Infinity"):
-            return float(name.replace("Infinity", "inf"))
-        raise Invalid(f"{name} is not JSON")
-
-    try:
-        value = json.loads(text, parse_constant=constant)
-    except Invalid:
-        raise
-    except (ValueError, RecursionError) as e:
-        raise Invalid(f"not JSON: {type(e).__name__}") from None
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        raise Invalid("a lone surrogate") from None
-    except (ValueError, RecursionError):
-        raise Invalid("too deep") from None
-    return value
+    return strict_json(text, infinity=infinity)
 
 
 def finite(v: Any) -> float:

@@ -34,6 +34,7 @@ from finegrain.testing.fuzz import Files, Invalid, Target
 from finegrain.testing.fuzz_cli import cli_targets
 from finegrain.testing.fuzz_inputs import input_targets
 from finegrain.testing.fuzz_photos import photo_targets
+from finegrain.testing.fuzz_reading import strict_json
 from finegrain.testing.fuzz_results import results_targets
 
 _I64 = (-(1 << 63), (1 << 63) - 1)
@@ -93,20 +94,7 @@ def _score(b: bytes) -> float:
 
 
 def _json(text: str) -> Any:
-    def constant(name: str) -> Any:
-        raise Invalid(f"{name} is not JSON")
-
-    try:
-        value = json.loads(text, parse_constant=constant)
-    except Invalid:
-        raise
-    except (ValueError, RecursionError) as e:
-        raise Invalid(f"not JSON: {type(e).__name__}") from None
-    try:  # a \ud83d escape left unpaired: a string that is not text
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        raise Invalid("a lone surrogate") from None
-    return value
+    return strict_json(text)
 
 
 def _control(c: str) -> bool:
