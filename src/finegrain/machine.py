@@ -120,3 +120,23 @@ def run_environment() -> dict[str, Any]:
         "command": " ".join(["finegrain", *sys.argv[1:]]) if sys.argv else None,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one, else ``os.cpu_count()``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def default_torch_threads(cpus: int | None = None) -> int:
+    """Intra-op threads for a torch training process: half the usable CPUs, at least one.
+
+    Logical CPUs usually come in pairs on one physical core (SMT), and torch's OpenMP workers
+    spin-wait for each other at every operation: a worker sharing its core with another busy
+    thread (a second worker, an evaluation, the machine's other load) stalls all of them. One
+    thread per physical core keeps the workers off each other's cores; on a two-CPU machine that
+    is a single thread."""
+    n = usable_cpus() if cpus is None else cpus
+    return max(1, n // 2)

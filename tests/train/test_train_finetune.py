@@ -415,7 +415,7 @@ def test_pairs_are_read_by_the_shared_line_reader(tmp_path: Path, case: str) -> 
     [
         ("missing", "pairs file '{d}/nope.jsonl' does not exist"),
         ("bad-json", "{d}/bad.jsonl:2: expected"),
-        ("base", "unknown base model 'e5'; known: minilm, st:PATH"),
+        ("base", "unknown base model 'e6'; known: e5, minilm, st:PATH"),
         ("steps", "steps=0 is not a whole number >= 1"),
         ("no-folder", "sentence-transformers model folder '{d}/none' does not exist"),
     ],
@@ -425,7 +425,7 @@ def test_cli_bad_input_is_one_clear_error(tmp_path: Path, case: str, expect: str
     bad.write_text('{"query": "a", "passage": "b"}\n{"query": "a", passage: b}\n')
     args = {"missing": ["--base", "minilm", "--pairs", str(tmp_path / "nope.jsonl")],
             "bad-json": ["--base", "minilm", "--pairs", str(bad)],
-            "base": ["--base", "e5", "--pairs", str(bad)],
+            "base": ["--base", "e6", "--pairs", str(bad)],
             "steps": ["--base", "minilm", "--pairs", str(bad), "--steps", "0"],
             "no-folder": ["--base", f"st:{tmp_path / 'none'}", "--pairs", str(bad)]}[case]
     result = CliRunner().invoke(app, ["train", *args, "-o", str(tmp_path / "out"), "-q"])

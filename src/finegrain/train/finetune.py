@@ -1,11 +1,18 @@
 """Contrastive fine-tuning of a local sentence-transformers model on (query, passage) pairs: ``finegrain train``.
 
 The objective is CapRetrieval's (Xu et al., *The Granularity Dilemma*, §4 and App. D):
-InfoNCE with in-batch negatives at temperature τ = 0.01, i.e. sentence-transformers'
-``MultipleNegativesRankingLoss`` with ``scale = 1/τ``; AdamW, lr 5e-6, weight decay 0.1,
-around 4K steps. Optional BM25 hard negatives (:mod:`~finegrain.train.finetune_data`)
-are extra candidate columns. Batches never hold a text twice, so a passage shared by
-two pairs is not the other's false negative.
+InfoNCE with in-batch negatives, i.e. sentence-transformers' ``MultipleNegativesRankingLoss``
+with ``scale = 1/τ``; AdamW, weight decay 0.1, around 4K steps. The temperature τ, the lr and
+the query/passage prefixes default to what the base model was trained with
+(:mod:`finegrain.train.bases`: τ = 0.05 for MiniLM, 0.01 for e5), and the provenance says
+whether each came from the base or the user. Optional BM25 hard negatives
+(:mod:`~finegrain.train.finetune_data`) are extra candidate columns. Batches never hold a text
+twice, so a passage shared by two pairs is not the other's false negative; with
+``avoid_false_negatives`` they also never hold two captions of one group (same image) nor a
+pair whose passage is a labelled positive of another pair's query.
+
+Torch runs ``threads`` intra-op threads (default :func:`finegrain.machine.default_torch_threads`:
+one per physical core), set for the run and restored after it.
 
 Why a small explicit torch loop over ST's model rather than ``SentenceTransformerTrainer``:
 the trainer needs ``datasets`` and ``accelerate``, and its resume skips data by replaying a
@@ -38,7 +45,7 @@ import math
 import re
 import sys
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -47,9 +54,9 @@ from finegrain._lazy import require
 from finegrain.atomic import atomic_write, is_temporary, remove_stale, write_text
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.io.checksum import sha256_of
-from finegrain.machine import run_environment
+from finegrain.machine import default_torch_threads, run_environment
 from finegrain.retrieve.dense.encoders.base import load_error
-from finegrain.retrieve.dense.encoders.sentence_transformers import SentenceTransformerEncoder, minilm_encoder
+from finegrain.train.bases import BASES, BaseModel, resolve_base
 from finegrain.train.finetune_data import (
     Pair,
     batch_schedule,
@@ -61,10 +68,11 @@ from finegrain.train.finetune_data import (
 
 PROVENANCE = "finegrain_training.json"
 CHECKPOINTS = "checkpoints"
-BASES = ("minilm", "st:PATH")
 HARD_NEGATIVES = ("bm25",)
 # Fields that may differ between a run and its --resume.
-_RUN_ONLY = ("resume", "quiet", "stop_after", "keep_checkpoints", "checkpoint_every")
+_RUN_ONLY = ("resume", "quiet", "stop_after", "keep_checkpoints", "checkpoint_every", "threads")
+#: The settings whose default is the base model's own (:class:`finegrain.train.bases.Defaults`).
+BASE_DEFAULTED = ("temperature", "lr", "query_prefix", "passage_prefix")
 #: Upper bounds of ``steps`` and ``seed``: dropout is seeded with ``seed * _SEED_STRIDE + step``, which must stay
 #: inside torch's 64-bit seed range; a billion steps is far beyond any run (the paper's is about 4K).
 MAX_STEPS = 10**9
@@ -74,17 +82,19 @@ _SEED_STRIDE = 1_000_003
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Everything a fine-tuning run depends on. ``warmup=None`` is 10% of ``steps``; ``stop_after`` stops
-    (checkpointing) after that many steps of this call, as a kill would, for tests."""
+    """Everything a fine-tuning run depends on. ``warmup=None`` is 10% of ``steps``; ``temperature``, ``lr``
+    and the prefixes left ``None`` are the base model's (:meth:`with_base_defaults`); ``threads=None`` is
+    :func:`~finegrain.machine.default_torch_threads`; ``stop_after`` stops (checkpointing) after that many
+    steps of this call, as a kill would, for tests."""
 
     base: str
     pairs: Path
     out: Path
     steps: int = 4000
     batch: int = 32
-    lr: float = 5e-6
+    lr: float | None = None
     warmup: int | None = None
-    temperature: float = 0.01
+    temperature: float | None = None
     weight_decay: float = 0.1
     seed: int = 0
     hard_negatives: str | None = None
@@ -92,21 +102,23 @@ class TrainConfig:
     checkpoint_every: int = 500
     resume: bool = False
     max_length: int | None = None
-    query_prefix: str = ""
-    passage_prefix: str = ""
+    query_prefix: str | None = None
+    passage_prefix: str | None = None
     val_fraction: float = 0.05
     lang: str = "en"
     quiet: bool = False
     keep_checkpoints: bool = False
     stop_after: int | None = None
+    threads: int | None = None
+    avoid_false_negatives: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pairs", Path(self.pairs))
         object.__setattr__(self, "out", Path(self.out))
         for name, low in (("steps", 1), ("batch", 2), ("negatives_per_query", 1), ("checkpoint_every", 1),
-                          ("seed", 0), ("warmup", 0), ("max_length", 1), ("stop_after", 1)):
+                          ("seed", 0), ("warmup", 0), ("max_length", 1), ("stop_after", 1), ("threads", 1)):
             v = getattr(self, name)
-            if v is None and name in ("warmup", "max_length", "stop_after"):
+            if v is None and name in ("warmup", "max_length", "stop_after", "threads"):
                 continue
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
                 raise FinegrainError(f"{name}={v!r} is not a whole number >= {low}",
@@ -114,10 +126,16 @@ class TrainConfig:
         for name, high in (("steps", MAX_STEPS), ("seed", MAX_SEED)):
             if getattr(self, name) > high:
                 raise FinegrainError(f"{name}={getattr(self, name)} is more than {high:,}", f"pass --{name} {high} or less")
-        for name in ("lr", "temperature"):
+        for name, example in (("lr", "2e-5"), ("temperature", "0.05")):
             v = getattr(self, name)
+            if v is None:
+                continue
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < math.inf):
-                raise FinegrainError(f"{name}={v!r} is not a positive number", f"pass e.g. --{name} {_DEFAULTS[name]}")
+                raise FinegrainError(f"{name}={v!r} is not a positive number",
+                                     f"pass e.g. --{name} {example}, or leave it out for the base model's own")
+        for name in ("query_prefix", "passage_prefix"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise FinegrainError(f"{name}={getattr(self, name)!r} is not text", "pass a string, e.g. 'query: '")
         if not (0 <= self.weight_decay < math.inf) or not (0 <= self.val_fraction < 1):
             raise FinegrainError(f"weight_decay={self.weight_decay!r} / val_fraction={self.val_fraction!r} out of range",
                                  "weight decay >= 0, held-out fraction in [0, 1)")
@@ -125,23 +143,32 @@ class TrainConfig:
             raise FinegrainError(f"warmup={self.warmup} is more than steps={self.steps}", "pass --warmup <= --steps")
         if self.hard_negatives is not None and self.hard_negatives not in HARD_NEGATIVES:
             raise UnknownNameError("hard-negative miner", self.hard_negatives, HARD_NEGATIVES)
-        if self.base != "minilm" and not self.base.startswith("st:"):
+        if self.base not in ("minilm", "e5") and not self.base.startswith("st:"):
             raise UnknownNameError("base model", self.base, BASES)
 
     @property
     def warmup_steps(self) -> int:
         return self.warmup if self.warmup is not None else self.steps // 10
 
+    @property
+    def torch_threads(self) -> int:
+        return self.threads if self.threads is not None else default_torch_threads()
+
+    def with_base_defaults(self, base: BaseModel) -> tuple[TrainConfig, dict[str, str]]:
+        """This config with every base-defaulted setting filled in, and who chose each (``base`` or ``user``)."""
+        filled = {name: getattr(base.defaults, name) for name in BASE_DEFAULTED if getattr(self, name) is None}
+        chosen = {name: "base" if name in filled else "user" for name in BASE_DEFAULTED}
+        return replace(self, **filled), chosen
+
     def hyperparameters(self) -> dict[str, Any]:
+        """The settings as recorded (call on a config after :meth:`with_base_defaults`)."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("out", "pairs", "stop_after")}
         d["warmup"] = self.warmup_steps
-        d["scale"] = 1.0 / self.temperature
+        d["threads"] = self.torch_threads
+        d["scale"] = 1.0 / self.temperature if self.temperature else None
         d["optimizer"] = "AdamW"
         d["schedule"] = "linear warmup, then linear decay to 0"
         return d
-
-
-_DEFAULTS = {f.name: f.default for f in fields(TrainConfig)}
 
 
 class ValPoint(NamedTuple):
@@ -187,7 +214,9 @@ def train_encoder(config: TrainConfig) -> TrainResult:
     raised as a :class:`MemoryError` naming the batch size and the allocation, so callers meet one kind of
     out-of-memory error."""
     torch = require("torch", "train", "torch")
+    threads = torch.get_num_threads()
     try:
+        torch.set_num_threads(config.torch_threads)
         return _train(config, torch)
     except RuntimeError as e:
         line = (str(e).strip().splitlines() or [""])[0]
@@ -195,16 +224,22 @@ def train_encoder(config: TrainConfig) -> TrainResult:
         if cpu < 0 and not isinstance(e, getattr(torch, "OutOfMemoryError", ())):
             raise
         raise MemoryError(f"training with --batch-size {config.batch}: {line[cpu:] if cpu >= 0 else line}") from None
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _train(config: TrainConfig, torch: Any) -> TrainResult:
     t0 = time.perf_counter()
-    base_name, base_path = _resolve_base(config.base)
+    resolve_base(config.base, convert=False)  # a wrong base fails before the pairs are read
     data = read_pairs(config.pairs)
+    base = resolve_base(config.base)  # e5: converted on first use, once the inputs are known to be good
+    config, chosen = config.with_base_defaults(base)
+    base_path = base.path
     train, val = split_by_passage(data.pairs, config.val_fraction, config.seed)
     negatives = None
     if config.hard_negatives:
-        train, negatives = mine_bm25_negatives(train, config.negatives_per_query, config.lang)
+        train, negatives = mine_bm25_negatives(train, config.negatives_per_query, config.lang,
+                                               avoid_false_negatives=config.avoid_false_negatives)
     identity = {**{k: v for k, v in config.hyperparameters().items() if k not in _RUN_ONLY},
                 "pairs_sha256": data.sha256, "base_weights_sha256": _weights_sha256(base_path)}
     ckpt_dir = config.out / CHECKPOINTS
@@ -217,10 +252,11 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
             raise FinegrainError(f"max_length={config.max_length} is more than the {limit} token positions of "
                                  f"{config.base!r}", f"pass --max-length {limit} or less, or leave it out")
         model.max_seq_length = config.max_length
+    assert config.temperature is not None and config.lr is not None  # filled by with_base_defaults
     loss_fn = _infonce(model, 1.0 / config.temperature)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _linear(config.warmup_steps, config.steps))
-    val_batches = one_pass(val, config.batch, config.seed)
+    val_batches = one_pass(val, config.batch, config.seed, avoid_false_negatives=config.avoid_false_negatives)
 
     start, losses, points, wall = 0, [], [], 0.0
     if state is not None:
@@ -229,7 +265,8 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
         scheduler.load_state_dict(state["scheduler"])
         start, losses = int(state["step"]), list(state["losses"])
         points, wall = [ValPoint(*p) for p in state["validation"]], float(state["wall_time_s"])
-    batches = itertools.islice(batch_schedule(train, config.batch, config.seed), start, None)  # step start+1 on
+    schedule = batch_schedule(train, config.batch, config.seed, avoid_false_negatives=config.avoid_false_negatives)
+    batches = itertools.islice(schedule, start, None)  # step start+1 on
 
     tqdm = require("tqdm", "train", "tqdm").tqdm
     bar = tqdm(total=config.steps, initial=start, disable=config.quiet, desc="train", unit="step", file=sys.stderr)
@@ -265,7 +302,7 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
             model.prompts = {"query": config.query_prefix, "document": config.passage_prefix}
         model.save(str(config.out))
         provenance = config.out / PROVENANCE
-        record = _provenance(config, base_name, base_path, data.summary(), len(train), val, negatives, step,
+        record = _provenance(config, base, chosen, data.summary(), len(train), val, negatives, step,
                              losses, points, state, wall)
         write_text(provenance, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
         if not config.keep_checkpoints:
@@ -280,9 +317,10 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
 
 def _embed(model: Any, batch: list[Pair], config: TrainConfig) -> list[Any]:
     """The embeddings of each column: queries, positives, then each hard-negative column."""
-    columns = [[config.query_prefix + p.query for p in batch], [config.passage_prefix + p.passage for p in batch]]
+    qp, pp = config.query_prefix or "", config.passage_prefix or ""
+    columns = [[qp + p.query for p in batch], [pp + p.passage for p in batch]]
     for j in range(len(batch[0].negatives)):
-        columns.append([config.passage_prefix + p.negatives[j] for p in batch])
+        columns.append([pp + p.negatives[j] for p in batch])
     device = model.device
     out = []
     for texts in columns:
@@ -315,15 +353,6 @@ def _linear(warmup: int, total: int) -> Any:
         return max(0.0, (total - step) / max(1, total - warmup))
 
     return factor
-
-
-def _resolve_base(spec: str) -> tuple[str, Path]:
-    """``(name, folder)`` of ``minilm`` or ``st:PATH``, checked as the ``st:`` encoder checks it."""
-
-    if spec == "st:":
-        raise UnknownNameError("base model", spec, BASES)
-    enc = minilm_encoder() if spec == "minilm" else SentenceTransformerEncoder(spec.removeprefix("st:"))
-    return enc.name, enc.path
 
 
 def _load_st(path: Path) -> Any:
@@ -456,17 +485,24 @@ def _checkpoint(ckpt_dir: Path, step: int, model: Any, optimizer: Any, scheduler
             old.unlink()
 
 
-def _provenance(config: TrainConfig, base_name: str, base_path: Path, pairs: dict[str, Any], n_train: int,
+def _provenance(config: TrainConfig, base: BaseModel, chosen: dict[str, str], pairs: dict[str, Any], n_train: int,
                 val: tuple[Pair, ...], negatives: dict[str, Any] | None, steps_done: int, losses: list[float],
                 points: list[ValPoint], state: dict[str, Any] | None, wall: float) -> dict[str, Any]:
-    weights = _weights_file(base_path)
+    weights = _weights_file(base.path)
+    batches = "no text twice in a batch" + (
+        "; no two pairs of one group, no pair whose texts are labelled positives of another's query"
+        if config.avoid_false_negatives else "")
     return {
         "format": "finegrain-training/1",
-        "base": {"spec": config.base, "name": base_name, "path": str(base_path),
-                 "weights_file": weights.name if weights else None, "weights_sha256": _weights_sha256(base_path)},
+        "base": {"spec": config.base, "name": base.name, "path": str(base.path),
+                 "weights_file": weights.name if weights else None, "weights_sha256": _weights_sha256(base.path),
+                 "declared": {"temperature": base.defaults.temperature, "lr": base.defaults.lr,
+                              "query_prefix": base.defaults.query_prefix,
+                              "passage_prefix": base.defaults.passage_prefix, "source": base.defaults.source}},
         "pairs": {**pairs, "train": n_train, "held_out": len(val), "held_out_passages": len({p.key for p in val})},
         "hyperparameters": config.hyperparameters(),
-        "loss": "MultipleNegativesRankingLoss (InfoNCE, in-batch negatives, no text twice in a batch)",
+        "chosen_by": chosen,
+        "loss": f"MultipleNegativesRankingLoss (InfoNCE, in-batch negatives; {batches})",
         "hard_negatives": negatives,
         "seed": config.seed,
         **_transductive(pairs.get("provenance")),

@@ -8,10 +8,13 @@
 * :func:`split_by_passage` holds out about ``fraction`` of the pairs, whole passages at a
   time (seeded), so that no passage is on both sides;
 * :func:`mine_bm25_negatives` gives each pair the top BM25 passages of the training pool
-  that are not a positive of its query;
+  that are not a positive of its query (nor, avoiding false negatives, of its passage's group);
 * :func:`batch_schedule` is the order of training batches, epoch after epoch, seeded: no
   text appears twice in a batch (ST's ``NoDuplicatesBatchSampler`` rule), so a passage
-  shared by two pairs is never the other's false negative.
+  shared by two pairs is never the other's false negative. With ``avoid_false_negatives`` the
+  *known* false negatives are kept apart too: no text of a batch is a labelled positive of
+  another pair's query (the same query paired with it elsewhere in the file), and no two texts of
+  a batch belong to one group (``"group"`` of the pairs file: the other captions of one image).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +49,7 @@ class Pair:
     style: str | None
     line: int
     negatives: tuple[str, ...] = ()
+    group: str | None = None
 
     def texts(self) -> tuple[str, ...]:
         return (self.query, self.passage, *self.negatives)
@@ -92,8 +96,12 @@ def read_pairs(path: str | Path) -> PairsFile:
                 raise id_error(path, n, pid, 'a "passage_id"', IdSyntax.JSON, problem)
         if style is not None and not isinstance(style, str):
             raise DataFormatError(path, n, '"style" as a string ("kw" or "sm")', repr(style))
+        group = obj.get("group")
+        if group is not None and (not isinstance(group, str) or not group.strip()):
+            raise DataFormatError(path, n, '"group" as a non-empty string or null (the passage\'s sibling group)',
+                                  repr(group))
         key = f"id:{pid}" if pid is not None else f"text:{passage}"
-        pairs.append(Pair(query, passage, key, style, n))
+        pairs.append(Pair(query, passage, key, style, n, group=group))
     if not pairs:
         raise FinegrainError(f"pairs file {str(path)!r} has no records", "write one JSON object a line")
     return PairsFile(path, tuple(pairs), sha256_of(path), _sidecar(path))
@@ -129,9 +137,12 @@ def split_by_passage(pairs: Sequence[Pair], fraction: float, seed: int) -> tuple
     return tuple(p for p in pairs if p.key not in held), tuple(p for p in pairs if p.key in held)
 
 
-def mine_bm25_negatives(pairs: Sequence[Pair], k: int, lang: str) -> tuple[tuple[Pair, ...], dict[str, Any]]:
+def mine_bm25_negatives(pairs: Sequence[Pair], k: int, lang: str, *,
+                        avoid_false_negatives: bool = False) -> tuple[tuple[Pair, ...], dict[str, Any]]:
     """Each pair with ``k`` negatives: the best BM25 passages of the pool (the pairs' passages) that are not a
-    positive of its query, ties broken by pool order; passages scoring 0 fill up when fewer match.
+    positive of its query, ties broken by pool order; passages scoring 0 fill up when fewer match. With
+    ``avoid_false_negatives``, passages of a positive's group (another caption of the same image) are not
+    negatives either.
 
     Returns the pairs and counts for the provenance.
     """
@@ -140,6 +151,14 @@ def mine_bm25_negatives(pairs: Sequence[Pair], k: int, lang: str) -> tuple[tuple
     positives: dict[str, set[str]] = defaultdict(set)
     for p in pairs:
         positives[p.query].add(p.passage)
+    if avoid_false_negatives:
+        group_of = _groups_of_texts(pairs)
+        members: dict[str, set[str]] = defaultdict(set)
+        for text, g in group_of.items():
+            members[g].add(text)
+        for own in positives.values():
+            for g in {group_of[t] for t in own if t in group_of}:
+                own |= members[g]
     if len(pool) <= max(len(v) for v in positives.values()) + k - 1:
         raise FinegrainError(f"{len(pool)} passages are too few for {k} hard negative(s) a query",
                              "use more pairs, or a smaller --negatives-per-query")
@@ -154,49 +173,88 @@ def mine_bm25_negatives(pairs: Sequence[Pair], k: int, lang: str) -> tuple[tuple
         picked = [int(i) for i in order if pool[i] not in own][:k]
         filled += sum(1 for i in picked if scores[i] <= 0)
         by_query[query] = tuple(pool[i] for i in picked)
-    out = tuple(Pair(p.query, p.passage, p.key, p.style, p.line, by_query[p.query]) for p in pairs)
+    out = tuple(replace(p, negatives=by_query[p.query]) for p in pairs)
     return out, {"method": "bm25", "variant": "okapi", "lang": lang, "per_query": k, "pool": len(pool),
-                 "queries": len(by_query), "zero_score_fills": filled}
+                 "queries": len(by_query), "zero_score_fills": filled,
+                 "excluded": "positives of the query" + (" and their groups" if avoid_false_negatives else "")}
 
 
-def batch_schedule(pairs: Sequence[Pair], batch: int, seed: int) -> Iterator[list[int]]:
+def batch_schedule(pairs: Sequence[Pair], batch: int, seed: int, *,
+                   avoid_false_negatives: bool = False) -> Iterator[list[int]]:
     """The training batches in order (indices into ``pairs``), without end: each epoch a seeded permutation,
-    cut greedily into batches with no text twice; a pair that would repeat a text waits for a later batch of
-    the same epoch. Batches of one pair (no negative) are dropped.
+    cut greedily into batches with no text twice (and, with ``avoid_false_negatives``, no known false
+    negative: see the module docstring); a pair that would break the rule waits for a later batch of the
+    same epoch. Batches of one pair (no negative) are dropped.
 
     Epoch ``e`` is a function of ``(seed, e)`` alone and is cut only when it is reached, so the batch of step
     ``s`` does not depend on how many steps a run has, and starting costs nothing however many it has. An
     epoch that forms no batch (its first pair shares a text with every other pair) is skipped; the first
     batch is an error when the first epoch forms none.
     """
+    rule = _FalseNegatives(pairs) if avoid_false_negatives else None
     epoch = 0
     while True:
         formed = False
-        for chosen in _epoch(pairs, batch, np.random.default_rng([seed, 2, epoch]).permutation(len(pairs))):
+        for chosen in _epoch(pairs, batch, np.random.default_rng([seed, 2, epoch]).permutation(len(pairs)), rule):
             formed = True
             yield chosen
         if epoch == 0 and not formed:
-            raise FinegrainError("no batch of two pairs without a repeated text can be formed",
-                                 "the pairs need at least two different queries and passages")
+            raise FinegrainError("no batch of two pairs without a repeated text"
+                                 + (" or a known false negative" if rule else "") + " can be formed",
+                                 "the pairs need at least two different queries and passages"
+                                 + (" of different groups" if rule else ""))
         epoch += 1
 
 
-def one_pass(pairs: Sequence[Pair], batch: int, seed: int) -> list[list[int]]:
-    """The batches of one seeded pass over ``pairs`` (the held-out pairs are scored this way)."""
-    return list(_epoch(pairs, batch, np.random.default_rng([seed, 3]).permutation(len(pairs))))
+def one_pass(pairs: Sequence[Pair], batch: int, seed: int, *, avoid_false_negatives: bool = False) -> list[list[int]]:
+    """The batches of one seeded pass over ``pairs`` (the held-out pairs are scored this way), by the rule
+    training batches follow."""
+    rule = _FalseNegatives(pairs) if avoid_false_negatives else None
+    return list(_epoch(pairs, batch, np.random.default_rng([seed, 3]).permutation(len(pairs)), rule))
 
 
-def _epoch(pairs: Sequence[Pair], batch: int, order: np.ndarray) -> Iterator[list[int]]:
+class _FalseNegatives:
+    """What each pair must not meet in a batch: the labelled positives of its query and the groups of its texts."""
+
+    def __init__(self, pairs: Sequence[Pair]) -> None:
+        positives: dict[str, set[str]] = defaultdict(set)
+        for p in pairs:
+            positives[p.query].add(p.passage)
+        group_of = _groups_of_texts(pairs)
+        self.positives = [frozenset(positives[p.query]) for p in pairs]
+        self.groups = [frozenset(group_of[t] for t in p.texts() if t in group_of) for p in pairs]
+
+
+def _groups_of_texts(pairs: Sequence[Pair]) -> dict[str, str]:
+    """The group of each passage text that has one (a text given two groups keeps the first)."""
+    found: dict[str, str] = {}
+    for p in pairs:
+        if p.group is not None:
+            found.setdefault(p.passage, p.group)
+    return found
+
+
+def _epoch(pairs: Sequence[Pair], batch: int, order: np.ndarray,
+           rule: _FalseNegatives | None = None) -> Iterator[list[int]]:
     remaining = [int(i) for i in order]
     while remaining:
         chosen: list[int] = []
         seen: set[str] = set()
+        forbidden: set[str] = set()
+        groups: set[str] = set()
         rest: list[int] = []
         for j, i in enumerate(remaining):
             texts = pairs[i].texts()
-            if seen.isdisjoint(texts):
+            ok = seen.isdisjoint(texts)
+            if ok and rule is not None:
+                ok = (forbidden.isdisjoint(texts) and seen.isdisjoint(rule.positives[i])
+                      and groups.isdisjoint(rule.groups[i]))
+            if ok:
                 chosen.append(i)
                 seen.update(texts)
+                if rule is not None:
+                    forbidden.update(rule.positives[i])
+                    groups.update(rule.groups[i])
                 if len(chosen) == batch:
                     rest.extend(remaining[j + 1:])
                     break
