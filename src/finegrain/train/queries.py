@@ -218,9 +218,10 @@ def check_query_share(value: float) -> float:
     return float(value)
 
 
-def query_cap(n_passages: int, share: float) -> int:
-    """The most passages one query is kept for: ``max(MIN_QUERY_PASSAGES, floor(share * n_passages))``."""
-    return max(MIN_QUERY_PASSAGES, math.floor(share * n_passages + 1e-9))
+def query_cap(n_units: int, share: float) -> int:
+    """The most units (sibling groups, or lone passages) one query is kept in:
+    ``max(MIN_QUERY_PASSAGES, floor(share * n_units))``."""
+    return max(MIN_QUERY_PASSAGES, math.floor(share * n_units + 1e-9))
 
 
 def _per_passage(value: int | None) -> dict[str, int]:
@@ -361,7 +362,8 @@ def generate_queries(
     words = rules.idf_words(texts, language)
     idf, unseen = rules.idf_table(words)
     weights = [rules.passage_weight(w, idf, unseen, language) for w in words]
-    cap = query_cap(len(items), share)
+    units_of = [p.groups.get(i.id) or f"passage {i.id}" for i in items]
+    cap = query_cap(len(set(units_of)), share)
     made: dict[str, list[list[Made]]] = {}
     fallbacks: dict[str, int] = {}
     generic: dict[str, dict[str, Any]] = {}
@@ -376,7 +378,7 @@ def generate_queries(
         per: list[list[Made]] = [[Made(q, "llm") for q in qs] if qs is not None else [] for qs in llm_out]
         for k, got in zip(need, rule_out):
             per[k] = got
-        made[st], generic[st] = cap_generic(per, cap, [exact_key(t) for t in texts])
+        made[st], generic[st] = cap_generic(per, cap, [exact_key(t) for t in texts], units_of)
     pairs = []
     for k, item in enumerate(items):
         group = p.groups.get(item.id)
@@ -387,9 +389,10 @@ def generate_queries(
         "pool": p.source, "pool_sha256": p.sha256, "pool_sha256_of": p.sha256_of, "pool_passages": len(p.items),
         "style": style, "styles": list(styles), "lang": str(language), "seed": seed,
         "per_passage": limits, "grouping": p.grouping, "sm_source": sm_from,
-        "generic": {"max_query_share": share, "max_passages_per_query": cap,
-                    "rule": f"a rule or sibling query made for more than max({MIN_QUERY_PASSAGES}, floor(share x "
-                            "passages)) passages is kept only where its salience is highest",
+        "generic": {"max_query_share": share, "units": len(set(units_of)), "max_units_per_query": cap,
+                    "rule": f"a rule or sibling query made in more than max({MIN_QUERY_PASSAGES}, floor(share x "
+                            "units)) units (sibling groups; a passage without one is its own) is kept only in "
+                            "the units where its salience is highest",
                     **{st: g for st, g in generic.items()}},
         "generator": {"llm": llm.describe() if llm is not None else None,
                       "rules": {"kw": "TF-IDF over the pool; en: spaCy noun chunks, head nouns, verbs, verb + object, "
@@ -408,14 +411,15 @@ def generate_queries(
                     MappingProxyType(prov))
 
 
-def cap_generic(per: Sequence[Sequence[Made]], cap: int,
-                passage_keys: Sequence[str]) -> tuple[list[list[Made]], dict[str, Any]]:
+def cap_generic(per: Sequence[Sequence[Made]], cap: int, passage_keys: Sequence[str],
+                units_of: Sequence[str]) -> tuple[list[list[Made]], dict[str, Any]]:
     """Each passage's queries, distinct and none equal to the passage, with every rule or sibling query made
-    for more than ``cap`` passages kept only for the ``cap`` where its salience is highest (ties: pool
-    order); LLM queries are never capped. Also what was dropped: pairs, queries capped, the most generic."""
+    for more than ``cap`` units (``units_of``: each passage's sibling group, or the passage itself) kept only
+    in the ``cap`` units where its salience is highest (a unit's best passage; ties: pool order); LLM
+    queries are never capped. Also what was dropped: pairs, queries capped, the most generic."""
 
     lists: list[list[Made]] = []
-    holders: dict[str, list[tuple[float, int]]] = {}
+    holders: dict[str, dict[str, tuple[float, int]]] = {}
     for k, made in enumerate(per):
         seen = {passage_keys[k]}
         kept = []
@@ -425,18 +429,22 @@ def cap_generic(per: Sequence[Sequence[Made]], cap: int,
                 seen.add(key)
                 kept.append(m)
                 if m.source != "llm":
-                    holders.setdefault(key, []).append((m.salience or 0.0, k))
+                    units_held = holders.setdefault(key, {})
+                    best = units_held.get(units_of[k])
+                    here = (-(m.salience or 0.0), k)
+                    units_held[units_of[k]] = min(best, here) if best is not None else here
         lists.append(kept)
-    gone: set[tuple[int, str]] = set()
+    gone: dict[str, set[str]] = {}
     capped: dict[str, int] = {}
-    for key, hs in holders.items():
-        if len(hs) > cap:
-            capped[key] = len(hs)
-            hs.sort(key=lambda h: (-h[0], h[1]))
-            gone.update((k, key) for _, k in hs[cap:])
-    out = [[m for m in made if (k, exact_key(m.query)) not in gone] for k, made in enumerate(lists)]
+    for key, held in holders.items():
+        if len(held) > cap:
+            capped[key] = len(held)
+            ranked = sorted(held, key=lambda u: held[u])
+            gone[key] = set(ranked[cap:])
+    out = [[m for m in made if units_of[k] not in gone.get(exact_key(m.query), ())] for k, made in enumerate(lists)]
     top = sorted(capped.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
-    return out, {"dropped": len(gone), "capped_queries": len(capped), "most_generic": [list(t) for t in top]}
+    dropped = sum(len(a) - len(b) for a, b in zip(lists, out))
+    return out, {"dropped": dropped, "capped_queries": len(capped), "most_generic": [list(t) for t in top]}
 
 
 def _rule_queries(style: str, todo: Sequence[int], items: Sequence[TextItem], pool: Pool, lang: Lang,

@@ -69,8 +69,8 @@ _ZH_SKIP = frozenset({"ul", "uz", "ug", "m", "q", "mq"})
 _EN_COLLECTIVE = frozenset({"set", "group", "pair", "couple", "bunch", "lot", "lots", "pile", "number", "herd",
                             "crowd", "flock", "pack", "team", "line", "row", "stack", "handful", "piece", "pieces",
                             "kind", "type", "sort", "variety"})
-MAX_PAIRS = 3
-PAIR_NOUNS = 3
+MAX_PAIRS = 4
+PAIR_NOUNS = 4
 MAX_PHRASE_WORDS = 6
 MAX_ZH_CHARS = 8
 KINDS: tuple[str, ...] = ("noun", "verb", "phrase", "noun-prep", "verb-object", "subject-verb", "pair", "hypernym")
@@ -212,14 +212,13 @@ def _en_candidates(doc: Any) -> list[Candidate]:
             return phrase(inner, depth + 1)
         return chunks.get(tok.i) or ([tok] if tok.pos_ in ("NOUN", "PROPN") and content(tok) else [])
 
-    def prep_object(tok: Any) -> list[Any]:
-        """``in pink dress`` for the first prepositional child of ``tok`` that has an object."""
+    def prep_objects(tok: Any) -> list[list[Any]]:
+        """``in pink dress`` for each prepositional child of ``tok`` that has an object."""
+        found = []
         for p in tok.children:
             if p.dep_ == "prep" and not (p.lower_ == "of" and member(tok) is not None):
-                for o in p.children:
-                    if o.dep_ == "pobj" and phrase(o):
-                        return [p, *phrase(o)]
-        return []
+                found += [[p, *phrase(o)] for o in p.children if o.dep_ == "pobj" and phrase(o)][:1]
+        return found
 
     out: list[Candidate] = []
 
@@ -240,8 +239,7 @@ def _en_candidates(doc: Any) -> list[Candidate]:
                 up = hypernym(tok.lower_, context)
                 if up is not None:
                     out.append(Candidate(up, tuple(units(up, Lang.EN)), "hypernym", hypernym_of=tok.lower_))
-            tail = prep_object(tok)
-            if tail and phrase(tok):
+            for tail in prep_objects(tok) if phrase(tok) else []:
                 add([*phrase(tok), *tail], "noun-prep")
         elif tok.pos_ == "VERB" and content(tok) and len(tok) >= 3:
             add([tok], "verb")
@@ -251,9 +249,8 @@ def _en_candidates(doc: Any) -> list[Candidate]:
                 if len(phrase(subject[0])) > 1:
                     add([*phrase(subject[0]), tok], "subject-verb")
             verb = [tok, *(c for c in tok.children if c.dep_ == "prt")]
-            objects = [phrase(c) for c in tok.children if c.dep_ in ("dobj", "obj")]
-            obj = objects[0] if objects and objects[0] else prep_object(tok)
-            if obj:
+            objects = [o for o in (phrase(c) for c in tok.children if c.dep_ in ("dobj", "obj")) if o]
+            for obj in [*objects, *prep_objects(tok)]:
                 add([*verb, *obj], "verb-object")
                 if subject:  # subject, verb and the object's head: woman rides bike, dog runs across grass
                     add([subject[0], *verb, *obj[:1 if obj[0].pos_ == "ADP" else 0], obj[-1]], "subject-verb")
