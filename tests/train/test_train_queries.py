@@ -18,7 +18,8 @@ from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.text.lang import has_cjk
 from finegrain.train.llm import LLMSettings, validate_queries
 from finegrain.train.queries import generate_queries, read_pool
-from finegrain.train.rules import Candidate, hypernym, idf_table, rank_keywords
+from finegrain.train.finetune_data import read_pairs
+from finegrain.train.rules import Candidate, idf_table, rank_keywords, score_keywords
 from llm_stub import chat_server
 
 
@@ -39,27 +40,41 @@ def test_idf_and_tf_idf_ranking_by_hand() -> None:
     assert idf["x"] == pytest.approx(math.log(4 / 3) + 1)
     assert idf["y"] == pytest.approx(math.log(4 / 2) + 1)
     assert unseen == pytest.approx(math.log(4) + 1)
-    cands = [Candidate("y", ("y",)), Candidate("x y", ("x", "y")), Candidate("x", ("x",)), Candidate("x", ("x",)),
+    cands = [Candidate("y", ("y",)), Candidate("x y", ("x", "y"), "phrase"), Candidate("x", ("x",)), Candidate("x", ("x",)),
              Candidate("the", ("the",))]
-    # "x y": 1.288 + 1.693 = 2.98; "x": tf 2 * 1.288 = 2.58; "y": 1.69; "the" is a stop word: score 0, dropped
+    # "x y": 1.288 + 1.693 = 2.98; "x": tf 2 * 1.288 = 2.58; "y": 1.69; "the" is a stop word: score 0, dropped;
+    # the nouns x and y make no pair: the phrase "x y" already holds both
     assert rank_keywords(cands, idf, unseen, "en") == ["x y", "x", "y"]
-
-
-def test_hypernym_is_the_most_specific_one_level_up() -> None:
-    assert hypernym("dog") == "canine"  # dog.n.01 -> canine.n.02 (depth 12), not domestic_animal.n.01 (7)
-    assert hypernym("dogs") == "canine"
-    assert hypernym("girl") == "woman"
-    assert hypernym("qwzxv") is None
+    # two nouns no phrase holds together make a pair, scored as both: 1.29 + 1.69, placed where the later one is
+    cands = [Candidate("y", ("y",)), Candidate("x", ("x",)), Candidate("runs", ("runs",), "verb")]
+    ranked = score_keywords(cands, idf, unseen, "en")
+    assert [(k.text, k.kind) for k in ranked] == [("y x", "pair"), ("runs", "verb"), ("y", "noun"), ("x", "noun")]
+    assert ranked[0].score == pytest.approx(idf["x"] + idf["y"])
 
 
 def test_english_kw_on_a_tiny_pool() -> None:
     pool = as_text_set({"d0": "A dog runs in the park .", "d1": "A cat sleeps in the park .",
                         "d2": "A dog and a cat ."}, "passages")
     qs = generate_queries(pool, style="kw", lang="en")
-    # idf over 3 passages: runs ln(4/2)+1 = 1.69 > dog = park = ln(4/3)+1 = 1.29; hypernyms follow their noun
-    assert _by(qs, "d0", "kw") == ["runs", "dog", "canine", "park", "tract"]
+    # idf over 3 passages: runs ln(4/2)+1 = 1.69 > dog = park = ln(4/3)+1 = 1.29; phrases score the sum of
+    # their words; the hypernym canine follows its noun; park has no sense these words point to
+    assert _by(qs, "d0", "kw") == ["dog runs in park", "dog runs", "runs in park", "runs", "dog", "canine", "park"]
     assert {p.source for p in qs.pairs} == {"rules"}
     assert qs.stats()[0].passages == 3
+    assert qs.stats()[0].hypernyms == sum(p.query in ("canine", "feline", "true cat") for p in qs.pairs)
+
+
+def test_kw_has_multi_word_keyphrases_on_real_flickr8k(flickr_lines) -> None:  # noqa: ANN001
+    """KW queries are keyphrases, not only single words: chunk + prepositional object, verb + object,
+    subject + verb, adjective + noun, in the first Flickr8k caption; most queries of the pool have 2+ words."""
+    pool = as_text_set({cid: c.strip() for cid, c in flickr_lines[:200]}, "passages")
+    qs = generate_queries(pool, style="kw", lang="en", per_passage=30, max_query_share=1)
+    first = _by(qs, flickr_lines[0][0], "kw")
+    assert {"child in pink dress", "climbing up stairs", "child climbing", "pink dress"} <= set(first)
+    kinds = {p.kind for p in qs.pairs}
+    assert {"noun-prep", "verb-object", "subject-verb", "phrase", "pair", "noun", "hypernym"} <= kinds
+    lengths = [len(p.query.split()) for p in qs.pairs]
+    assert sum(n >= 2 for n in lengths) / len(lengths) > 0.5 and sum(lengths) / len(lengths) > 1.8
 
 
 # --------------------------------------------------------------------------- SM
@@ -117,7 +132,9 @@ def test_zh_kw_with_jieba_on_real_capretrieval(tmp_path: Path, data_root: Path) 
     assert text0.startswith("图片中显示了一个安装在墙上的燃气表")
     kw0 = _by(qs, "cr.0", "kw")
     assert "燃气表" in kw0 and "管道" in kw0 and len(kw0) <= 8
-    assert all(k in text0 for k in kw0)  # zh KW are words of the passage or runs of adjacent nouns
+    # zh KW are words of the passage, noun runs, a verb and its object, or pairs of salient nouns
+    assert all(set(k.replace(" ", "")) <= set(text0) for k in kw0)
+    assert {"verb-object", "pair"} <= {p.kind for p in qs.pairs}
     assert not {"的", "一个", "了"} & set(kw0)
     assert all(has_cjk(p.query) or p.query.isascii() for p in qs.pairs)
     assert qs.stats()[0].passages == len({p.passage_id for p in qs.pairs})
@@ -219,11 +236,19 @@ def test_cli_writes_pairs_provenance_and_an_80_column_table(tmp_path: Path, caps
     table = [x for x in printed.splitlines() if not x.startswith("wrote ")]
     assert "KW" in printed and "SM" in printed and max(cell_len(x) for x in table) <= 80
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert rows and all(set(r) == {"query", "passage", "passage_id", "style", "source"} for r in rows)
-    assert {r["style"] for r in rows} == {"kw", "sm"}
+    assert rows and all(set(r) == {"query", "passage", "passage_id", "style", "source", "group"} for r in rows)
+    assert {r["style"] for r in rows} == {"kw", "sm"} and {r["group"] for r in rows} == {None}
     prov = json.loads((tmp_path / "pairs.jsonl.provenance.json").read_text(encoding="utf-8"))
     assert prov["pool_sha256"] == hashlib.sha256(pool.read_bytes()).hexdigest()
     assert (prov["lang"], prov["seed"], prov["exclude"], prov["pairs"]) == ("en", 7, None, len(rows))
+    # Table 6's columns and the hypernym share, printed and in the sidecar
+    kw = [r for r in rows if r["style"] == "kw"]
+    stats = {s["style"]: s for s in prov["stats"]}
+    assert {"passages", "queries", "q/pass", "words/q", "hypernyms", "sources"} <= set(printed.split())
+    assert stats["kw"]["hypernyms"] >= sum(r["query"] == "canine" for r in kw) == 2
+    assert f"{100 * stats['kw']['hypernym_share']:.1f}%" in printed and stats["kw"]["queries"] == len(kw)
+    assert stats["kw"]["queries_per_passage"] == len(kw) / 2 and stats["sm"]["hypernym_share"] == 0
+    assert prov["sm_source"] == "auto" and prov["generic"]["max_query_share"] == 0.005
 
 
 @pytest.mark.parametrize("args, message", [
@@ -231,6 +256,9 @@ def test_cli_writes_pairs_provenance_and_an_80_column_table(tmp_path: Path, caps
     (["--style", "kw", "-l", "zh"], "--lang zh but the passages of"),
     (["--style", "kw", "--llm-url", "ftp://x"], "is not an http(s) URL"),
     (["--style", "kw", "--siblings", "coco:x"], "is not KIND:PATH"),
+    (["--sm-source", "sibs"], "unknown SM source 'sibs'"),
+    (["--max-query-share", "0"], "max_query_share=0.0 is not a share in (0, 1]"),
+    (["--max-query-share", "1.5"], "is not a share in (0, 1]"),
 ])
 def test_bad_input_gets_one_clear_error(tmp_path: Path, capsys, args: list[str], message: str) -> None:  # noqa: ANN001
     pool = _jsonl(tmp_path / "pool.jsonl", [{"_id": "a", "text": "A black dog runs across the grass ."}])

@@ -156,7 +156,7 @@ def score_keywords(candidates: Sequence[Candidate], idf: Mapping[str, float], un
     pairs = [(a, b) for n, a in enumerate(top) for b in top[n + 1:]]
     for a, b in pairs[:MAX_PAIRS]:
         a, b = sorted((a, b), key=lambda t: first[t][0])
-        if any({a, b} <= ws for ws in together):
+        if set(a.split()) & set(b.split()) or any({a, b} <= ws for ws in together):
             continue
         text = f"{a} {b}"
         if text not in first:
