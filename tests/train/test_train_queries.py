@@ -120,6 +120,58 @@ def test_sm_compression_without_siblings() -> None:
     assert qs.stats()[0].passages == 1
 
 
+def test_sm_source_compress_makes_summaries_of_the_passage_even_with_siblings(tmp_path: Path,
+                                                                             flickr_lines) -> None:  # noqa: ANN001
+    """``sm_source="compress"``: no sibling caption is a query, every SM query is a compression of its own
+    passage; ``"siblings"``: siblings only, so a passage without siblings gets no SM query."""
+    ids = _jsonl(tmp_path / "ids.jsonl", [{"_id": cid, "text": c.strip()} for cid, c in flickr_lines[:20]])
+    auto = generate_queries(ids, style="sm", lang="en")
+    assert {p.source for p in auto.pairs} == {"siblings"}
+    squeezed = generate_queries(ids, style="sm", lang="en", sm_source="compress")
+    assert squeezed.pairs and {p.source for p in squeezed.pairs} == {"rules"}
+    captions = {c.strip() for _, c in flickr_lines[:20]}
+    assert not captions & {p.query for p in squeezed.pairs}
+    assert all(set(p.query.lower().split()) <= set(p.passage.lower().split()) for p in squeezed.pairs)
+    assert _by(squeezed, flickr_lines[0][0], "sm") == ["A child in a dress is climbing up a set of stairs in an entry way",
+                                                       "A child is climbing up a set of stairs"]
+    assert squeezed.provenance["sm_source"] == "compress" and squeezed.stats()[0].sources["siblings"] == 0
+    lone = as_text_set({"a": "A child in a pink dress is climbing up a set of stairs ."}, "passages")
+    assert generate_queries(lone, style="sm", lang="en", sm_source="siblings").pairs == ()
+
+
+def test_each_pair_carries_its_passage_group(tmp_path: Path, flickr_lines) -> None:  # noqa: ANN001
+    """Training keeps the captions of one image out of one batch: each pair says its passage's sibling group
+    (the image), and the pairs file stays readable by finetune_data.read_pairs."""
+    ids = _jsonl(tmp_path / "ids.jsonl", [{"_id": cid, "text": c.strip()} for cid, c in flickr_lines[:10]])
+    qs = generate_queries(ids, style="both", lang="en")
+    assert all(p.group == p.passage_id.rsplit("#", 1)[0] for p in qs.pairs)
+    out = qs.write(tmp_path / "pairs.jsonl")
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert {r["group"] for r in rows} == {cid.rsplit("#", 1)[0] for cid, _ in flickr_lines[:10]}
+    assert len(read_pairs(out).pairs) == len(rows)
+
+
+def test_a_generic_query_is_kept_only_where_it_is_most_salient() -> None:
+    """A query made for more than max(20, share x pool) passages is dropped where its share of the
+    passage's TF-IDF is smallest (the longest passages here), and the provenance counts the drops."""
+    things = ["ball", "stick", "bone", "rope", "shoe", "hat", "toy", "box", "sock", "cup", "tire", "log",
+              "brick", "can", "ring", "leaf", "rock", "bell", "kite", "drum", "sled", "fork", "lamp", "mat"]
+    texts = {f"p{k:02d}": f"A dog chews a {t}" + " near a red car and a blue boat and a green tree" * (k % 3)
+             for k, t in enumerate(things)}
+    pool = as_text_set(texts, "passages")
+    qs = generate_queries(pool, style="kw", lang="en", per_passage=50)
+    holders = {p.passage_id for p in qs.pairs if p.query == "dog"}
+    assert len(holders) == 20
+    assert holders >= {k for k in texts if int(k[1:]) % 3 == 0}  # the 8 shortest passages keep it
+    gen = qs.provenance["generic"]
+    assert gen["max_units_per_query"] == 20 and gen["max_query_share"] == 0.005
+    assert gen["kw"]["capped_queries"] >= 1 and ["dog", 24] in gen["kw"]["most_generic"]
+    assert gen["kw"]["dropped"] >= 4
+    every = generate_queries(pool, style="kw", lang="en", per_passage=50, max_query_share=1)
+    assert len({p.passage_id for p in every.pairs if p.query == "dog"}) == 24
+    assert every.provenance["generic"]["kw"]["dropped"] == 0
+
+
 # --------------------------------------------------------------------------- zh KW
 
 
