@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from finegrain.build.units import units
-from finegrain.train.hypernyms import ABSTRACT, MIN_DEPTH, fitting_sense, hypernym
 from finegrain.lexicons.wordnet import wordnet
+from finegrain.train.hypernyms import ABSTRACT, MIN_DEPTH, fitting_sense, hypernym
 
 
 def _in(noun: str, caption: str) -> str | None:

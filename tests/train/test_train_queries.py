@@ -16,9 +16,9 @@ from finegrain.build.textset import as_text_set
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.text.lang import has_cjk
+from finegrain.train.finetune_data import read_pairs
 from finegrain.train.llm import LLMSettings, validate_queries
 from finegrain.train.queries import generate_queries, read_pool
-from finegrain.train.finetune_data import read_pairs
 from finegrain.train.rules import Candidate, idf_table, rank_keywords, score_keywords
 from llm_stub import chat_server
 

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 import typer
 
 from finegrain.cli import options as opt
-from finegrain.train.queries import DEFAULT_MAX_QUERY_SHARE
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -44,9 +43,9 @@ def gen_queries_command(
     sm_source: str = typer.Option("auto", "--sm-source", help="Where rule SM queries come from: auto (sibling "
                                   "captions when a passage has any, else compressions of it), siblings (only) or "
                                   "compress (compressions of the passage itself, even with siblings)."),
-    max_query_share: float = typer.Option(DEFAULT_MAX_QUERY_SHARE, "--max-query-share", help="A rule query made "
-                                          "in more than max(20, SHARE x pool) sibling groups (or lone passages) is "
-                                          "kept only where it is most salient; 1 keeps every query."),
+    max_query_share: float | None = typer.Option(None, "--max-query-share", help="A rule query made in more "
+                                                 "than max(20, SHARE x pool) sibling groups (or lone passages) is "
+                                                 "kept only where it is most salient (default 0.005; 1 keeps all)."),
     group_by_prefix: str | None = typer.Option(None, "--group-by-prefix", help="Passages whose ids share the "
                                                "part before the last SEP are siblings (e.g. '#')."),
     siblings: str | None = typer.Option(None, "--siblings", help="flickr8k:PATH: pool texts that are captions "
@@ -61,11 +60,17 @@ def gen_queries_command(
     from finegrain.errors import FinegrainError
     from finegrain.report.console import table_console
     from finegrain.train.llm import LLMSettings
-    from finegrain.train.queries import check_query_share, generate_queries, parse_sm_source, parse_styles
+    from finegrain.train.queries import (
+        DEFAULT_MAX_QUERY_SHARE,
+        check_query_share,
+        generate_queries,
+        parse_sm_source,
+        parse_styles,
+    )
 
     parse_styles(style)  # these fail before anything is read
     parse_sm_source(sm_source)
-    check_query_share(max_query_share)
+    share = check_query_share(DEFAULT_MAX_QUERY_SHARE if max_query_share is None else max_query_share)
     if (pool is None) == (eval_corpus is None):
         raise FinegrainError("give one pool: POOL or --pool-from-eval-corpus DATASET",
                              "e.g. finegrain gen-queries corpus.jsonl ..., or --pool-from-eval-corpus capretrieval/zh")
@@ -77,7 +82,7 @@ def gen_queries_command(
     result = generate_queries(pool or eval_corpus, style=style, lang=lang, per_passage=per_passage, seed=seed,
                               exclude=exclude, rouge_l=rouge_l, group_by_prefix=group_by_prefix, siblings=siblings,
                               llm=llm, transductive=eval_corpus is not None, sm_source=sm_source,
-                              max_query_share=max_query_share)
+                              max_query_share=share)
     path = result.write(out)
     if result.provenance["transductive"]:
         typer.echo(f"TRANSDUCTIVE: the pool is the passages of {result.provenance['transductive_dataset']} "
