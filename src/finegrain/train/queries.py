@@ -14,9 +14,23 @@ removed. :func:`generate_queries` does the same:
 3. per passage and style: from the LLM when ``llm`` is given
    (:mod:`finegrain.train.llm`), falling back to the rules for that passage when
    no valid reply comes (counted in :attr:`QuerySet.fallbacks`); else KW by
-   :mod:`finegrain.train.rules`, SM from the passage's **siblings** (other
-   captions of the same image, in the pool) when it has any, else the rule
-   compressions. At most ``per_passage`` queries per passage and style
+   :mod:`finegrain.train.rules`, and SM by ``sm_source``: ``auto`` -- the
+   passage's **siblings** (other captions of the same image, in the pool) when
+   it has any, else the rule compressions of the passage; ``siblings`` -- the
+   siblings only; ``compress`` -- the compressions only, siblings or not
+   (summaries of the passage itself: a sibling caption may be text the
+   encoder already trained on);
+4. **generic queries**: a rule or sibling query made in more than
+   ``max(MIN_QUERY_PASSAGES, floor(max_query_share * U))`` of the ``U`` units
+   of the pool (a unit is a sibling group, or a passage without one, so the
+   five captions of one image count once) is kept only in the units where it
+   is most *salient* -- its score's share of the passage's ``sum idf`` (KW:
+   the TF-IDF score; SM: the query's ``sum idf``), a unit by its best passage,
+   ties by pool order -- and dropped elsewhere (counted in the provenance's
+   ``generic``). A query every passage shares (``canine`` in a caption pool)
+   teaches little and fills a batch with false negatives. LLM queries are
+   never capped;
+5. at most ``per_passage`` queries per passage and style, best first
    (defaults 12 KW and 7 SM, the means of Table 6's in-domain rows); siblings
    beyond that are sampled with ``seed``.
 
@@ -36,9 +50,12 @@ same dataset is *transductive*, never zero-shot. The provenance always says so:
 demands such a pool. ``finegrain train`` carries the two fields into ``finegrain_training.json``
 and ``finegrain eval`` of the model on that dataset marks its results.
 
-Each pair is ``{"query", "passage", "passage_id", "style", "source"}`` with
-``source`` one of ``rules``, ``siblings``, ``llm`` (:meth:`QuerySet.write`, plus
-the sidecar ``PAIRS.jsonl.provenance.json``).
+Each pair is ``{"query", "passage", "passage_id", "style", "source", "group"}`` with
+``source`` one of ``rules``, ``siblings``, ``llm`` and ``group`` the passage's
+sibling group (``null``: none), so training can keep the captions of one image
+out of one batch (:meth:`QuerySet.write`, plus the sidecar
+``PAIRS.jsonl.provenance.json`` with ``sm_source``, ``generic`` and Table 6's
+statistics per style, the share of KW that are WordNet hypernyms among them).
 """
 
 from __future__ import annotations

