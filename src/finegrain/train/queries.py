@@ -491,9 +491,8 @@ def _rule_queries(style: str, todo: Sequence[int], items: Sequence[TextItem], po
     for k in todo:
         item = items[k]
         g = pool.groups.get(item.id)
-        sibs = [s.text for s in members.get(g, []) if s.id != item.id and exact_key(s.text) != exact_key(item.text)]
-        if sm_from == "compress":
-            sibs = []
+        group = members.get(g, []) if g is not None and sm_from != "compress" else []
+        sibs = [s.text for s in group if s.id != item.id and exact_key(s.text) != exact_key(item.text)]
         if len(sibs) > limit:
             chosen = set(rng.sample(range(len(sibs)), limit))
             sibs = [s for n, s in enumerate(sibs) if n in chosen]
