@@ -3,8 +3,9 @@
 The objective is CapRetrieval's (Xu et al., *The Granularity Dilemma*, §4 and App. D):
 InfoNCE with in-batch negatives at temperature τ = 0.01, i.e. sentence-transformers'
 ``MultipleNegativesRankingLoss`` with ``scale = 1/τ``; AdamW, lr 5e-6, weight decay 0.1,
-around 4K steps. Optional BM25 hard negatives (:mod:`~finegrain.train.finetune_data`)
-are extra candidate columns. Batches never hold a text twice, so a passage shared by
+around 4K steps. Hard negatives, BM25-mined (:mod:`~finegrain.train.finetune_data`) or
+given by the pairs file (``"negatives"``, as ``finegrain distill`` writes), are extra
+candidate columns; the two never mix. Batches never hold a text twice, so a passage shared by
 two pairs is not the other's false negative.
 
 Why a small explicit torch loop over ST's model rather than ``SentenceTransformerTrainer``:
@@ -203,6 +204,11 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
     data = read_pairs(config.pairs)
     train, val = split_by_passage(data.pairs, config.val_fraction, config.seed)
     negatives = None
+    if config.hard_negatives and data.pairs[0].negatives:
+        raise FinegrainError(f"--hard-negatives {config.hard_negatives} mines negatives, and the pairs file "
+                             f"{str(config.pairs)!r} gives {len(data.pairs[0].negatives)} of its own a record",
+                             "leave out --hard-negatives to train on the file's negatives, or give pairs without "
+                             '"negatives"')
     if config.hard_negatives:
         train, negatives = mine_bm25_negatives(train, config.negatives_per_query, config.lang)
     identity = {**{k: v for k, v in config.hyperparameters().items() if k not in _RUN_ONLY},
