@@ -219,13 +219,13 @@ def relabel(pairs: Sequence[Pair], pool: Mapping[str, str], rankings: Mapping[st
             dropped["no_ranking"] += len(records)
             continue
         rank_of_text: dict[str, int] = {}
-        for r, t in enumerate(texts, start=1):
-            rank_of_text.setdefault(t, r)
+        for rank, t in enumerate(texts, start=1):
+            rank_of_text.setdefault(t, rank)
         chosen: list[tuple[Pair, str | None, int] | None] = []  # (record, source id, positive's rank)
         for p, source in zip(records, sources, strict=True):
-            r = rank_of_text.get(p.passage)
-            if r is not None and r <= rule.source_k:
-                chosen.append((p, source, r))
+            at = rank_of_text.get(p.passage)
+            if at is not None and at <= rule.source_k:
+                chosen.append((p, source, at))
             elif rule.unconfirmed == "drop":
                 chosen.append(None)
                 dropped["unconfirmed"] += 1
@@ -269,8 +269,8 @@ def relabel(pairs: Sequence[Pair], pool: Mapping[str, str], rankings: Mapping[st
                 tuple(texts[i] for i in picked), tuple(ranking.ids[i] for i in picked), p.line,
                 Ranking(ranking.ids[:rule.scores_k], ranking.scores[:rule.scores_k]) if rule.scores_k else None))
     out.sort(key=lambda d: d.line)
-    from_source = sum(d.positive_from == "source" for d in out)
-    counts = DistillCounts(len(pairs), len(groups), len(out), from_source, len(out) - from_source,
+    kept_source = sum(d.positive_from == "source" for d in out)
+    counts = DistillCounts(len(pairs), len(groups), len(out), kept_source, len(out) - kept_source,
                            MappingProxyType(dropped), outside, candidates, false_negatives,
                            sum(len(d.negatives) for d in out))
     return tuple(out), counts
