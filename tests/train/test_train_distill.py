@@ -272,7 +272,7 @@ def test_the_cli_writes_pairs_that_train_reads(toy: Path, tiny_st: Path, tmp_pat
     (["--margin-strategy", "relativ"], "unknown margin strategy 'relativ'"),
     (["-r", "bm25-okapy"], "did you mean 'bm25-okapi'"),
     (["--set", "k1=x"], "k1"),
-    (["-l", "zh"], "--lang zh but the pool"),
+    (["-l", "zh"], "--lang zh but the passages of"),
 ])
 def test_cli_bad_input_is_one_error_line(toy: Path, tmp_path: Path, args: list[str], expect: str) -> None:
     base = {"-r": "bm25-okapi", "-l": "en"}

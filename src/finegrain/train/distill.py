@@ -55,9 +55,8 @@ from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.frozen import EMPTY
 from finegrain.io._lines import open_text_write
 from finegrain.retrieve.registry import RETRIEVERS, get_retriever
-from finegrain.text.lang import parse_lang
 from finegrain.train.finetune_data import Pair, PairsFile, read_pairs
-from finegrain.train.queries import read_pool
+from finegrain.train.queries import Pool, check_lang, read_pool
 from finegrain.types import Corpus, Document, Queries, Query, Run
 from finegrain.version import __version__
 
@@ -332,7 +331,10 @@ def distill(pairs: str | Path | PairsFile, pool: str | Path, *, retriever: str,
     options = RETRIEVERS.check(retriever, dict(retriever_options or {}))
     data = pairs if isinstance(pairs, PairsFile) else read_pairs(pairs)
     ts = read_text_set(pool, "passages")
-    language = _lang(ts, lang)
+    if lang is None and ts.lang is None:
+        raise FinegrainError(f"the language of the pool {ts.source!r} is not known", "add --lang zh or --lang en")
+    read = read_pool(ts)
+    language = str(check_lang(read, lang if lang is not None else str(ts.lang)))  # gen-queries' rule
     teacher = get_retriever(retriever, **options)
     corpus = Corpus(Document(i.id, i.text, i.title) for i in ts.items)
     texts = list(dict.fromkeys(p.query for p in data.pairs))
@@ -345,23 +347,11 @@ def distill(pairs: str | Path | PairsFile, pool: str | Path, *, retriever: str,
                 for q, t in zip(tqdm(qids, desc="teacher rankings", unit="query", disable=not show_progress,
                                      leave=False, file=sys.stderr), texts, strict=True)}
     out, counts = relabel(data.pairs, {i.id: i.text for i in ts.items}, rankings, rule)
-    return Distilled(out, counts, MappingProxyType(_provenance(data, ts, retriever, options, teacher, language,
-                                                               rule, counts, seconds)))
+    return Distilled(out, counts, MappingProxyType(_provenance(data, ts, read, retriever, options, teacher,
+                                                               language, rule, counts, seconds)))
 
 
-def _lang(ts: TextSet, lang: str | None) -> str:
-    if lang is None:
-        if ts.lang is None:
-            raise FinegrainError(f"the language of the pool {ts.source!r} is not known", "add --lang zh or --lang en")
-        return str(parse_lang(ts.lang))
-    given = parse_lang(lang)
-    if ts.lang is not None and parse_lang(ts.lang) is not given:
-        raise FinegrainError(f"--lang {given} but the pool {ts.source!r} is a {parse_lang(ts.lang)} dataset",
-                             f"use --lang {parse_lang(ts.lang)}, or leave --lang out")
-    return str(given)
-
-
-def _provenance(data: PairsFile, ts: TextSet, retriever: str, options: Mapping[str, Any], teacher: Any,
+def _provenance(data: PairsFile, ts: TextSet, p: Pool, retriever: str, options: Mapping[str, Any], teacher: Any,
                 lang: str, rule: DistillRule, counts: DistillCounts, seconds: float) -> dict[str, Any]:
     """The sidecar: input, pool, teacher, rule, counts; transductive for the pool's dataset, else the input's."""
     given = data.provenance if isinstance(data.provenance, Mapping) else {}
@@ -369,7 +359,6 @@ def _provenance(data: PairsFile, ts: TextSet, retriever: str, options: Mapping[s
     input_dataset = given.get("transductive_dataset") if given.get("transductive") else None
     dataset = pool_dataset or input_dataset
     datasets = list(dict.fromkeys(d for d in (pool_dataset, input_dataset) if d))
-    p = read_pool(ts)
     return {
         "kind": "distill",
         "input": {"path": str(data.path), "sha256": data.sha256, "records": len(data.pairs),
