@@ -212,6 +212,7 @@ def test_bm25_as_the_teacher_over_a_file_pool(toy: Path) -> None:
                      lang="en", show_progress=False)
     c = result.counts
     assert c.records == 48 and c.queries == 28 and c.kept + sum(c.dropped.values()) == 48
+    assert c.queries_kept == len({p.query for p in result.pairs}) < c.queries
     # 'red dog' names one passage: its source is the teacher's top-1, kept with two negatives
     red_dog = next(p for p in result.pairs if p.query == "red dog")
     assert red_dog.positive_from == "source" and red_dog.passage_id == "d0" and len(red_dog.negatives) == 2

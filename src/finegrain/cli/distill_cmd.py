@@ -64,6 +64,7 @@ def distill_command(
     c = result.counts
     typer.echo(f"teacher {retriever}: {c.queries:,} queries over {prov['pool_passages']:,} passages in "
                f"{prov['teacher']['seconds']:.1f}s")
+    typer.echo(f"queries: {c.queries:,} distinct, {c.queries_kept:,} with a pair written")
     typer.echo(f"pairs: {c.records:,} read, {c.kept:,} kept ({c.positive_source:,} source positive, "
                f"{c.positive_teacher:,} teacher's top-1), {c.records - c.kept:,} dropped ("
                + (", ".join(f"{n:,} {k.replace('_', ' ')}" for k, n in c.dropped.items() if n) or "none") + ")")

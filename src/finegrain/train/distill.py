@@ -163,8 +163,8 @@ class DistilledPair:
 
 @dataclass(frozen=True)
 class DistillCounts:
-    """What :func:`relabel` did. ``records`` input pairs, ``queries`` distinct query texts ranked; of the
-    records, ``kept`` were written (``positive_source`` kept their source, ``positive_teacher`` took the
+    """What :func:`relabel` did. ``records`` input pairs, ``queries`` distinct query texts ranked, of which
+    ``queries_kept`` have a pair written; of the records, ``kept`` were written (``positive_source`` kept their source, ``positive_teacher`` took the
     teacher's top-1) and ``dropped`` were not, by reason (:data:`DROP_REASONS`); ``source_outside_pool``
     records name a passage the pool does not hold. Over the pairs whose negatives were chosen (the kept and
     the ``too_few_negatives``): ``candidates`` window passages looked at, ``false_negatives`` of them dropped
@@ -173,6 +173,7 @@ class DistillCounts:
     records: int
     queries: int
     kept: int
+    queries_kept: int
     positive_source: int
     positive_teacher: int
     dropped: Mapping[str, int]
@@ -182,7 +183,7 @@ class DistillCounts:
     negatives: int
 
     def to_json(self) -> dict[str, Any]:
-        return {"records": self.records, "queries": self.queries, "kept": self.kept,
+        return {"records": self.records, "queries": self.queries, "kept": self.kept, "queries_kept": self.queries_kept,
                 "positive_source": self.positive_source, "positive_teacher": self.positive_teacher,
                 "dropped": dict(self.dropped), "source_outside_pool": self.source_outside_pool,
                 "candidates": self.candidates, "false_negatives": self.false_negatives, "negatives": self.negatives}
@@ -243,21 +244,9 @@ def relabel(pairs: Sequence[Pair], pool: Mapping[str, str], rankings: Mapping[st
                 dropped["duplicate"] += 1
                 continue
             seen.add((query, positive))
-            limit = rule.threshold(ranking.scores[r - 1])
-            picked: list[int] = []
-            used: set[str] = set()
-            first, last = rule.window
-            for i in range(first - 1, min(last, len(ranking.ids))):
-                t = texts[i]
-                if t in barred or t in used:
-                    continue
-                candidates += 1
-                if ranking.scores[i] > limit:
-                    false_negatives += 1
-                    continue
-                if len(picked) < rule.negatives:
-                    picked.append(i)
-                    used.add(t)
+            picked, looked, false = _negatives(ranking, texts, barred, rule.threshold(ranking.scores[r - 1]), rule)
+            candidates += looked
+            false_negatives += false
             if len(picked) < rule.negatives:
                 dropped["too_few_negatives"] += 1
                 continue
@@ -269,10 +258,31 @@ def relabel(pairs: Sequence[Pair], pool: Mapping[str, str], rankings: Mapping[st
                 Ranking(ranking.ids[:rule.scores_k], ranking.scores[:rule.scores_k]) if rule.scores_k else None))
     out.sort(key=lambda d: d.line)
     kept_source = sum(d.positive_from == "source" for d in out)
-    counts = DistillCounts(len(pairs), len(groups), len(out), kept_source, len(out) - kept_source,
-                           MappingProxyType(dropped), outside, candidates, false_negatives,
+    counts = DistillCounts(len(pairs), len(groups), len(out), len({d.query for d in out}), kept_source,
+                           len(out) - kept_source, MappingProxyType(dropped), outside, candidates, false_negatives,
                            sum(len(d.negatives) for d in out))
     return tuple(out), counts
+
+
+def _negatives(ranking: Ranking, texts: Sequence[str], barred: set[str], limit: float,
+               rule: DistillRule) -> tuple[list[int], int, int]:
+    """The first ``rule.negatives`` positions of the window whose text is not barred (nor taken) and whose
+    score is at most ``limit``; and over the whole window, the candidates looked at and those above ``limit``."""
+    picked: list[int] = []
+    used: set[str] = set()
+    looked = above = 0
+    first, last = rule.window
+    for i in range(first - 1, min(last, len(ranking.ids))):
+        t = texts[i]
+        if t in barred or t in used:
+            continue
+        looked += 1
+        if ranking.scores[i] > limit:
+            above += 1
+        elif len(picked) < rule.negatives:
+            picked.append(i)
+            used.add(t)
+    return picked, looked, above
 
 
 def _text_of(pool: Mapping[str, str], pid: str) -> str:
