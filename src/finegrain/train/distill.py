@@ -28,7 +28,8 @@ that ranking:
 * With ``scores_k``, the teacher's top ``scores_k`` passage ids and scores ride along with each pair, for a
   KL-distillation loss (the data only; ``finegrain train`` does not read them).
 
-Records that end with the same query and positive are one pair (``duplicate``). :func:`relabel` is pure
+Records that end with the same query and positive are one pair (``duplicate``); negatives the input
+already holds are replaced by the teacher's. :func:`relabel` is pure
 (pairs, pool, rankings in; pairs and :class:`DistillCounts` out); :func:`distill` reads the pool, runs the
 teacher and writes nothing; :meth:`Distilled.write` writes the pairs (``"negatives"`` as texts) and the
 provenance sidecar (teacher, rule, counts, the input's provenance). A pool that is an evaluation dataset
