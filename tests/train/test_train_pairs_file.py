@@ -49,3 +49,47 @@ def test_a_sidecar_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     path = _pairs(tmp_path, {"query": "a", "passage": "b"})
     (tmp_path / "pairs.jsonl.provenance.json").write_bytes(b'\xef\xbb\xbf{"transductive": false}')
     assert read_pairs(path).provenance == {"transductive": False}
+
+
+# --------------------------------------------------------------------------- explicit negatives
+
+
+def test_negatives_are_read_into_the_pair_and_its_texts(tmp_path: Path) -> None:
+    """A record's "negatives" become the pair's hard-negative columns, and so count in the batch rule
+    (no text twice in a batch, :meth:`Pair.texts`)."""
+    path = _pairs(tmp_path, {"query": "a", "passage": "b", "negatives": ["x", "y"]},
+                  {"query": "c", "passage": "d", "negatives": ["y", "z"]})
+    first, second = read_pairs(path).pairs
+    assert first.negatives == ("x", "y") and second.negatives == ("y", "z")
+    assert first.texts() == ("a", "b", "x", "y")
+    assert _pairs(tmp_path, {"query": "a", "passage": "b", "negatives": []}) and \
+        read_pairs(tmp_path / "pairs.jsonl").pairs[0].negatives == ()
+
+
+@pytest.mark.parametrize(("bad", "expected"), [
+    ("x", r'"negatives" as a list of passage texts, found \'"x"\''),
+    ({"t": "x"}, r'"negatives" as a list of passage texts'),
+    (["x", ""], r'"negatives" items as non-empty strings, found \'""\''),
+    (["x", " "], r'"negatives" items as non-empty strings'),
+    (["x", 3], r'"negatives" items as non-empty strings, found \'3\''),
+    (["x", None], r'"negatives" items as non-empty strings, found \'null\''),
+    (["d", "x"], r'"negatives" other than the record\'s own passage'),
+    (["x", "x"], r'"negatives" each given once, found \'"x" twice\''),
+])
+def test_a_bad_negatives_field_is_one_error_naming_the_line(tmp_path: Path, bad: object, expected: str) -> None:
+    path = _pairs(tmp_path, {"query": "a", "passage": "b", "negatives": ["x", "y"]},
+                  {"query": "c", "passage": "d", "negatives": bad})
+    with pytest.raises(DataFormatError, match=r"pairs\.jsonl:2: expected " + expected):
+        read_pairs(path)
+
+
+@pytest.mark.parametrize("second", [{"negatives": ["x"]}, {"negatives": []}, {}, {"negatives": ["x", "y", "z"]}])
+def test_every_record_holds_the_same_number_of_negatives(tmp_path: Path, second: dict[str, object]) -> None:
+    """Each negative is a column of the batch: a record with another count is an error naming its line and
+    the first line's count, never trimmed or padded."""
+    path = _pairs(tmp_path, {"query": "a", "passage": "b", "negatives": ["x", "y"]},
+                  {"query": "e", "passage": "f", "negatives": ["x", "z"]},
+                  {"query": "c", "passage": "d", **second})
+    with pytest.raises(DataFormatError, match=r'pairs\.jsonl:3: expected 2 "negatives" as on line 1') as e:
+        read_pairs(path)
+    assert e.value.hint and "--negatives N" in e.value.hint

@@ -206,6 +206,7 @@ HELD_OUT = 0.2
 def pairs_reference(files: Files) -> Any:
     """The pairs of a pairs file (:mod:`finegrain.train.finetune_data`) and its provenance sidecar."""
     pairs = []
+    counts = set()
     for n, obj in json_records(files["pairs.jsonl"]):
         cols = next((c for c in (("query", "passage"), ("query", "positive"), ("anchor", "positive"))
                      if c[0] in obj and c[1] in obj), None)
@@ -218,7 +219,15 @@ def pairs_reference(files: Files) -> Any:
         if style is not None and not isinstance(style, str):
             raise Invalid("style")
         key = f"id:{json_id(pid)}" if pid is not None else f"text:{passage}"
-        pairs.append((query, passage, key, style, n))
+        negatives = obj.get("negatives", [])
+        if "negatives" in obj and not (
+                isinstance(negatives, list) and all(isinstance(t, str) and t.strip() for t in negatives)
+                and passage not in negatives and len(set(negatives)) == len(negatives)):
+            raise Invalid("negatives")
+        counts.add(len(negatives))
+        if len(counts) > 1:
+            raise Invalid("records with different numbers of negatives")
+        pairs.append((query, passage, key, style, n, tuple(negatives)))
     if not pairs:
         raise Invalid("no pair")
     side = files.get("pairs.jsonl.provenance.json")
@@ -234,7 +243,7 @@ def _pairs_load(p: Path) -> Any:
         raise AssertionError("the split lost or repeated a pair")
     if {x.key for x in train} & {x.key for x in held}:
         raise AssertionError("a passage is on both sides of the split")
-    return tuple((x.query, x.passage, x.key, x.style, x.line) for x in data.pairs), data.provenance
+    return tuple((x.query, x.passage, x.key, x.style, x.line, x.negatives) for x in data.pairs), data.provenance
 
 
 def _pairs_seeds() -> tuple[dict[str, bytes], ...]:
@@ -247,7 +256,13 @@ def _pairs_seeds() -> tuple[dict[str, bytes], ...]:
     ] + [{"query": f"query {i}", "passage": f"passage number {i}", "passage_id": f"p{i % 5}"} for i in range(9)]
     body = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
     side = json.dumps({"transductive": True, "transductive_dataset": "capretrieval/zh", "n": [1, 2.5, None]}).encode()
-    return ({"pairs.jsonl": body}, {"pairs.jsonl": body, "pairs.jsonl.provenance.json": side})
+    # as finegrain distill writes them: two negatives a record
+    hard = [{"query": f"query {i}", "passage": f"passage number {i}", "passage_id": f"p{i}", "style": "kw",
+             "negatives": [f"passage number {(i + 1) % 6}", f"passage number {(i + 2) % 6}"],
+             "negative_ids": [f"p{(i + 1) % 6}", f"p{(i + 2) % 6}"], "positive_from": "source"} for i in range(6)]
+    distilled = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in hard).encode()
+    return ({"pairs.jsonl": body}, {"pairs.jsonl": body, "pairs.jsonl.provenance.json": side},
+            {"pairs.jsonl": distilled})
 
 
 def pairs_target() -> Target:

@@ -5,8 +5,9 @@ InfoNCE with in-batch negatives, i.e. sentence-transformers' ``MultipleNegatives
 with ``scale = 1/τ``; AdamW, weight decay 0.1, around 4K steps. The temperature τ, the lr and
 the query/passage prefixes default to what the base model was trained with
 (:mod:`finegrain.train.bases`: τ = 0.05 for MiniLM, 0.01 for e5), and the provenance says
-whether each came from the base or the user. Optional BM25 hard negatives
-(:mod:`~finegrain.train.finetune_data`) are extra candidate columns. Batches never hold a text
+whether each came from the base or the user. Hard negatives, BM25-mined
+(:mod:`~finegrain.train.finetune_data`) or given by the pairs file (``"negatives"``, as
+``finegrain distill`` writes), are extra candidate columns; the two never mix. Batches never hold a text
 twice, so a passage shared by two pairs is not the other's false negative; with
 ``avoid_false_negatives`` they also never hold two captions of one group (same image) nor a
 pair whose passage is a labelled positive of another pair's query.
@@ -237,6 +238,11 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
     base_path = base.path
     train, val = split_by_passage(data.pairs, config.val_fraction, config.seed)
     negatives = None
+    if config.hard_negatives and data.pairs[0].negatives:
+        raise FinegrainError(f"--hard-negatives {config.hard_negatives} mines negatives, and the pairs file "
+                             f"{str(config.pairs)!r} gives {len(data.pairs[0].negatives)} of its own a record",
+                             "leave out --hard-negatives to train on the file's negatives, or give pairs without "
+                             '"negatives"')
     if config.hard_negatives:
         train, negatives = mine_bm25_negatives(train, config.negatives_per_query, config.lang,
                                                avoid_false_negatives=config.avoid_false_negatives)

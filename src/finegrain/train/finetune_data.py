@@ -3,8 +3,9 @@
 * :func:`read_pairs` reads a pairs JSONL file (``finegrain gen-queries`` writes
   ``{"query", "passage", "passage_id", "style", "source"}``; ``{"query", "positive"}``
   and ``{"anchor", "positive"}`` are read too; ``passage_id`` follows the one id rule of
-  :mod:`finegrain.io.ids`), failing with file:line on a bad record; its provenance sidecar is
-  read by the one JSON reader;
+  :mod:`finegrain.io.ids`; an optional ``"negatives"`` list of passage texts, as ``finegrain distill``
+  writes, gives the pair its own hard negatives), failing with file:line on a bad record; its provenance
+  sidecar is read by the one JSON reader;
 * :func:`split_by_passage` holds out about ``fraction`` of the pairs, whole passages at a
   time (seeded), so that no passage is on both sides;
 * :func:`mine_bm25_negatives` gives each pair the top BM25 passages of the training pool
@@ -19,6 +20,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
@@ -41,7 +43,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (("query", "passage"), ("query", "positiv
 
 @dataclass(frozen=True)
 class Pair:
-    """One training pair; ``key`` names the passage (its ``passage_id``, else its text) for the split."""
+    """One training pair; ``key`` names the passage (its ``passage_id``, else its text) for the split;
+    ``negatives`` are its hard negatives (from the file's ``"negatives"``, or mined), one column each."""
 
     query: str
     passage: str
@@ -72,12 +75,20 @@ class PairsFile:
 
 
 def read_pairs(path: str | Path) -> PairsFile:
-    """The pairs of a JSONL file; errors name the file, the line, what was expected and what was found."""
+    """The pairs of a JSONL file; errors name the file, the line, what was expected and what was found.
+
+    A record may hold ``"negatives"``: a list of non-empty passage texts, none of them its own passage, none
+    twice. Every record of a file holds the same number (a record without the key holds none): each negative
+    is one column of the training batch, so a record with fewer cannot fill its row. A file that breaks this
+    is an error naming the first line that differs; it is never trimmed or padded, since either would hide a
+    file that was not written as meant (``finegrain distill`` writes a fixed number per record).
+    """
     path = Path(path)
     if not path.is_file():
         raise FinegrainError(f"pairs file {str(path)!r} does not exist",
                              "pass a JSONL file written by finegrain gen-queries, one {\"query\", \"passage\"} a line")
     pairs: list[Pair] = []
+    first: tuple[int, int] | None = None  # (number of negatives, line) of the first record
     for n, obj in iter_jsonl(path):
         cols = next((c for c in COLUMNS if c[0] in obj and c[1] in obj), None)
         if cols is None:
@@ -101,10 +112,39 @@ def read_pairs(path: str | Path) -> PairsFile:
             raise DataFormatError(path, n, '"group" as a non-empty string or null (the passage\'s sibling group)',
                                   repr(group))
         key = f"id:{pid}" if pid is not None else f"text:{passage}"
-        pairs.append(Pair(query, passage, key, style, n, group=group))
+        negatives = _negatives(path, n, obj["negatives"], passage) if "negatives" in obj else ()
+        if first is None:
+            first = (len(negatives), n)
+        elif len(negatives) != first[0]:
+            raise DataFormatError(path, n, f'{first[0]} "negatives" as on line {first[1]} (every record holds the '
+                                  'same number)', f"{len(negatives)}",
+                                  "write the same number of negatives on every line, e.g. with finegrain distill "
+                                  "--negatives N")
+        pairs.append(Pair(query, passage, key, style, n, negatives, group=group))
     if not pairs:
         raise FinegrainError(f"pairs file {str(path)!r} has no records", "write one JSON object a line")
     return PairsFile(path, tuple(pairs), sha256_of(path), _sidecar(path))
+
+
+def _negatives(path: Path, line: int, value: Any, passage: str) -> tuple[str, ...]:
+    """A record's ``"negatives"``: a list of non-empty strings, not its own passage, none twice."""
+    if not isinstance(value, list):
+        raise DataFormatError(path, line, '"negatives" as a list of passage texts', _json(value))
+    for item in value:
+        if not isinstance(item, str) or not item.strip():
+            raise DataFormatError(path, line, '"negatives" items as non-empty strings', _json(item))
+        if item == passage:
+            raise DataFormatError(path, line, '"negatives" other than the record\'s own passage',
+                                  f"its passage {_json(item)} among them")
+    if len(set(value)) != len(value):
+        twice = next(x for x in value if value.count(x) > 1)
+        raise DataFormatError(path, line, '"negatives" each given once', f"{_json(twice)} twice")
+    return tuple(value)
+
+
+def _json(value: Any) -> str:
+    """``value`` as the file spells it (the error then shows ``""`` for an empty string, ``null`` for None)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _sidecar(path: Path) -> Any:
