@@ -32,7 +32,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from finegrain.testing.fuzz import run_chunks
+from finegrain.testing.fuzz import Report, run_chunks
 from finegrain.testing.fuzz_targets import all_targets
 
 
@@ -54,8 +54,13 @@ def main() -> int:
         return 2
     per = max(1, args.inputs // len(targets)) if args.inputs is not None else args.inputs_per_target
     start = time.perf_counter()
+    report = Report()
     with tqdm(total=per * len(targets), unit="input", disable=None) as bar:
-        report = run_chunks(targets, per, seed=args.seed, jobs=args.jobs, progress=bar.update)
+        for target in targets:  # one at a time, its row printed when done: a long run shows what it has
+            part = run_chunks([target], per, seed=args.seed, jobs=args.jobs, progress=bar.update)
+            report.merge(part)
+            bar.write(part.table().splitlines()[2])  # the target's row (header, rule, row, total)
+            sys.stdout.flush()
     seconds = time.perf_counter() - start
 
     print(f"seed {args.seed}: {report.n_inputs:,} inputs over {len(targets)} targets in {seconds:.1f} s "

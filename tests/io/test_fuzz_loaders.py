@@ -113,3 +113,21 @@ def test_the_command_line_references_see_pythons_generous_numbers(tmp_path: Path
     metric = next(t for t in all_targets() if t.name == "cli-metric")
     assert classify(metric, {"metric.txt": b"P.5,10"}, tmp_path) == ("ok", "")
     assert classify(metric, {"metric.txt": "ndcg@١٠".encode()}, tmp_path)[0] == "error"
+
+
+def test_an_input_that_never_returns_is_a_hang_not_a_stall(tmp_path: Path) -> None:
+    """A reader stuck in a loop is a defect the fuzzer reports (as a crash named 'hang'), and the run goes on."""
+    import signal
+
+    def spin(folder: Path) -> None:
+        while True:
+            pass
+
+    def fine(folder: Path) -> str:
+        return "ok"
+
+    before = signal.getsignal(signal.SIGALRM)
+    assert classify(Target("spins", ({"a": b""},), spin), {"a": b""}, tmp_path, hang_seconds=0.2) == (
+        "crash", "hang: no answer in 0.2 s")
+    assert classify(Target("fine", ({"a": b""},), fine), {"a": b""}, tmp_path, hang_seconds=0.2) == ("ok", "")
+    assert signal.getsignal(signal.SIGALRM) is before  # the alarm handler is put back

@@ -110,6 +110,28 @@ def test_histogram_bins_hold_every_value_once_with_ties_in_the_middle() -> None:
     assert histogram_bins([])[1] == [0] * 21
 
 
+@pytest.mark.parametrize("top", [2.0539125955565396e-15, 1e-15, 3e-16, 7e-200, 5e-324, 1e-300, 1.5e300, 123.456])
+def test_histogram_bins_cover_tiny_and_huge_differences_and_return(top: float) -> None:
+    """A per-query difference of float noise (2e-15) once made the bin-width loop spin forever: the tick step
+    compared with an absolute slack of 1e-15. Guarded by an alarm so that a regression fails, not hangs."""
+    import signal
+
+    from finegrain.report.diff_charts import _nice_step, histogram_bins
+
+    def stuck(signum, frame):
+        raise TimeoutError("histogram_bins did not return")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(5)
+    try:
+        edges, counts = histogram_bins([0.0, top, -top / 3, 0.0])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert sum(counts) == 4 and edges[-1] >= top and edges[0] <= -top / 3
+    assert _nice_step(top * 10, 10) * 10 >= top * 10 * (1 - 1e-9)  # a step never falls short of the span
+
+
 def test_histogram_bar_heights_are_the_counts() -> None:
     from finegrain.report.diff_charts import difference_histogram, histogram_bins
 

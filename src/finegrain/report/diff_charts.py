@@ -70,11 +70,13 @@ def _nice_step(span: float, n: int = 6) -> float:
     if span <= 0 or not math.isfinite(span):
         return 1.0
     raw = span / n
+    if raw <= 0:  # span / n underflowed: the span itself is the smallest step there is
+        return span
     exp = math.floor(math.log10(raw))
     for m in (1, 2, 2.5, 5, 10):
-        if m * 10**exp >= raw - 1e-15:
-            return float(m * 10**exp)
-    return float(10 ** (exp + 1))
+        if m * 10.0**exp >= raw * (1 - 1e-12):  # relative: an absolute slack swallows spans near 1e-15
+            return float(m * 10.0**exp)
+    return float(10.0 ** (exp + 1))
 
 
 def _axis(values: Sequence[float]) -> tuple[float, float, float]:

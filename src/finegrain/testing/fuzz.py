@@ -27,11 +27,14 @@ from __future__ import annotations
 import gzip
 import multiprocessing
 import random
+import signal
 import tempfile
+import threading
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -239,8 +242,44 @@ def _edit_line(data: bytes, rng: random.Random) -> bytes:
 # --------------------------------------------------------------------------- running
 
 
-def classify(target: Target, files: Files, workdir: Path) -> tuple[str, str]:
-    """``(outcome, detail)`` of one input."""
+#: Seconds one input may take before it counts as a hang (a crash: a reader that never answers is a defect).
+HANG_SECONDS = 60.0
+
+
+class _Hang(BaseException):
+    """Raised by the alarm inside a target that ran past its time (a BaseException: ``except Exception`` in the
+    code under test must not swallow it)."""
+
+
+@contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`_Hang` in this thread after ``seconds`` (POSIX main thread only; elsewhere no limit)."""
+    if not seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def ring(signum: int, frame: Any) -> None:
+        raise _Hang
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def classify(target: Target, files: Files, workdir: Path, hang_seconds: float | None = HANG_SECONDS) -> tuple[str, str]:
+    """``(outcome, detail)`` of one input; one that runs past ``hang_seconds`` is a crash (a hang)."""
+    try:
+        with _deadline(hang_seconds):
+            return _classify(target, files, workdir)
+    except _Hang:
+        return "crash", f"hang: no answer in {hang_seconds:g} s"
+
+
+def _classify(target: Target, files: Files, workdir: Path) -> tuple[str, str]:
     for p in workdir.iterdir():
         p.unlink()
     for name, content in files.items():
