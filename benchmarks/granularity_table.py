@@ -197,6 +197,12 @@ def lr_pilot(args: argparse.Namespace, pairs: Path, root: Path) -> tuple[float, 
     return best["lr"], rows
 
 
+def pilot_reference(args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    """The untrained base on the pilot's Flickr8k dev split: what a pilot lr has to beat."""
+    encoder = "minilm" if args.base == "minilm" else f"st:{resolve_base(args.base).path}"
+    return evaluate(encoder, root / "eval", "base", flickr_split="dev", suites=("flickr",))
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -254,8 +260,9 @@ def run(args: argparse.Namespace) -> str:
     t0 = time.perf_counter()
     if args.lr is None:
         lr, pilot = lr_pilot(args, pairs[("in-domain", "both")], root / "pilot")
+        pilot_base = pilot_reference(args, root / "pilot")
     else:
-        lr, pilot = args.lr, []
+        lr, pilot, pilot_base = args.lr, [], {}
     walls["lr_pilot_s"] = round(time.perf_counter() - t0, 1)
     _log(f"lr {lr:g} (pilot: {len(pilot)} runs)")
 
@@ -288,7 +295,7 @@ def run(args: argparse.Namespace) -> str:
               "temperature": args.temperature if args.temperature is not None else declared.temperature,
               "temperature_source": "--temperature" if args.temperature is not None else declared.source,
               "avoid_false_negatives": args.avoid_false_negatives}
-    table = {"config": config, "rows": rows, "e5_reference": e5, "lr_pilot": pilot,
+    table = {"config": config, "rows": rows, "e5_reference": e5, "lr_pilot": pilot, "lr_pilot_base": pilot_base,
              "wall_s": walls, "pairs": {k: {"pairs": v["pairs"], "exclude": v["exclude"], "stats": v["stats"]}
                                         for k, v in pair_stats.items()}}
     (root / "table.json").write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
@@ -337,7 +344,9 @@ def markdown(table: dict[str, Any]) -> str:
                          f"{st['passages']} | {st['queries']} | {st['queries_per_passage']:.1f} | "
                          f"{st['units_per_query']:.1f} | {src} |")
     if table["lr_pilot"]:
-        lines += ["", "lr pilot (in-domain KW+SM, Flickr8k dev captions; capretrieval/en not used):"]
+        base = table.get("lr_pilot_base") or {}
+        lines += ["", "lr pilot (in-domain KW+SM, Flickr8k dev captions; capretrieval/en not used); untrained base: "
+                  f"dev MRR {base.get('flickr8k-dev MRR')}, R@1 {base.get('flickr8k-dev R@1')}:"]
         lines += [f"- lr {p['lr']:g}, {p['steps']} steps ({p['train_wall_s']:.0f} s, {p['threads']} thread(s), "
                   f"temperature {p['temperature']:g}): dev MRR {p['flickr8k-dev MRR']}, R@1 "
                   f"{p['flickr8k-dev R@1']}, held-out loss {p['held_out_loss']}" for p in table["lr_pilot"]]
