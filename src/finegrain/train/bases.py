@@ -26,7 +26,6 @@ values were declared by the base and which were chosen by the user.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Mapping
@@ -35,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from finegrain.atomic import is_temporary
-from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
+from finegrain.io._lines import read_json
 from finegrain.io.checksum import sha256_of
 from finegrain.retrieve.dense.encoders.sentence_transformers import SentenceTransformerEncoder, minilm_encoder
 from finegrain.settings import default_cache_dir
@@ -164,10 +164,11 @@ def _positive(v: Any) -> bool:
 
 
 def _json(path: Path) -> Mapping[str, Any] | None:
+    """The JSON object in ``path`` (the one strict reader), or None when there is none to trust."""
     if not path.is_file() or is_temporary(path):
         return None
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        obj = read_json(path)[0]
+    except (OSError, DataFormatError):
         return None
     return obj if isinstance(obj, dict) else None
