@@ -287,3 +287,15 @@ def test_cli_bad_input_is_one_error_line(toy: Path, tmp_path: Path, args: list[s
     assert result.exit_code == 2, result.output
     assert expect in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_each_pair_keeps_its_positives_group() -> None:
+    """Distilled pairs carry the sibling group of their positive, so batches can still keep one image apart:
+    the record's own group for a kept source, the pool's group for the teacher's pick."""
+    rule = DistillRule(source_k=1, window=(3, 8), negatives=1, margin=0.0)
+    kept = Pair("q", POOL["p0"], "id:p0", "kw", 1, group="imgA")
+    moved = Pair("r", POOL["p5"], "id:p5", "kw", 2, group="imgB")
+    out, _ = relabel([kept, moved], POOL, {"q": RANKED, "r": RANKED}, rule, {"p0": "imgA", "p5": "imgB"})
+    by_query = {d.query: d for d in out}
+    assert by_query["q"].group == "imgA" and by_query["q"].to_json()["group"] == "imgA"
+    assert by_query["r"].passage_id == "p0" and by_query["r"].group == "imgA"  # the teacher's top-1's group

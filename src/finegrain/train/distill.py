@@ -150,10 +150,11 @@ class DistilledPair:
     negative_ids: tuple[str, ...]
     line: int
     teacher_top: Ranking | None = None
+    group: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"query": self.query, "passage": self.passage, "passage_id": self.passage_id,
-                               "style": self.style, "negatives": list(self.negatives),
+                               "style": self.style, "group": self.group, "negatives": list(self.negatives),
                                "negative_ids": list(self.negative_ids), "positive_from": self.positive_from,
                                "teacher_rank": self.teacher_rank, "teacher_score": self.teacher_score,
                                "source_passage_id": self.source_passage_id}
@@ -194,9 +195,12 @@ class DistillCounts:
 
 
 def relabel(pairs: Sequence[Pair], pool: Mapping[str, str], rankings: Mapping[str, Ranking],
-            rule: DistillRule) -> tuple[tuple[DistilledPair, ...], DistillCounts]:
+            rule: DistillRule, groups: Mapping[str, str | None] | None = None,
+            ) -> tuple[tuple[DistilledPair, ...], DistillCounts]:
     """``pairs`` relabelled by the teacher's ``rankings`` (query text -> :class:`Ranking` over ``pool``, a
     mapping passage id -> text), by ``rule``; the pairs in input order and what was done (module docstring).
+    Each pair keeps its positive's sibling group: the record's own for its source, else ``groups`` (pool
+    id -> group), so ``finegrain train --avoid-false-negatives`` still sees the captions of one image.
 
     A query text without a ranking, or with an empty one, drops its records (``no_ranking``). A ranked id
     that ``pool`` does not hold is an error: the rankings were made over another pool.
@@ -204,14 +208,14 @@ def relabel(pairs: Sequence[Pair], pool: Mapping[str, str], rankings: Mapping[st
     first_id: dict[str, str] = {}
     for pid, text in pool.items():
         first_id.setdefault(text, pid)
-    groups: dict[str, list[Pair]] = {}
+    by_query: dict[str, list[Pair]] = {}
     for p in pairs:
-        groups.setdefault(p.query, []).append(p)
+        by_query.setdefault(p.query, []).append(p)
 
     dropped = dict.fromkeys(DROP_REASONS, 0)
     out: list[DistilledPair] = []
     outside = candidates = false_negatives = 0
-    for query, records in groups.items():
+    for query, records in by_query.items():
         ranking = rankings.get(query) or Ranking((), ())
         texts = [_text_of(pool, pid) for pid in ranking.ids]
         sources = [_source_id(p, pool, first_id) for p in records]
@@ -252,14 +256,16 @@ def relabel(pairs: Sequence[Pair], pool: Mapping[str, str], rankings: Mapping[st
                 dropped["too_few_negatives"] += 1
                 continue
             from_source = p.passage == positive
+            pid = source if from_source and source is not None else ranking.ids[r - 1]
+            group = p.group if from_source and p.group is not None else (groups or {}).get(pid)
             out.append(DistilledPair(
-                query, positive, source if from_source and source is not None else ranking.ids[r - 1], p.style,
-                "source" if from_source else "teacher", r, ranking.scores[r - 1], source,
-                tuple(texts[i] for i in picked), tuple(ranking.ids[i] for i in picked), p.line,
-                Ranking(ranking.ids[:rule.scores_k], ranking.scores[:rule.scores_k]) if rule.scores_k else None))
+                query, positive, pid, p.style, "source" if from_source else "teacher", r, ranking.scores[r - 1],
+                source, tuple(texts[i] for i in picked), tuple(ranking.ids[i] for i in picked), p.line,
+                Ranking(ranking.ids[:rule.scores_k], ranking.scores[:rule.scores_k]) if rule.scores_k else None,
+                group))
     out.sort(key=lambda d: d.line)
     kept_source = sum(d.positive_from == "source" for d in out)
-    counts = DistillCounts(len(pairs), len(groups), len(out), len({d.query for d in out}), kept_source,
+    counts = DistillCounts(len(pairs), len(by_query), len(out), len({d.query for d in out}), kept_source,
                            len(out) - kept_source, MappingProxyType(dropped), outside, candidates, false_negatives,
                            sum(len(d.negatives) for d in out))
     return tuple(out), counts
@@ -357,7 +363,7 @@ def distill(pairs: str | Path | PairsFile, pool: str | Path, *, retriever: str,
     rankings = {t: Ranking.from_run(run, q, rule.depth)
                 for q, t in zip(tqdm(qids, desc="teacher rankings", unit="query", disable=not show_progress,
                                      leave=False, file=sys.stderr), texts, strict=True)}
-    out, counts = relabel(data.pairs, {i.id: i.text for i in ts.items}, rankings, rule)
+    out, counts = relabel(data.pairs, {i.id: i.text for i in ts.items}, rankings, rule, read.groups)
     return Distilled(out, counts, MappingProxyType(_provenance(data, ts, read, retriever, options, teacher,
                                                                language, rule, counts, seconds)))
 
