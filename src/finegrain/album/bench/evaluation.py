@@ -40,6 +40,7 @@ from types import MappingProxyType
 from typing import Any
 
 from finegrain.album.bench.analysis import ablation_row, complexity_table, dimension_rows, outcome_counts, source_rows
+from finegrain.album.bench.classes import class_table, derive_classes
 from finegrain.album.bench.query_file import read_query_file
 from finegrain.album.engine.catalog import catalog_target, describe, open_catalog
 from finegrain.album.engine.photobench import import_photobench
@@ -123,6 +124,9 @@ def evaluate_album(
     per_metric = body["per_query"]
     zero = frozenset(q.id for q in queries if not gt.get(q.id))
     dims = {q.id: dict(q.meta["dimensions"]) for q in queries if isinstance(q.meta.get("dimensions"), Mapping)}
+    gold_classes = {q.id: tuple(q.meta["classes"]) for q in queries if q.meta.get("classes") is not None}
+    classes = {q.id: gold_classes[q.id] if q.id in gold_classes else derive_classes(results[q.id].plan, zero=q.id in zero)
+               for q in queries}
     per_query = []
     for q in queries:
         r = results[q.id]
@@ -132,6 +136,8 @@ def evaluate_album(
             "source": q.type,
             "n_sources": len(q.type or ""),
             "dimensions": dims.get(q.id),
+            "classes": list(classes[q.id]),
+            "class_origin": "gold" if q.id in gold_classes else "derived",
             "n_ground_truth": len(gt.get(q.id, ())),
             "abstained": r.abstained,
             "reason": r.reason,
@@ -163,6 +169,9 @@ def evaluate_album(
         "planners": _planner_counts(results.values()),
         "by_dimension": [row.to_dict() for row in dimension_rows(ev, dims, zero)],
         "complexity": complexity_table(ev, sources, zero).to_dict(),
+        "classes": class_table(ev, classes, gold_classes, zero, types,
+                               {qid: r.plan.source for qid, r in results.items()},
+                               [qid for qid, r in results.items() if not r.photo_ids]).to_json(),
         "ablation": [ablation_row(c, evs[c], sources, zero).to_dict() for c in configs] if len(configs) > 1 else [],
         "per_query": per_query,
         "denominators": body["denominators"],
