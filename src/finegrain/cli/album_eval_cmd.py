@@ -9,6 +9,9 @@ result (:func:`finegrain.album.bench.evaluation.evaluate_album`):
 - ``--by outcome`` (default): queries per engine outcome (found, no such place, ...) and Source type;
 - ``--by complexity`` (default): set F1 by number of sources and the deltas (Table 6);
 - ``--by dimension``: rows per query dimension × fact / cognitive (Table 9);
+- ``--by class`` (default): routing accuracy, set P / R / F1 and reject rate per query class
+  (place level, people by name / role / shared nickname, holiday, time, zero), from the
+  queries' ``Class`` field when the album has it (gold), else read off their plans (derived);
 - ``--tools M,F`` runs the engine with only those tools (T_S is always on); more
   ``--tools`` or ``--ablation`` (Table 5's V; V,M; V,F; V,M,F) add an ablation table;
 - ``--llm-url`` / ``--llm-model`` plan every query with the LLM planner (rules on
@@ -29,8 +32,8 @@ from finegrain.cli.album_search_cmd import _POLICY_HELP, _encoder
 from finegrain.cli.options import lang_option
 from finegrain.errors import FinegrainError
 
-VIEWS = ("source", "outcome", "complexity", "dimension")
-DEFAULT_VIEWS = "source,outcome,complexity"
+VIEWS = ("source", "outcome", "complexity", "dimension", "class")
+DEFAULT_VIEWS = "source,outcome,complexity,class"
 SET_KEYS = ("set_precision", "set_recall", "set_f1")
 REJECT_KEYS = ("reject_precision", "reject_recall", "reject_f1")
 SHORT = {"set_precision": "P", "set_recall": "R", "set_f1": "F1", "reject_precision": "Rej-P",
@@ -117,6 +120,8 @@ def print_report(result: dict[str, Any], views: list[str]) -> None:
         _complexity(console, result)
     if "dimension" in views:
         _dimensions(console, result)
+    if "class" in views and "classes" in result:
+        _classes(console, result)
     if result.get("ablation"):
         _ablation(console, result)
 
@@ -226,3 +231,22 @@ def _ablation(console: Any, result: dict[str, Any]) -> None:
         table.add_row(r["tools"], *(_cell(r["by_source"].get(s)) for s in sources),
                       f"{_cell(r['all'])} (n={r['all']['n']})", _cell(r["reject_f1"]))
     console.print(table)
+
+
+def _classes(console: Any, result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from finegrain.album.bench.classes import read_class_table
+
+    t = read_class_table(result["classes"], "the album evaluation")
+    origin = {"gold": "from the queries' Class field (gold)", "derived": "read off the plans (derived)",
+              "mixed": f"gold for {t.n_gold} queries, derived for {t.n_derived}"}[t.origin]
+    table = Table("class", "queries", "zero-GT", "routing (n)", "P (n)", "R (n)", "F1 (n)", "rejected (n)",
+                  title=f"by query class (%): classes {origin}")
+    for r in t.rows:
+        table.add_row(r.tag, str(r.n_queries), str(r.n_zero_ground_truth),
+                      *(f"{_fmt(c.value)} ({c.n})" for c in (r.routing, r.set_precision, r.set_recall, r.set_f1,
+                                                             r.reject_rate)))
+    console.print(table)
+    console.print("routing over queries with a Source label; P over normal queries that returned photos, R and F1 "
+                  "over normal queries; rejected over all; a query counts in each of its classes")

@@ -155,6 +155,9 @@ def _print_routing(report: RoutingReport, errors: int) -> None:
     for s in report.per_label:
         scores.add_row(s.label, _fmt(s.precision), _fmt(s.recall), str(s.predicted), str(s.support))
     console.print(scores)
+    if report.by_class:
+        parts = [f"{tag} {c / n:.3f} ({c}/{n})" for tag, (c, n) in report.by_class.items()]
+        console.print(f"by query class ({report.class_origin}): " + "; ".join(parts))
     if errors:
         wrong = [r for r in report.per_query if r[2] != r[3]][:errors]
         for qid, text, gold, pred in wrong:
