@@ -15,7 +15,9 @@ result (:func:`finegrain.album.bench.evaluation.evaluate_album`):
 - ``--tools M,F`` runs the engine with only those tools (T_S is always on); more
   ``--tools`` or ``--ablation`` (Table 5's V; V,M; V,F; V,M,F) add an ablation table;
 - ``--llm-url`` / ``--llm-model`` plan every query with the LLM planner (rules on
-  failure), and the summary counts planners and fallback reasons.
+  failure), and the summary counts planners and fallback reasons;
+- ``--holiday span|day``: a statutory holiday with a year is its official days off (the
+  default, as PhotoBench reads it) or its own day.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 import typer
 
 from finegrain.cli.album_plan_cmd import LLM_KEY_ENV
-from finegrain.cli.album_search_cmd import _POLICY_HELP, _encoder
+from finegrain.cli.album_search_cmd import _POLICY_HELP, _encoder, holiday_option
 from finegrain.cli.options import lang_option
 from finegrain.errors import FinegrainError
 
@@ -64,6 +66,7 @@ def eval_command(
     llm_url: str | None = typer.Option(None, "--llm-url", help="OpenAI-compatible base URL (…/v1): plan every query with the LLM planner (rules on failure)."),
     llm_model: str | None = typer.Option(None, "--llm-model", help="Model name for --llm-url."),
     llm_timeout: float = typer.Option(20.0, "--llm-timeout", min=0.1, help="Seconds to wait for each LLM reply."),
+    holiday: str = holiday_option(),
 ) -> None:
     """Score the album engine on the PhotoBench queries with ground truth, with PhotoBench's analyses."""
     from finegrain.album.bench.evaluation import TABLE5_TOOLS, evaluate_album
@@ -79,7 +82,7 @@ def eval_command(
     extra = [*tools[1:], *(TABLE5_TOOLS if ablation else ())]
     result = evaluate_album(photobench, lang, out, catalog=catalog, encoder=_encoder(encoder),
                             unverified_visual=unverified_visual, query_files=queries,
-                            album_queries=not no_album_queries, tools=main, ablation=extra, llm=llm)
+                            album_queries=not no_album_queries, tools=main, ablation=extra, llm=llm, holiday=holiday)
     print_report(result, views)
     if out is not None:
         typer.echo(f"wrote {out / 'results.json'}")

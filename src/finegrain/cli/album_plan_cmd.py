@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from finegrain.cli import options as opt
+from finegrain.cli.album_search_cmd import holiday_option
 from finegrain.errors import FinegrainError
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def plan_command(
         None, "--llm-url", help=f"OpenAI-compatible base URL (…/v1) of an LLM planner; default ${LLM_URL_ENV}; rules when unset."
     ),
     llm_model: str | None = typer.Option(None, "--llm-model", help=f"Model name for --llm-url (default ${LLM_MODEL_ENV})."),
+    holiday: str = holiday_option(),
     now: str | None = opt.retired_option("--now", "--today"),
 ) -> None:
     """Print the plan of QUERY: time ranges, places, people, event words, visual text, source type."""
@@ -70,7 +72,7 @@ def plan_command(
             raise FinegrainError("an LLM planner needs a model name", f"give --llm-model or set {LLM_MODEL_ENV}")
         plan = plan_query_llm(query, vocab, LLMConfig(url, model, os.environ.get(LLM_KEY_ENV)), lang=lang)
     else:
-        plan = plan_query(query, vocab, lang=lang)
+        plan = plan_query(query, vocab, lang=lang, holiday=holiday)
     if as_json:
         typer.echo(plan.to_json())
         return

@@ -45,6 +45,7 @@ from finegrain.album.bench.query_file import read_query_file
 from finegrain.album.engine.catalog import catalog_target, describe, open_catalog
 from finegrain.album.engine.photobench import import_photobench
 from finegrain.album.engine.plan import AlbumVocabulary, LLMConfig, Plan, plan_query_llm
+from finegrain.album.engine.plan.holidays import DEFAULT_HOLIDAY_READING, check_holiday_reading
 from finegrain.album.engine.search import Planner, SearchContext, SearchResult, search
 from finegrain.album.engine.tools import parse_tools, tools_label
 from finegrain.atomic import write_text
@@ -78,6 +79,7 @@ def evaluate_album(
     tools: str | Iterable[str] | None = None,
     ablation: Sequence[str | Iterable[str]] = (),
     llm: LLMConfig | None = None,
+    holiday: str = DEFAULT_HOLIDAY_READING,
 ) -> dict[str, Any]:
     """Evaluate the engine on the album at ``album_dir`` in ``lang`` (``en`` or ``cn``; see the module docstring).
 
@@ -85,7 +87,10 @@ def evaluate_album(
     ``tools``: the tools switched on (``"M,F"``; default all); ``ablation``: more tool configurations,
     each scored too, set F1 by Source type in ``ablation`` (Table 5). ``llm``: plan with the LLM
     planner (falling back to the rules per query; ``planners`` counts which planned and why not).
+    ``holiday``: how the rule planner reads a statutory holiday with a year, ``"span"`` (its official
+    days off, the default) or ``"day"`` (its own day).
     """
+    check_holiday_reading(holiday)
     lang = photobench_lang(lang)
     album = read_album(album_dir)
     queries, gt, files = _judged_queries(album, lang, query_files, album_queries)
@@ -112,7 +117,8 @@ def evaluate_album(
             ranks: dict[str, dict[str, tuple[tuple[str, float], ...]]] = {}
             for config in configs:
                 runs[config] = {q.id: search(store, q.text, lang=plan_lang, context=ctx, planner=planner,
-                                             unverified_visual=unverified_visual, tools=config) for q in queries}
+                                             unverified_visual=unverified_visual, tools=config, holiday=holiday)
+                                for q in queries}
                 # built on demand, from the open catalog
                 ranks[config] = {qid: r.ranked for qid, r in runs[config].items()}
         finally:
@@ -161,6 +167,7 @@ def evaluate_album(
         "query_files": files,
         "settings": {"planner": "rules" if llm is None else "llm", "encoder": getattr(encoder, "model_id", None),
                      "unverified_visual": unverified_visual, "metrics": list(METRICS), "tools": main,
+                     "holiday": holiday,
                      "llm": None if llm is None else {"url": llm.base_url, "model": llm.model, "timeout": llm.timeout}},
         "aggregate": body["aggregate"],
         "by_source": body.get("by_type", {}),
