@@ -8,10 +8,10 @@ Photos of a holiday trip are taken on any of those days, so ``span`` is the defa
 reading; ``day`` keeps only the day itself.
 
 The default follows PhotoBench: its queries say "photos taken during National Day in
-2024" and "celebrating Labor Day in 2023" (``Time``: cognitive), and in its album1 three
-of the eight holiday queries would have no photo at all on the day itself while their
-official days off hold photos, which a benchmark written from the album's photos does
-not ask. ``docs/album.md`` gives the dates.
+2024" and "celebrating Labor Day in 2023" (``Time``: cognitive), and in its album1 several
+holiday queries have no photo on the holiday's own day but photos on its other days off,
+which a benchmark written from the album's photos would not ask; the dates are in
+``docs/tutorials/photo-album.md`` ("Holidays").
 
 The seven statutory holidays are New Year's Day, Spring Festival, Qingming, Labour Day,
 Dragon Boat, Mid-Autumn and National Day. Their days off come from ``chinese-calendar``
