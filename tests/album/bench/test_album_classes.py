@@ -22,6 +22,7 @@ import pytest
 
 from finegrain.album.bench.classes import ClassTable, derive_classes, read_class_table
 from finegrain.album.bench.evaluation import evaluate_album
+from finegrain.album.bench.routing import evaluate_routing
 from finegrain.album.engine.plan.records import PersonMatch, PlaceKey, PlaceMatch, Plan, TimeRange
 from finegrain.cli.main import main
 from finegrain.errors import DataFormatError
@@ -219,3 +220,19 @@ def test_cli_prints_the_class_table(tmp_path: Path, capsys) -> None:
     assert "by query class" in out and "gold" in out
     for tag in ("people:name", "people:role", "holiday", "zero"):
         assert tag in out
+
+
+# ---------------------------------------------------------------------- routing by class
+
+
+def test_routing_report_by_class(tmp_path: Path, capsys) -> None:
+    plain = [{k: v for k, v in q.items() if k != "Class"} for q in QUERIES[:2]]
+    root = write_album(tmp_path / "mixed", [*plain, *QUERIES[2:]])
+    report = evaluate_routing(read_album(root), "en")
+    assert report.class_origin == "mixed"
+    # derived: Lily (name), Dad (role); gold: the rest. "kids at the beach" (VF) is routed V
+    assert report.by_class["people:role"] == (2, 3) and report.by_class["people:name"] == (1, 1)
+    assert report.by_class["holiday"] == (1, 1) and report.by_class["zero"] == (1, 1)
+    assert report.to_dict()["by_class"]["people:role"] == {"correct": 2, "n": 3, "accuracy": pytest.approx(2 / 3)}
+    assert main(["album", "eval-routing", "--photobench", str(root), "--lang", "en"]) == 0
+    assert "by query class (mixed): people:name 1.000 (1/1); people:role 0.667 (2/3)" in capsys.readouterr().out
