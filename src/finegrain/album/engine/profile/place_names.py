@@ -50,6 +50,7 @@ CONVENTIONAL_EN: dict[str, tuple[str, ...]] = {
     "乌鲁木齐": ("Urumqi", "Wulumuqi"),
     "呼和浩特": ("Hohhot", "Huhehaote"),
     "拉萨": ("Lhasa",),
+    "扎兰屯": ("Zalantun", "Zhalantun"),
 }
 
 # Readings of stems where CC-CEDICT's entry is not the place's name; each checked against the
@@ -64,6 +65,13 @@ REVIEWED_READINGS: dict[str, tuple[str, ...]] = {
     "筠连": ("jun", "lian"),  # Junlian County, Yibin (筠 reads jun in the place name)
     "龙圩": ("long", "xu"),  # Longxu District, Wuzhou (圩 reads xu; not in CC-CEDICT)
     "红寺堡": ("hong", "si", "bu"),  # Hongsibu District, Wuzhong (堡 reads bu in place names)
+    "中牟": ("zhong", "mu"),  # Zhongmu County (CC-CEDICT's full name: mou; its stem entry: mu)
+    "长子": ("zhang", "zi"),  # Zhangzi County (CC-CEDICT's full name: chang; its stem entry: zhang)
+    # new districts CC-CEDICT does not list, where pypinyin reads 都 as dou and 什 as shen
+    "信都": ("xin", "du"),
+    "襄都": ("xiang", "du"),
+    "郫都": ("pi", "du"),
+    "康巴什": ("kang", "ba", "shi"),
 }
 
 # Level suffixes, longest first. A two-character level word needs a stem of two characters.
