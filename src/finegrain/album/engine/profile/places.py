@@ -124,7 +124,7 @@ def chinese_level(level: str, zh: str, code: str = "") -> PlaceLevel:
             if level_word:
                 aliases.update({f"{low} {level_word}", f"{plain} {level_word}"})
         if level_en:
-            aliases.add(f"{plain} {level_en.lower()}")
+            aliases.update({f"{low} {level_en.lower()}", f"{plain} {level_en.lower()}"})
             if parts.suffix.startswith("自治"):  # "changbai county" for "Changbai Autonomous County"
                 aliases.add(f"{plain} {level_en.lower().removeprefix('autonomous ')}")
         if parts.suffix == "市" and level == "district":  # county-level city: 诸暨市 -> "zhuji city"
