@@ -130,6 +130,17 @@ def test_did_you_mean_suggests_the_right_reading() -> None:
     assert [(u.kind, u.suggestion) for u in plan.unknown] == [("place", "Changzhi")]
 
 
+def test_an_everyday_word_near_a_place_name_is_no_place() -> None:
+    """"在一起" (together) is no place though 一起 (yiqi) is one letter from 伊犁 (Yili), a known prefecture."""
+    vocab = AlbumVocabulary.build(people={"2": ["小周", "Zhou"]}, places={},
+                                  known_places={"伊犁": PlaceKey("city", "伊犁"), "yili": PlaceKey("city", "伊犁")},
+                                  latest_date=date(2024, 6, 1))
+    plan = plan_query("有我和小周在一起的照片", vocab, lang="zh")
+    assert not plan.unknown and not plan.places, plan.steps
+    typo = plan_query("在伊黎拍的照片", vocab, lang="zh")  # a misspelt place in a place frame still asks
+    assert [(u.kind, u.suggestion) for u in typo.unknown] == [("place", "伊犁")], typo.steps
+
+
 # ---------------------------------------------------- invariants over the whole gazetteer
 
 
