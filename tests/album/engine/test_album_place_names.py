@@ -19,8 +19,11 @@ pytest.importorskip("pypinyin_dict", reason="needs the geo extra: pip install 'f
 import pypinyin  # noqa: E402
 from pypinyin_dict.phrase_pinyin_data import cc_cedict  # noqa: E402
 
+from finegrain.album.engine.catalog import open_catalog  # noqa: E402
+from finegrain.album.engine.plan.records import PlaceKey as CatalogPlaceKey  # noqa: E402
 from finegrain.album.engine.plan.rules import plan_query  # noqa: E402
 from finegrain.album.engine.plan.vocabulary import AlbumVocabulary, builtin_gazetteer  # noqa: E402
+from finegrain.album.engine.plan_catalog import vocabulary_from_catalog  # noqa: E402
 from finegrain.album.engine.profile.place_names import (  # noqa: E402
     CONVENTIONAL_EN,
     FORESTRY_DISTRICTS,
@@ -37,6 +40,7 @@ from finegrain.album.engine.profile.places import (  # noqa: E402
     place_vocabulary,
 )
 from finegrain.album.engine.profile.records import Place, PlaceKey  # noqa: E402
+from finegrain.album.engine.records import Photo, PhotoPlace  # noqa: E402
 
 # ------------------------------------------------------------------------------ named cases
 
@@ -301,3 +305,17 @@ def test_builtin_gazetteer_uses_the_naming_rule() -> None:
     assert checked > 300
     names = {g.name_zh: g.name_en for g in builtin_gazetteer()}
     assert (names["长治市"], names["漯河市"], names["西双版纳"]) == ("Changzhi", "Luohe", "Xishuangbanna")
+
+
+def test_a_catalog_indexed_under_the_old_rule_answers_to_the_right_name(tmp_path: Path) -> None:
+    """A place stored with yesterday's character-by-character names ("Zhangzhi") is found by today's."""
+    old = PhotoPlace(country_en="China", country_zh="中国", province_en="Shanxi", province_zh="山西省",
+                     city_en="Zhangzhi", city_zh="长治市", district_en="Hongdong County", district_zh="洪洞县",
+                     country_code="CN", aliases=(("city", "zhangzhi"), ("district", "hongdong")))
+    with open_catalog(tmp_path / "album.db") as store:
+        store.put_photo(Photo("a.jpg", "/p/a.jpg", taken_at=None, lat=36.2, lon=113.1))
+        store.set_place("a.jpg", old)
+        vocab = vocabulary_from_catalog(store, today=date(2024, 6, 1))
+    assert vocab.places["changzhi"] == CatalogPlaceKey("city", "长治市")
+    assert vocab.places["hongtong county"] == CatalogPlaceKey("district", "洪洞县")
+    assert vocab.places["zhangzhi"] == CatalogPlaceKey("city", "长治市")  # what it answered to before still works
