@@ -13,7 +13,7 @@ character-by-character reading wrong for place names, so a name is read, in orde
 
 1. a conventional English name that is not plain pinyin (Shaanxi, Inner Mongolia, Harbin, Urumqi ...);
 2. a reviewed reading where the phrase dictionary is wrong for the place (万柏林 Wanbailin, 石鼓 Shigu),
-   each one checked against the official romanisation and the GeoNames name of the place;
+   each one checked against the place's official English name;
 3. CC-CEDICT's reading of the full name, else of the stem: the dictionary lists China's divisions
    as proper nouns with their place-name readings (长治 Changzhi, 涡阳 Guoyang, 单县 Shanxian,
    洪洞 Hongtong). ``pypinyin-dict`` ships it as phrase data; it is read here directly and never
@@ -53,8 +53,8 @@ CONVENTIONAL_EN: dict[str, tuple[str, ...]] = {
     "扎兰屯": ("Zalantun", "Zhalantun"),
 }
 
-# Readings of stems where CC-CEDICT's entry is not the place's name; each checked against the
-# official romanisation and GeoNames.
+# Readings of stems where CC-CEDICT's entry is not the place's name, each checked against the place's
+# official English name.
 REVIEWED_READINGS: dict[str, tuple[str, ...]] = {
     "万柏林": ("wan", "bai", "lin"),  # Wanbailin District, Taiyuan (CC-CEDICT: bo)
     "石鼓": ("shi", "gu"),  # Shigu District, Hengyang (CC-CEDICT: dan, the unit of measure)
