@@ -23,7 +23,7 @@ FRAMES: dict[str, dict[str, tuple[str, ...]]] = {
                "shots from {place}", "my photos in {place}", "what I shot in {place}", "photos from my time in {place}",
                "images taken in {place}", "everything from {place}", "photos I took in {place}", "{place} pictures"),
         "zh": ("在{place}的照片", "{place}拍的", "{place}", "在{place}拍的照片", "{place}的照片", "{place}的相片",
-               "我在{place}拍的", "在{place}拍的", "{place}那边的照片", "去{place}拍的照片", "{place}留影", "在{place}时拍的"),
+               "{place}那会儿拍的", "在{place}拍的", "{place}那边的照片", "去{place}拍的照片", "{place}的所有照片", "在{place}时拍的"),
     },
     "venue": {
         "en": ("photos at {venue}", "photos taken at {venue}", "at {venue}", "{venue}", "visiting {venue}",
