@@ -135,7 +135,8 @@ def _record(seed: int, split: str, reading: str, life: Life, photos: list[GenPho
         "trips": [c.zh for c in life.trips], "abroad": [c.en for c in life.abroad],
         "holiday_days": {f"{k}/{y}": [d.isoformat() for d in days] for (k, y), days in sorted(life.holidays_with_photos.items())},
         "scenes": {p.name: p.scene for p in photos},
-        "queries": [{"query_en": q.en, "query_cn": q.zh, "kind": q.kind, "constraint": q.constraint.to_dict()}
+        "queries": [{"query_en": q.en, "query_cn": q.zh, "kind": q.kind, "constraint": q.constraint.to_dict(),
+                     "templates": [list(t) for t in q.templates]}
                     for q in queries],
     }
 

@@ -65,6 +65,7 @@ class GenQuery:
     ground_truth: list[str]
     kind: str
     dims: dict[str, str] = field(default_factory=dict)
+    templates: list[tuple[str, str, str]] = field(default_factory=list)  # (bank, language, template) used
 
     def to_json(self, with_truth: bool) -> dict[str, Any]:
         out: dict[str, Any] = {"query_cn": self.zh, "query_en": self.en}
@@ -95,6 +96,7 @@ class QueryMaker:
                                  "use 'span' (the official days off) or 'day' (the day the holiday is named after)")
         self.life, self.photos, self.rng, self.split, self.geo = life, photos, rng, split, geo
         self.reading = holiday_reading
+        self._used: list[tuple[str, str, str]] = []
         self.people = {p.id: p for p in life.people}
         self.children = tuple(p.id for p in life.people if p.circle == "child")
         self.cities = {c.zh: c for c in (life.home, *life.trips)}
@@ -119,6 +121,7 @@ class QueryMaker:
     def fill(self, frame: str, **slots: Phrase) -> tuple[str, str]:
         en_t = self.rng.choice(templates(frame, "en", self.split))
         zh_t = self.rng.choice(templates(frame, "zh", self.split))
+        self._used += [(frame, "en", en_t), (frame, "zh", zh_t)]
         en = en_t.format(**{k: v.en for k, v in slots.items()}, **{k + "_p": v.en_p for k, v in slots.items()})
         zh = zh_t.format(**{k: v.zh for k, v in slots.items()})
         return en, zh
@@ -205,6 +208,7 @@ class QueryMaker:
     def _time_phrase(self, kind: str, slots: dict[str, Any]) -> Phrase:
         en_t = self.rng.choice(time_templates(kind, "en", self.split))
         zh_t = self.rng.choice(time_templates(kind, "zh", self.split))
+        self._used += [("time-" + kind, "en", en_t), ("time-" + kind, "zh", zh_t)]
         bare, prep = en_t.split("|")
         cls = ("holiday",) if kind.startswith("holiday") else ("time",)
         return Phrase(bare.format(**slots), zh_t.format(**slots), cls, prep.format(**slots))
@@ -231,7 +235,7 @@ class QueryMaker:
         gt = select(self.photos, c)
         if not gt:
             classes.append("zero")
-        return GenQuery(en, zh, source, classes, c, gt, kind, dims)
+        return GenQuery(en, zh, source, classes, c, gt, kind, dims, list(self._used))
 
     def _place_of(self, p: GenPhoto) -> tuple[str, str]:
         if p.abroad:
@@ -244,6 +248,7 @@ class QueryMaker:
 
     def make(self, kind: str) -> GenQuery | None:
         """One query of ``kind`` (None when the album has nothing to ask it about)."""
+        self._used = []
         rng = self.rng
         loc, tim, per, obj = {"Location": "fact"}, {"Time": "fact"}, {"Person": "fact"}, {"Object": "cognitive"}
         if kind in ("district", "city", "province", "abroad", "country", "venue"):
