@@ -27,7 +27,7 @@ time, zero; album1 has no tags).
 Usage::
 
     .venv/bin/python benchmarks/album_generalisation.py [--album ../shared/data/photobench/album1]
-        [--splits dev,test] [--albums 3] [--work DIR] [--unverified-visual abstain] [--json OUT.json]
+        [--splits dev,test] [--albums 5] [--work DIR] [--unverified-visual abstain] [--json OUT.json]
         [--markdown docs/results/album.md]
 
 CPU only; the albums are written under ``--work`` (default: a temporary folder).
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--album", type=Path, default=Path("../shared/data/photobench/album1"))
     ap.add_argument("--splits", default="dev,test", help="generated splits to score, comma-separated: dev, test")
-    ap.add_argument("--albums", type=int, default=3, help="generated albums per split (seeds 1.. and 1001..)")
+    ap.add_argument("--albums", type=int, default=5, help="generated albums per split (seeds 1.. and 1001..)")
     ap.add_argument("--work", type=Path, default=None, help="folder for the generated albums (default: a temp dir)")
     ap.add_argument("--unverified-visual", default="abstain",
                     help="the engine's policy for a visual part it cannot check (see 'finegrain album eval --help')")

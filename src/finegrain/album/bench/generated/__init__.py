@@ -24,6 +24,7 @@ import json
 import random
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -71,13 +72,10 @@ def split_of_seed(seed: int) -> str:
                          "pick a seed from one of the two ranges")
 
 
-_GEO: list[Geo] = []
-
-
+@lru_cache(maxsize=1)
 def _geo() -> Geo:
-    if not _GEO:
-        _GEO.append(Geo())
-    return _GEO[0]
+    """The boundary data, loaded once for all the albums a process writes."""
+    return Geo()
 
 
 def make_generated_album(dst: str | Path, seed: int, split: str = "dev", *, holiday_reading: str = "span",
