@@ -324,13 +324,13 @@ def make_life(rng: random.Random, split: str) -> Life:
             place = ("venue", city, rng.choice(city.venues)) if city.venues and rng.random() < 0.4 \
                 else ("district", city, rng.choice(dists))
             add(day + timedelta(days=k), place)
-    for city in abroad:
+    for far in abroad:
         day = _random_day(rng, years)
         grp = group()
         for k in range(rng.randint(3, 5)):
             for _ in range(2):
-                lm = rng.choice(city.landmarks) if rng.random() < 0.7 else None
-                add(day + timedelta(days=k), ("abroad", city, lm), grp=grp)
+                lm = rng.choice(far.landmarks) if rng.random() < 0.7 else None
+                add(day + timedelta(days=k), ("abroad", far, lm), grp=grp)
     # holidays: some holidays of the window's holiday years, photos on some but not all days of the span
     holiday_days: dict[tuple[str, int], tuple[date, ...]] = {}
     for year in (y for y in years if y in HOLIDAY_YEARS):

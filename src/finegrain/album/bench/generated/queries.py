@@ -266,10 +266,10 @@ class QueryMaker:
             return self._query(kind, "time", "M", Constraint(days=(days,)), tim, time=phrase)
         if kind == "holiday":
             years = [y for y in self.life.years if any((h.key, y) in HOLIDAY_DATES for h in HOLIDAYS)]
-            keys = [(h.key, y) for h in HOLIDAYS for y in years]
+            all_keys = [(h.key, y) for h in HOLIDAYS for y in years]
             with_photos = list(self.life.holidays_with_photos)
-            key, year = rng.choice(with_photos if with_photos and rng.random() < 0.85 else keys)
-            phrase, days = self.holiday(key, year, rng.choice(["holiday_day", "holiday_span", "holiday_plain"]))
+            hkey, year = rng.choice(with_photos if with_photos and rng.random() < 0.85 else all_keys)
+            phrase, days = self.holiday(hkey, year, rng.choice(["holiday_day", "holiday_span", "holiday_plain"]))
             return self._query(kind, "time", "M", Constraint(days=(days,)), {"Time": "cognitive"}, time=phrase)
         if kind == "zero_place":
             return self._zero_place()
@@ -299,9 +299,9 @@ class QueryMaker:
         if kind == "zero_people":
             ids = [p.id for p in self.life.people if p.id != OWNER]
             for _ in range(30):
-                pair = tuple(sorted(rng.sample(ids, 2), key=int))
-                if not select(self.photos, Constraint(all_of=pair)):
-                    return self._query(kind, "people", "F", Constraint(all_of=pair), per, people=self.people_list(list(pair)))
+                two = tuple(sorted(rng.sample(ids, 2), key=int))
+                if not select(self.photos, Constraint(all_of=two)):
+                    return self._query(kind, "people", "F", Constraint(all_of=two), per, people=self.people_list(list(two)))
             return None
         if kind in ("people_place", "people_time", "people_holiday", "zero_people_place"):
             return self._people_meta(kind)
