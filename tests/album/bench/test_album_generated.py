@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -45,6 +48,16 @@ def test_same_seed_same_album_other_seed_other_album(tmp_path: Path, albums: dic
                  "protected_query.json", "generated.json"):
         assert (again / name).read_bytes() == (albums[1] / name).read_bytes(), name
     assert _load(albums[2], "metadata.json") != _load(albums[1], "metadata.json")
+
+
+def test_same_seed_same_album_in_another_process(tmp_path: Path, albums: dict[int, Path]) -> None:
+    """Nothing depends on the process's string hashing (set order) or on earlier albums."""
+    code = "import sys; from finegrain.album.bench.generated import make_generated_album as m; m(sys.argv[1], 1, 'dev')"
+    for hash_seed in ("1", "2"):
+        out = tmp_path / hash_seed
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        subprocess.run([sys.executable, "-c", code, str(out)], check=True, env=env)
+        assert (out / "generated.json").read_bytes() == (albums[1] / "generated.json").read_bytes()
 
 
 def test_seeds_belong_to_one_split(tmp_path: Path) -> None:

@@ -344,7 +344,7 @@ class QueryMaker:
             return self._query(kind, "people_place", "MF", Constraint(place=(level, key), all_of=(pid,)),
                                {**dims, "Location": "fact"}, people=who, place=self.place(level, key))
         if kind == "zero_people_place":
-            places = [("city", c) for c in self.visited["city"]] + [("abroad", a) for a in self.visited["abroad"]]
+            places = [("city", c) for c in sorted(self.visited["city"])] + [("abroad", a) for a in sorted(self.visited["abroad"])]
             rng.shuffle(places)
             for level, key in places:
                 c = Constraint(place=(level, key), all_of=(pid,))
