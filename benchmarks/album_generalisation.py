@@ -49,6 +49,7 @@ from _results import Recorder, add_markdown_option
 from finegrain.album.bench.evaluation import evaluate_album
 from finegrain.album.bench.generated import DEV_SEEDS, TEST_SEEDS, make_generated_album
 from finegrain.album.bench.routing import evaluate_routing
+from finegrain.atomic import write_text
 from finegrain.io.photobench import read_album
 
 METADATA_FACES = ("M", "F", "MF")
@@ -177,7 +178,7 @@ def report(args: argparse.Namespace, splits: list[str]) -> None:
             print(line)
         print("(zero row: the share of zero-answer M/F/MF queries answered with no photo in place of set F1)")
     if args.json:
-        args.json.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
+        write_text(args.json, json.dumps(results, ensure_ascii=False, indent=1))
 
 
 if __name__ == "__main__":
