@@ -67,6 +67,7 @@ from finegrain.album.engine.plan.time_rules import MODIFIER_RULE, NAME_RULE, fin
 from finegrain.album.engine.plan.venues import REASON as VENUE_REASON
 from finegrain.album.engine.plan.venues import framed, venue_spans_en, venue_spans_zh
 from finegrain.album.engine.plan.vocabulary import AlbumVocabulary
+from finegrain.album.engine.profile.cities import area_aliases
 from finegrain.album.engine.profile.places import chinese_admin_names
 from finegrain.errors import FinegrainError, MissingDependencyError
 from finegrain.text.lang import CJK, Lang, detect_lang, parse_lang
@@ -623,10 +624,13 @@ _VENUE_FRAME_EN = re.compile(r"\b(?:at|visiting|visit|to)\s+(?:the\s+)?$", re.IG
 
 def _venue_frame(text: str, s: int, e: int, lang: str) -> bool:
     """An unknown place said as a venue: after "at"/"visiting"/"to" (en; "in X" names an area), or
-    in Chinese a name that is no admin area (no 区/县/市/省 ending, not a county or city name)."""
+    in Chinese a name that is no admin area (no 区/县/市/省 ending, not a county or city name);
+    never a large city abroad ("在巴黎", "at Paris")."""
+    name = text[s:e]
+    if name.casefold() in area_aliases():
+        return False
     if lang == "en":
         return _VENUE_FRAME_EN.search(text[:s]) is not None
-    name = text[s:e]
     return not name.endswith(("区", "县", "市", "省", "旗", "州")) and name not in chinese_admin_names()
 
 

@@ -37,7 +37,8 @@ import numpy as np
 from finegrain.album.engine.profile.records import PlaceKey, PlaceLevel
 from finegrain.errors import FinegrainError
 
-__all__ = ["CityArea", "DENSITY", "MAX_KM", "MIN_KM", "area_radius_km", "areas_at", "city_areas", "area_named"]
+__all__ = ["CityArea", "DENSITY", "MAX_KM", "MIN_KM", "area_aliases", "area_named", "area_radius_km", "areas_at",
+           "city_areas"]
 
 _TABLE = Path(__file__).with_name("cities.txt")
 DENSITY = 4000.0
@@ -171,6 +172,12 @@ def areas_at(lat: float, lon: float, country: str) -> tuple[CityArea | None, Cit
     city = areas[min(cities)[1]]
     boroughs = [(r, k) for k, r in best.items() if areas[k].parent == city.en]
     return city, (areas[min(boroughs)[1]] if boroughs else None)
+
+
+@lru_cache(maxsize=1)
+def area_aliases() -> frozenset[str]:
+    """Every alias of every area (lower-cased): the names a query may give a large city abroad."""
+    return frozenset(a for area in city_areas() for a in area.aliases)
 
 
 def area_named(key: PlaceKey) -> CityArea | None:
