@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 import unicodedata
@@ -51,7 +52,6 @@ def _gb2312(text: str) -> bool:
 
 
 def _km(a: tuple[float, float], b: tuple[float, float]) -> float:
-    import math
     p1, p2 = math.radians(a[0]), math.radians(b[0])
     dp, dl = p2 - p1, math.radians(b[1] - a[1])
     h = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2

@@ -148,3 +148,26 @@ def test_a_city_with_no_photo_in_its_area_still_says_so(abroad_catalog):
     for query in ("photos in Berlin", "柏林的照片"):
         result = search(abroad_catalog, query)
         assert result.abstained and result.outcome.kind is OutcomeKind.NO_PHOTO_AT_PLACE, query
+
+
+def test_a_catalog_indexed_before_city_areas_finds_the_city_by_position(tmp_path):
+    """Stored names from the nearest town only (as the geocoder gave them before city areas): the
+    engine must not answer "no photo taken there" while a photo's position is inside Paris."""
+    from finegrain.album.engine.catalog import open_catalog
+    from finegrain.album.engine.outcome import OutcomeKind
+    from finegrain.album.engine.records import Person, Photo, PhotoPlace
+    from finegrain.album.engine.search import search
+
+    store = open_catalog(tmp_path / "old.sqlite")
+    store.put_person(Person("1", ("me",), True))
+    old = {"eiffel": (48.8584, 2.2945, "Departement des Hauts-de-Seine"),
+           "versailles": (48.8049, 2.1204, "Departement des Yvelines")}
+    for i, (name, (lat, lon, admin2)) in enumerate(old.items()):
+        store.put_photo(Photo(id=name, path=name, taken_at=datetime(2023, 5, 1 + i), lat=lat, lon=lon))
+        store.set_place(name, PhotoPlace(country_en="France", country_zh="法国", country_code="FR",
+                                         province_en="Ile-de-France", city_en=admin2))
+    for query in ("photos in Paris", "巴黎的照片"):
+        result = search(store, query)
+        assert set(result.photo_ids) == {"eiffel"}, (query, result.reason)
+    assert search(store, "photos in Rome").outcome.kind is OutcomeKind.NO_PHOTO_AT_PLACE
+    store.close()
