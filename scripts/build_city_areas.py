@@ -79,6 +79,8 @@ def main() -> int:
         if near:
             best = max(near, key=lambda c: c["population"])
             rows[best["geonameid"]] = (best, zh)
+            if _fold(en) != _fold(best["name"]):  # the gazetteer's English name answers too ("new delhi")
+                ALIASES[best["name"]] = (*ALIASES.get(best["name"], ()), en.lower())
     for c in cities:
         if (c["countrycode"] in SKIP or c["population"] < args.min_population or c["geonameid"] in rows
                 or (c["countrycode"], _fold(c["name"]).removeprefix("the ")) in hand):  # a borough written by hand
