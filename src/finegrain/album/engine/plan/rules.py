@@ -53,6 +53,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
+from finegrain.album.engine.plan.holidays import DEFAULT_HOLIDAY_READING
 from finegrain.album.engine.plan.records import (
     ImpossibleTime,
     PersonMatch,
@@ -336,8 +337,12 @@ def _yields_to_name(text: str, span: tuple[int, int], names: list[tuple[int, int
     return False
 
 
-def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) -> Plan:
-    """Plan ``text`` against the album vocabulary ``vocab`` (language detected when None)."""
+def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
+               holiday: str = DEFAULT_HOLIDAY_READING) -> Plan:
+    """Plan ``text`` against the album vocabulary ``vocab`` (language detected when None).
+
+    ``holiday``: a statutory holiday with a year ("National Day 2021") means its official days
+    off (``"span"``, the default) or its own day (``"day"``); :mod:`~finegrain.album.engine.plan.holidays`."""
     if not isinstance(text, str) or not text.strip():
         raise FinegrainError(f"cannot plan the query {text!r}", "give a non-empty query text")
     lang = _lang(lang, text)
@@ -355,7 +360,7 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
     venue_names = [(s, e) for s, e in venue_spans_en(text, [True] * len(text)) if text[s].isupper()] if lang == "en" else []
     ranges, tmatches = find_times(text, lang, vocab.latest_date, modifier=lambda end: _modifies_noun(text, end, lang),
                                   is_name=lambda span: _yields_to_name(text, span, names, lang)
-                                  or any(s <= span[0] and span[1] <= e for s, e in venue_names))
+                                  or any(s <= span[0] and span[1] <= e for s, e in venue_names), holiday=holiday)
     impossible: list[ImpossibleTime] = []
     for m in tmatches:
         if m.rule == NAME_RULE:
@@ -518,6 +523,9 @@ _PLACE_BEFORE_ZH = ("在", "去", "到", "于")
 _ADMIN_SUFFIX_ZH = "区县市旗"
 _PLACE_AFTER_ZH = ("拍的", "的照片", "拍摄", "旅行", "之行", "旅游")
 _PERSON_FRAME_ZH = re.compile(r"(?:和|跟|与|同|、)([\u4e00-\u9fff]{2,3}?)(?=的照片|的合照|的合影|$|[，,、和])")
+# jieba's part-of-speech tags of words that are never a name: numeral, pronoun, adverb, preposition,
+# conjunction, particle, position and space words
+_NOT_NAME_POS_ZH = frozenset("mrdpcufs")
 _PLACE_FRAME_ZH = re.compile(r"(?:在|去|到)([\u4e00-\u9fff]{2,5}?)(?=拍的|的照片|旅行|旅游|玩)")
 
 
@@ -607,8 +615,13 @@ def _unknown_spans_zh(t: _Text, vocab: AlbumVocabulary) -> list[tuple[str, int, 
             s, e = m.span(1)
             name = m.group(1)
             nicknamed = kind == "person" and (name[0] in "小老阿" or name[-1] in "哥姐" or name[0] == name[-1])
-            flags = {f for _w, f in pos_words(name)}
-            namelike = bool(flags & {"nr", "nrfg", "nrt", "ns"}) or _suggest(vocab, kind, name) is not None
+            segmented = pos_words(name)
+            flags = {f for _w, f in segmented}
+            # one everyday word that is no noun ("在一起": m, "在这里": r, "在海边": s) is no name, however
+            # near a place's spelling it is (一起 yiqi, 伊犁 yili)
+            ordinary = len(segmented) == 1 and segmented[0][1][:1] in _NOT_NAME_POS_ZH
+            namelike = bool(flags & {"nr", "nrfg", "nrt", "ns"}) or (
+                not ordinary and _suggest(vocab, kind, name) is not None)
             if (nicknamed or namelike) and t.free(s, e) and not any(s < oe and os < e for _, os, oe in out):
                 out.append((kind, s, e))
     return out
