@@ -10,9 +10,12 @@ Rules, applied in this order, each consuming the text it matched:
    ``lunardate`` when installed, else the festival is recorded without dates. China's seven
    statutory holidays with a year ("National Day 2021") are read as ``holiday``
    (:mod:`~finegrain.album.engine.plan.holidays`): ``"span"`` (the default) is the official days off
-   that year, ``"day"`` the holiday's own day; without a year a fixed-date holiday recurs every
-   year (its usual days, or its one day) and a lunar one covers the last ten years;
-3. year halves ("second half of 2022", "2022年下半年"), seasons ("summer", "夏天", "秋日"),
+   that year, ``"day"`` the holiday's own day; the query's wording next to the holiday ("the
+   National Day holiday", "放假期间"; "the very day of Labor Day", "当天") selects the reading
+   before the option does (``holidays.holiday_wording``); without a year a fixed-date holiday
+   recurs every year (its usual days, or its one day) and a lunar one covers the last ten years;
+   "十一" right after a year ("2019年十一", "去年的十一") is National Day, not the number eleven;
+3. year halves ("second half of 2022", "2022's first half", "2022年下半年"), seasons ("summer", "夏天", "秋日"),
    months ("May", "五月", "5月");
 4. year anchors: "2023", "2023年", "23年", relative "last year"/"去年", "this year"/"今年",
    "the year before last"/"前年"; a season/month/festival/half takes the query's year anchor,
@@ -47,6 +50,7 @@ from finegrain.album.engine.plan.holidays import (
     STATUTORY,
     check_holiday_reading,
     holiday_day,
+    holiday_wording,
     official_span,
 )
 from finegrain.album.engine.plan.records import TimeRange
@@ -123,6 +127,7 @@ class _Found:
     rule: str
     value: Any
     relative: str | None = None  # "last" | "this" for "last summer" / "this spring"
+    reading: str | None = None  # a holiday's reading its wording selects ("span" | "day"); None: the option's
 
 
 MODIFIER_RULE = "festival word used as a modifier (kept as visual)"
@@ -162,6 +167,7 @@ def find_times(
     names = [f for f in found if is_name is not None and is_name(f.span)]
     dropped = [f for f in found if f.kind == "festival" and modifier is not None and modifier(f.span[1])
                and f not in names]
+    found = _with_holiday_wording(found, text, lang, taken, skip=[*names, *dropped])
     kept = [f for f in found if f not in dropped and f not in names]
     failed: dict[int, str] = {id(f): f.value.reason for f in kept if isinstance(f.value, _Impossible)}
     ranges = _resolve([f for f in kept if id(f) not in failed], text, latest, failed, holiday)
@@ -171,6 +177,32 @@ def find_times(
         for f in found
     )
     return ranges, matches
+
+
+def _with_holiday_wording(found: list[_Found], text: str, lang: str, taken: list[bool], skip: list[_Found]
+                          ) -> list[_Found]:
+    """``found`` with each festival's reading set from the words next to it, and those words
+    (free text only) as matches of their own, so the planner consumes them; festivals in
+    ``skip`` (part of a name, or a modifier) are left alone."""
+    years = [f for f in found if f.kind == "year"]
+    out = list(found)
+    for f in found:
+        if f.kind != "festival" or f in skip:
+            continue
+        near = min(years, key=lambda y: min(abs(y.span[0] - f.span[1]), abs(f.span[0] - y.span[1])), default=None)
+        said = holiday_wording(text, lang, f.span, near.span if near is not None else None)
+        if said is None:
+            continue
+        reading, where = said
+        if where is not None:
+            if any(taken[where[0]:where[1]]):
+                continue
+            for i in range(*where):
+                taken[i] = True
+            rule = "holiday wording: the official days off" if reading == "span" else "holiday wording: the day itself"
+            out.append(_Found("wording", where, rule, reading))
+        f.reading = reading
+    return sorted(out, key=lambda f: f.span)
 
 
 # --------------------------------------------------------------------------- patterns
@@ -245,6 +277,9 @@ def _scan_en() -> list[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]]
          lambda m: _rel(m[1], fest_of[m[2].lower()])),
         ("half", "year half", re.compile(r"\b(first|second|1st|2nd)\s+half\s+of\s+(?:the\s+year\s+)?", I),
          lambda m: 1 if m[1].lower() in ("first", "1st") else 2),
+        # "2019's first half", "2019 second half": the half after its year
+        ("half", "year half", re.compile(r"(?:(?<=\d\d\d\d's\s)|(?<=\d\d\d\d\s))(first|second|1st|2nd)\s+half\b", I),
+         lambda m: 1 if m[1].lower() in ("first", "1st") else 2),
         ("season", "season", re.compile(rf"\b{rel}({seasons})(?:time)?\b", I),
          lambda m: _rel(m[1], "autumn" if m[2].lower() == "fall" else m[2].lower())),
         ("month", "month", re.compile(rf"\b{rel}{mon}\b"),
@@ -318,7 +353,10 @@ def _scan_zh(latest: date) -> list[tuple[str, str, re.Pattern[str], Callable[[re
         ("date", "date: ISO", re.compile(r"((?:19|20)\d\d)[-./](\d{1,2})[-./](\d{1,2})"),
          lambda m: _month_day_year(int(m[2]), int(m[3]), int(m[1]))),
         ("date", "date: 月日", re.compile(rf"{num}月{num}[日号]"), lambda m: md(m, None, 1, 2)),
-        ("festival", "festival", re.compile(rf"({fest_pat})(?:节)?(?:假期|期间|那天|当天)?"), lambda m: fest_of[m[1]]),
+        ("festival", "festival", re.compile(rf"({fest_pat})(?:节)?(?:期间)?"), lambda m: fest_of[m[1]]),
+        # "2019年十一", "去年的十一": National Day; not 十一月 (November), 十一日 or 十一点 (the number)
+        ("festival", "festival", re.compile(r"(?:(?<=年)|(?<=年的))十一(?![月日号点岁个届期\d一二三四五六七八九十])(?:期间)?"),
+         lambda m: "national_day"),
         ("half", "year half", re.compile(r"([上下])半年"), lambda m: 1 if m[1] == "上" else 2),
         ("season", "season", re.compile(r"([春夏秋冬])(?:天|季|日|夜|末|初)"), lambda m: _SEASON_ZH[m[1]]),
         ("year", "relative year", re.compile(r"(去年|今年|前年)"), lambda m: {"去年": -1, "今年": 0, "前年": -2}[m[1]]),
@@ -377,7 +415,7 @@ def _ranges_of(f: _Found, t: str, years: list[_Found], subs: list[_Found], ancho
         return [_date_range(f.value, t, f.rule, latest)]
     if f.kind in ("festival", "half", "season", "month"):
         label = f"{anchor_text} {t}" if anchor is not None and f.relative is None else t
-        return _sub_ranges(f, label, anchor, latest, holiday)
+        return _sub_ranges(f, label, anchor, latest, f.reading or holiday)
     if f.kind == "year" and not subs and f is years[0] and anchor is not None:
         return [TimeRange(date(anchor, 1, 1), date(anchor, 12, 31), t, f.rule)]
     if f.kind == "year" and f is not years[0]:
