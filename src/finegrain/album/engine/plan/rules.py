@@ -53,6 +53,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
+from finegrain.album.engine.plan.frames import blank_closed_words, blank_request_words
 from finegrain.album.engine.plan.holidays import DEFAULT_HOLIDAY_READING
 from finegrain.album.engine.plan.records import (
     ImpossibleTime,
@@ -467,14 +468,14 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
     # 7. visual residue; a venue neither in a place frame nor alone describes what is seen
     # ("Apple Store environment", "甜品店搞怪装饰"): it goes back to the visual text
     for s, e in list(venues_unlisted):
-        if framed(text, s, e, lang) or not _visual_residue(t.residue(), lang):
+        if framed(text, s, e, lang) or not _visual_residue(t.residue(), lang, text):
             continue
         t.release(s, e)
         venues_unlisted.remove((s, e))
         places = [p for p in places if not (p.place.level == "poi" and p.text == text[s:e])]
         steps = [st for st in steps if st != (VENUE_REASON.format(text[s:e]), text[s:e])]
         steps.append(("visual: a venue beside other visual words is what is seen", text[s:e]))
-    visual = _visual_residue(t.residue(), lang)
+    visual = _visual_residue(t.residue(), lang, text)
     if visual:
         steps.append(("visual: residual text", visual))
     elif venues:
@@ -567,7 +568,7 @@ def _unknown_spans_en(t: _Text) -> list[tuple[str, int, int]]:
         for m in pattern.finditer(t.text):
             if pattern is _WEAK_PLACE_FRAME_EN:
                 rest = t.residue()[: m.start()] + " " * (m.end() - m.start()) + t.residue()[m.end():]
-                if _visual_residue(rest, "en"):
+                if _visual_residue(rest, "en", t.text):
                     continue
             s, e = m.span(1)
             words = t.text[s:e].split()
@@ -716,7 +717,19 @@ def _modifies_noun(text: str, end: int, lang: str) -> bool:
     return any(rest.startswith(w) for w in FESTIVE_OBJECTS_ZH)
 
 
-def _visual_residue(residue: str, lang: str) -> str:
+def _visual_residue(residue: str, lang: str, text: str | None = None) -> str:
+    """The visual words of ``residue`` (the query with matched characters blanked): no stop words
+    and, given the query ``text``, no words that frame the request; empty when what is left has
+    no content word (only pronouns, numerals, particles, ...: :mod:`.frames`)."""
+    if text is None:
+        return _residue_words(residue, lang)
+    residue = blank_request_words(residue, text, lang)
+    if not _residue_words(blank_closed_words(residue, text, lang), lang):
+        return ""
+    return _residue_words(residue, lang)
+
+
+def _residue_words(residue: str, lang: str) -> str:
     if lang == "en":
         words = re.findall(r"[A-Za-z][A-Za-z'\-]*|\d+", residue)
         keep = [w for w in words if w.lower() not in STOP_EN and not w.isdigit() and len(w) > 1]
