@@ -33,7 +33,7 @@ from finegrain.errors import MissingDependencyError
 from finegrain.text.segment import pos_words
 from finegrain.train.rules import spacy_english
 
-__all__ = ["REQUEST_WORDS_EN", "REQUEST_WORDS_ZH", "blank_closed_words", "blank_request_words"]
+__all__ = ["REQUEST_WORDS_EN", "REQUEST_WORDS_ZH", "blank_closed_words", "blank_request_words", "chinese_content_spans"]
 
 REQUEST_WORDS_EN = (
     # quantifiers and pronouns over the photos themselves
@@ -103,6 +103,24 @@ def blank_closed_words(residue: str, text: str, lang: str) -> str:
         spans = [(s, e) for s, e, flag in _chinese_words(text) or ()
                  if flag[:1] in _CLOSED_ZH and flag != "eng" and not text[s:e].startswith(_NEGATION_ZH)]
     return _blank(residue, text, spans)
+
+
+# jieba's flags of content words: nouns (names included: jieba tags 雪山 nr), time nouns (圆月),
+# set phrases (年夜饭, 日落时分), adjectives, place words (海边), idioms
+_CONTENT_ZH = frozenset("ntlasi")
+
+
+def chinese_content_spans(residue: str, text: str, stop: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Spans of Chinese content words of two or more characters that ``residue`` still holds whole:
+    a stop word inside one is part of the word (月 in 月饼 and 圆月, 和 in 和服, 后 in 后院), not a
+    function word. A stop word itself (时候, 照片) or a word made only of one-character stop words
+    (年前) is no content word; a word holding no stop word needs no keeping and is left out.
+    Empty without jieba."""
+    singles = {w for w in stop if len(w) == 1}
+    return [(s, e) for s, e, flag in _chinese_words(text) or ()
+            if e - s >= 2 and flag[:1] in _CONTENT_ZH and flag != "eng" and residue[s:e] == text[s:e]
+            and text[s:e] not in stop and not all(c in singles for c in text[s:e])
+            and any(w in text[s:e] for w in stop)]
 
 
 def _blank(residue: str, text: str, spans: list[tuple[int, int]]) -> str:

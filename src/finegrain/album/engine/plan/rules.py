@@ -53,7 +53,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
-from finegrain.album.engine.plan.frames import blank_closed_words, blank_request_words
+from finegrain.album.engine.plan.frames import blank_closed_words, blank_request_words, chinese_content_spans
 from finegrain.album.engine.plan.holidays import DEFAULT_HOLIDAY_READING
 from finegrain.album.engine.plan.records import (
     ImpossibleTime,
@@ -720,26 +720,37 @@ def _modifies_noun(text: str, end: int, lang: str) -> bool:
 def _visual_residue(residue: str, lang: str, text: str | None = None) -> str:
     """The visual words of ``residue`` (the query with matched characters blanked): no stop words
     and, given the query ``text``, no words that frame the request; empty when what is left has
-    no content word (only pronouns, numerals, particles, ...: :mod:`.frames`)."""
+    no content word (only pronouns, numerals, particles, ...: :mod:`.frames`). Given ``text``, a
+    Chinese content word keeps the stop characters inside it (月饼, 圆月, 和服: not 月, 和)."""
     if text is None:
         return _residue_words(residue, lang)
     residue = blank_request_words(residue, text, lang)
-    if not _residue_words(blank_closed_words(residue, text, lang), lang):
+    whole = chinese_content_spans(residue, text, STOP_ZH) if lang == "zh" else []
+    if not _residue_words(blank_closed_words(residue, text, lang), lang, whole):
         return ""
-    return _residue_words(residue, lang)
+    return _residue_words(residue, lang, whole)
 
 
-def _residue_words(residue: str, lang: str) -> str:
+def _residue_words(residue: str, lang: str, whole: list[tuple[int, int]] | None = None) -> str:
+    """The words of ``residue`` that are no stop words; ``whole``: spans of Chinese content words
+    whose characters no stop word removes."""
     if lang == "en":
         words = re.findall(r"[A-Za-z][A-Za-z'\-]*|\d+", residue)
         keep = [w for w in words if w.lower() not in STOP_EN and not w.isdigit() and len(w) > 1]
         return " ".join(keep)
-    chunks = [c for c in re.split(r"[\s,，、。.!?！？:：;；()（）]+", residue) if c]
+    # a kept word's characters stand in the private use area while stop words are removed
+    chars, hidden = list(residue), {}
+    for s, e in whole or ():
+        for i in range(s, e):
+            mark = chr(0xE000 + len(hidden))
+            hidden[mark] = chars[i]
+            chars[i] = mark
+    chunks = [c for c in re.split(r"[\s,，、。.!?！？:：;；()（）]+", "".join(chars)) if c]
     keep = []
     for c in chunks:
         for sw in sorted(STOP_ZH, key=len, reverse=True):
             c = c.replace(sw, " ")
-        for piece in c.split():
+        for piece in "".join(hidden.get(ch, ch) for ch in c).split():
             if _CJK.search(piece) and len(piece) >= 1 or re.search(r"[A-Za-z]{2,}", piece):
                 keep.append(piece)
     text = " ".join(keep)
