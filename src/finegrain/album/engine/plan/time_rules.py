@@ -297,7 +297,8 @@ def _scan_en() -> list[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]]
         ("relspan", "relative span", re.compile(r"\b(last|past|previous|this)\s+(week|month|weekend)\b", I),
          lambda m: (m[1].lower(), m[2].lower())),
         ("relspan", "relative span", re.compile(r"\b(recently|lately|recent|yesterday)\b", I), lambda m: ("", m[1].lower())),
-        ("weekdays", "weekend", re.compile(r"\bweekends?\b", I), lambda m: (5, 6)),
+        # "a long weekend" is a holiday's days off (holidays.holiday_wording), not Saturdays and Sundays
+        ("weekdays", "weekend", re.compile(r"\b(?<!long\s)weekends?\b", I), lambda m: (5, 6)),
         ("weekdays", "weekday", re.compile(r"\bweekdays?\b|\bworkdays?\b", I), lambda m: (0, 1, 2, 3, 4)),
         ("hours", "part of day",
          re.compile(r"\b(early morning|late night|morning|midday|noon|afternoon|evening|dusk|tonight|midnight|night)(?:time|s)?\b", I),
