@@ -25,9 +25,12 @@ residue do not see it again:
    words): these are answered from time and place traces, so they count as metadata (M);
 6. **event words** (birthday, party, wedding, ..., and the album's own ``vocab.event_words``)
    are kept for the engine; they count as visual unless a time or place also appears;
-7. the **visual residue** is what is left after removing the matched text and function
-   words ("photos", "taken", "of", "的照片", "拍的", ...); it is visual (V) when it
-   still holds a content word.
+7. the **visual residue** is what is left after removing the matched text, function
+   words ("photos", "taken", "of", "的照片", "拍的", ...) and the words that frame the
+   request ("everything", "what I shot", "featuring", "in the same picture", "那边", "翻翻",
+   "出镜": :mod:`~finegrain.album.engine.plan.frames`); it is visual (V) when it still holds a
+   content word (by part of speech: a pronoun, numeral or particle alone is none). A Chinese
+   content word keeps the stop characters inside it (月饼, 和服).
 
 The source type is V if the residue is visual (or a venue was named), M if any time
 (other than a part of the day or a season alone, which are visible), place, venue,
