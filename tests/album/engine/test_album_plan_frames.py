@@ -9,6 +9,7 @@ Properties protected:
 - a query with one content word beside such words stays visual ("the same outfit"), and its
   visual text keeps its numerals and negations ("two dogs", "no cars");
 - a Chinese content word keeps the stop characters inside it (月饼, 圆月, 和服 are not 月, 和);
+- what 有/带 introduces ("有夕阳的照片": photos that have a sunset) is seen, not an unknown place;
 - "2022's first half" is a year half, not visual text.
 """
 
@@ -89,6 +90,8 @@ def test_a_chinese_request_frame_is_not_visual(vocab, query, source):
     ("玛尔塔和月饼", "zh", "VF", "月饼"),
     ("苏州的圆月", "zh", "VM", "圆月"),
     ("穿和服的欧林", "zh", "VF", "穿和服"),
+    ("有夕阳的照片", "zh", "V", "夕阳"),  # what 有/带 introduces is seen, not a place jieba tags ns
+    ("带沙堡的照片", "zh", "V", "带沙堡"),
 ])
 def test_content_words_beside_a_frame_stay_visual(vocab, query, lang, source, visual):
     plan = plan_query(query, vocab, lang=lang)

@@ -524,6 +524,7 @@ _PERSON_BEFORE_ZH = ("和", "跟", "与", "同", "、", "有")
 _PERSON_AFTER_ZH = ("和", "跟", "与", "、", "的", "在内", "一起", "去", "在", "拍", "合")
 _PERSON_PUNCT_ZH = " ,，。!！?？;；"
 _PLACE_BEFORE_ZH = ("在", "去", "到", "于")
+_HAS_ZH = ("有", "带", "含")  # "有X的照片": photos that show X
 _ADMIN_SUFFIX_ZH = "区县市旗"
 _PLACE_AFTER_ZH = ("拍的", "的照片", "拍摄", "旅行", "之行", "旅游")
 _PERSON_FRAME_ZH = re.compile(r"(?:和|跟|与|同|、)([\u4e00-\u9fff]{2,3}?)(?=的照片|的合照|的合影|$|[，,、和])")
@@ -611,7 +612,9 @@ def _unknown_spans_zh(t: _Text, vocab: AlbumVocabulary) -> list[tuple[str, int, 
         person_frame = (before.endswith(_PERSON_BEFORE_ZH) and ends) or (not before and after.startswith(("和", "、", "跟")))
         if flag.startswith("nr") and person_frame:
             out.append(("person", s, e))
-        elif admin or (flag == "ns" or outside) and (before.endswith(_PLACE_BEFORE_ZH) or after.startswith(_PLACE_AFTER_ZH)):
+        elif admin or (flag == "ns" or outside) and (before.endswith(_PLACE_BEFORE_ZH) or (
+                after.startswith(_PLACE_AFTER_ZH) and not before.endswith(_HAS_ZH))):
+            # "有沙堡的照片" (photos that have a sandcastle): what 有 introduces is seen, not where
             out.append(("place", s, e))
     # frames jieba may cut across ("在盐天拍的" -> 盐/天拍, "和小美" -> 小/美)
     for kind, pattern in (("person", _PERSON_FRAME_ZH), ("place", _PLACE_FRAME_ZH)):
