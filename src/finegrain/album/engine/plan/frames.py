@@ -41,8 +41,9 @@ REQUEST_WORDS_EN = (
     "them", "it", "itself", "themselves", "us", "we", "you", "they", "there", "here", "very", "just", "only",
     # request verbs and photo nouns the stop words do not hold
     "showing", "featuring", "featured", "contain", "contains", "containing", "appear", "appears", "appearing",
-    "starring", "find", "see", "browse", "photograph", "photographs", "photographed", "snap", "snaps",
-    "snapshot", "snapshots", "memories", "moments",
+    "starring", "find", "see", "browse", "want", "have", "has", "got", "photograph", "photographs", "photographed",
+    "pictured", "snap", "snaps", "snapshot", "snapshots", "memories", "moments", "stuff", "things", "ones",
+    "about", "regarding", "related", "whenever", "wherever",
     # a stay somewhere: "during our stay in Xi'an", "the days we spent in Lyon"
     "stay", "stayed", "staying", "spent", "spend",
 )
@@ -50,7 +51,7 @@ REQUEST_WORDS_EN = (
 _PHRASES_EN = re.compile(
     r"\b(?:(?:in|on)\s+(?:the\s+|one\s+)?same\s+(?:photo|picture|pic|shot|frame|image|snap)s?"
     r"|in\s+(?:the\s+)?(?:frame|shot|picture|photo)"
-    r"|on\s+camera|show\s+me|give\s+me)\b",
+    r"|on\s+camera|show\s+me|give\s+me|camera\s+roll|look(?:ing)?\s+back(?:\s+(?:at|on))?)\b",
     re.IGNORECASE,
 )
 _WORDS_EN = re.compile(r"\b(?:" + "|".join(sorted(REQUEST_WORDS_EN, key=len, reverse=True)) + r")\b", re.IGNORECASE)
@@ -67,9 +68,9 @@ REQUEST_WORDS_ZH = (
     # request verbs: browse, find, show
     "翻翻", "翻一翻", "翻看", "看看", "看一看", "看一下", "瞧瞧", "找找", "找一找", "找一下", "找出", "帮我", "给我",
     "想看", "出镜", "入镜", "露脸", "出现", "包含", "包括", "含有", "同框", "同一张", "拍到", "留下", "留下来", "记录",
-    "留影", "存下",
-    # a stay somewhere: "在西安的日子", "在成都的时光"
-    "日子", "时光", "那段时间", "时间",
+    "留影", "留念", "存下", "相册", "合集", "集锦", "回忆", "东西", "有关", "相关",
+    # a stay somewhere: "在西安的日子", "在成都的时光", "在成都那会儿"
+    "日子", "时光", "那段时间", "时间", "那会儿", "那阵子", "那时候", "那时",
 )
 # jieba's flags of closed classes: pronoun, numeral, measure word, particle, preposition,
 # conjunction, modal, interjection, onomatopoeia (not adverbs, which jieba gives to verbs such as
