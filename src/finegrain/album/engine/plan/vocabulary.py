@@ -125,10 +125,11 @@ def _pinyin_variants(alias: str) -> tuple[str, ...]:
     return (" ".join(sylls), "".join(sylls))
 
 
-def _display(names: tuple[str, ...], shared: Mapping[str, tuple[str, ...]]) -> str:
+def _display(names: Iterable[str], shared: Mapping[str, tuple[str, ...]]) -> str:
     """A person's display name: the first name no one else has (so two people who share a
     nickname are told apart), else the first name."""
-    own = next((n for n in names if _norm(n) not in shared), names[0])
+    given = list(names)
+    own = next((n for n in given if _norm(n) not in shared), given[0])
     return " ".join(own.split())
 
 
