@@ -405,7 +405,7 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
 
     # 2b. role and kinship words: any person of the album in that role
     roles = []
-    for w, s, e in sorted([*_find_words(t, ROLE_WORDS[lang], lang), *kin_spans], key=lambda m: m[1]):
+    for w, s, e in sorted([*_find_words(t, ROLE_WORDS[lang], lang, keep=words_zh), *kin_spans], key=lambda m: m[1]):
         entry = role_word(w)
         if entry is None:
             continue
