@@ -186,7 +186,7 @@ def _alias_pattern(alias: str, lang: str) -> re.Pattern[str]:
     body = r"[\s\-]?".join(parts)
     # a Latin name inside Chinese text ("Weiwei的照片") borders Chinese characters, which are \w
     edge = r"[A-Za-z0-9']" if lang == "zh" else r"[\w']"
-    return re.compile(rf"(?<!{edge}){body}(?:'s)?(?!{edge})", re.IGNORECASE)
+    return re.compile(rf"(?<!{edge}){body}(?:'s|(?<=s)')?(?!{edge})", re.IGNORECASE)  # "Tom's", "the kids'"
 
 
 @lru_cache(maxsize=16384)
