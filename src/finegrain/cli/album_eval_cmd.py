@@ -9,10 +9,15 @@ result (:func:`finegrain.album.bench.evaluation.evaluate_album`):
 - ``--by outcome`` (default): queries per engine outcome (found, no such place, ...) and Source type;
 - ``--by complexity`` (default): set F1 by number of sources and the deltas (Table 6);
 - ``--by dimension``: rows per query dimension × fact / cognitive (Table 9);
+- ``--by class`` (default): routing accuracy, set P / R / F1 and reject rate per query class
+  (place level, people by name / role / shared nickname, holiday, time, zero), from the
+  queries' ``Class`` field when the album has it (gold), else read off their plans (derived);
 - ``--tools M,F`` runs the engine with only those tools (T_S is always on); more
   ``--tools`` or ``--ablation`` (Table 5's V; V,M; V,F; V,M,F) add an ablation table;
 - ``--llm-url`` / ``--llm-model`` plan every query with the LLM planner (rules on
-  failure), and the summary counts planners and fallback reasons.
+  failure), and the summary counts planners and fallback reasons;
+- ``--holiday span|day``: a statutory holiday with a year is its official days off (the
+  default, as PhotoBench reads it) or its own day.
 """
 
 from __future__ import annotations
@@ -25,12 +30,12 @@ from typing import Any
 import typer
 
 from finegrain.cli.album_plan_cmd import LLM_KEY_ENV
-from finegrain.cli.album_search_cmd import _POLICY_HELP, _encoder
+from finegrain.cli.album_search_cmd import _POLICY_HELP, _encoder, holiday_option
 from finegrain.cli.options import lang_option
 from finegrain.errors import FinegrainError
 
-VIEWS = ("source", "outcome", "complexity", "dimension")
-DEFAULT_VIEWS = "source,outcome,complexity"
+VIEWS = ("source", "outcome", "complexity", "dimension", "class")
+DEFAULT_VIEWS = "source,outcome,complexity,class"
 SET_KEYS = ("set_precision", "set_recall", "set_f1")
 REJECT_KEYS = ("reject_precision", "reject_recall", "reject_f1")
 SHORT = {"set_precision": "P", "set_recall": "R", "set_f1": "F1", "reject_precision": "Rej-P",
@@ -61,6 +66,7 @@ def eval_command(
     llm_url: str | None = typer.Option(None, "--llm-url", help="OpenAI-compatible base URL (…/v1): plan every query with the LLM planner (rules on failure)."),
     llm_model: str | None = typer.Option(None, "--llm-model", help="Model name for --llm-url."),
     llm_timeout: float = typer.Option(20.0, "--llm-timeout", min=0.1, help="Seconds to wait for each LLM reply."),
+    holiday: str = holiday_option(),
 ) -> None:
     """Score the album engine on the PhotoBench queries with ground truth, with PhotoBench's analyses."""
     from finegrain.album.bench.evaluation import TABLE5_TOOLS, evaluate_album
@@ -76,7 +82,7 @@ def eval_command(
     extra = [*tools[1:], *(TABLE5_TOOLS if ablation else ())]
     result = evaluate_album(photobench, lang, out, catalog=catalog, encoder=_encoder(encoder),
                             unverified_visual=unverified_visual, query_files=queries,
-                            album_queries=not no_album_queries, tools=main, ablation=extra, llm=llm)
+                            album_queries=not no_album_queries, tools=main, ablation=extra, llm=llm, holiday=holiday)
     print_report(result, views)
     if out is not None:
         typer.echo(f"wrote {out / 'results.json'}")
@@ -117,6 +123,8 @@ def print_report(result: dict[str, Any], views: list[str]) -> None:
         _complexity(console, result)
     if "dimension" in views:
         _dimensions(console, result)
+    if "class" in views and "classes" in result:
+        _classes(console, result)
     if result.get("ablation"):
         _ablation(console, result)
 
@@ -226,3 +234,22 @@ def _ablation(console: Any, result: dict[str, Any]) -> None:
         table.add_row(r["tools"], *(_cell(r["by_source"].get(s)) for s in sources),
                       f"{_cell(r['all'])} (n={r['all']['n']})", _cell(r["reject_f1"]))
     console.print(table)
+
+
+def _classes(console: Any, result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from finegrain.album.bench.classes import read_class_table
+
+    t = read_class_table(result["classes"], "the album evaluation")
+    origin = {"gold": "from the queries' Class field (gold)", "derived": "read off the plans (derived)",
+              "mixed": f"gold for {t.n_gold} queries, derived for {t.n_derived}"}[t.origin]
+    table = Table("class", "queries", "zero-GT", "routing (n)", "P (n)", "R (n)", "F1 (n)", "rejected (n)",
+                  title=f"by query class (%): classes {origin}")
+    for r in t.rows:
+        table.add_row(r.tag, str(r.n_queries), str(r.n_zero_ground_truth),
+                      *(f"{_fmt(c.value)} ({c.n})" for c in (r.routing, r.set_precision, r.set_recall, r.set_f1,
+                                                             r.reject_rate)))
+    console.print(table)
+    console.print("routing over queries with a Source label; P over normal queries that returned photos, R and F1 "
+                  "over normal queries; rejected over all; a query counts in each of its classes")

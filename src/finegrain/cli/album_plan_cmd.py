@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from finegrain.cli import options as opt
+from finegrain.cli.album_search_cmd import holiday_option
 from finegrain.errors import FinegrainError
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def plan_command(
         None, "--llm-url", help=f"OpenAI-compatible base URL (…/v1) of an LLM planner; default ${LLM_URL_ENV}; rules when unset."
     ),
     llm_model: str | None = typer.Option(None, "--llm-model", help=f"Model name for --llm-url (default ${LLM_MODEL_ENV})."),
+    holiday: str = holiday_option(),
     now: str | None = opt.retired_option("--now", "--today"),
 ) -> None:
     """Print the plan of QUERY: time ranges, places, people, event words, visual text, source type."""
@@ -70,7 +72,7 @@ def plan_command(
             raise FinegrainError("an LLM planner needs a model name", f"give --llm-model or set {LLM_MODEL_ENV}")
         plan = plan_query_llm(query, vocab, LLMConfig(url, model, os.environ.get(LLM_KEY_ENV)), lang=lang)
     else:
-        plan = plan_query(query, vocab, lang=lang)
+        plan = plan_query(query, vocab, lang=lang, holiday=holiday)
     if as_json:
         typer.echo(plan.to_json())
         return
@@ -155,6 +157,9 @@ def _print_routing(report: RoutingReport, errors: int) -> None:
     for s in report.per_label:
         scores.add_row(s.label, _fmt(s.precision), _fmt(s.recall), str(s.predicted), str(s.support))
     console.print(scores)
+    if report.by_class:
+        parts = [f"{tag} {c / n:.3f} ({c}/{n})" for tag, (c, n) in report.by_class.items()]
+        console.print(f"by query class ({report.class_origin}): " + "; ".join(parts))
     if errors:
         wrong = [r for r in report.per_query if r[2] != r[3]][:errors]
         for qid, text, gold, pred in wrong:

@@ -5,7 +5,8 @@ predicted set and the top results — rank, local date and time, place and peopl
 the query's language, file name (the visual score only when the list is ranked by
 one) — or "no matching photos", the reason and any "did you mean …?" when the
 engine abstains; ``--json`` prints the whole result. ``album eval`` lives in
-:mod:`finegrain.cli.album_eval_cmd` and reuses ``_POLICY_HELP`` and ``_encoder``.
+:mod:`finegrain.cli.album_eval_cmd` and reuses ``_POLICY_HELP``, ``_encoder`` and ``holiday_option``
+(``--holiday span|day``, also on ``album plan``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,23 @@ _POLICY_HELP = (
     "'abstain' (default), 'candidates' (return the photos meeting the time/place/people constraints) "
     "or 'one_day' (candidates when the query names a single day, else abstain)."
 )
+
+
+_HOLIDAY_HELP = (
+    "How a statutory holiday with a year reads ('National Day 2021', '2023年劳动节'): 'span' (default: its "
+    "official days off, the weekend joined) or 'day' (the holiday's own day)."
+)
+
+
+def holiday_option() -> Any:
+    """``--holiday span|day``, checked when parsed (one ``error:`` line for another value)."""
+    return typer.Option("span", "--holiday", help=_HOLIDAY_HELP, callback=_holiday, metavar="span|day")
+
+
+def _holiday(value: str) -> str:
+    from finegrain.album.engine.plan.holidays import check_holiday_reading
+
+    return check_holiday_reading(value.strip().lower())
 
 
 def _encoder(name: str | None) -> Any:  # an Encoder, or None
@@ -47,6 +65,7 @@ def search_command(
     threshold: float | None = typer.Option(None, "--threshold", help="Visual score threshold (default: calibrated on the catalog)."),
     unverified_visual: str = typer.Option("abstain", "--unverified-visual", help=_POLICY_HELP),
     today: str | None = opt.today_option(),
+    holiday: str = holiday_option(),
     top: int | None = opt.retired_option("--top", "-k/--top-k", min=1),
 ) -> None:
     """Search the catalog for QUERY: the photo set, a ranked list and the plan; nothing when it abstains."""
@@ -66,7 +85,7 @@ def search_command(
     store = open_catalog(catalog_target(catalog), create=False)
     try:
         result = search(store, query, lang=plan_lang, encoder=_encoder(encoder), visual_threshold=threshold,
-                        unverified_visual=unverified_visual, today=now)
+                        unverified_visual=unverified_visual, today=now, holiday=holiday)
         _ = result.ranked  # built on demand, from the open catalog
         hits = [] if as_json or result.abstained else hit_rows(store, result.ranked[:top], result.plan.lang,
                                                                 scored=result.best_visual is not None)

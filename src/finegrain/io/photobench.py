@@ -8,7 +8,8 @@ An album folder holds::
     face_info_cn.json      "image_to_face_ids": {filename: [face ids]}}   face "1" is the owner
     *_query.json          [{"query_cn", "query_en", "Source",
                             "Location"|"Time"|"Person"|"Object"|"Concept"|"Genre": null|"fact"|"cognitive",
-                            "ground_truth": [filenames] (only in samples), "ground_truth_count"}]
+                            "ground_truth": [filenames] (only in samples), "ground_truth_count",
+                            "Class": [tags] (optional; not in PhotoBench's own files)}]
 
 ``Source`` is the source-aware taxonomy of the paper (Section 4.2): the
 information a query needs, V (vision), M (metadata: time, place), F (faces)
@@ -25,10 +26,17 @@ truth comes from the files that carry it (``samples_query.json``);
 ``ground_truth`` is None for a query whose ground truth is not public and an
 empty tuple for a zero-ground-truth query (the system should return no
 photo). Only queries with known ground truth are scored.
+
+``Class`` is finegrain's own optional field, written by album generators that
+know what each query tests: a list of tags from :data:`QUERY_CLASSES`
+(``place:district``, ``people:role``, ``holiday``, ...). ``PhotoQuery.classes`` is
+None when a query has no such field; an evaluation then derives the classes from
+the query's plan.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -46,6 +54,15 @@ DIMENSIONS = ("Location", "Time", "Person", "Object", "Concept", "Genre")
 DIMENSION_VALUES = (None, "fact", "cognitive")
 LANGS = ("en", "cn")  # PhotoBench's spellings; photobench_lang() maps finegrain's languages to them
 OWNER_FACE_ID = "1"
+#: The tags of a query's optional ``Class`` field: what the query tests. Place level of the
+#: place it names (a Chinese district, city or province; a place abroad; a venue, campus,
+#: store or landmark below the district), people named by name, by role or kinship word
+#: ("dad", "宝宝"), or by a nickname two people share, a statutory holiday, another time
+#: expression, and a query whose right answer is no photo.
+QUERY_CLASSES = (
+    "place:district", "place:city", "place:province", "place:abroad", "place:venue",
+    "people:name", "people:role", "people:shared", "holiday", "time", "zero",
+)
 
 
 
@@ -82,7 +99,8 @@ class Person:
 
 @dataclass(frozen=True, slots=True)
 class PhotoQuery:
-    """A bilingual query with its Source label, dimension tags and ground truth (None = not public)."""
+    """A bilingual query with its Source label, dimension tags, ground truth (None = not public)
+    and class tags (:data:`QUERY_CLASSES`; None when the file gives none)."""
 
     id: str
     text_en: str
@@ -90,6 +108,7 @@ class PhotoQuery:
     source: str
     dimensions: Mapping[str, str | None]
     ground_truth: tuple[str, ...] | None = None
+    classes: tuple[str, ...] | None = None
 
     def text(self, lang: str) -> str:
         return self.text_en if photobench_lang(lang) == "en" else self.text_cn
@@ -150,7 +169,8 @@ class Album:
                 q.text(lang),
                 q.source,
                 MappingProxyType(
-                    {"source": q.source, "dimensions": q.dimensions, "text_en": q.text_en, "text_cn": q.text_cn}
+                    {"source": q.source, "dimensions": q.dimensions, "text_en": q.text_en, "text_cn": q.text_cn,
+                     **({"classes": q.classes} if q.classes is not None else {})}
                 ),
             )
             for q in chosen
@@ -302,6 +322,13 @@ def _read_queries(files: Sequence[Path], photos: Mapping[str, Photo]) -> tuple[P
                         repr(rec["ground_truth"]),
                     )
                 old["ground_truth"] = rec["ground_truth"]
+            if rec["classes"] is not None:
+                if old["classes"] is not None and old["classes"] != rec["classes"]:
+                    raise DataFormatError(
+                        path, where, f"the same 'Class' as in {old['file']} for query {key[1]!r}",
+                        repr(list(rec["classes"])), "give a query the same class tags in every file",
+                    )
+                old["classes"] = rec["classes"]
     width = max(3, len(str(len(merged) - 1)))
     return tuple(
         PhotoQuery(
@@ -311,6 +338,7 @@ def _read_queries(files: Sequence[Path], photos: Mapping[str, Photo]) -> tuple[P
             r["source"],
             MappingProxyType(r["dimensions"]),
             r["ground_truth"],
+            r["classes"],
         )
         for i, r in enumerate(merged.values())
     )
@@ -353,6 +381,7 @@ def _parse_query(path: Path, text: str, i: int, obj: Any, photos: Mapping[str, P
             )
         gt = tuple(gt)
     return {
+        "classes": _classes(path, where, i, texts["query_en"], obj.get("Class")),
         "text_en": texts["query_en"],
         "text_cn": texts["query_cn"],
         "source": source,
@@ -361,6 +390,27 @@ def _parse_query(path: Path, text: str, i: int, obj: Any, photos: Mapping[str, P
         "file": path.name,
         "line": where,
     }
+
+
+def _classes(path: Path, where: int | None, i: int, text: str, value: Any) -> tuple[str, ...] | None:
+    """The ``Class`` tags of query #``i`` (None when absent), each a known tag, each once, in file order."""
+    if value is None:
+        return None
+    known = ", ".join(QUERY_CLASSES)
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise DataFormatError(path, where, f"'Class' of query #{i} ({text!r}) as a list of tags", _short(value),
+                              f"write e.g. [\"place:city\", \"holiday\"]; tags: {known}")
+    for tag in value:
+        if tag not in QUERY_CLASSES:
+            close = difflib.get_close_matches(tag, QUERY_CLASSES, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise DataFormatError(path, where, f"'Class' tags of query #{i} ({text!r}) from the known tags", repr(tag),
+                                  f"{hint}use {known}")
+    if len(set(value)) != len(value):
+        dup = next(x for x in value if value.count(x) > 1)
+        raise DataFormatError(path, where, f"each 'Class' tag of query #{i} ({text!r}) once", repr(dup),
+                              "list each tag once")
+    return tuple(value)
 
 
 def photobench_lang(lang: str) -> Literal["en", "cn"]:

@@ -125,7 +125,7 @@ def test_festivals_with_a_year(vocab: AlbumVocabulary) -> None:
     (r,) = plan_query("photos taken during National Day in 2024", vocab).time_ranges
     assert (r.start, r.end) == (date(2024, 10, 1), date(2024, 10, 7))
     (r,) = plan_query("过2023年劳动节", vocab).time_ranges
-    assert r.start == date(2023, 5, 1)
+    assert r.contains(date(2023, 5, 1))  # its official days off (from April 29): test_album_holidays.py
 
 
 def test_festival_without_a_year_recurs(vocab: AlbumVocabulary) -> None:

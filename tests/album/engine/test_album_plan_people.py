@@ -247,3 +247,4 @@ def test_without_the_face_tool_the_group_is_dropped(family):
     restricted = restrict_plan(plan, ["V", "M"])
     assert restricted.people_groups == ()
     assert any(rule.endswith("dropped person") and text == "kids" for rule, text in restricted.explain())
+

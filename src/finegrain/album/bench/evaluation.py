@@ -40,10 +40,12 @@ from types import MappingProxyType
 from typing import Any
 
 from finegrain.album.bench.analysis import ablation_row, complexity_table, dimension_rows, outcome_counts, source_rows
+from finegrain.album.bench.classes import class_table, derive_classes
 from finegrain.album.bench.query_file import read_query_file
 from finegrain.album.engine.catalog import catalog_target, describe, open_catalog
 from finegrain.album.engine.photobench import import_photobench
 from finegrain.album.engine.plan import AlbumVocabulary, LLMConfig, Plan, plan_query_llm
+from finegrain.album.engine.plan.holidays import DEFAULT_HOLIDAY_READING, check_holiday_reading
 from finegrain.album.engine.search import Planner, SearchContext, SearchResult, search
 from finegrain.album.engine.tools import parse_tools, tools_label
 from finegrain.atomic import write_text
@@ -77,6 +79,7 @@ def evaluate_album(
     tools: str | Iterable[str] | None = None,
     ablation: Sequence[str | Iterable[str]] = (),
     llm: LLMConfig | None = None,
+    holiday: str = DEFAULT_HOLIDAY_READING,
 ) -> dict[str, Any]:
     """Evaluate the engine on the album at ``album_dir`` in ``lang`` (``en`` or ``cn``; see the module docstring).
 
@@ -84,7 +87,10 @@ def evaluate_album(
     ``tools``: the tools switched on (``"M,F"``; default all); ``ablation``: more tool configurations,
     each scored too, set F1 by Source type in ``ablation`` (Table 5). ``llm``: plan with the LLM
     planner (falling back to the rules per query; ``planners`` counts which planned and why not).
+    ``holiday``: how the rule planner reads a statutory holiday with a year, ``"span"`` (its official
+    days off, the default) or ``"day"`` (its own day).
     """
+    check_holiday_reading(holiday)
     lang = photobench_lang(lang)
     album = read_album(album_dir)
     queries, gt, files = _judged_queries(album, lang, query_files, album_queries)
@@ -111,7 +117,8 @@ def evaluate_album(
             ranks: dict[str, dict[str, tuple[tuple[str, float], ...]]] = {}
             for config in configs:
                 runs[config] = {q.id: search(store, q.text, lang=plan_lang, context=ctx, planner=planner,
-                                             unverified_visual=unverified_visual, tools=config) for q in queries}
+                                             unverified_visual=unverified_visual, tools=config, holiday=holiday)
+                                for q in queries}
                 # built on demand, from the open catalog
                 ranks[config] = {qid: r.ranked for qid, r in runs[config].items()}
         finally:
@@ -123,6 +130,9 @@ def evaluate_album(
     per_metric = body["per_query"]
     zero = frozenset(q.id for q in queries if not gt.get(q.id))
     dims = {q.id: dict(q.meta["dimensions"]) for q in queries if isinstance(q.meta.get("dimensions"), Mapping)}
+    gold_classes = {q.id: tuple(q.meta["classes"]) for q in queries if q.meta.get("classes") is not None}
+    classes = {q.id: gold_classes[q.id] if q.id in gold_classes else derive_classes(results[q.id].plan, zero=q.id in zero)
+               for q in queries}
     per_query = []
     for q in queries:
         r = results[q.id]
@@ -132,6 +142,8 @@ def evaluate_album(
             "source": q.type,
             "n_sources": len(q.type or ""),
             "dimensions": dims.get(q.id),
+            "classes": list(classes[q.id]),
+            "class_origin": "gold" if q.id in gold_classes else "derived",
             "n_ground_truth": len(gt.get(q.id, ())),
             "abstained": r.abstained,
             "reason": r.reason,
@@ -155,6 +167,7 @@ def evaluate_album(
         "query_files": files,
         "settings": {"planner": "rules" if llm is None else "llm", "encoder": getattr(encoder, "model_id", None),
                      "unverified_visual": unverified_visual, "metrics": list(METRICS), "tools": main,
+                     "holiday": holiday,
                      "llm": None if llm is None else {"url": llm.base_url, "model": llm.model, "timeout": llm.timeout}},
         "aggregate": body["aggregate"],
         "by_source": body.get("by_type", {}),
@@ -163,6 +176,9 @@ def evaluate_album(
         "planners": _planner_counts(results.values()),
         "by_dimension": [row.to_dict() for row in dimension_rows(ev, dims, zero)],
         "complexity": complexity_table(ev, sources, zero).to_dict(),
+        "classes": class_table(ev, classes, gold_classes, zero, types,
+                               {qid: r.plan.source for qid, r in results.items()},
+                               [qid for qid, r in results.items() if not r.photo_ids]).to_json(),
         "ablation": [ablation_row(c, evs[c], sources, zero).to_dict() for c in configs] if len(configs) > 1 else [],
         "per_query": per_query,
         "denominators": body["denominators"],

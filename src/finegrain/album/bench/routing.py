@@ -5,21 +5,24 @@ VMF) against the ``Source`` labels of a PhotoBench album's queries.
 given planner) and reports accuracy, the 7x7 confusion matrix (gold rows, predicted
 columns), per-label precision/recall with their supports, and the accuracy on the
 even- and odd-indexed halves of the query list (the rules were designed looking at the
-even half; the odd half is held out), with every denominator explicit.
+even half; the odd half is held out), and the accuracy per query class (the queries'
+``Class`` tags, else read off each plan: :mod:`finegrain.album.bench.classes`), with every
+denominator explicit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from finegrain.album.bench.classes import derive_classes
 from finegrain.album.engine.plan.records import SOURCE_TYPES, Plan
 from finegrain.album.engine.plan.rules import plan_query
 from finegrain.album.engine.plan.vocabulary import AlbumVocabulary
 from finegrain.errors import FinegrainError
-from finegrain.io.photobench import photobench_lang
+from finegrain.io.photobench import QUERY_CLASSES, photobench_lang
 
 Planner = Callable[[str, AlbumVocabulary, str], Plan]
 
@@ -45,6 +48,8 @@ class RoutingReport:
     per_label: tuple[LabelScore, ...]
     per_query: tuple[tuple[str, str, str, str], ...]  # (query id, text, gold, predicted)
     halves: Mapping[str, tuple[int, int]]  # "even"/"odd" -> (correct, n)
+    by_class: Mapping[str, tuple[int, int]] = field(default_factory=lambda: MappingProxyType({}))  # tag -> (correct, n)
+    class_origin: str = "derived"  # "gold" (the queries' Class field), "derived" (their plans) or "mixed"
 
     @property
     def accuracy(self) -> float:
@@ -58,6 +63,8 @@ class RoutingReport:
         return {
             **{key: getattr(self, key) for key in ("album", "lang", "n", "correct", "accuracy")},
             "halves": {k: {"correct": c, "n": n, "accuracy": c / n if n else None} for k, (c, n) in self.halves.items()},
+            "class_origin": self.class_origin,
+            "by_class": {k: {"correct": c, "n": n, "accuracy": c / n if n else None} for k, (c, n) in self.by_class.items()},
             "labels": list(SOURCE_TYPES),
             "confusion": {g: dict(row) for g, row in self.confusion.items()},
             "per_label": [
@@ -83,9 +90,16 @@ def evaluate_routing(album: Any, lang: str, *, planner: Planner | None = None) -
     confusion = {g: dict.fromkeys(SOURCE_TYPES, 0) for g in SOURCE_TYPES}
     rows = []
     halves = {"even": [0, 0], "odd": [0, 0]}
+    by_class: dict[str, list[int]] = {t: [0, 0] for t in QUERY_CLASSES}
+    n_gold = 0
     for i, q in enumerate(album.queries):
         text = q.text(key)
-        pred = run(text, vocab, plan_lang).source
+        plan = run(text, vocab, plan_lang)
+        pred = plan.source
+        n_gold += q.classes is not None
+        for tag in q.classes if q.classes is not None else derive_classes(plan, zero=q.is_zero_gt):
+            by_class[tag][0] += pred == q.source
+            by_class[tag][1] += 1
         confusion[q.source][pred] += 1
         rows.append((q.id, text, q.source, pred))
         h = halves["even" if i % 2 == 0 else "odd"]
@@ -108,4 +122,6 @@ def evaluate_routing(album: Any, lang: str, *, planner: Planner | None = None) -
         per_label=tuple(per_label),
         per_query=tuple(rows),
         halves=MappingProxyType({k: (c, n) for k, (c, n) in halves.items()}),
+        by_class=MappingProxyType({k: (c, n) for k, (c, n) in by_class.items() if n}),
+        class_origin="gold" if n_gold == len(rows) else "derived" if not n_gold else "mixed",
     )

@@ -83,6 +83,7 @@ from finegrain.album.engine.catalog.store import EMBEDDING_KINDS, CatalogStore, 
 from finegrain.album.engine.outcome import Constraint, ConstraintKind, Outcome, OutcomeKind, VisualGap, render
 from finegrain.album.engine.photo_order import ConstraintIndex, OrderedIds, PhotoOrder
 from finegrain.album.engine.plan import AlbumVocabulary, Plan, plan_query
+from finegrain.album.engine.plan.holidays import DEFAULT_HOLIDAY_READING, check_holiday_reading
 from finegrain.album.engine.plan.records import TimeRange
 from finegrain.album.engine.plan_catalog import vocabulary_from_catalog
 from finegrain.album.engine.records import Event
@@ -291,6 +292,7 @@ def search(
     unverified_visual: str = "abstain",
     today: date | None = None,
     tools: str | Iterable[str] | None = None,
+    holiday: str = DEFAULT_HOLIDAY_READING,
 ) -> SearchResult:
     """Answer ``query`` over ``store`` (see the module docstring).
 
@@ -299,8 +301,11 @@ def search(
     ``today``: the "now" of relative dates (default: the newest photo's date, or the real
     date when no photo is dated; the plan says which). ``tools``: the tools switched on
     (``"V,M"``; default all), a plan constraint whose tool is off is dropped
-    (:func:`finegrain.album.engine.tools.restrict_plan`).
+    (:func:`finegrain.album.engine.tools.restrict_plan`). ``holiday``: how the rule planner reads a
+    statutory holiday with a year, ``"span"`` (its official days off) or ``"day"`` (its own day);
+    a ``planner`` given here plans on its own.
     """
+    check_holiday_reading(holiday)
     if unverified_visual not in UNVERIFIED_VISUAL:
         raise FinegrainError(f"unknown unverified_visual policy {unverified_visual!r}",
                              f"use one of {', '.join(UNVERIFIED_VISUAL)}")
@@ -309,7 +314,8 @@ def search(
         store, encoder=encoder, vocab=vocab, visual_threshold=visual_threshold, today=today)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    full_plan = (planner or _rules)(query, ctx.vocab, lang)
+    full_plan = planner(query, ctx.vocab, lang) if planner is not None else plan_query(query, ctx.vocab, lang=lang,
+                                                                                        holiday=holiday)
     plan = restrict_plan(full_plan, enabled) if enabled != ALL_TOOLS else full_plan
     timings["plan"] = _ms(t0)
 
@@ -479,10 +485,6 @@ def _one_query(ctx: SearchContext, plan: Plan, named: Sequence[Any]) -> OrderedI
     if named:
         kw["people"] = list(dict.fromkeys(p.person_id for p in named))
     return ctx.select_ids(PhotoFilter(**kw), plan.time_ranges) if kw or plan.time_ranges else None
-
-
-def _rules(query: str, vocab: AlbumVocabulary, lang: str | None) -> Plan:
-    return plan_query(query, vocab, lang=lang)
 
 
 def _one_day(plan: Plan) -> bool:

@@ -63,6 +63,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
+from finegrain.album.engine.plan.holidays import DEFAULT_HOLIDAY_READING
 from finegrain.album.engine.plan.people import ROLE_WORDS, role_word
 from finegrain.album.engine.plan.records import (
     AnyOfPeople,
@@ -342,8 +343,12 @@ def _yields_to_name(text: str, span: tuple[int, int], names: list[tuple[int, int
     return False
 
 
-def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) -> Plan:
-    """Plan ``text`` against the album vocabulary ``vocab`` (language detected when None)."""
+def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
+               holiday: str = DEFAULT_HOLIDAY_READING) -> Plan:
+    """Plan ``text`` against the album vocabulary ``vocab`` (language detected when None).
+
+    ``holiday``: a statutory holiday with a year ("National Day 2021") means its official days
+    off (``"span"``, the default) or its own day (``"day"``); :mod:`~finegrain.album.engine.plan.holidays`."""
     if not isinstance(text, str) or not text.strip():
         raise FinegrainError(f"cannot plan the query {text!r}", "give a non-empty query text")
     lang = _lang(lang, text)
@@ -358,7 +363,7 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None) ->
                if (lang == "zh") == bool(_CJK.search(a)) or (mixed and len(a) >= 3 and not _CJK.search(a))}
     names = _name_spans(text, aliases, lang)
     ranges, tmatches = find_times(text, lang, vocab.latest_date, modifier=lambda end: _modifies_noun(text, end, lang),
-                                  is_name=lambda span: _yields_to_name(text, span, names, lang))
+                                  is_name=lambda span: _yields_to_name(text, span, names, lang), holiday=holiday)
     impossible: list[ImpossibleTime] = []
     for m in tmatches:
         if m.rule == NAME_RULE:

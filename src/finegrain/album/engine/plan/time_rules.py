@@ -7,7 +7,11 @@ Rules, applied in this order, each consuming the text it matched:
 2. festivals and holidays (Spring Festival/春节, Mid-Autumn/中秋, National Day/国庆, Labor Day/
    劳动节/五一, Dragon Boat/端午, Qixi/七夕, Qingming/清明, Christmas/圣诞, New Year/元旦, ...);
    lunar dates come from the profile's ``timetags.festival_dates`` when installed, else from
-   ``lunardate`` when installed, else the festival is recorded without dates;
+   ``lunardate`` when installed, else the festival is recorded without dates. China's seven
+   statutory holidays with a year ("National Day 2021") are read as ``holiday``
+   (:mod:`~finegrain.album.engine.plan.holidays`): ``"span"`` (the default) is the official days off
+   that year, ``"day"`` the holiday's own day; without a year a fixed-date holiday recurs every
+   year (its usual days, or its one day) and a lunar one covers the last ten years;
 3. year halves ("second half of 2022", "2022年下半年"), seasons ("summer", "夏天", "秋日"),
    months ("May", "五月", "5月");
 4. year anchors: "2023", "2023年", "23年", relative "last year"/"去年", "this year"/"今年",
@@ -38,6 +42,13 @@ from dataclasses import dataclass, replace
 from datetime import MAXYEAR, MINYEAR, date, timedelta
 from typing import Any
 
+from finegrain.album.engine.plan.holidays import (
+    DEFAULT_HOLIDAY_READING,
+    STATUTORY,
+    check_holiday_reading,
+    holiday_day,
+    official_span,
+)
 from finegrain.album.engine.plan.records import TimeRange
 
 _MONTHS_EN = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
@@ -120,7 +131,7 @@ NAME_RULE = "part of a person's name (not a date)"
 
 def find_times(
     text: str, lang: str, latest: date, *, modifier: Callable[[int], bool] | None = None,
-    is_name: Callable[[tuple[int, int]], bool] | None = None,
+    is_name: Callable[[tuple[int, int]], bool] | None = None, holiday: str = DEFAULT_HOLIDAY_READING,
 ) -> tuple[tuple[TimeRange, ...], tuple[TimeMatch, ...]]:
     """The time ranges of ``text`` (``lang`` 'en' or 'zh') against the album's ``latest`` date.
 
@@ -128,7 +139,9 @@ def find_times(
     ("Christmas tree"); such a word gives no range and is reported with ``MODIFIER_RULE``.
     ``is_name(span)`` says whether the text at ``span`` belongs to a person's name ("Jun" in
     "Li Jun"); such a match gives no range and is reported with ``NAME_RULE``.
+    ``holiday``: how a statutory holiday is read, ``"span"`` or ``"day"`` (module docstring).
     """
+    check_holiday_reading(holiday)
     taken = [False] * len(text)
     found: list[_Found] = []
     for kind, rule, pattern, make in (_scan_en() if lang == "en" else _scan_zh(latest)):
@@ -151,7 +164,7 @@ def find_times(
                and f not in names]
     kept = [f for f in found if f not in dropped and f not in names]
     failed: dict[int, str] = {id(f): f.value.reason for f in kept if isinstance(f.value, _Impossible)}
-    ranges = _resolve([f for f in kept if id(f) not in failed], text, latest, failed)
+    ranges = _resolve([f for f in kept if id(f) not in failed], text, latest, failed, holiday)
     matches = tuple(
         TimeMatch(f.span, text[f.span[0]:f.span[1]],
                   NAME_RULE if f in names else MODIFIER_RULE if f in dropped else f.rule, failed.get(id(f)))
@@ -327,7 +340,8 @@ def _scan_zh(latest: date) -> list[tuple[str, str, re.Pattern[str], Callable[[re
 # --------------------------------------------------------------------------- resolution
 
 
-def _resolve(found: list[_Found], text: str, latest: date, failed: dict[int, str]) -> tuple[TimeRange, ...]:
+def _resolve(found: list[_Found], text: str, latest: date, failed: dict[int, str],
+             holiday: str = DEFAULT_HOLIDAY_READING) -> tuple[TimeRange, ...]:
     """The ranges of ``found``; a match whose dates fall outside the calendar gives none and
     its reason goes to ``failed`` (keyed by ``id`` of the match)."""
     years = [f for f in found if f.kind == "year"]
@@ -341,7 +355,7 @@ def _resolve(found: list[_Found], text: str, latest: date, failed: dict[int, str
     for f in found:
         t = text[f.span[0]:f.span[1]]
         try:
-            ranges.extend(_ranges_of(f, t, years, subs, anchor, anchor_text, latest))
+            ranges.extend(_ranges_of(f, t, years, subs, anchor, anchor_text, latest, holiday))
         except NoCalendarDate as e:
             failed[id(f)] = str(e)
         except (ValueError, OverflowError) as e:  # a date before year 1 or after 9999
@@ -357,13 +371,13 @@ def _resolve(found: list[_Found], text: str, latest: date, failed: dict[int, str
 
 
 def _ranges_of(f: _Found, t: str, years: list[_Found], subs: list[_Found], anchor: int | None, anchor_text: str,
-               latest: date) -> list[TimeRange]:
+               latest: date, holiday: str = DEFAULT_HOLIDAY_READING) -> list[TimeRange]:
     """The ranges of one match (raises ValueError/OverflowError past the calendar's ends)."""
     if f.kind == "date":
         return [_date_range(f.value, t, f.rule, latest)]
     if f.kind in ("festival", "half", "season", "month"):
         label = f"{anchor_text} {t}" if anchor is not None and f.relative is None else t
-        return _sub_ranges(f, label, anchor, latest)
+        return _sub_ranges(f, label, anchor, latest, holiday)
     if f.kind == "year" and not subs and f is years[0] and anchor is not None:
         return [TimeRange(date(anchor, 1, 1), date(anchor, 12, 31), t, f.rule)]
     if f.kind == "year" and f is not years[0]:
@@ -398,7 +412,8 @@ def _season_bounds(name: str, year: int) -> tuple[date, date]:
     return date(year, 12, 1), date(year + 1, 2, calendar.monthrange(year + 1, 2)[1])
 
 
-def _sub_ranges(f: _Found, t: str, anchor: int | None, latest: date) -> list[TimeRange]:
+def _sub_ranges(f: _Found, t: str, anchor: int | None, latest: date,
+                holiday: str = DEFAULT_HOLIDAY_READING) -> list[TimeRange]:
     if f.kind == "season":
         name = f.value
         if f.relative == "this":
@@ -440,26 +455,30 @@ def _sub_ranges(f: _Found, t: str, anchor: int | None, latest: date) -> list[Tim
     # festival
     name = f.value
     if f.relative == "last":
-        for rs in _festival_years(name, range(latest.year, latest.year - 3, -1), t):
+        for rs in _festival_years(name, range(latest.year, latest.year - 3, -1), t, holiday):
             if rs and rs[0].end < latest:
                 return [rs[0]]
         return []
     if anchor is not None or f.relative == "this":
-        return festival_ranges(name, anchor if anchor is not None else latest.year, t)
+        return festival_ranges(name, anchor if anchor is not None else latest.year, t, holiday)
     _, _, kind, (mo, d, n, off) = _FESTIVALS[name]
+    if holiday == "day" and name in STATUTORY:
+        n, off = 1, 0
+        if name == "qingming":  # a solar term: its day moves (April 4 or 5), so year by year
+            kind = "lunar"
     if kind == "fixed":
         s = date(2000, mo, d) + timedelta(days=off)
         return [TimeRange(s, s + timedelta(days=n - 1), t, f"festival {name} (every year)", every_year=True)]
-    return [r for rs in _festival_years(name, range(latest.year - 9, latest.year + 1), t) for r in rs]
+    return [r for rs in _festival_years(name, range(latest.year - 9, latest.year + 1), t, holiday) for r in rs]
 
 
-def _festival_years(name: str, years: range, text: str) -> list[list[TimeRange]]:
+def _festival_years(name: str, years: range, text: str, holiday: str = DEFAULT_HOLIDAY_READING) -> list[list[TimeRange]]:
     """The festival's ranges in each of ``years`` that has them; a year the calendar (or the
     lunar tables) cannot reach is left out, and when every year is, its error is raised."""
     out, error = [], None
     for y in years:
         try:
-            out.append(festival_ranges(name, y, text))
+            out.append(festival_ranges(name, y, text, holiday))
         except (ValueError, OverflowError) as e:
             error = e
     if not out and error is not None:
@@ -467,10 +486,23 @@ def _festival_years(name: str, years: range, text: str) -> list[list[TimeRange]]
     return out
 
 
-def festival_ranges(name: str, year: int, text: str = "") -> list[TimeRange]:
-    """The date ranges of festival ``name`` in ``year`` (profile, then lunardate, then fixed dates)."""
+def festival_ranges(name: str, year: int, text: str = "", holiday: str = DEFAULT_HOLIDAY_READING) -> list[TimeRange]:
+    """The date ranges of festival ``name`` in ``year``: for a statutory holiday its official days
+    off (``holiday="span"``) or its own day (``"day"``) when the tables have them; else the
+    profile's dates, then lunardate, then fixed dates (a statutory holiday's usual days)."""
     _, _, kind, (mo, d, n, off) = _FESTIVALS[name]
     rule = f"festival {name} {year}"
+    if name in STATUTORY:
+        if holiday == "day":
+            day = holiday_day(name, year)
+            if day is not None:
+                return [TimeRange(day, day, text or name, f"holiday {name} {year}: the day itself")]
+            n, off, rule = 1, 0, rule + ": the day itself"
+        else:
+            span = official_span(name, year)
+            if span is not None:
+                return [TimeRange(span[0], span[1], text or name, f"holiday {name} {year}: the official days off")]
+            rule += ": its usual days (no official days off known for the year)"
     if kind == "fixed":
         s = date(year, mo, d) + timedelta(days=off)
         return [TimeRange(s, s + timedelta(days=n - 1), text or name, rule)]
