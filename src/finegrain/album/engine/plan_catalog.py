@@ -7,7 +7,9 @@ PhotoBench files or photos:
 - people: every person's names and nicknames (``Person.names``); the owner
   (``is_me``) also answers to "me"/"myself"/"我"/"自己";
 - places: every name and alias of the catalog's places at each admin level
-  (both languages, pinyin spellings, names without 市/区), each mapped to the
+  (both languages, pinyin spellings, names without 市/区), and the aliases today's naming rule
+  gives a Chinese division (so a catalog indexed under an older rule answers to the right
+  English name), each mapped to the
   place's canonical name at that level (the Chinese name when there is one,
   else the English one), the key :func:`finegrain.album.engine.tools.metadata_filter`
   looks up with ``ids_at_place(name, level)``;
@@ -26,9 +28,12 @@ from datetime import date, datetime
 from finegrain.album.engine.catalog.store import CatalogStore
 from finegrain.album.engine.plan.records import PlaceKey
 from finegrain.album.engine.plan.vocabulary import OWNER_ID, AlbumVocabulary, builtin_gazetteer
-from finegrain.errors import FinegrainError
+from finegrain.album.engine.profile.places import chinese_level
+from finegrain.errors import FinegrainError, MissingDependencyError
+from finegrain.text.lang import has_cjk
 
 _LEVELS = ("country", "province", "city", "district")
+_CHINESE_DIVISIONS = frozenset({"CN", "HK", "MO", "TW"})  # where the geocoder names places in Chinese
 
 
 def parse_today(text: str | None, option: str = "--today") -> date | None:
@@ -39,6 +44,18 @@ def parse_today(text: str | None, option: str = "--today") -> date | None:
         return date.fromisoformat(text.strip())
     except ValueError as e:
         raise FinegrainError(f"{option} {text!r} is not a calendar date ({e})", "write it as YYYY-MM-DD, e.g. 2025-06-01") from e
+
+
+def _current_chinese_aliases(level: str, zh: str | None) -> tuple[str, ...]:
+    """The aliases today's naming rule gives a Chinese division (``profile.places.chinese_level``), so a
+    catalog indexed under an older rule ("Zhangzhi" for 长治市) still answers to the right name; none
+    for a country, a name without Chinese characters, or without the geo extra."""
+    if level == "country" or not zh or not has_cjk(zh):
+        return ()
+    try:
+        return chinese_level(level, zh).aliases
+    except MissingDependencyError:
+        return ()
 
 
 def vocabulary_from_catalog(store: CatalogStore, *, today: date | None = None) -> AlbumVocabulary:
@@ -81,6 +98,9 @@ def vocabulary_from_catalog(store: CatalogStore, *, today: date | None = None) -
             key = PlaceKey(level, canonical)
             for lv, alias in names:
                 if lv == level:
+                    places.setdefault(alias, key)
+            if place.country_code in _CHINESE_DIVISIONS:
+                for alias in _current_chinese_aliases(level, getattr(place, f"{level}_zh")):
                     places.setdefault(alias, key)
     known: dict[str, PlaceKey] = {}
     for g in builtin_gazetteer():

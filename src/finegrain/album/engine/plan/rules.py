@@ -559,6 +559,9 @@ _PLACE_BEFORE_ZH = ("在", "去", "到", "于")
 _ADMIN_SUFFIX_ZH = "区县市旗"
 _PLACE_AFTER_ZH = ("拍的", "的照片", "拍摄", "旅行", "之行", "旅游")
 _PERSON_FRAME_ZH = re.compile(r"(?:和|跟|与|同|、)([\u4e00-\u9fff]{2,3}?)(?=的照片|的合照|的合影|$|[，,、和])")
+# jieba's part-of-speech tags of words that are never a name: numeral, pronoun, adverb, preposition,
+# conjunction, particle, position and space words
+_NOT_NAME_POS_ZH = frozenset("mrdpcufs")
 _PLACE_FRAME_ZH = re.compile(r"(?:在|去|到)([\u4e00-\u9fff]{2,5}?)(?=拍的|的照片|旅行|旅游|玩)")
 
 
@@ -647,8 +650,13 @@ def _unknown_spans_zh(t: _Text, vocab: AlbumVocabulary) -> list[tuple[str, int, 
             s, e = m.span(1)
             name = m.group(1)
             nicknamed = kind == "person" and (name[0] in "小老阿" or name[-1] in "哥姐" or name[0] == name[-1])
-            flags = {f for _w, f in pos_words(name)}
-            namelike = bool(flags & {"nr", "nrfg", "nrt", "ns"}) or _suggest(vocab, kind, name) is not None
+            segmented = pos_words(name)
+            flags = {f for _w, f in segmented}
+            # one everyday word that is no noun ("在一起": m, "在这里": r, "在海边": s) is no name, however
+            # near a place's spelling it is (一起 yiqi, 伊犁 yili)
+            ordinary = len(segmented) == 1 and segmented[0][1][:1] in _NOT_NAME_POS_ZH
+            namelike = bool(flags & {"nr", "nrfg", "nrt", "ns"}) or (
+                not ordinary and _suggest(vocab, kind, name) is not None)
             if (nicknamed or namelike) and t.free(s, e) and not any(s < oe and os < e for _, os, oe in out):
                 out.append((kind, s, e))
     return out

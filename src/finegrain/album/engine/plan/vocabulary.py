@@ -43,6 +43,7 @@ from typing import Any
 from finegrain.album.engine.plan.fuzzy import name_key, nearest, pinyin_syllables
 from finegrain.album.engine.plan.people import Role, people_in_role, roles_of
 from finegrain.album.engine.plan.records import PlaceKey
+from finegrain.album.engine.profile.place_names import LEVEL_EN
 from finegrain.album.engine.profile.places import km
 from finegrain.errors import FinegrainError
 from finegrain.io.photobench import photobench_lang
@@ -138,7 +139,9 @@ def _title(alias: str) -> str:
     return " ".join(w[:1].upper() + w[1:] for w in alias.split(" "))
 
 
-_LEVEL_WORDS = (" district", " county", " new area")  # part of a district's English name
+# Level words of a district's English name ("Shan County", "Pudong New Area"), the most specific first: every
+# district also answers to "<name> district", so that one is the last resort of a display name.
+_LEVEL_WORDS = tuple(sorted({f" {w.lower()}" for w in LEVEL_EN.values()}, key=lambda w: (w == " district", -len(w), w)))
 
 
 @dataclass(frozen=True)
@@ -284,13 +287,11 @@ class AlbumVocabulary:
         """The place's name in the script of ``alias``, with its level word when it has one."""
         if has_cjk(alias):
             return key.name if has_cjk(key.name) and key.name.startswith(alias) else alias
-        for word in _LEVEL_WORDS:
-            if alias.endswith(word):
-                break
-            longer = alias + word
-            if table.get(longer) == key:
-                alias = longer
-                break
+        if not alias.endswith(_LEVEL_WORDS):
+            for word in _LEVEL_WORDS:
+                if table.get(alias + word) == key:
+                    alias += word
+                    break
         return self.spellings.get(alias) or _title(alias)
 
     @classmethod

@@ -14,9 +14,10 @@ GCJ-02 are converted first (:mod:`finegrain.album.engine.profile.datum`, ``--dat
   the *nearest* town with its country code, admin1 and admin2. It gives the
   country and the levels outside China, and the ``locality`` (nearest town) everywhere.
 
-English names of Chinese regions are pinyin made by ``pypinyin`` ("Keqiao
-District", "Shaoxing", "Zhejiang"), with a few fixed spellings (Shaanxi, Inner
-Mongolia, Tibet, Hong Kong, ...). Country names in both languages come from a
+English names of Chinese regions are their readings with the level word ("Keqiao
+District", "Changzhi", "Shan County", "Zhejiang"): the level suffix and the reading of a name
+(conventional names such as Shaanxi and Inner Mongolia, then CC-CEDICT's place-name readings,
+then pypinyin) are decided in :mod:`finegrain.album.engine.profile.place_names`. Country names in both languages come from a
 table of about 90 countries (the code itself when a country is not in it).
 
 A point farther than ``max_km`` (default 150 km) from any GeoNames town and
@@ -35,14 +36,21 @@ instance. Lookups are cached per point rounded to 4 decimals (about 11 m).
 from __future__ import annotations
 
 import math
-import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from finegrain._lazy import require
+from finegrain.album.engine.profile.place_names import (
+    CONVENTIONAL_EN,
+    LEVEL_EN,
+    english_name,
+    join_syllables,
+    short_zh,
+    split_level,
+)
 from finegrain.album.engine.profile.records import PLACE_LEVELS, Place, PlaceKey, PlaceLevel
 from finegrain.errors import FinegrainError
 
@@ -72,98 +80,65 @@ def _countries() -> dict[str, tuple[str, str, tuple[str, ...]]]:
             out[code] = (en, zh, tuple(a for a in aliases.split(";") if a))
     return out
 
-# Chinese names whose pinyin is not what pypinyin gives, or whose English name is not pinyin.
-_FIXED_EN: dict[str, tuple[str, ...]] = {
-    "陕西": ("Shaanxi",),
-    "内蒙古": ("Inner Mongolia", "Nei Mongol", "Neimenggu"),
-    "西藏": ("Tibet", "Xizang"),
-    "香港": ("Hong Kong", "Xianggang"),
-    "澳门": ("Macao", "Macau", "Aomen"),
-    "台湾": ("Taiwan",),
-    "朝阳": ("Chaoyang",),
-    "重庆": ("Chongqing",),
-    "厦门": ("Xiamen", "Amoy"),
-    "乐清": ("Yueqing",),
-    "蚌埠": ("Bengbu",),
-    "六安": ("Lu'an",),
-    "长安": ("Chang'an",),
-    "长宁": ("Changning",),
-    "番禺": ("Panyu",),
-    "中西": ("Central and Western",),
-    "哈尔滨": ("Harbin",),
-    "乌鲁木齐": ("Urumqi", "Wulumuqi"),
-    "呼和浩特": ("Hohhot", "Huhehaote"),
-    "拉萨": ("Lhasa",),
-}
-
-# Longest first; the remainder must keep at least two characters.
-_SUFFIXES = ("特别行政区", "维吾尔自治区", "自治区", "自治州", "自治县", "自治旗", "新区", "林区", "地区", "省", "市", "区", "县", "盟", "旗")
-_ETHNIC = re.compile(r"^(.{2,}?)(?:[^族]{1,5}族)+$")
 _EN_LEVEL = {"province": "province", "city": "city", "district": "district"}
-_ZH_SUFFIX_EN = {"区": "District", "县": "County", "新区": "New Area", "旗": "Banner", "林区": "Forestry District"}
 
 
 def _short_zh(name: str) -> str:
-    """柯桥区 -> 柯桥, 广西壮族自治区 -> 广西, 恩施土家族苗族自治州 -> 恩施; the name itself if nothing strips."""
-    for suffix in _SUFFIXES:
-        if name.endswith(suffix) and len(name) - len(suffix) >= 2:
-            stem = name[: -len(suffix)]
-            m = _ETHNIC.match(stem) if suffix.startswith("自治") else None
-            return m.group(1) if m else stem
-    return name
-
-
-@lru_cache(maxsize=8192)
-def _pinyin(text: str) -> tuple[str, ...]:
-    """Syllables of ``text`` (lower-case, tone-less)."""
-    pypinyin = require("pypinyin", "geo")
-    return tuple(s.lower() for s in pypinyin.lazy_pinyin(text, errors="ignore"))
-
-
-def _join_syllables(sylls: Sequence[str]) -> str:
-    """Pinyin written as one word with the apostrophe where a syllable starts with a vowel: Xi'an."""
-    out = ""
-    for s in sylls:
-        out += ("'" if out and s[:1] in "aoe" else "") + s
-    return out
-
-
-def _en_names(short: str) -> tuple[str, ...]:
-    """English spellings of a Chinese stem, the first the display one."""
-    if short in _FIXED_EN:
-        return _FIXED_EN[short]
-    sylls = _pinyin(short)
-    if not sylls:
-        return ()
-    return (_join_syllables(sylls).capitalize(),)
+    """柯桥区 -> 柯桥, 广西壮族自治区 -> 广西, 恩施土家族苗族自治州 -> 恩施; the name itself if nothing strips
+    (:func:`finegrain.album.engine.profile.place_names.short_zh`)."""
+    return short_zh(name)
 
 
 def chinese_level(level: str, zh: str, code: str = "") -> PlaceLevel:
-    """A Chinese region as a :class:`PlaceLevel` with its pinyin names and aliases."""
-    short = _short_zh(zh)
-    ens = _en_names(short)
-    suffix = zh[len(short):]
+    """A Chinese region as a :class:`PlaceLevel` with its English names and aliases.
+
+    The English name is the stem's reading (:mod:`~finegrain.album.engine.profile.place_names`)
+    and, at district level, the level word ("Changzhi", "Guoyang County", "Shan County",
+    "Wanbailin District", "Shennongjia Forestry District"). A one-character stem is written with
+    its suffix's pinyin as well ("Shanxian", "shan xian"); alone it is no alias, a single syllable
+    being an English word too often (和县 "he", 攸县 "you", 陇县 "long")."""
+    parts = split_level(zh)
+    short = short_zh(zh)
+    name = english_name(zh)
+    ens, sylls = name.spellings, name.syllables
+    level_en = LEVEL_EN.get(parts.suffix) if level == "district" else None
+    one_char = len(parts.stem) == 1
+    suffix_sylls = _suffix_syllables(parts.suffix) if one_char else ()
+    whole = join_syllables((*sylls, *suffix_sylls)).capitalize() if one_char and sylls else ""
     en = ens[0] if ens else zh
-    if level == "district" and suffix in _ZH_SUFFIX_EN:
-        en = f"{en} {_ZH_SUFFIX_EN[suffix]}"
+    if level_en:
+        en = f"{en} {level_en}"
+    elif whole:  # 芒市 at district level: "Mangshi", not "Mang"
+        en = whole
     aliases = {zh, short}
-    if suffix in ("市", "区", "县", "省"):
-        aliases.add(short + suffix)
+    if parts.suffix in ("市", "区", "县", "省") and not parts.ethnic and len(parts.stem) >= 2:
+        aliases.add(parts.stem + parts.suffix)
+    if level == "district" and parts.ethnic and parts.suffix == "自治县":
+        aliases.add(parts.stem + "县")  # 长白朝鲜族自治县 -> 长白县
+    level_word = _EN_LEVEL.get(level)
     for e in ens:
         low = e.lower()
         plain = low.replace("'", "")
-        aliases.update({low, plain})
-        level_word = _EN_LEVEL.get(level)
-        if level_word:
-            aliases.update({f"{low} {level_word}", f"{plain} {level_word}"})
-        if suffix in _ZH_SUFFIX_EN:
-            aliases.add(f"{plain} {_ZH_SUFFIX_EN[suffix].lower()}")
-        if suffix == "市" and level == "district":  # county-level city: 诸暨市 -> "zhuji city"
+        if not one_char:
+            aliases.update({low, plain})
+            if level_word:
+                aliases.update({f"{low} {level_word}", f"{plain} {level_word}"})
+        if level_en:
+            aliases.update({f"{low} {level_en.lower()}", f"{plain} {level_en.lower()}"})
+            if parts.suffix.startswith("自治"):  # "changbai county" for "Changbai Autonomous County"
+                aliases.add(f"{plain} {level_en.lower().removeprefix('autonomous ')}")
+        if parts.suffix == "市" and level == "district":  # county-level city: 诸暨市 -> "zhuji city"
             aliases.add(f"{plain} city")
-    sylls = _pinyin(short)
-    if len(sylls) > 1 and short not in _FIXED_EN:
+    if whole:
+        aliases.update({whole.lower().replace("'", ""), " ".join((*sylls, *suffix_sylls))})
+    if len(sylls) > 1 and parts.stem not in CONVENTIONAL_EN:
         aliases.add(" ".join(sylls))
     return PlaceLevel(level, en, zh, code, tuple(sorted(a for a in aliases if a)))
+
+
+def _suffix_syllables(suffix: str) -> tuple[str, ...]:
+    """Pinyin of a level suffix (县 -> xian, 市 -> shi, 区 -> qu)."""
+    return tuple(s.lower() for s in require("pypinyin", "geo").lazy_pinyin(suffix, errors="ignore"))
 
 
 def country_level(code: str) -> PlaceLevel:
@@ -224,6 +199,7 @@ class Geocoder:
                 rg = require("reverse_geocoder", "geo")
                 geotool = require("GeoToolCN", "geo", "geotool-cn")
                 require("pypinyin", "geo")
+                require("pypinyin_dict", "geo", "pypinyin-dict")
                 self._cn = geotool.GeoTool()
                 self._rg = rg.RGeocoder(mode=1, verbose=False)
         return self._rg, self._cn
