@@ -4,7 +4,7 @@ Albums name people "Dad", "Mom", "wife", "honey", "Nephew", "宝宝", "老婆"; 
 them by role as well ("kids at the beach", "feeding the baby", "爸妈在公园"). Both go
 through the tables here: a role word (:data:`ROLE_WORDS_EN`, :data:`ROLE_WORDS_ZH`) implies
 a :class:`Role`, a kin relation to the album's owner (child, partner, parent, grandparent,
-grandchild, sibling, other relative) with a gender when the word has one. The album's
+grandchild, sibling, nephew or niece, other relative) with a gender when the word has one. The album's
 vocabulary gives each person the roles of their nicknames ("Dad" -> a father) and the
 roles the user stated (:meth:`~finegrain.album.engine.plan.vocabulary.AlbumVocabulary.build`,
 ``roles=``; in a catalog, a kinship nickname such as ``album people --name p5=son``); the
@@ -28,15 +28,18 @@ from types import MappingProxyType
 
 from finegrain.errors import FinegrainError
 
-KINS = ("child", "partner", "parent", "grandparent", "grandchild", "sibling", "relative")
+KINS = ("child", "partner", "parent", "grandparent", "grandchild", "sibling", "nibling", "relative")
 FAMILY = "family"  # any kin relation
+KIDS = "kids"  # a word for the family's young ones ("the kids", "孩子们"): children, grandchildren, nephews, nieces
 GENDERS = ("m", "f")
 
 # the kin words of the plan's explanation ("no person in the album is known as a child")
 _KIN_NOUN = {"child": "child", "partner": "partner", "parent": "parent", "grandparent": "grandparent",
-             "grandchild": "grandchild", "sibling": "sibling", "relative": "relative", FAMILY: "family member"}
+             "grandchild": "grandchild", "sibling": "sibling", "nibling": "nephew or niece", "relative": "relative",
+             FAMILY: "family member", KIDS: "child"}
 _KIN_NOUN_ZH = {"child": "孩子", "partner": "伴侣", "parent": "父母", "grandparent": "祖辈", "grandchild": "孙辈",
-                "sibling": "兄弟姐妹", "relative": "亲戚", FAMILY: "家人"}
+                "sibling": "兄弟姐妹", "nibling": "侄甥", "relative": "亲戚", FAMILY: "家人", KIDS: "孩子"}
+_YOUNG = ("child", "grandchild", "nibling")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,17 +51,18 @@ class Role:
     gender: str | None = None
 
     def __post_init__(self) -> None:
-        if self.kin not in (*KINS, FAMILY):
-            raise FinegrainError(f"unknown kin relation {self.kin!r}", f"use one of {', '.join((*KINS, FAMILY))}")
+        if self.kin not in (*KINS, FAMILY, KIDS):
+            raise FinegrainError(f"unknown kin relation {self.kin!r}", f"use one of {', '.join(KINS)}")
         if self.gender is not None and self.gender not in GENDERS:
             raise FinegrainError(f"unknown gender {self.gender!r} of role {self.kin!r}", "use 'm', 'f' or None")
 
     def accepts(self, other: Role) -> bool:
         """Whether a person known in role ``other`` answers to this role word: the same kin
-        (any kin for ``family``) and no contrary gender ("son" accepts a "baby", not a "daughter")."""
-        if other.kin == FAMILY:
+        (any kin for ``family``; ``kids``, "the kids", takes the family's children, grandchildren,
+        nephews and nieces) and no contrary gender ("son" accepts a "baby", not a "daughter")."""
+        if other.kin in (FAMILY, KIDS):
             return False
-        kin_ok = self.kin == FAMILY or self.kin == other.kin
+        kin_ok = self.kin == FAMILY or self.kin == other.kin or self.kin == KIDS and other.kin in _YOUNG
         return kin_ok and (self.gender is None or other.gender is None or self.gender == other.gender)
 
     def noun(self, lang: str = "en") -> str:
@@ -88,7 +92,8 @@ def _table(rows: Iterable[tuple[str, str, str | None, bool]]) -> Mapping[str, Ro
 
 V, S = True, False  # visual when nobody has the role (a kind of person, seen as such) | a social role
 ROLE_WORDS_EN = _table((
-    ("kid|kids|child|children|little one|little ones|toddler|toddlers|baby|babies|infant|newborn", "child", None, V),
+    ("kid|kids|children|little ones", KIDS, None, V),
+    ("child|little one|toddler|toddlers|baby|babies|infant|newborn", "child", None, V),
     ("son|sons", "child", "m", V),
     ("daughter|daughters", "child", "f", V),
     ("parents|folks|mom and dad", "parent", None, V),
@@ -113,14 +118,17 @@ ROLE_WORDS_EN = _table((
     ("missus", "partner", "f", V),
     ("partner", "partner", None, S),
     ("spouse|honey|darling|sweetheart|babe|bae|fiance|fiancee|other half", "partner", None, V),
-    ("nephew|nephews|uncle", "relative", "m", V),
-    ("niece|nieces|aunt|auntie|aunty", "relative", "f", V),
+    ("nephew|nephews", "nibling", "m", V),
+    ("niece|nieces", "nibling", "f", V),
+    ("uncle", "relative", "m", V),
+    ("aunt|auntie|aunty", "relative", "f", V),
     ("cousin", "relative", None, S),
     ("cousins|relatives|in-laws", "relative", None, V),
     ("family|families|whole family|family members", FAMILY, None, V),
 ))
 ROLE_WORDS_ZH = _table((
-    ("孩子|孩子们|小孩|小孩子|小朋友|宝宝|宝贝|小宝|宝贝儿|婴儿|幼儿", "child", None, V),
+    ("孩子|孩子们|小孩|小孩子|小孩们|小朋友|小朋友们|孩子们儿", KIDS, None, V),
+    ("宝宝|宝贝|小宝|宝贝儿|婴儿|幼儿", "child", None, V),
     ("儿子", "child", "m", V),
     ("女儿|闺女", "child", "f", V),
     ("爸妈|父母|爸爸妈妈|双亲", "parent", None, V),
@@ -143,8 +151,10 @@ ROLE_WORDS_ZH = _table((
     ("丈夫", "partner", "m", V),
     ("对象", "partner", None, S),
     ("亲爱的|爱人|伴侣", "partner", None, V),
-    ("侄子|外甥|叔叔|舅舅|伯伯|姑父|姨父", "relative", "m", V),
-    ("侄女|外甥女|阿姨|姑姑|舅妈|婶婶|姨妈|伯母", "relative", "f", V),
+    ("侄子|外甥", "nibling", "m", V),
+    ("侄女|外甥女", "nibling", "f", V),
+    ("叔叔|舅舅|伯伯|姑父|姨父", "relative", "m", V),
+    ("阿姨|姑姑|舅妈|婶婶|姨妈|伯母", "relative", "f", V),
     ("表姐|表妹", "relative", "f", S),
     ("表哥|表弟|堂哥|堂弟", "relative", "m", V),
     ("堂姐|堂妹", "relative", "f", V),
@@ -174,12 +184,17 @@ def parse_role(text: str) -> Role:
     if key in KINS:
         return Role(key)
     found = role_word(key)
-    if found is None or found.role.kin == FAMILY:
-        raise FinegrainError(
-            f"unknown role {text!r} for a person",
-            f"use a kin relation ({', '.join(KINS)}) or a role word such as son, daughter, mom, dad, wife, 宝宝, 妈妈",
-        )
-    return found.role
+    if found is not None and found.role.kin != FAMILY:
+        return _as_person(found.role)
+    raise FinegrainError(
+        f"unknown role {text!r} for a person",
+        f"use a kin relation ({', '.join(KINS)}) or a role word such as son, daughter, mom, dad, wife, 宝宝, 妈妈",
+    )
+
+
+def _as_person(role: Role) -> Role:
+    """A role a person holds: a word for the young ones ("kid") makes a child."""
+    return Role("child", role.gender) if role.kin == KIDS else role
 
 
 def roles_of(names: Iterable[str], stated: Iterable[str | Role] = ()) -> tuple[Role, ...]:
@@ -188,7 +203,7 @@ def roles_of(names: Iterable[str], stated: Iterable[str | Role] = ()) -> tuple[R
     for name in names:
         found = role_word(name)
         if found is not None and found.role.kin != FAMILY:
-            out.append(found.role)
+            out.append(_as_person(found.role))
     out.extend(r if isinstance(r, Role) else parse_role(r) for r in stated)
     return tuple(dict.fromkeys(out))
 
