@@ -250,3 +250,16 @@ def test_without_the_face_tool_the_group_is_dropped(family):
     assert restricted.people_groups == ()
     assert any(rule.endswith("dropped person") and text == "kids" for rule, text in restricted.explain())
 
+
+
+# ------------------------------------------------------------------ words that only ask for a person's photos
+
+
+@pytest.mark.parametrize(("query", "lang"), [
+    ("photos showing Lily", "en"), ("shots with Lily in them", "en"), ("Lily and me in the same photo", "en"),
+    ("photos featuring dad", "en"), ("包含莉莉的照片", "zh"), ("莉莉出镜的照片", "zh"), ("包含老爸的照片", "zh"),
+])
+def test_a_query_that_only_asks_for_people_is_faces_alone(family, query, lang):
+    """"showing", "in them", "the same photo", 包含, 出镜 ask for the person's photos: nothing visual."""
+    plan = plan_query(query, family, lang=lang)
+    assert plan.visual_text == "" and plan.source == "F"

@@ -133,9 +133,10 @@ STOP_EN = frozenset(
     photo photos picture pictures pic pics image images shot shots shoot taken take took snapped captured
     including include includes together all some my our me i his her their this that these those is are was
     were be been it its as when where while s every any group celebrating celebrate documenting record
-    recording before after time day days""".split()
+    recording before after time day days showing shows featuring appearing them same""".split()
 )
 STOP_ZH = ("合照", "合影", "的照片", "的相片", "的图片", "照片", "相片", "图片", "拍的", "拍下的", "拍摄的", "拍照", "拍了", "在内",
+           "出镜", "包含",
            "有", "在", "和", "跟", "与", "同", "的", "了", "拍", "一起", "里", "时", "时候", "期间", "那天", "的时候",
            "之", "、", "，", ",", "。", "年", "月", "日", "号", "张", "些", "去", "过", "中", "上", "下", "前", "后")
 
