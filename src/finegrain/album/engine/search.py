@@ -14,7 +14,9 @@
    (T_M), and the people the album's vocabulary names, all present, with one of each
    any-of group (a role word such as "kids", a nickname several people share) (T_F);
    **abstain** with the constraint's name when one matches no photo, and when
-   their intersection (T_S ``and``) is empty. A "selfie" and unresolved social
+   their intersection (T_S ``and``) is empty. A place that matches no photo by name is looked
+   up by position before that (a city's photos in a catalog indexed before city areas,
+   :mod:`finegrain.album.engine.area_photos`). A "selfie" and unresolved social
    roles ("with friends") are not face constraints: face indexes miss most
    selfies (in PhotoBench album1 only 1 of 22 judged selfie photos lists the
    owner's face), so they join the visual text. A plan with time ranges, at most
@@ -79,6 +81,7 @@ from typing import Any
 
 import numpy as np
 
+from finegrain.album.engine.area_photos import photos_in_areas
 from finegrain.album.engine.catalog.store import EMBEDDING_KINDS, CatalogStore, PhotoFilter
 from finegrain.album.engine.outcome import Constraint, ConstraintKind, Outcome, OutcomeKind, VisualGap, render
 from finegrain.album.engine.photo_order import ConstraintIndex, OrderedIds, PhotoOrder
@@ -341,9 +344,12 @@ def search(
     hard: AbstractSet[str] | None = _one_query(ctx, plan, named) if events is None else None
     if hard is None or not hard:
         # each constraint on its own: the general path, and the reason when the fast path found nothing
+        places = place_filter(store, plan)
+        if places is not None and not places:  # a catalog that names a city's photos by their nearest town
+            places = photos_in_areas(store, plan)
         sets = {
             "time": time_filter(store, plan.time_ranges, ctx.times if _needs_times(plan) else None),
-            "place": place_filter(store, plan),
+            "place": places,
             "event": events,
             "people": _people_filter(store, named, plan.people_groups),
         }

@@ -78,7 +78,10 @@ from finegrain.album.engine.plan.records import (
     source_type,
 )
 from finegrain.album.engine.plan.time_rules import MODIFIER_RULE, NAME_RULE, find_times
+from finegrain.album.engine.plan.venues import REASON as VENUE_REASON
+from finegrain.album.engine.plan.venues import framed, venue_spans_en, venue_spans_zh
 from finegrain.album.engine.plan.vocabulary import AlbumVocabulary
+from finegrain.album.engine.profile.cities import area_aliases
 from finegrain.album.engine.profile.places import chinese_admin_names
 from finegrain.errors import FinegrainError, MissingDependencyError
 from finegrain.text.lang import CJK, Lang, detect_lang, parse_lang
@@ -102,8 +105,8 @@ SELFIE_ZH = ("自拍",)
 
 POI_SUFFIX_EN = (
     "Mountain", "Mountains", "Lake", "Spring", "Road", "Street", "Bay", "Station", "Airport", "Temple", "Park",
-    "Bridge", "Square", "Hall", "Tower", "Gate", "Island", "Beach", "Village", "Town", "Pagoda", "Palace", "River",
-    "Museum", "Studios", "Memorial", "University", "Campus", "Mall", "Center", "Centre", "Zoo",
+    "Bridge", "Square", "Hall", "Tower", "Gate", "Island", "Beach", "Village", "Town", "Pagoda", "River",
+    "Museum", "Studios", "Memorial", "Center", "Centre", "Zoo",
 )
 POI_SUFFIX_ZH = ("山", "湖", "泉", "路", "街", "湾", "站", "机场", "寺", "公园", "桥", "塔", "广场", "宫", "岛", "镇",
                  "村", "门", "纪念馆", "博物馆", "古城", "景区")
@@ -156,6 +159,10 @@ class _Text:
     def take(self, s: int, e: int) -> None:
         for i in range(s, e):
             self.taken[i] = True
+
+    def release(self, s: int, e: int) -> None:
+        for i in range(s, e):
+            self.taken[i] = False
 
     def residue(self) -> str:
         return "".join(c if not t else " " for c, t in zip(self.text, self.taken))
@@ -363,8 +370,11 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
     aliases = {a: pid for a, pid in vocab.people.items()
                if (lang == "zh") == bool(_CJK.search(a)) or (mixed and len(a) >= 3 and not _CJK.search(a))}
     names = _name_spans(text, aliases, lang)
+    # a season word inside a capitalised venue name ("Summer Palace") is part of the name
+    venue_names = [(s, e) for s, e in venue_spans_en(text, [True] * len(text)) if text[s].isupper()] if lang == "en" else []
     ranges, tmatches = find_times(text, lang, vocab.latest_date, modifier=lambda end: _modifies_noun(text, end, lang),
-                                  is_name=lambda span: _yields_to_name(text, span, names, lang), holiday=holiday)
+                                  is_name=lambda span: _yields_to_name(text, span, names, lang)
+                                  or any(s <= span[0] and span[1] <= e for s, e in venue_names), holiday=holiday)
     impossible: list[ImpossibleTime] = []
     for m in tmatches:
         if m.rule == NAME_RULE:
@@ -434,11 +444,19 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
         roles.append(text[s:e])
         steps.append(("person: social role (needs the face graph)", text[s:e]))
 
-    # 4. places: named points of interest first ("Shenzhen Bay" before "Shenzhen")
+    # 4. places: named points of interest first ("Shenzhen Bay" before "Shenzhen"), then venues
+    # below the district that no gazetteer lists ("the Apple Store", "紫金港校区", "故宫")
     places: list[PlaceMatch] = []
-    for s, e in _poi_spans(t, lang, skip={*vocab.places, *vocab.known_places}):
+    skip = {*vocab.places, *vocab.known_places}
+    for s, e in _poi_spans(t, lang, skip=skip):
         places.append(PlaceMatch(text[s:e], PlaceKey("poi", text[s:e]), False))
         steps.append(("place: named point of interest", text[s:e]))
+    free = [not x for x in t.taken]
+    venues_unlisted = venue_spans_en(text, free) if lang == "en" else venue_spans_zh(text, free, skip | set(VENUES_ZH))
+    for s, e in venues_unlisted:
+        t.take(s, e)
+        places.append(PlaceMatch(text[s:e], PlaceKey("poi", text[s:e]), False))
+        steps.append((VENUE_REASON.format(text[s:e]), text[s:e]))
     for w, s, e in _find_words(t, vocab.places, lang, cross_script=True):
         places.append(PlaceMatch(text[s:e], vocab.places[w], True))
         steps.append((f"place: album {vocab.places[w].level}", text[s:e]))
@@ -450,8 +468,17 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
         venues.append(text[s:e])
         steps.append(("place: venue (answered by GPS position)", text[s:e]))
 
-    # 4b. a name in a person or place frame that none of the rules above resolved
-    unknown = _unknown_mentions(t, lang, vocab, time_spans=[m.span for m in tmatches])
+    # 4b. a name in a person or place frame that none of the rules above resolved; a venue frame
+    # ("at Starbucks", "在宜家拍的") with no album place near the name is a venue no gazetteer lists
+    unknown = []
+    for u, (s, e) in _unknown_mentions(t, lang, vocab, time_spans=[m.span for m in tmatches]):
+        if u.kind == "place" and u.suggestion is None and _venue_frame(text, s, e, lang):
+            # a bare name ("at Starbucks", "at Chongwenmen") may be an area as well as a venue:
+            # a place constraint kept as text, not a visual one
+            places.append(PlaceMatch(u.text, PlaceKey("poi", u.text), False))
+            steps.append((VENUE_REASON.format(u.text), u.text))
+            continue
+        unknown.append(u)
     for u in unknown:
         hint = f"; did you mean {u.suggestion!r}?" if u.suggestion else ""
         steps.append((f"{u.kind}: not in the album{hint}", u.text))
@@ -477,7 +504,16 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
         events.append(text[s:e])
         steps.append(("event word", text[s:e]))
 
-    # 7. visual residue
+    # 7. visual residue; a venue neither in a place frame nor alone describes what is seen
+    # ("Apple Store environment", "甜品店搞怪装饰"): it goes back to the visual text
+    for s, e in list(venues_unlisted):
+        if framed(text, s, e, lang) or not _visual_residue(t.residue(), lang):
+            continue
+        t.release(s, e)
+        venues_unlisted.remove((s, e))
+        places = [p for p in places if not (p.place.level == "poi" and p.text == text[s:e])]
+        steps = [st for st in steps if st != (VENUE_REASON.format(text[s:e]), text[s:e])]
+        steps.append(("visual: a venue beside other visual words is what is seen", text[s:e]))
     visual = _visual_residue(t.residue(), lang)
     if visual:
         steps.append(("visual: residual text", visual))
@@ -488,7 +524,8 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
     has_m = bool(hard_times or impossible or places or venues or trips or any(u.kind == "place" for u in unknown))
     has_f = bool(people or roles or selfie or any(g.constrains for g in groups)
                  or any(u.kind == "person" for u in unknown))
-    source = source_type(bool(visual), has_m, has_f)
+    # a venue no gazetteer lists is searched as text too: the query needs both M and V
+    source = source_type(bool(visual) or bool(venues_unlisted), has_m, has_f)
     steps.append(("source type", source))
     return Plan(
         query=text,
@@ -577,8 +614,9 @@ def _suggest(vocab: AlbumVocabulary, kind: str, text: str) -> str | None:
 
 def _unknown_mentions(
     t: _Text, lang: str, vocab: AlbumVocabulary, *, time_spans: list[tuple[int, int]]
-) -> list[UnknownMention]:
-    """People and places the query names that the album does not have (consumed from ``t``).
+) -> list[tuple[UnknownMention, tuple[int, int]]]:
+    """People and places the query names that the album does not have (consumed from ``t``),
+    each with its span.
 
     English: a capitalised name after "with", "and", "me and", "of", "," (a person) or
     "in", "at", "near", "to", "from" (a place), and "X's". Chinese: a jieba word tagged as a
@@ -591,7 +629,7 @@ def _unknown_mentions(
         if not t.free(s, e) or any(ts < e and s < te for ts, te in time_spans):
             continue
         t.take(s, e)
-        out.append(UnknownMention(kind, t.text[s:e], _suggest(vocab, kind, t.text[s:e])))
+        out.append((UnknownMention(kind, t.text[s:e], _suggest(vocab, kind, t.text[s:e])), (s, e)))
     return out
 
 
@@ -666,6 +704,21 @@ def _unknown_spans_zh(t: _Text, vocab: AlbumVocabulary) -> list[tuple[str, int, 
 _POI_EN = re.compile(
     r"\b((?:[A-Z][\w']+\s+){1,3}(?:" + "|".join(POI_SUFFIX_EN) + r"))\b"
 )
+
+
+_VENUE_FRAME_EN = re.compile(r"\b(?:at|visiting|visit|to)\s+(?:the\s+)?$", re.IGNORECASE)
+
+
+def _venue_frame(text: str, s: int, e: int, lang: str) -> bool:
+    """An unknown place said as a venue: after "at"/"visiting"/"to" (en; "in X" names an area), or
+    in Chinese a name that is no admin area (no 区/县/市/省 ending, not a county or city name);
+    never a large city abroad ("在巴黎", "at Paris")."""
+    name = text[s:e]
+    if name.casefold() in area_aliases():
+        return False
+    if lang == "en":
+        return _VENUE_FRAME_EN.search(text[:s]) is not None
+    return not name.endswith(("区", "县", "市", "省", "旗", "州")) and name not in chinese_admin_names()
 
 
 def _poi_spans(t: _Text, lang: str, skip: set[str]) -> list[tuple[int, int]]:

