@@ -79,7 +79,8 @@ def people_command(
     name: list[str] = typer.Option(
         [], "--name", "-n",
         help="CLUSTER_ID=NAME[,NICKNAME...] (repeatable): adds these aliases, in any language, to the "
-             "person's names, e.g. --name p3=Mum,Mom,妈妈.",
+             "person's names, e.g. --name p3=Mum,Mom,妈妈. A kinship name (Mum, son, daughter, wife, 宝宝) "
+             "also states the person's role, so \"the kids\" or \"my parents\" find them.",
     ),
     replace: bool = typer.Option(
         False, "--replace", help="--name replaces the person's names instead of adding to them (warns what goes)."),

@@ -133,8 +133,9 @@ def test_every_ground_truth_is_the_photos_meeting_its_constraint(albums: dict[in
         c = record[(q["query_cn"], q["query_en"])]["constraint"]
         assert set(q["ground_truth"]) == _recompute(folder, c, geo), q["query_en"]
         assert ("zero" in q["Class"]) == (not q["ground_truth"]) or q["Source"] not in ("M", "F", "MF")
-        # the Source says what the constraint uses
-        uses = ("V" if c["scene"] else "") + ("M" if c["place"] or c["days"] else "") + \
+        # the Source says what the constraint uses; a venue has no gazetteer entry, so it is also visual
+        venue = bool(c["place"]) and c["place"][0] == "venue"
+        uses = ("V" if c["scene"] or venue else "") + ("M" if c["place"] or c["days"] else "") + \
                ("F" if c["all_of"] or c["any_of"] else "")
         assert q["Source"] == uses, q["query_en"]
 

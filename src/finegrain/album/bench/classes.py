@@ -14,10 +14,12 @@ generator knows what each query tests), else they are read off the engine's plan
   (airport, zoo, 博物馆 ...) is ``place:venue``; a country other than China, or a place whose
   name holds no Chinese character (places outside China, and GeoNames towns, carry only
   their GeoNames name) is ``place:abroad``;
-- a person matched by a role or kinship word of the planner's lists (``rules.ROLES_EN``,
-  ``rules.ROLES_ZH``: "dad", "wife", "爸爸" ...), or a social role the album does not resolve,
-  is ``people:role``; one matched by another nickname is ``people:name`` (the owner's
-  "me" / "selfie" counts as neither); one text matched to several people is ``people:shared``;
+- a person matched by a role or kinship word (a nickname such as "Dad", "wife", "爸爸" that is a
+  word of the role tables, :mod:`finegrain.album.engine.plan.people`), a role word of the query
+  ("kids", "爸妈" naming someone of the album: ``Plan.people_any``, reason ``role``), or a social
+  role the album does not resolve, is ``people:role``; one matched by another nickname is
+  ``people:name`` (the owner's "me" / "selfie" counts as neither); a nickname several people
+  share (reason ``shared_nickname``) is ``people:shared``;
 - a festival or holiday range is ``holiday``, any other time range or impossible date ``time``;
 - ``zero`` when the query's gold set is empty.
 
@@ -38,8 +40,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from finegrain.album.bench.analysis import slice_row
-from finegrain.album.engine.plan.records import Plan
-from finegrain.album.engine.plan.rules import ROLES_EN, ROLES_ZH, VENUES_EN, VENUES_ZH
+from finegrain.album.engine.plan.people import role_word
+from finegrain.album.engine.plan.records import PeopleReason, Plan
+from finegrain.album.engine.plan.rules import VENUES_EN, VENUES_ZH
 from finegrain.evaluate.result import Evaluation
 from finegrain.io.photobench import QUERY_CLASSES, SOURCES
 from finegrain.results.schema import Count, Saved, Share, Text
@@ -48,7 +51,6 @@ from finegrain.text.lang import CJK
 SET_METRICS = ("set_precision", "set_recall", "set_f1")
 NO_CLASS = "(none)"
 ALL = "all"
-_ROLE_WORDS = frozenset(w.lower() for w in (*ROLES_EN, *ROLES_ZH))
 _VENUE_WORDS = frozenset(w.lower() for w in (*VENUES_EN, *VENUES_ZH))
 _CHINA = frozenset({"中国", "china", "cn"})
 
@@ -70,11 +72,14 @@ def derive_classes(plan: Plan, *, zero: bool) -> tuple[str, ...]:
     for text, ids in ids_by_text.items():
         if len(ids) > 1:
             tags.add("people:shared")
-        word = text.removeprefix("my ").removeprefix("our ").strip()
-        if word in _ROLE_WORDS:
+        word = text.removesuffix("'s").strip()
+        if role_word(word) is not None:
             tags.add("people:role")
         elif word not in owner_words:
             tags.add("people:name")
+    for g in plan.people_any:  # a role word nobody of the album has stays visual: no people class
+        if g.constrains:
+            tags.add("people:shared" if g.reason is PeopleReason.SHARED_NICKNAME else "people:role")
     if plan.roles:
         tags.add("people:role")
     for r in plan.time_ranges:

@@ -29,6 +29,7 @@ from datetime import date, datetime
 from finegrain.album.bench.zero_answer_phrasing import PERSON, PLACE, TIME
 from finegrain.album.engine.catalog.store import CatalogStore
 from finegrain.album.engine.plan import Plan, plan_query
+from finegrain.album.engine.plan.people import ROLE_WORDS_EN, ROLE_WORDS_ZH
 from finegrain.album.engine.plan.records import PlaceKey
 from finegrain.album.engine.plan.rules import ROLES_EN, ROLES_ZH, SELFIE_EN, SELFIE_ZH
 from finegrain.album.engine.plan.vocabulary import AlbumVocabulary, builtin_gazetteer
@@ -44,7 +45,7 @@ ROLES = {"unvisited_place": PLACE, "place": PLACE, "year": TIME, "month": TIME, 
 #: An unvisited city (district) has no GPS photo within this many km of its gazetteer point.
 NEAR_KM = {"city": 50.0, "district": 10.0}
 _SELFIE = frozenset(w.casefold() for w in (*SELFIE_EN, *SELFIE_ZH))
-_ROLE_WORDS = frozenset(w.casefold() for w in (*ROLES_EN, *ROLES_ZH))
+_ROLE_WORDS = frozenset(w.casefold() for w in (*ROLES_EN, *ROLES_ZH, *ROLE_WORDS_EN, *ROLE_WORDS_ZH))
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def source_of(q: PhotoQuery, contexts: Mapping[str, SearchContext]) -> Source | 
 def hard_sets(plan: Plan, ctx: SearchContext) -> tuple[set[str], tuple[tuple[str, int], ...]] | None:
     """The photos meeting every constraint of a plan made only of hard constraints, and each
     constraint with its count; None when the plan has anything else (visual words, roles...)."""
-    if plan.visual_text.strip() or plan.roles or plan.event_words or plan.impossible_times:
+    if plan.visual_text.strip() or plan.roles or plan.people_groups or plan.event_words or plan.impossible_times:
         return None
     if any(p.text.casefold() in _SELFIE for p in plan.people) or any(p.place.level == "poi" for p in plan.places):
         return None

@@ -11,7 +11,8 @@
    one naming a person or place the album does not have (``Plan.unknown``: "no place
    called 'Yantain' in the album; did you mean Yantian District?");
 2. run each hard constraint on its own: time (T_M), place (T_M), named events
-   (T_M), and the people the album's vocabulary names, all present (T_F);
+   (T_M), and the people the album's vocabulary names, all present, with one of each
+   any-of group (a role word such as "kids", a nickname several people share) (T_F);
    **abstain** with the constraint's name when one matches no photo, and when
    their intersection (T_S ``and``) is empty. A place that matches no photo by name is looked
    up by position before that (a city's photos in a catalog indexed before city areas,
@@ -350,7 +351,7 @@ def search(
             "time": time_filter(store, plan.time_ranges, ctx.times if _needs_times(plan) else None),
             "place": places,
             "event": events,
-            "people": face_search(store, [p.person_id for p in named]),
+            "people": _people_filter(store, named, plan.people_groups),
         }
         checks = [(k, ids) for k, ids in sets.items() if ids is not None]
         for key, ids in checks:
@@ -458,18 +459,29 @@ def _constraints(store: CatalogStore, plan: Plan, named: Sequence[Any], events_m
         out["place"] = Constraint(ConstraintKind.PLACE, ", ".join(places))
     if events_matched:
         out["event"] = Constraint(ConstraintKind.EVENT, ", ".join(plan.event_words))
-    if named:
-        who = ", ".join(dict.fromkeys(p.text for p in named))
-        several = len({p.person_id for p in named}) > 1
+    groups = [g.text for g in plan.people_any if g.constrains]
+    if named or groups:
+        who = ", ".join(dict.fromkeys([*(p.text for p in named), *groups]))
+        several = len({p.person_id for p in named}) + len(groups) > 1
         out["people"] = Constraint(ConstraintKind.PEOPLE if several else ConstraintKind.PERSON, who)
     return out
+
+
+def _people_filter(store: CatalogStore, named: Sequence[Any], groups: Sequence[Sequence[str]]) -> set[str] | None:
+    """T_F: photos with every named person and, for each any-of group (a role word, a shared
+    nickname), at least one of its people; None when the plan names no one."""
+    parts = [face_search(store, [p.person_id for p in named])] if named else []
+    for ids in groups:
+        parts.append(compose("or", *[face_search(store, [pid]) or set() for pid in ids]))
+    found = [p for p in parts if p is not None]
+    return compose("and", *found) if found else None
 
 
 def _one_query(ctx: SearchContext, plan: Plan, named: Sequence[Any]) -> OrderedIds | None:
     """The hard set from the context's constraint index (:meth:`SearchContext.select_ids`) when
     the plan is simple enough: its time ranges, at most one album place and the named people;
     None otherwise (or with no constraint)."""
-    if len(plan.places) > 1:
+    if len(plan.places) > 1 or plan.people_groups:
         return None
     if plan.places and (not plan.places[0].in_album or plan.places[0].place.level not in CATALOG_LEVELS):
         return None

@@ -76,7 +76,8 @@ def restrict_plan(plan: Plan, tools: Iterable[str]) -> Plan:
     """``plan`` without the constraints whose tool is not in ``tools``; each drop is a ``tools: dropped`` step.
 
     Without M: time ranges, impossible times, places, event words and unknown places go;
-    without F: named people (selfie words are visual) and unknown people; without V: the
+    without F: named people (selfie words are visual), role words and shared nicknames that name
+    someone (``people_any``) and unknown people; without V: the
     visual text, social roles and selfie words (the engine then searches no visual part).
     """
     on = set(tools)
@@ -92,7 +93,9 @@ def restrict_plan(plan: Plan, tools: Iterable[str]) -> Plan:
     people = list(plan.people)
     if "F" not in on:
         dropped += [("person", p.text) for p in people if not is_selfie(p.text)]
+        dropped += [("person", g.text) for g in plan.people_any if g.constrains]
         people = [p for p in people if is_selfie(p.text)]
+        kw.update(people_any=tuple(g for g in plan.people_any if not g.constrains))
     if "V" not in on:
         dropped += [("visual", p.text) for p in people if is_selfie(p.text)] + [("visual", r) for r in plan.roles]
         dropped += [("visual", plan.visual_text)] if plan.visual_text.strip() else []

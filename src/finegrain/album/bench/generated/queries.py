@@ -6,7 +6,7 @@ words it with the split's templates (:mod:`.phrasing`) in both languages, and ta
 truth as the photos meeting the constraint (:func:`~.photos.select`). So:
 
 - ``Source`` is what the constraint uses: M (place, time), F (faces), MF, and V, VM, VF, VMF when
-  a scene is part of it;
+  a scene is part of it; a venue (campus, store, landmark) is VM: no offline gazetteer places it;
 - ``ground_truth`` is exactly the photos meeting the constraint; for a V part it is the photos
   whose session shows the scene (routing and the M/F/MF sets are what is scored);
 - ``Class`` lists what the query exercises: place:district, place:city, place:province,
@@ -256,7 +256,10 @@ class QueryMaker:
             if not keys:
                 return None
             key = rng.choice(keys)
-            return self._query(kind, "venue" if kind == "venue" else "place", "M", Constraint(place=(kind, key)), loc,
+            # No point-of-interest gazetteer ships offline, so a venue is read as a visual constraint
+            # beside the album's places (VM), as the planner routes it; its gold is the photos there.
+            source = "VM" if kind == "venue" else "M"
+            return self._query(kind, "venue" if kind == "venue" else "place", source, Constraint(place=(kind, key)), loc,
                                **{"venue" if kind == "venue" else "place": self.place(kind, key)})
         if kind == "time":
             p = self._photo(lambda q: q.time is not None)

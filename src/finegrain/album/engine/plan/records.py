@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from enum import Enum
 from typing import Any
 
 from finegrain.errors import FinegrainError
@@ -134,6 +135,55 @@ class PersonMatch:
         return {"text": self.text, "person_id": self.person_id}
 
 
+class PeopleReason(str, Enum):
+    """Why a word of the query names a set of people rather than one person."""
+
+    SHARED_NICKNAME = "shared_nickname"  # a nickname several people share: ambiguous, any of them counts
+    ROLE = "role"  # a role or kinship word ("kids", "my wife"): any person of the album in that role
+    NO_ONE_IN_ROLE = "no_one_in_role"  # a role word no person of the album is known in: no face constraint
+
+
+@dataclass(frozen=True, slots=True)
+class AnyOfPeople:
+    """A word of the query that names any one of several people (an any-of face constraint), or
+    a role word nobody of the album is known in: the matched ``text``, the ``reason``, the
+    ``person_ids`` (empty for ``NO_ONE_IN_ROLE``) with their display ``names``, and the ``role``
+    (a kin noun such as "child") of a role word."""
+
+    text: str
+    reason: PeopleReason
+    person_ids: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    role: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.reason, PeopleReason):
+            raise FinegrainError(f"people reason {self.reason!r} is not a PeopleReason",
+                                 f"use one of {', '.join(r.value for r in PeopleReason)}")
+        if (self.reason is PeopleReason.NO_ONE_IN_ROLE) != (not self.person_ids):
+            raise FinegrainError(f"{self.text!r}: reason {self.reason.value} with people {self.person_ids!r}",
+                                 "give person ids exactly when someone is known")
+
+    @property
+    def constrains(self) -> bool:
+        """Whether this is a face constraint (someone of the album answers to the word)."""
+        return bool(self.person_ids)
+
+    def describe(self) -> str:
+        """The plan's explanation ("'Hao Ge' is a nickname of 4 (Zhihao) and 11 (Haoyu): ambiguous")."""
+        who = " and ".join(f"{pid} ({name})" if name and name != pid else pid
+                           for pid, name in zip(self.person_ids, self.names or self.person_ids))
+        if self.reason is PeopleReason.SHARED_NICKNAME:
+            return f"ambiguous: {self.text!r} is a nickname of {who}; any of them counts"
+        if self.reason is PeopleReason.ROLE:
+            return f"role word: any {self.role or 'person'} of the album ({who})"
+        return f"no person in the album is known as a {self.role or 'person'}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "reason": self.reason.value, "person_ids": list(self.person_ids),
+                "names": list(self.names), "role": self.role}
+
+
 MENTION_KINDS = ("person", "place")
 
 
@@ -168,8 +218,10 @@ class UnknownMention:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """The constraints of one query. All ``people`` must be present in a photo; ``roles``
-    are social roles the album's vocabulary does not resolve ("friends", "闺蜜");
+    """The constraints of one query. All ``people`` must be present in a photo, and for each
+    of ``people_any`` that has person ids, one of them (a role word, "kids"; a nickname several
+    people share, reported as ambiguous); ``roles`` are social roles the album's vocabulary
+    does not resolve ("friends", "闺蜜");
     ``impossible_times`` are time expressions naming no calendar day (no photo can match);
     ``unknown`` are people or places the query names that the album does not have (the
     engine answers "no such person/place ... did you mean ...?" instead of searching)."""
@@ -188,6 +240,7 @@ class Plan:
     fallback_reason: str | None = None
     impossible_times: tuple[ImpossibleTime, ...] = ()
     unknown: tuple[UnknownMention, ...] = ()
+    people_any: tuple[AnyOfPeople, ...] = ()
 
     def __post_init__(self) -> None:
         check_source(self.source)
@@ -198,6 +251,11 @@ class Plan:
     def person_ids(self) -> tuple[str, ...]:
         """The distinct person ids, in order of mention."""
         return tuple(dict.fromkeys(p.person_id for p in self.people))
+
+    @property
+    def people_groups(self) -> tuple[tuple[str, ...], ...]:
+        """The any-of face constraints: for each, the person ids one of whom must be present."""
+        return tuple(g.person_ids for g in self.people_any if g.constrains)
 
     def explain(self) -> list[tuple[str, str]]:
         """The rules that fired, as ``(rule, matched text)`` pairs in the order they fired."""
@@ -219,6 +277,7 @@ class Plan:
             "fallback_reason": self.fallback_reason,
             "impossible_times": [t.to_dict() for t in self.impossible_times],
             "unknown": [u.to_dict() for u in self.unknown],
+            "people_any": [g.to_dict() for g in self.people_any],
         }
 
     def to_json(self, indent: int | None = 2) -> str:

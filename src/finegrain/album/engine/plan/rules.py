@@ -7,7 +7,16 @@ residue do not see it again:
    relative words against the album's latest date, weekends, parts of the day;
 2. **people**: the album's nicknames (``vocab.people``, both languages, spacing
    variants such as "Haoge" for "Hao Ge"), "me"/"myself"/"我"/"自己" for the owner, and
-   "selfie"/"自拍" (a selfie shows the owner); several people = all must be present;
+   "selfie"/"自拍" (a selfie shows the owner); several people = all must be present. A
+   nickname that is a kinship word ("Dad", "wife", "宝宝") is the person in any case and
+   position ("dad", "my dad", "Dad's"; "我老公" is "my husband", not the owner); a nickname
+   several people share is an ambiguous any-of constraint (``Plan.people_any``, reason
+   ``shared_nickname``), reported in the plan, never one of them picked;
+   2b. **role words** (:mod:`finegrain.album.engine.plan.people`: "kids", "baby", "parents",
+   "my wife", "孩子", "爸妈", "一家人", ...): any person of the album known in that role, by a
+   nickname or the user's statement, is an any-of face constraint (reason ``role``); with
+   nobody known in the role the plan says so (``no_one_in_role``) and the word stays visual,
+   or, for a word that names one relative ("mom", "sister", "老公"), a social role;
 3. **social roles** not in the vocabulary ("friends", "best friend", "闺蜜", "同学", ...):
    they need the face/social graph, so the query needs faces (F), with no fixed person;
 4. **places**: the album's place aliases (``vocab.places``, any admin level), then known
@@ -35,7 +44,8 @@ residue do not see it again:
 The source type is V if the residue is visual (or a venue was named), M if any time
 (other than a part of the day or a season alone, which are visible), place, venue,
 trip word or unknown place matched, F if any person, role, selfie or unknown person
-matched (``V`` when nothing matched).
+matched, or a role word or shared nickname names someone of the album (``V`` when nothing
+matched).
 
 Nothing here names album1's people, places or years: people and places come from the
 album's vocabulary (its face file and its photos' reverse-geocoded places), known places
@@ -58,8 +68,11 @@ from typing import Any
 
 from finegrain.album.engine.plan.frames import blank_closed_words, blank_request_words, chinese_content_spans
 from finegrain.album.engine.plan.holidays import DEFAULT_HOLIDAY_READING
+from finegrain.album.engine.plan.people import ROLE_WORDS, role_word
 from finegrain.album.engine.plan.records import (
+    AnyOfPeople,
     ImpossibleTime,
+    PeopleReason,
     PersonMatch,
     PlaceKey,
     PlaceMatch,
@@ -82,16 +95,14 @@ from finegrain.train.rules import spacy_english
 _CJK = CJK  # the one definition of a Chinese character (finegrain.text.lang)
 _LATIN = re.compile(r"[A-Za-z]")
 
+# social roles that are not kin (kinship and role words are the tables of plan/people.py)
 ROLES_EN = (
-    "boyfriend", "girlfriend", "best friends", "best friend", "bestie", "besties", "friends", "friend", "classmates",
-    "classmate", "roommates", "roommate", "colleagues", "colleague", "sisters", "sister", "brothers", "brother",
-    "parents", "mom", "mother", "dad", "father", "family", "husband", "wife", "girls", "guys", "buddies", "buddy",
-    "grandma", "grandpa", "cousin", "teammates", "bros", "partner",
+    "best friends", "best friend", "bestie", "besties", "friends", "friend", "classmates", "classmate", "roommates",
+    "roommate", "colleagues", "colleague", "girls", "guys", "buddies", "buddy", "teammates",
 )
 ROLES_ZH = (
-    "男朋友", "女朋友", "男友", "女友", "闺蜜", "好朋友", "朋友", "同学", "室友", "舍友", "同事", "姐妹", "姐姐", "妹妹",
-    "哥哥", "弟弟", "兄弟", "哥们", "爸妈", "父母", "爸爸", "妈妈", "家人", "老公", "老婆", "对象", "男生", "女生",
-    "俩人", "两人", "我们", "大家", "奶奶", "爷爷", "表姐", "表妹", "队友", "搭子",
+    "闺蜜", "好朋友", "朋友", "同学", "室友", "舍友", "同事", "哥们", "男生", "女生", "俩人", "两人", "我们", "大家", "队友",
+    "搭子",
 )
 SELFIE_EN = ("selfies", "selfie", "self-portrait")
 SELFIE_ZH = ("自拍",)
@@ -129,9 +140,10 @@ STOP_EN = frozenset(
     photo photos picture pictures pic pics image images shot shots shoot taken take took snapped captured
     including include includes together all some my our me i his her their this that these those is are was
     were be been it its as when where while s every any group celebrating celebrate documenting record
-    recording before after time day days""".split()
+    recording before after time day days showing shows featuring appearing them same""".split()
 )
 STOP_ZH = ("合照", "合影", "的照片", "的相片", "的图片", "照片", "相片", "图片", "拍的", "拍下的", "拍摄的", "拍照", "拍了", "在内",
+           "出镜", "包含",
            "有", "在", "和", "跟", "与", "同", "的", "了", "拍", "一起", "里", "时", "时候", "期间", "那天", "的时候",
            "之", "、", "，", ",", "。", "年", "月", "日", "号", "张", "些", "去", "过", "中", "上", "下", "前", "后")
 
@@ -187,7 +199,7 @@ def _alias_pattern(alias: str, lang: str) -> re.Pattern[str]:
     body = r"[\s\-]?".join(parts)
     # a Latin name inside Chinese text ("Weiwei的照片") borders Chinese characters, which are \w
     edge = r"[A-Za-z0-9']" if lang == "zh" else r"[\w']"
-    return re.compile(rf"(?<!{edge}){body}(?:'s)?(?!{edge})", re.IGNORECASE)
+    return re.compile(rf"(?<!{edge}){body}(?:'s|(?<=s)')?(?!{edge})", re.IGNORECASE)  # "Tom's", "the kids'"
 
 
 @lru_cache(maxsize=16384)
@@ -289,6 +301,8 @@ class _EnglishNames:
         matched = self.text[s:e]
         if self.vocab.people.get(alias) == self.owner and alias in ("me", "myself") or not matched.islower():
             return True
+        if role_word(alias) is not None:  # "dad", "my wife": a kinship nickname is the person anywhere
+            return True
         before = self.text[:s]
         if _PERSON_CONTEXT_EN.search(before) or _MY_EN.search(before) or self.text[e:e + 2] == "'s":
             return True
@@ -388,10 +402,17 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
     # a Chinese list word must be whole jieba words: 车上 is not in 火车上 or 开车上高速
     words_zh = _WordBounds(text) if lang == "zh" else None
 
-    # 2. people (album nicknames, owner words, selfie)
+    # 2. people (album nicknames, owner words, selfie); "我" before a kin word is "my"
     people: list[PersonMatch] = []
+    groups: list[AnyOfPeople] = []
+    kin_spans = _my_kin(t, lang, aliases, steps)
     as_name = None if lang == "zh" else _EnglishNames(text, vocab)
     for w, s, e in _find_words(t, aliases, lang, keep=as_name, cross_script=True):
+        if w in vocab.shared:
+            ids = vocab.shared[w]
+            groups.append(AnyOfPeople(text[s:e], PeopleReason.SHARED_NICKNAME, ids, _names(vocab, ids)))
+            steps.append((f"person: {groups[-1].describe()}", text[s:e]))
+            continue
         people.append(PersonMatch(text[s:e], aliases[w]))
         rule = "person: owner" if aliases[w] == vocab.owner_id else f"person: nickname of {aliases[w]}"
         steps.append((rule, text[s:e]))
@@ -402,8 +423,27 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
         if vocab.owner_id not in {p.person_id for p in people}:
             people.append(PersonMatch(text[s:e], vocab.owner_id))
 
-    # 3. social roles not in the vocabulary
+    # 2b. role and kinship words: any person of the album in that role
     roles = []
+    for w, s, e in sorted([*_find_words(t, ROLE_WORDS[lang], lang, keep=words_zh), *kin_spans], key=lambda m: m[1]):
+        entry = role_word(w)
+        if entry is None:
+            continue
+        ids = vocab.people_in_role(entry.role)
+        noun = entry.role.noun()
+        if ids:
+            groups.append(AnyOfPeople(text[s:e], PeopleReason.ROLE, ids, _names(vocab, ids), noun))
+            steps.append((f"person: {groups[-1].describe()}", text[s:e]))
+        elif entry.visual:
+            t.taken[s:e] = [False] * (e - s)  # left to the visual residue
+            groups.append(AnyOfPeople(text[s:e], PeopleReason.NO_ONE_IN_ROLE, role=noun))
+            steps.append((f"person: {groups[-1].describe()} (the word stays visual)", text[s:e]))
+        else:
+            roles.append(text[s:e])
+            steps.append((f"person: social role (needs the face graph); no person in the album is known as a {noun}",
+                          text[s:e]))
+
+    # 3. social roles not in the vocabulary
     for _w, s, e in _find_words(t, ROLES_EN if lang == "en" else ROLES_ZH, lang):
         roles.append(text[s:e])
         steps.append(("person: social role (needs the face graph)", text[s:e]))
@@ -486,7 +526,8 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
         visual = " ".join(venues)
         steps.append(("visual: a venue is also a visible scene", visual))
     has_m = bool(hard_times or impossible or places or venues or trips or any(u.kind == "place" for u in unknown))
-    has_f = bool(people or roles or selfie or any(u.kind == "person" for u in unknown))
+    has_f = bool(people or roles or selfie or any(g.constrains for g in groups)
+                 or any(u.kind == "person" for u in unknown))
     # a venue no gazetteer lists is searched as text too: the query needs both M and V
     source = source_type(bool(visual) or bool(venues_unlisted), has_m, has_f)
     steps.append(("source type", source))
@@ -503,7 +544,40 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
         steps=tuple(steps),
         impossible_times=tuple(impossible),
         unknown=tuple(unknown),
+        people_any=tuple(groups),
     )
+
+
+def _names(vocab: AlbumVocabulary, ids: Iterable[str]) -> tuple[str, ...]:
+    return tuple(vocab.names.get(pid, pid) for pid in ids)
+
+
+_MY_ZH = "我(?:的|家)?"
+_ONE_CHAR_KIN_ZH = {"爸": "我爸", "妈": "我妈"}  # "我爸": one character, a kin word only after 我
+
+
+def _my_kin(t: _Text, lang: str, aliases: dict[str, str], steps: list[tuple[str, str]]) -> list[tuple[str, int, int]]:
+    """In a Chinese query, "我" / "我的" / "我家" right before a kin word ("我老公", "我的宝宝",
+    "我家孩子") is "my", not the owner: it is consumed here. "我爸" / "我妈" are role words whole
+    and returned as ``(word, start, end)`` matches (consumed) for the role rule."""
+    if lang != "zh":
+        return []
+    kin = {w for w in ROLE_WORDS["zh"] if not w.startswith("我")}
+    kin.update(a for a in aliases if _CJK.search(a) and role_word(a) is not None)
+    kin.update(_ONE_CHAR_KIN_ZH)
+    alternatives = "|".join(re.escape(w) for w in sorted(kin, key=lambda w: (-len(w), w)))
+    out = []
+    for m in re.finditer(f"({_MY_ZH})({alternatives})", t.text):
+        if not t.free(*m.span()):
+            continue
+        word = m.group(2)
+        if word in _ONE_CHAR_KIN_ZH:
+            t.take(*m.span())
+            out.append((_ONE_CHAR_KIN_ZH[word], *m.span()))
+        else:
+            t.take(*m.span(1))
+        steps.append(("person: 'my' before a kin word (not the owner)", m.group(1)))
+    return out
 
 
 # A capitalised name (one to three words) right after a person or a place preposition. The

@@ -22,6 +22,12 @@ query finds a person named only in Chinese. :meth:`AlbumVocabulary.suggest_perso
 :meth:`AlbumVocabulary.suggest_place` give the album's nearest name to a mention that
 matched nothing ("Yantain" -> "Yantian District"), pinyin-aware and within an
 edit-distance threshold that grows with the name's length (:mod:`finegrain.album.engine.plan.fuzzy`).
+
+People by role: a nickname that is a role word ("Dad", "my wife", "宝宝", "老公") tells the
+vocabulary that person's role (:mod:`finegrain.album.engine.plan.people`), and so does a role
+the user states (``build(roles=...)``); :meth:`AlbumVocabulary.people_in_role` gives the
+people a role word of a query names. A nickname given to several people is kept with all
+of them (``shared``), so the planner reports it as ambiguous rather than picking one.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from types import MappingProxyType
 from typing import Any
 
 from finegrain.album.engine.plan.fuzzy import name_key, nearest, pinyin_syllables
+from finegrain.album.engine.plan.people import Role, people_in_role, roles_of
 from finegrain.album.engine.plan.records import PlaceKey
 from finegrain.album.engine.profile.place_names import LEVEL_EN
 from finegrain.album.engine.profile.places import km
@@ -119,6 +126,14 @@ def _pinyin_variants(alias: str) -> tuple[str, ...]:
     return (" ".join(sylls), "".join(sylls))
 
 
+def _display(names: Iterable[str], shared: Mapping[str, tuple[str, ...]]) -> str:
+    """A person's display name: the first name no one else has (so two people who share a
+    nickname are told apart), else the first name."""
+    given = list(names)
+    own = next((n for n in given if _norm(n) not in shared), given[0])
+    return " ".join(own.split())
+
+
 def _title(alias: str) -> str:
     """A lower-case Latin alias as a name: "yantian district" -> "Yantian District", "xi'an" -> "Xi'an"."""
     return " ".join(w[:1].upper() + w[1:] for w in alias.split(" "))
@@ -140,6 +155,11 @@ class AlbumVocabulary:
     ``now_note``: where ``latest_date`` came from when it is not the album's newest photo
     (e.g. "today, 2025-06-01: the catalog has no dated photo"); the planner shows it.
     ``spellings``: alias (case-folded) -> the name as given ("weiwei" -> "Weiwei"), for suggestions.
+    ``shared``: alias -> every person id it was given to, for the aliases of several people
+    (``people`` keeps the first of them).
+    ``roles``: person id -> the person's roles (:class:`~finegrain.album.engine.plan.people.Role`),
+    from role-word nicknames and the user's statement.
+    ``names``: person id -> display name (the first name given).
     """
 
     people: Mapping[str, str]
@@ -150,6 +170,9 @@ class AlbumVocabulary:
     owner_id: str = OWNER_ID
     now_note: str | None = None
     spellings: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    shared: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    roles: Mapping[str, tuple[Role, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         for alias in self.people:
@@ -169,17 +192,29 @@ class AlbumVocabulary:
         known_places: Mapping[str, PlaceKey] | None = None,
         owner_id: str = OWNER_ID,
         now_note: str | None = None,
+        roles: Mapping[str, Iterable[str | Role]] | None = None,
     ) -> AlbumVocabulary:
-        """From ``person id -> nicknames``; the owner also gets "me", "myself", "我", "自己"."""
+        """From ``person id -> nicknames``; the owner also gets "me", "myself", "我", "自己".
+
+        ``roles``: person id -> the roles the user states for that person ("child", "parent",
+        "partner", or a role word such as "son", "妈妈"), added to those of role-word nicknames."""
         table: dict[str, str] = {}
+        given: dict[str, list[str]] = {}
         spellings: dict[str, str] = {}
-        people = {pid: tuple(names) for pid, names in people.items()}
+        people = {str(pid): tuple(names) for pid, names in people.items()}
+        stated = {str(pid): tuple(rs) for pid, rs in (roles or {}).items()}
+        for pid in stated:
+            if pid not in people:
+                raise FinegrainError(f"a role is stated for person {pid!r}, who is not in the album",
+                                     f"use one of the person ids {', '.join(sorted(people)) or '(none)'}")
         for pid, names in people.items():
             for name in names:
                 spellings.setdefault(_norm(name), " ".join(name.split()))
                 for key in _name_variants(_norm(name)):
                     if key and key not in table:
-                        table[key] = str(pid)
+                        table[key] = pid
+                    if key and pid not in given.setdefault(key, []):
+                        given[key].append(pid)
         # pinyin of Chinese aliases after every given name, so a name given in Latin letters wins
         for pid, names in people.items():
             for name in names:
@@ -191,6 +226,8 @@ class AlbumVocabulary:
                 table.setdefault(w, owner_id)
         place_table = {_norm(a): k for a, k in places.items() if _norm(a)}
         known = {_norm(a): k for a, k in (known_places or {}).items() if _norm(a) and _norm(a) not in place_table}
+        person_roles = {pid: roles_of(names, stated.get(pid, ())) for pid, names in people.items()}
+        shared = {k: tuple(pids) for k, pids in given.items() if len(pids) > 1}
         return cls(
             MappingProxyType(table),
             MappingProxyType(place_table),
@@ -200,7 +237,14 @@ class AlbumVocabulary:
             owner_id,
             now_note,
             MappingProxyType(spellings),
+            MappingProxyType(shared),
+            MappingProxyType({pid: rs for pid, rs in person_roles.items() if rs}),
+            MappingProxyType({pid: _display(names, shared) for pid, names in people.items() if names}),
         )
+
+    def people_in_role(self, role: Role) -> tuple[str, ...]:
+        """The ids of the album's people known in a role ``role`` accepts (the owner never is)."""
+        return tuple(pid for pid in people_in_role(role, self.roles) if pid != self.owner_id)
 
     # ------------------------------------------------------------------ did you mean
 

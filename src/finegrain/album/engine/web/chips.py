@@ -49,6 +49,9 @@ def _raw_chips(plan: Any, names: dict[str, str]) -> list[dict[str, str]]:
     for p in getattr(plan, "people", ()):
         name = names.get(p.person_id, p.person_id)
         chips.append({"kind": "people", "label": p.text, "title": f"person {name} ({p.person_id})"})
+    for group in getattr(plan, "people_any", ()):
+        if group.constrains:
+            chips.append({"kind": "people", "label": group.text, "title": group.describe()})
     for role in getattr(plan, "roles", ()):
         chips.append({"kind": "people", "label": role, "title": "a role the album does not resolve"})
     for word in getattr(plan, "event_words", ()):
