@@ -34,9 +34,12 @@ residue do not see it again:
    words): these are answered from time and place traces, so they count as metadata (M);
 6. **event words** (birthday, party, wedding, ..., and the album's own ``vocab.event_words``)
    are kept for the engine; they count as visual unless a time or place also appears;
-7. the **visual residue** is what is left after removing the matched text and function
-   words ("photos", "taken", "of", "的照片", "拍的", ...); it is visual (V) when it
-   still holds a content word.
+7. the **visual residue** is what is left after removing the matched text, function
+   words ("photos", "taken", "of", "的照片", "拍的", ...) and the words that frame the
+   request ("everything", "what I shot", "featuring", "in the same picture", "那边", "翻翻",
+   "出镜": :mod:`~finegrain.album.engine.plan.frames`); it is visual (V) when it still holds a
+   content word (by part of speech: a pronoun, numeral or particle alone is none). A Chinese
+   content word keeps the stop characters inside it (月饼, 和服).
 
 The source type is V if the residue is visual (or a venue was named), M if any time
 (other than a part of the day or a season alone, which are visible), place, venue,
@@ -63,6 +66,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
+from finegrain.album.engine.plan.frames import blank_closed_words, blank_request_words, chinese_content_spans
 from finegrain.album.engine.plan.holidays import DEFAULT_HOLIDAY_READING
 from finegrain.album.engine.plan.people import ROLE_WORDS, role_word
 from finegrain.album.engine.plan.records import (
@@ -507,14 +511,14 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
     # 7. visual residue; a venue neither in a place frame nor alone describes what is seen
     # ("Apple Store environment", "甜品店搞怪装饰"): it goes back to the visual text
     for s, e in list(venues_unlisted):
-        if framed(text, s, e, lang) or not _visual_residue(t.residue(), lang):
+        if framed(text, s, e, lang) or not _visual_residue(t.residue(), lang, text):
             continue
         t.release(s, e)
         venues_unlisted.remove((s, e))
         places = [p for p in places if not (p.place.level == "poi" and p.text == text[s:e])]
         steps = [st for st in steps if st != (VENUE_REASON.format(text[s:e]), text[s:e])]
         steps.append(("visual: a venue beside other visual words is what is seen", text[s:e]))
-    visual = _visual_residue(t.residue(), lang)
+    visual = _visual_residue(t.residue(), lang, text)
     if visual:
         steps.append(("visual: residual text", visual))
     elif venues:
@@ -594,6 +598,7 @@ _PERSON_BEFORE_ZH = ("和", "跟", "与", "同", "、", "有")
 _PERSON_AFTER_ZH = ("和", "跟", "与", "、", "的", "在内", "一起", "去", "在", "拍", "合")
 _PERSON_PUNCT_ZH = " ,，。!！?？;；"
 _PLACE_BEFORE_ZH = ("在", "去", "到", "于")
+_HAS_ZH = ("有", "带", "含")  # "有X的照片": photos that show X
 _ADMIN_SUFFIX_ZH = "区县市旗"
 _PLACE_AFTER_ZH = ("拍的", "的照片", "拍摄", "旅行", "之行", "旅游")
 _PERSON_FRAME_ZH = re.compile(r"(?:和|跟|与|同|、)([\u4e00-\u9fff]{2,3}?)(?=的照片|的合照|的合影|$|[，,、和])")
@@ -641,7 +646,7 @@ def _unknown_spans_en(t: _Text) -> list[tuple[str, int, int]]:
         for m in pattern.finditer(t.text):
             if pattern is _WEAK_PLACE_FRAME_EN:
                 rest = t.residue()[: m.start()] + " " * (m.end() - m.start()) + t.residue()[m.end():]
-                if _visual_residue(rest, "en"):
+                if _visual_residue(rest, "en", t.text):
                     continue
             s, e = m.span(1)
             words = t.text[s:e].split()
@@ -681,7 +686,9 @@ def _unknown_spans_zh(t: _Text, vocab: AlbumVocabulary) -> list[tuple[str, int, 
         person_frame = (before.endswith(_PERSON_BEFORE_ZH) and ends) or (not before and after.startswith(("和", "、", "跟")))
         if flag.startswith("nr") and person_frame:
             out.append(("person", s, e))
-        elif admin or (flag == "ns" or outside) and (before.endswith(_PLACE_BEFORE_ZH) or after.startswith(_PLACE_AFTER_ZH)):
+        elif admin or (flag == "ns" or outside) and (before.endswith(_PLACE_BEFORE_ZH) or (
+                after.startswith(_PLACE_AFTER_ZH) and not before.endswith(_HAS_ZH))):
+            # "有沙堡的照片" (photos that have a sandcastle): what 有 introduces is seen, not where
             out.append(("place", s, e))
     # frames jieba may cut across ("在盐天拍的" -> 盐/天拍, "和小美" -> 小/美)
     for kind, pattern in (("person", _PERSON_FRAME_ZH), ("place", _PLACE_FRAME_ZH)):
@@ -790,17 +797,40 @@ def _modifies_noun(text: str, end: int, lang: str) -> bool:
     return any(rest.startswith(w) for w in FESTIVE_OBJECTS_ZH)
 
 
-def _visual_residue(residue: str, lang: str) -> str:
+def _visual_residue(residue: str, lang: str, text: str | None = None) -> str:
+    """The visual words of ``residue`` (the query with matched characters blanked): no stop words
+    and, given the query ``text``, no words that frame the request; empty when what is left has
+    no content word (only pronouns, numerals, particles, ...: :mod:`.frames`). Given ``text``, a
+    Chinese content word keeps the stop characters inside it (月饼, 圆月, 和服: not 月, 和)."""
+    if text is None:
+        return _residue_words(residue, lang)
+    residue = blank_request_words(residue, text, lang)
+    whole = chinese_content_spans(residue, text, STOP_ZH) if lang == "zh" else []
+    if not _residue_words(blank_closed_words(residue, text, lang), lang, whole):
+        return ""
+    return _residue_words(residue, lang, whole)
+
+
+def _residue_words(residue: str, lang: str, whole: list[tuple[int, int]] | None = None) -> str:
+    """The words of ``residue`` that are no stop words; ``whole``: spans of Chinese content words
+    whose characters no stop word removes."""
     if lang == "en":
         words = re.findall(r"[A-Za-z][A-Za-z'\-]*|\d+", residue)
         keep = [w for w in words if w.lower() not in STOP_EN and not w.isdigit() and len(w) > 1]
         return " ".join(keep)
-    chunks = [c for c in re.split(r"[\s,，、。.!?！？:：;；()（）]+", residue) if c]
+    # a kept word's characters stand in the private use area while stop words are removed
+    chars, hidden = list(residue), {}
+    for s, e in whole or ():
+        for i in range(s, e):
+            mark = chr(0xE000 + len(hidden))
+            hidden[mark] = chars[i]
+            chars[i] = mark
+    chunks = [c for c in re.split(r"[\s,，、。.!?！？:：;；()（）]+", "".join(chars)) if c]
     keep = []
     for c in chunks:
         for sw in sorted(STOP_ZH, key=len, reverse=True):
             c = c.replace(sw, " ")
-        for piece in c.split():
+        for piece in "".join(hidden.get(ch, ch) for ch in c).split():
             if _CJK.search(piece) and len(piece) >= 1 or re.search(r"[A-Za-z]{2,}", piece):
                 keep.append(piece)
     text = " ".join(keep)

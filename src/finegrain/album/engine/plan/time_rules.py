@@ -10,9 +10,13 @@ Rules, applied in this order, each consuming the text it matched:
    ``lunardate`` when installed, else the festival is recorded without dates. China's seven
    statutory holidays with a year ("National Day 2021") are read as ``holiday``
    (:mod:`~finegrain.album.engine.plan.holidays`): ``"span"`` (the default) is the official days off
-   that year, ``"day"`` the holiday's own day; without a year a fixed-date holiday recurs every
-   year (its usual days, or its one day) and a lunar one covers the last ten years;
-3. year halves ("second half of 2022", "2022年下半年"), seasons ("summer", "夏天", "秋日"),
+   that year, ``"day"`` the holiday's own day; the query's wording next to the holiday ("the
+   National Day holiday", "放假期间"; "the very day of Labor Day", "当天") selects the reading
+   before the option does (``holidays.holiday_wording``); without a year a fixed-date holiday
+   recurs every year (its usual days, or its one day) and a lunar one covers the last ten years;
+   "十一" right after a year ("2019年十一", "去年的十一") is National Day, not the number eleven;
+3. year halves ("second half of 2022", "2022's first half", "2022年下半年"), thirds of a year or
+   month ("early 2019" = January-April, "mid-2019", "the end of May" = May 21-31, "2019年底", "5月初"), seasons ("summer", "夏天", "秋日"),
    months ("May", "五月", "5月");
 4. year anchors: "2023", "2023年", "23年", relative "last year"/"去年", "this year"/"今年",
    "the year before last"/"前年"; a season/month/festival/half takes the query's year anchor,
@@ -47,6 +51,7 @@ from finegrain.album.engine.plan.holidays import (
     STATUTORY,
     check_holiday_reading,
     holiday_day,
+    holiday_wording,
     official_span,
 )
 from finegrain.album.engine.plan.records import TimeRange
@@ -58,6 +63,7 @@ _ZH_DIGIT = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 
 
 SEASONS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11), "winter": (12, 2)}
 _SEASON_ZH = {"春": "spring", "夏": "summer", "秋": "autumn", "冬": "winter"}
+_PART_EN = {"early": 1, "beginning": 1, "start": 1, "mid": 2, "middle": 2, "late": 3, "end": 3}
 
 # name -> (aliases en, aliases zh, fixed (month, day, n days) or None for lunar (lunar month, day, n days, offset))
 _FESTIVALS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str, tuple[int, int, int, int]]] = {
@@ -118,11 +124,13 @@ class _Impossible:
 
 @dataclass
 class _Found:
-    kind: str  # date | festival | half | season | month | year | relspan | weekdays | hours
+    kind: str  # date | festival | half | part | season | month | year | relspan | weekdays | hours | wording
     span: tuple[int, int]
     rule: str
     value: Any
     relative: str | None = None  # "last" | "this" for "last summer" / "this spring"
+    reading: str | None = None  # a holiday's reading its wording selects ("span" | "day"); None: the option's
+    part: int | None = None  # a year's or month's third: 1 early, 2 mid, 3 late ("late 2019", "5月底")
 
 
 MODIFIER_RULE = "festival word used as a modifier (kept as visual)"
@@ -162,6 +170,8 @@ def find_times(
     names = [f for f in found if is_name is not None and is_name(f.span)]
     dropped = [f for f in found if f.kind == "festival" and modifier is not None and modifier(f.span[1])
                and f not in names]
+    found = _with_holiday_wording(found, text, lang, taken, skip=[*names, *dropped])
+    _attach_parts(found, text, lang)
     kept = [f for f in found if f not in dropped and f not in names]
     failed: dict[int, str] = {id(f): f.value.reason for f in kept if isinstance(f.value, _Impossible)}
     ranges = _resolve([f for f in kept if id(f) not in failed], text, latest, failed, holiday)
@@ -171,6 +181,46 @@ def find_times(
         for f in found
     )
     return ranges, matches
+
+
+def _with_holiday_wording(found: list[_Found], text: str, lang: str, taken: list[bool], skip: list[_Found]
+                          ) -> list[_Found]:
+    """``found`` with each festival's reading set from the words next to it, and those words
+    (free text only) as matches of their own, so the planner consumes them; festivals in
+    ``skip`` (part of a name, or a modifier) are left alone."""
+    years = [f for f in found if f.kind == "year"]
+    out = list(found)
+    for f in found:
+        if f.kind != "festival" or f in skip:
+            continue
+        near = min(years, key=lambda y: min(abs(y.span[0] - f.span[1]), abs(f.span[0] - y.span[1])), default=None)
+        said = holiday_wording(text, lang, f.span, near.span if near is not None else None)
+        if said is None:
+            continue
+        reading, where = said
+        if where is not None:
+            if any(taken[where[0]:where[1]]):
+                continue
+            for i in range(*where):
+                taken[i] = True
+            rule = "holiday wording: the official days off" if reading == "span" else "holiday wording: the day itself"
+            out.append(_Found("wording", where, rule, reading))
+        f.reading = reading
+    return sorted(out, key=lambda f: f.span)
+
+
+def _attach_parts(found: list[_Found], text: str, lang: str) -> None:
+    """Give each "early"/"mid"/"late" (年初, 月底, ...) to the year or month it qualifies: in
+    English the one right after it ("late 2019", "the end of May"), in Chinese the one right
+    before ("2019年底", "5月初")."""
+    anchors = [f for f in found if f.kind in ("year", "month")]
+    for p in (f for f in found if f.kind == "part"):
+        if lang == "zh":
+            near = [a for a in anchors if a.span[1] == p.span[0]]
+        else:
+            near = [a for a in anchors if a.span[0] >= p.span[1] and not text[p.span[1]:a.span[0]].strip()]
+        if near:
+            min(near, key=lambda a: abs(a.span[0] - p.span[1])).part = p.value
 
 
 # --------------------------------------------------------------------------- patterns
@@ -243,7 +293,15 @@ def _scan_en() -> list[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]]
          lambda m: _month_day_year(_MONTHS_EN[m[1].lower()], int(m[2]), None)),
         ("festival", "festival", re.compile(rf"\b(?:(last|this)\s+)?({fest_pat})(?:'s)?\b", I),
          lambda m: _rel(m[1], fest_of[m[2].lower()])),
+        # "early 2019", "mid-2020", "the end of May": a third of the year or month that follows
+        ("part", "early/mid/late", re.compile(
+            r"\b(early|mid|late|the\s+(?:beginning|start|middle|end)\s+of)(?:\s+|-)(?=(?:19|20)\d\d\b|(?:january|february|"
+            r"march|april|may|june|july|august|september|october|november|december)\b)", I),
+         lambda m: _PART_EN[m[1].lower().split()[1 if m[1].lower().startswith("the") else 0]]),
         ("half", "year half", re.compile(r"\b(first|second|1st|2nd)\s+half\s+of\s+(?:the\s+year\s+)?", I),
+         lambda m: 1 if m[1].lower() in ("first", "1st") else 2),
+        # "2019's first half", "2019 second half": the half after its year
+        ("half", "year half", re.compile(r"(?:(?<=\d\d\d\d's\s)|(?<=\d\d\d\d\s))(first|second|1st|2nd)\s+half\b", I),
          lambda m: 1 if m[1].lower() in ("first", "1st") else 2),
         ("season", "season", re.compile(rf"\b{rel}({seasons})(?:time)?\b", I),
          lambda m: _rel(m[1], "autumn" if m[2].lower() == "fall" else m[2].lower())),
@@ -258,11 +316,13 @@ def _scan_en() -> list[tuple[str, str, re.Pattern[str], Callable[[re.Match[str]]
          lambda m: _year_value(int(m[1]) if len(m[1]) <= 12 else MAXYEAR + 1)),
         ("year", "relative year", re.compile(r"\b(last|this|past|previous)\s+year\b", I),
          lambda m: 0 if m[1].lower() == "this" else -1),
-        ("year", "year", re.compile(r"(?<![\d-])((?:19|20)\d\d)s?(?![\d-])"), lambda m: ("abs", int(m[1]))),
+        # not inside a date or a range of numbers ("2019-05", "1998-2003"), but "mid-2020" is a year
+        ("year", "year", re.compile(r"(?<!\d)(?<!\d-)((?:19|20)\d\d)s?(?![\d-])"), lambda m: ("abs", int(m[1]))),
         ("relspan", "relative span", re.compile(r"\b(last|past|previous|this)\s+(week|month|weekend)\b", I),
          lambda m: (m[1].lower(), m[2].lower())),
         ("relspan", "relative span", re.compile(r"\b(recently|lately|recent|yesterday)\b", I), lambda m: ("", m[1].lower())),
-        ("weekdays", "weekend", re.compile(r"\bweekends?\b", I), lambda m: (5, 6)),
+        # "a long weekend" is a holiday's days off (holidays.holiday_wording), not Saturdays and Sundays
+        ("weekdays", "weekend", re.compile(r"\b(?<!long\s)weekends?\b", I), lambda m: (5, 6)),
         ("weekdays", "weekday", re.compile(r"\bweekdays?\b|\bworkdays?\b", I), lambda m: (0, 1, 2, 3, 4)),
         ("hours", "part of day",
          re.compile(r"\b(early morning|late night|morning|midday|noon|afternoon|evening|dusk|tonight|midnight|night)(?:time|s)?\b", I),
@@ -318,8 +378,14 @@ def _scan_zh(latest: date) -> list[tuple[str, str, re.Pattern[str], Callable[[re
         ("date", "date: ISO", re.compile(r"((?:19|20)\d\d)[-./](\d{1,2})[-./](\d{1,2})"),
          lambda m: _month_day_year(int(m[2]), int(m[3]), int(m[1]))),
         ("date", "date: 月日", re.compile(rf"{num}月{num}[日号]"), lambda m: md(m, None, 1, 2)),
-        ("festival", "festival", re.compile(rf"({fest_pat})(?:节)?(?:假期|期间|那天|当天)?"), lambda m: fest_of[m[1]]),
+        ("festival", "festival", re.compile(rf"({fest_pat})(?:节)?(?:期间)?"), lambda m: fest_of[m[1]]),
+        # "2019年十一", "去年的十一": National Day; not 十一月 (November), 十一日 or 十一点 (the number)
+        ("festival", "festival", re.compile(r"(?:(?<=年)|(?<=年的))十一(?![月日号点岁个届期\d一二三四五六七八九十])(?:期间)?"),
+         lambda m: "national_day"),
         ("half", "year half", re.compile(r"([上下])半年"), lambda m: 1 if m[1] == "上" else 2),
+        # "2019年底", "年初", "5月初", "5月中旬", "5月底": a third of the year or month before it
+        ("part", "early/mid/late", re.compile(r"(?:(?<=年)|(?<=月)|(?<=月份))(初|上旬|中旬|下旬|底|末)(?![一二三四五六七八九十])"),
+         lambda m: {"初": 1, "上旬": 1, "中旬": 2, "下旬": 3, "底": 3, "末": 3}[m[1]]),
         ("season", "season", re.compile(r"([春夏秋冬])(?:天|季|日|夜|末|初)"), lambda m: _SEASON_ZH[m[1]]),
         ("year", "relative year", re.compile(r"(去年|今年|前年)"), lambda m: {"去年": -1, "今年": 0, "前年": -2}[m[1]]),
         ("year", "year", re.compile(r"(?<!\d)(-?\d{5,}|-\d+)年"), lambda m: _year_value(int(m[1]))),
@@ -372,12 +438,36 @@ def _resolve(found: list[_Found], text: str, latest: date, failed: dict[int, str
 
 def _ranges_of(f: _Found, t: str, years: list[_Found], subs: list[_Found], anchor: int | None, anchor_text: str,
                latest: date, holiday: str = DEFAULT_HOLIDAY_READING) -> list[TimeRange]:
-    """The ranges of one match (raises ValueError/OverflowError past the calendar's ends)."""
+    """The ranges of one match (raises ValueError/OverflowError past the calendar's ends), a
+    year or month narrowed to the third its "early"/"mid"/"late" names."""
+    ranges = _match_ranges(f, t, years, subs, anchor, anchor_text, latest, holiday)
+    if f.part is None or f.kind not in ("year", "month"):
+        return ranges
+    return [_third(r, f.part, f.kind) for r in ranges]
+
+
+def _third(r: TimeRange, part: int, kind: str) -> TimeRange:
+    """The early (1), mid (2) or late (3) third of a year (January-April, May-August,
+    September-December) or of a month (days 1-10, 11-20, 21 to its end)."""
+    word = ("early", "mid", "late")[part - 1]
+    if kind == "year":
+        first, last = ((1, 4), (5, 8), (9, 12))[part - 1]
+        y = r.start.year
+        start, end = date(y, first, 1), date(y, last, calendar.monthrange(y, last)[1])
+    else:
+        y, m = r.start.year, r.start.month
+        first, last = ((1, 10), (11, 20), (21, calendar.monthrange(y, m)[1]))[part - 1]
+        start, end = date(y, m, first), date(y, m, last)
+    return replace(r, start=start, end=end, rule=f"{r.rule} ({word} third)")
+
+
+def _match_ranges(f: _Found, t: str, years: list[_Found], subs: list[_Found], anchor: int | None, anchor_text: str,
+                  latest: date, holiday: str = DEFAULT_HOLIDAY_READING) -> list[TimeRange]:
     if f.kind == "date":
         return [_date_range(f.value, t, f.rule, latest)]
     if f.kind in ("festival", "half", "season", "month"):
         label = f"{anchor_text} {t}" if anchor is not None and f.relative is None else t
-        return _sub_ranges(f, label, anchor, latest, holiday)
+        return _sub_ranges(f, label, anchor, latest, f.reading or holiday)
     if f.kind == "year" and not subs and f is years[0] and anchor is not None:
         return [TimeRange(date(anchor, 1, 1), date(anchor, 12, 31), t, f.rule)]
     if f.kind == "year" and f is not years[0]:
