@@ -53,8 +53,9 @@ without photos from the general gazetteer, relative times and two-digit years fr
 album's latest date. The word lists below (roles, venues, trip and event words) are
 general words, though several were first met in album1's even-indexed queries ("toll
 booth", "卡片机", "sports day"): they cover album1's phrasing better than another album's.
-``benchmarks/album_generalisation.py`` checks the planner on albums made from album1 with
-other people, cities and years (:mod:`finegrain.album.bench.heldout`).
+``benchmarks/album_generalisation.py`` checks the planner on generated albums unlike album1
+(:mod:`finegrain.album.bench.generated`): other people and nickname styles, cities at home and
+abroad, years and holidays, worded from template banks a third of which only held-out albums use.
 """
 
 from __future__ import annotations
