@@ -46,7 +46,7 @@ _HEAD_EN = "|".join(sorted(HEADS_EN, key=len, reverse=True))
 # "the expo garden", "the Apple Store", "Zhejiang University's campus": one to three name words and a head
 _VENUE_EN = re.compile(rf"\b((?:[A-Za-z][\w'&\-]*\s+){{1,3}}(?:{_HEAD_EN}))\b", re.IGNORECASE)
 _FRAME_EN = re.compile(r"(?:\b(?:at|in|inside|near|outside|to|visit|visiting|around|from)\s+(?:the\s+)?)$", re.IGNORECASE)
-_FRAME_BEFORE_ZH = ("在", "去", "到", "于", "逛")
+_FRAME_BEFORE_ZH = ("在", "去", "到", "于", "逛", "游")
 _FRAME_AFTER_ZH = ("拍", "里拍", "内拍", "门口", "里", "内")
 _NOT_NAME_EN = frozenset("""a an the my our his her their this that these those of at in on to with and or by for from
     near some any every photos photo pictures picture pics pic shots images taken take took snapped""".split())
