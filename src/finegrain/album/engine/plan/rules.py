@@ -383,8 +383,12 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
     aliases = {a: pid for a, pid in vocab.people.items()
                if (lang == "zh") == bool(_CJK.search(a)) or (mixed and len(a) >= 3 and not _CJK.search(a))}
     names = _name_spans(text, aliases, lang)
-    # a season word inside a capitalised venue name ("Summer Palace") is part of the name
+    # a season or month word inside a capitalised venue or sight name ("Summer Palace", "May Fourth
+    # Square", "Spring Lake Park") is part of the name
     venue_names = [(s, e) for s, e in venue_spans_en(text, [True] * len(text)) if text[s].isupper()] if lang == "en" else []
+    if lang == "en":
+        venue_names += [m.span(1) for m in _POI_EN.finditer(text) if is_landmark(m.group(1), lang)]
+        venue_names += head_first_spans_en(text, [True] * len(text))
     ranges, tmatches = find_times(text, lang, vocab.latest_date, modifier=lambda end: _modifies_noun(text, end, lang),
                                   is_name=lambda span: _yields_to_name(text, span, names, lang)
                                   or any(s <= span[0] and span[1] <= e for s, e in venue_names), holiday=holiday)
@@ -462,10 +466,19 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
     places: list[PlaceMatch] = []
     skip = {*vocab.places, *vocab.known_places}
     venues_unlisted: list[tuple[int, int]] = []
+    typos: list[UnknownMention] = []
     for s, e in _poi_spans(t, lang, skip=skip):
         # a sight ("Yellow Crane Tower", "翠湖公园") is seen as well as located: M+V like a venue;
-        # an address or area ("Xinhua Road", "东华门") is a position; a name the album knows is its place
+        # an address or area ("Xinhua Road", "东华门") is a position; a name the album knows is its
+        # place; a sight's name near an album place's ("青杉湖" for 青山湖) is left to the did-you-mean
         match, rule = _landmark_or_place(text[s:e], lang, vocab)
+        if rule == VENUE_REASON and _typo_of_album(vocab, text[s:e], lang):
+            near = _place_typo(vocab, text[s:e], lang)
+            if near is None:  # near a person's name: the person rules below decide
+                t.release(s, e)
+            else:
+                typos.append(UnknownMention("place", text[s:e], near))
+            continue
         places.append(match)
         if rule == VENUE_REASON:
             venues_unlisted.append((s, e))
@@ -478,7 +491,7 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
     # place of the album or the gazetteer and no typo of one (the did-you-mean below answers those)
     sights = head_first_spans_en(text, free) if lang == "en" else landmark_spans_zh(
         text, free, skip | set(VENUES_ZH) | chinese_admin_names())
-    named += [(s, e) for s, e in sights if not _typo_of_album(vocab, text[s:e])]
+    named += [(s, e) for s, e in sights if not _typo_of_album(vocab, text[s:e], lang)]
     for s, e in sorted(named):
         t.take(s, e)
         venues_unlisted.append((s, e))
@@ -497,7 +510,7 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
 
     # 4b. a name in a person or place frame that none of the rules above resolved; a venue frame
     # ("at Starbucks", "在宜家拍的") with no album place near the name is a venue no gazetteer lists
-    unknown = []
+    unknown = typos
     for u, (s, e) in _unknown_mentions(t, lang, vocab, time_spans=[m.span for m in tmatches]):
         if u.kind == "place" and u.suggestion is None and _venue_frame(text, s, e, lang):
             # a bare name in a venue frame: a sight or venue ("at Sagrada Familia", "在星巴克拍的") is
@@ -512,7 +525,7 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
     # a name alone ("Sagrada Familia", "the Kiyomizu-dera photos"): a sight, when it is no pinyin
     # (a Chinese place or person) and no typo of the album's people or places
     lone = lone_name_en(text, [not x for x in t.taken]) if lang == "en" else None
-    if lone is not None and not _typo_of_album(vocab, text[slice(*lone)]):
+    if lone is not None and not _typo_of_album(vocab, text[slice(*lone)], lang):
         rest = t.residue()[: lone[0]] + " " * (lone[1] - lone[0]) + t.residue()[lone[1]:]
         if not _visual_residue(rest, lang):
             t.take(*lone)
@@ -773,11 +786,18 @@ def _sight_by_name(name: str, lang: str) -> bool:
     return lang != "en" or not pinyin_shaped(name)
 
 
-def _typo_of_album(vocab: AlbumVocabulary, name: str) -> bool:
-    """Whether ``name`` is near one of the album's own places or people (a did-you-mean, not a sight)."""
-    if _suggest(vocab, "person", name) is not None:
-        return True
-    return nearest(name, [a for a in vocab.places if has_cjk(a) == has_cjk(name)]) is not None
+def _typo_of_album(vocab: AlbumVocabulary, name: str, lang: str) -> bool:
+    """Whether ``name`` is near one of the album's own people or places (a did-you-mean, not a sight)."""
+    return _suggest(vocab, "person", name) is not None or _place_typo(vocab, name, lang) is not None
+
+
+def _place_typo(vocab: AlbumVocabulary, name: str, lang: str) -> str | None:
+    """The album place ``name`` is a typo of, under any of its spellings ("Qingshen Lake" is near
+    "qingshanhu", 青杉湖 near 青山湖), as the vocabulary names it; None when none is near."""
+    for spelling in place_spellings(name, lang):
+        if nearest(spelling, [a for a in vocab.places if has_cjk(a) == has_cjk(spelling)]) is not None:
+            return _suggest(vocab, "place", spelling)
+    return None
 
 
 def _venue_frame(text: str, s: int, e: int, lang: str) -> bool:
