@@ -138,3 +138,19 @@ def test_head_words_tell_sights_from_addresses(name, lang, expected):
                                             ("Montmartre", False), ("Sagrada Familia", False), ("Kiyomizu-dera", False)])
 def test_pinyin_shaped(name, expected):
     assert pinyin_shaped(name) is expected
+
+
+def test_the_engine_searches_a_sight_instead_of_saying_no_such_place(tmp_path):
+    from finegrain.album.engine.catalog import open_catalog
+    from finegrain.album.engine.outcome import OutcomeKind
+    from finegrain.album.engine.records import Person, Photo
+    from finegrain.album.engine.search import search
+
+    store = open_catalog(tmp_path / "sights.sqlite")
+    store.put_person(Person("1", ("me",), True))
+    store.put_photo(Photo(id="a.jpg", path="a.jpg"))
+    for query in ("photos at Silver Crane Tower", "在银鹤楼的照片", "the Alcazaba photos"):
+        result = search(store, query)
+        # no embeddings to check the sight against: the engine says so, not "no such place"
+        assert result.outcome.kind is OutcomeKind.VISUAL_UNCHECKABLE, (query, result.reason)
+    store.close()

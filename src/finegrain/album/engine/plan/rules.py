@@ -24,7 +24,10 @@ residue do not see it again:
    (a capitalised name + "Mountain", "Lake", "Station", ...; a Chinese place-name token
    + 山/湖/站/路/...), then venue words whose answer is a GPS position (airport, zoo,
    museum, hotel, 机场, 动物园, ...); a venue is also a visible scene, so a query of a
-   venue alone is visual as well;
+   venue alone is visual as well. A named sight ("Yellow Crane Tower", "Pavilion of
+   Prince Teng", "at Sagrada Familia", 黄鹤楼, 清水寺; :mod:`~finegrain.album.engine.plan.landmarks`)
+   is kept like a venue no gazetteer lists (M+V); an address or area ("Xinhua Road",
+   东华门) is a position (M); a sight's name that spells an album place is that place;
    4b. **unknown mentions**: a name in a person frame ("with Zoe", "me and Zoe", "Zoe's",
    "和张伟的合照") or a place frame ("in Paris", "photos in Yantain", "Changning District",
    "在巴黎的照片") that none of the rules above resolved becomes ``Plan.unknown`` with the
