@@ -65,6 +65,7 @@ def test_a_sight_is_metadata_and_visual(vocab, query, sight):
 
 
 @pytest.mark.parametrize("query, source", [("Lily at Silver Crane Tower", "VMF"), ("和莉莉在银鹤楼的照片", "VMF"),
+                                           ("Lily in front of the Silver Crane Tower", "VMF"),
                                            ("photos at Jade Mirror Island in Hangzhou", "VM")])
 def test_a_sight_beside_a_person_or_a_city(vocab, query, source):
     plan = plan_query(query, vocab)
