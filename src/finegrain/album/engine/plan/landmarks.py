@@ -39,7 +39,6 @@ Nothing here names a particular landmark: the lists are word classes.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from finegrain.errors import MissingDependencyError
 from finegrain.text.lang import CJK
@@ -220,10 +219,10 @@ def lone_name_en(text: str, free: list[bool]) -> tuple[int, int] | None:
     return s, e
 
 
-@lru_cache(maxsize=1)
-def _jieba_tags() -> dict[str, str]:
-    """jieba's dictionary: word -> part-of-speech tag."""
-    return dict(load_posseg().dt.word_tag_tab)
+def _jieba_tag(word: str) -> str | None:
+    """jieba's part-of-speech tag of a dictionary word (None for a word outside the dictionary)."""
+    tag = load_posseg().dt.word_tag_tab.get(word)
+    return None if tag is None else str(tag)
 
 
 def _name_word_zh(word: str, flag: str, head: str) -> bool:
@@ -234,7 +233,7 @@ def _name_word_zh(word: str, flag: str, head: str) -> bool:
         return False
     if flag.startswith(_NAME_FLAGS_ZH) or load_jieba().get_FREQ(word) is None:
         return True
-    part = _jieba_tags().get(word[: -len(head)])
+    part = _jieba_tag(word[: -len(head)])
     return part is None or part.startswith(_NAME_FLAGS_ZH)
 
 
