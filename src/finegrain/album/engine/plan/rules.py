@@ -24,7 +24,10 @@ residue do not see it again:
    (a capitalised name + "Mountain", "Lake", "Station", ...; a Chinese place-name token
    + 山/湖/站/路/...), then venue words whose answer is a GPS position (airport, zoo,
    museum, hotel, 机场, 动物园, ...); a venue is also a visible scene, so a query of a
-   venue alone is visual as well;
+   venue alone is visual as well. A named sight ("Yellow Crane Tower", "Pavilion of
+   Prince Teng", "at Sagrada Familia", 黄鹤楼, 清水寺; :mod:`~finegrain.album.engine.plan.landmarks`)
+   is kept like a venue no gazetteer lists (M+V); an address or area ("Xinhua Road",
+   东华门) is a position (M); a sight's name that spells an album place is that place;
    4b. **unknown mentions**: a name in a person frame ("with Zoe", "me and Zoe", "Zoe's",
    "和张伟的合照") or a place frame ("in Paris", "photos in Yantain", "Changning District",
    "在巴黎的照片") that none of the rules above resolved becomes ``Plan.unknown`` with the
@@ -68,7 +71,18 @@ from functools import lru_cache
 from typing import Any
 
 from finegrain.album.engine.plan.frames import blank_closed_words, blank_request_words, chinese_content_spans
+from finegrain.album.engine.plan.fuzzy import nearest
 from finegrain.album.engine.plan.holidays import DEFAULT_HOLIDAY_READING
+from finegrain.album.engine.plan.landmarks import (
+    LANDMARK_HEADS_EN,
+    head_first_spans_en,
+    is_landmark,
+    landmark_spans_zh,
+    locality_head,
+    lone_name_en,
+    pinyin_shaped,
+    place_spellings,
+)
 from finegrain.album.engine.plan.people import ROLE_WORDS, role_word
 from finegrain.album.engine.plan.records import (
     AnyOfPeople,
@@ -89,7 +103,7 @@ from finegrain.album.engine.plan.vocabulary import AlbumVocabulary
 from finegrain.album.engine.profile.cities import area_aliases
 from finegrain.album.engine.profile.places import chinese_admin_names
 from finegrain.errors import FinegrainError, MissingDependencyError
-from finegrain.text.lang import CJK, Lang, detect_lang, parse_lang
+from finegrain.text.lang import CJK, Lang, detect_lang, has_cjk, parse_lang
 from finegrain.text.segment import load_jieba, pos_words
 from finegrain.train.rules import spacy_english
 
@@ -108,11 +122,13 @@ ROLES_ZH = (
 SELFIE_EN = ("selfies", "selfie", "self-portrait")
 SELFIE_ZH = ("自拍",)
 
-POI_SUFFIX_EN = (
+POI_SUFFIX_EN = tuple(dict.fromkeys((
     "Mountain", "Mountains", "Lake", "Spring", "Road", "Street", "Bay", "Station", "Airport", "Temple", "Park",
     "Bridge", "Square", "Hall", "Tower", "Gate", "Island", "Beach", "Village", "Town", "Pagoda", "River",
     "Museum", "Studios", "Memorial", "Center", "Centre", "Zoo",
-)
+    # every sight word names a point of interest too ("Kuanzhai Alley", "Fushimi Inari Shrine")
+    *(head.title() for head in LANDMARK_HEADS_EN),
+)))
 POI_SUFFIX_ZH = ("山", "湖", "泉", "路", "街", "湾", "站", "机场", "寺", "公园", "桥", "塔", "广场", "宫", "岛", "镇",
                  "村", "门", "纪念馆", "博物馆", "古城", "景区")
 VENUES_EN = (
@@ -375,8 +391,12 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
     aliases = {a: pid for a, pid in vocab.people.items()
                if (lang == "zh") == bool(_CJK.search(a)) or (mixed and len(a) >= 3 and not _CJK.search(a))}
     names = _name_spans(text, aliases, lang)
-    # a season word inside a capitalised venue name ("Summer Palace") is part of the name
+    # a season or month word inside a capitalised venue or sight name ("Summer Palace", "May Fourth
+    # Square", "Spring Lake Park") is part of the name
     venue_names = [(s, e) for s, e in venue_spans_en(text, [True] * len(text)) if text[s].isupper()] if lang == "en" else []
+    if lang == "en":
+        venue_names += [m.span(1) for m in _POI_EN.finditer(text) if is_landmark(m.group(1), lang)]
+        venue_names += head_first_spans_en(text, [True] * len(text))
     ranges, tmatches = find_times(text, lang, vocab.latest_date, modifier=lambda end: _modifies_noun(text, end, lang),
                                   is_name=lambda span: _yields_to_name(text, span, names, lang)
                                   or any(s <= span[0] and span[1] <= e for s, e in venue_names), holiday=holiday)
@@ -453,13 +473,36 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
     # below the district that no gazetteer lists ("the Apple Store", "紫金港校区", "故宫")
     places: list[PlaceMatch] = []
     skip = {*vocab.places, *vocab.known_places}
+    venues_unlisted: list[tuple[int, int]] = []
+    typos: list[UnknownMention] = []
     for s, e in _poi_spans(t, lang, skip=skip):
-        places.append(PlaceMatch(text[s:e], PlaceKey("poi", text[s:e]), False))
-        steps.append(("place: named point of interest", text[s:e]))
+        # a sight ("Yellow Crane Tower", "翠湖公园") is seen as well as located: M+V like a venue;
+        # an address or area ("Xinhua Road", "东华门") is a position; a name the album knows is its
+        # place; a sight's name near an album place's ("青杉湖" for 青山湖) is left to the did-you-mean
+        match, rule = _landmark_or_place(text[s:e], lang, vocab)
+        if rule == VENUE_REASON and _typo_of_album(vocab, text[s:e], lang):
+            near = _place_typo(vocab, text[s:e], lang)
+            if near is None:  # near a person's name: the person rules below decide
+                t.release(s, e)
+            else:
+                typos.append(UnknownMention("place", text[s:e], near))
+            continue
+        places.append(match)
+        if rule == VENUE_REASON:
+            venues_unlisted.append((s, e))
+        steps.append((rule.format(text[s:e]), text[s:e]))
     free = [not x for x in t.taken]
-    venues_unlisted = venue_spans_en(text, free) if lang == "en" else venue_spans_zh(text, free, skip | set(VENUES_ZH))
-    for s, e in venues_unlisted:
+    named = venue_spans_en(text, free) if lang == "en" else venue_spans_zh(text, free, skip | set(VENUES_ZH))
+    for s, e in named:
+        free[s:e] = [False] * (e - s)
+    # sights named by their own words ("Pavilion of Prince Teng", "鼓浪屿", "清水寺") that are no
+    # place of the album or the gazetteer and no typo of one (the did-you-mean below answers those)
+    sights = head_first_spans_en(text, free) if lang == "en" else landmark_spans_zh(
+        text, free, skip | set(VENUES_ZH) | chinese_admin_names())
+    named += [(s, e) for s, e in sights if not _typo_of_album(vocab, text[s:e], lang)]
+    for s, e in sorted(named):
         t.take(s, e)
+        venues_unlisted.append((s, e))
         places.append(PlaceMatch(text[s:e], PlaceKey("poi", text[s:e]), False))
         steps.append((VENUE_REASON.format(text[s:e]), text[s:e]))
     for w, s, e in _find_words(t, vocab.places, lang, cross_script=True):
@@ -475,15 +518,28 @@ def plan_query(text: str, vocab: AlbumVocabulary, *, lang: str | None = None,
 
     # 4b. a name in a person or place frame that none of the rules above resolved; a venue frame
     # ("at Starbucks", "在宜家拍的") with no album place near the name is a venue no gazetteer lists
-    unknown = []
+    unknown = typos
     for u, (s, e) in _unknown_mentions(t, lang, vocab, time_spans=[m.span for m in tmatches]):
         if u.kind == "place" and u.suggestion is None and _venue_frame(text, s, e, lang):
-            # a bare name ("at Starbucks", "at Chongwenmen") may be an area as well as a venue:
-            # a place constraint kept as text, not a visual one
+            # a bare name in a venue frame: a sight or venue ("at Sagrada Familia", "在星巴克拍的") is
+            # seen as well as located (M+V); a Chinese locality ("at Chongwenmen", "东华门") is an area
+            # the gazetteer does not list, a place constraint kept as text, not a visual one
             places.append(PlaceMatch(u.text, PlaceKey("poi", u.text), False))
             steps.append((VENUE_REASON.format(u.text), u.text))
+            if _sight_by_name(u.text, lang):
+                venues_unlisted.append((s, e))
             continue
         unknown.append(u)
+    # a name alone ("Sagrada Familia", "the Kiyomizu-dera photos"): a sight, when it is no pinyin
+    # (a Chinese place or person) and no typo of the album's people or places
+    lone = lone_name_en(text, [not x for x in t.taken]) if lang == "en" else None
+    if lone is not None and not _typo_of_album(vocab, text[slice(*lone)], lang):
+        rest = t.residue()[: lone[0]] + " " * (lone[1] - lone[0]) + t.residue()[lone[1]:]
+        if not _visual_residue(rest, lang):
+            t.take(*lone)
+            venues_unlisted.append(lone)
+            places.append(PlaceMatch(text[slice(*lone)], PlaceKey("poi", text[slice(*lone)]), False))
+            steps.append((VENUE_REASON.format(text[slice(*lone)]), text[slice(*lone)]))
     for u in unknown:
         hint = f"; did you mean {u.suggestion!r}?" if u.suggestion else ""
         steps.append((f"{u.kind}: not in the album{hint}", u.text))
@@ -715,6 +771,44 @@ _POI_EN = re.compile(
 
 
 _VENUE_FRAME_EN = re.compile(r"\b(?:at|visiting|visit|to)\s+(?:the\s+)?$", re.IGNORECASE)
+
+
+def _landmark_or_place(name: str, lang: str, vocab: AlbumVocabulary) -> tuple[PlaceMatch, str]:
+    """A named point of interest as the album's place when a spelling of it is one ("Qingshan Lake"
+    for 青山湖区), else as a sight (``VENUE_REASON``: M+V) or a position (M), with the plan's rule."""
+    for spelling in place_spellings(name, lang):
+        for table, in_album, kind in ((vocab.places, True, "album"), (vocab.known_places, False, "known")):
+            key = table.get(" ".join(spelling.casefold().split()))
+            if key is not None:
+                return PlaceMatch(name, key, in_album), f"place: {kind} {key.level} (named by its sight word)"
+    if is_landmark(name, lang):
+        return PlaceMatch(name, PlaceKey("poi", name), False), VENUE_REASON
+    return PlaceMatch(name, PlaceKey("poi", name), False), "place: named point of interest"
+
+
+def _sight_by_name(name: str, lang: str) -> bool:
+    """Whether a name in a venue frame that no rule resolved is a sight or venue (M+V) rather than a
+    locality (M): its words say so, or it is a foreign name (English: no pinyin) or a Chinese name
+    that ends in no address or area word."""
+    if is_landmark(name, lang):
+        return True
+    if locality_head(name, lang):
+        return False
+    return lang != "en" or not pinyin_shaped(name)
+
+
+def _typo_of_album(vocab: AlbumVocabulary, name: str, lang: str) -> bool:
+    """Whether ``name`` is near one of the album's own people or places (a did-you-mean, not a sight)."""
+    return _suggest(vocab, "person", name) is not None or _place_typo(vocab, name, lang) is not None
+
+
+def _place_typo(vocab: AlbumVocabulary, name: str, lang: str) -> str | None:
+    """The album place ``name`` is a typo of, under any of its spellings ("Qingshen Lake" is near
+    "qingshanhu", 青杉湖 near 青山湖), as the vocabulary names it; None when none is near."""
+    for spelling in place_spellings(name, lang):
+        if nearest(spelling, [a for a in vocab.places if has_cjk(a) == has_cjk(spelling)]) is not None:
+            return _suggest(vocab, "place", spelling)
+    return None
 
 
 def _venue_frame(text: str, s: int, e: int, lang: str) -> bool:

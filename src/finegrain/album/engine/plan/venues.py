@@ -45,16 +45,17 @@ _NAME_FLAGS_ZH = ("n", "nr", "ns", "nt", "nz", "eng", "j")
 _HEAD_EN = "|".join(sorted(HEADS_EN, key=len, reverse=True))
 # "the expo garden", "the Apple Store", "Zhejiang University's campus": one to three name words and a head
 _VENUE_EN = re.compile(rf"\b((?:[A-Za-z][\w'&\-]*\s+){{1,3}}(?:{_HEAD_EN}))\b", re.IGNORECASE)
-_FRAME_EN = re.compile(r"(?:\b(?:at|in|inside|near|outside|to|visit|visiting|around|from)\s+(?:the\s+)?)$", re.IGNORECASE)
-_FRAME_BEFORE_ZH = ("在", "去", "到", "于", "逛")
-_FRAME_AFTER_ZH = ("拍", "里拍", "内拍", "门口", "里", "内")
+_FRAME_EN = re.compile(r"(?:\b(?:at|in|inside|near|outside|to|visit|visiting|around|from|in front of|beside|next to|"
+                       r"behind)\s+(?:the\s+)?)$", re.IGNORECASE)
+_FRAME_BEFORE_ZH = ("在", "去", "到", "于", "逛", "游")
+_FRAME_AFTER_ZH = ("拍", "里拍", "内拍", "门口", "里", "内", "附近", "前", "旁", "外")
 _NOT_NAME_EN = frozenset("""a an the my our his her their this that these those of at in on to with and or by for from
     near some any every photos photo pictures picture pics pic shots images taken take took snapped""".split())
 
 
 def framed(text: str, s: int, e: int, lang: str) -> bool:
     """Whether the venue at ``text[s:e]`` is said as where the photo was taken: after "at"/"in"/
-    "to" (en), after 在/去/到 or before 拍 (zh)."""
+    "to"/"in front of" (en), after 在/去/到/逛/游 or before 拍/附近/前 (zh)."""
     if lang == "en":
         return _FRAME_EN.search(text[:s]) is not None
     return text[:s].rstrip().endswith(_FRAME_BEFORE_ZH) or text[e:].startswith(_FRAME_AFTER_ZH)
