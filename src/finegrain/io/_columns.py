@@ -222,7 +222,7 @@ class Interner:
 
     def __init__(self) -> None:
         self._rows: list[np.ndarray] = []  # each block's runs of equal ids, one row each
-        self._runs: list[np.ndarray] = []  # each row of the block: the index of its run
+        self._runs: list[np.ndarray | None] = []  # each row of the block: the index of its run (None: itself)
 
     def add(self, f: Fields, j: int) -> None:
         """Take field ``j`` of every row of ``f``; a field over :data:`MAX_FAST_ID_BYTES` bytes is a :class:`Decline`."""
@@ -237,23 +237,35 @@ class Interner:
             for c in range(1, words.shape[1]):
                 head[1:] |= words[1:, c] != words[:-1, c]
         heads = np.flatnonzero(head)
-        self._rows.append(words[heads])
-        self._runs.append(np.repeat(np.arange(len(heads)), np.diff(np.append(heads, n))))
+        if len(heads) == n:  # no run (a document column): every row is its own
+            self._rows.append(words)
+            self._runs.append(None)
+        else:
+            self._rows.append(words[heads])
+            self._runs.append(np.repeat(np.arange(len(heads)), np.diff(np.append(heads, n))))
 
     def codes(self) -> tuple[list[str], np.ndarray]:
         """``(ids, codes)``: the distinct ids as text in order of first appearance, and the code of every row added."""
         if not self._rows:
             return [], np.empty(0, dtype=np.int64)
         k = max(r.shape[1] for r in self._rows)
-        rows = np.zeros((sum(len(r) for r in self._rows), k), dtype="<u8")
-        at = 0
-        offsets = []
-        for r in self._rows:
-            rows[at : at + len(r), : r.shape[1]] = r
-            offsets.append(at)
-            at += len(r)
+        if all(r.shape[1] == k for r in self._rows):
+            rows = np.concatenate(self._rows)
+        else:
+            rows = np.zeros((sum(len(r) for r in self._rows), k), dtype="<u8")
+            at = 0
+            for r in self._rows:
+                rows[at : at + len(r), : r.shape[1]] = r
+                at += len(r)
         first, inverse = distinct_rows(rows)
-        codes = np.concatenate([inverse[a + run] for a, run in zip(offsets, self._runs)])
+        if all(run is None for run in self._runs):
+            codes = inverse
+        else:
+            parts, at = [], 0
+            for r, run in zip(self._rows, self._runs):
+                parts.append(inverse[at : at + len(r)] if run is None else inverse[at : at + len(r)][run])
+                at += len(r)
+            codes = np.concatenate(parts)
         return decode_rows(rows[first]), codes
 
 
