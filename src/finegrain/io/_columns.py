@@ -30,7 +30,7 @@ from finegrain.io import _lines
 from finegrain.io._lines import PathLike, line_too_long, open_binary, read_block
 from finegrain.io.ids import IdSyntax, first_bad_id
 from finegrain.numbers import decimal_column
-from finegrain.types import Qrels
+from finegrain.types import Qrels, first_appearance
 
 #: Bytes per block of the block readers.
 CHUNK = 32 << 20
@@ -270,42 +270,23 @@ class Interner:
 
 
 def distinct_rows(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`first_unique` of the rows of ``words`` (n x k 8-byte words): rows are grouped by a hash of
+    """:func:`finegrain.types.first_appearance` of the rows of ``words`` (n x k 8-byte words): rows are grouped by a hash of
     their words and each row is compared with its group's first, so a hash collision (two different
     rows, one hash) is a :class:`Decline`, never a merge."""
     if len(words) == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     if words.shape[1] == 1:
-        return first_unique(words[:, 0])
+        return first_appearance(words[:, 0])
     key = words[:, 0].copy()
     for c in range(1, words.shape[1]):
         key *= _K
         key += words[:, c]
-    first, inverse = first_unique(key)
+    first, inverse = first_appearance(key)
     for c in range(words.shape[1]):
         column = np.ascontiguousarray(words[:, c])
         if not np.array_equal(column, column[first][inverse]):
             raise Decline
     return first, inverse
-
-
-def first_unique(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(first, inverse)``: the row of the first occurrence of each distinct key, in order of first
-    appearance, and the index into ``first`` of every row."""
-    n = len(key)
-    order = np.argsort(key)
-    sorted_key = key[order]
-    new = np.empty(n, dtype=bool)
-    new[:1] = True
-    np.not_equal(sorted_key[1:], sorted_key[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
-    group_first = np.minimum.reduceat(order, starts)
-    rank = np.argsort(group_first)
-    code = np.empty(len(rank), dtype=np.int64)
-    code[rank] = np.arange(len(rank))
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[order] = np.repeat(code, np.diff(np.append(starts, n)))
-    return group_first[rank], inverse
 
 
 def decode_rows(words: np.ndarray) -> list[str]:
