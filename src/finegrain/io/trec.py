@@ -308,9 +308,9 @@ def _read_run_blocks(path: PathLike, name: str | None, te: bool, allow_empty: bo
         i, j = order[k], order[k + 1]
         a, b = int(lines[i]), int(lines[j])
         raise DuplicateRecordError(path, b, a, "(qid, docid) pair", f"{qids[q[i]]} {vocab[d[i]]}")
-    offsets, order = _by_query(q, len(qids))
-    if order is not None:
-        d, scores = d[order], scores[order]
+    offsets, grouping = _by_query(q, len(qids))
+    if grouping is not None:
+        d, scores = d[grouping], scores[grouping]
     return Run(qids, offsets, d, vocab, scores, name=name, check=False)
 
 
