@@ -1,4 +1,4 @@
-"""Lines of fields as numpy columns: the vectorised fast path of the TREC and BEIR qrels readers.
+"""Lines of fields as numpy columns: the vectorised fast path of the TREC qrels and run readers.
 
 A file is read in blocks that end at a line end; each block is split into fields and lines
 with numpy on its raw bytes, so no Python object is made per line. Ids are interned by their
