@@ -136,7 +136,7 @@ def run_size(n_q: int, args: argparse.Namespace, folder: Path) -> tuple[list[tup
     fr.order, dr.order  # noqa: B018  (ranked once before scoring, as the rank stage did)
 
     def score(q, r):
-        ev = evaluate(q, r, list(PAIRS))
+        ev = evaluate(q, r, list(PAIRS), warn=False)
         return ev, ev.aggregate()
 
     (ev, agg), t_fscore = best(lambda: score(fq, fr), reps)
@@ -239,7 +239,7 @@ def child(tool: str, qrels_path: str, run_path: str) -> None:
         import ir_measures
     base = high_water_mb()
     if tool == "finegrain":
-        evaluate(read_qrels(qrels_path), read_run(run_path), list(PAIRS)).aggregate()
+        evaluate(read_qrels(qrels_path), read_run(run_path), list(PAIRS), warn=False).aggregate()
     elif tool == "pytrec_eval":
         ev = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(open(qrels_path)), MEASURES)
         ev.evaluate(pytrec_eval.parse_run(open(run_path)))
