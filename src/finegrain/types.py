@@ -162,8 +162,7 @@ class _Table(Mapping[str, Mapping[str, Any]]):
         np.cumsum(counts, out=offsets[1:])
         n = int(offsets[-1])
         keys = list(chain.from_iterable(per_query))
-        vocab = list(dict.fromkeys(keys))
-        codes = _codes(keys, dict(zip(vocab, range(len(vocab)))))
+        vocab, codes = _intern(keys)
         del keys
         values = _values(per_query, n, cls._value_dtype)
         check = kw.pop("check", True)
@@ -504,6 +503,57 @@ def _named(q_id_col: str | None, doc_id_col: str | None, score_col: str | None) 
     """``{role: column}`` of the columns a caller named (the others are found by their usual names)."""
     named = {"query": q_id_col, "doc": doc_id_col, "value": score_col}
     return {role: col for role, col in named.items() if col is not None}
+
+
+def _intern(keys: list[Any]) -> tuple[list[Any], np.ndarray]:
+    """``(vocab, codes)``: the distinct keys in order of first appearance (the first of equal keys, as
+    ``dict.fromkeys`` keeps) and the code of every key.
+
+    Keys are grouped by their Python hash with numpy; one ``set`` of the keys
+    checks that no two unequal keys share a hash (then the groups are exactly
+    the classes of equal keys). When some do, the keys go through a dict.
+    """
+    if not keys:
+        return [], np.empty(0, dtype=np.int64)
+    try:
+        hashes = np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys))
+    except TypeError:  # an unhashable key: the dict below names it
+        hashes = None
+    if hashes is not None:
+        first, codes = first_appearance(hashes)
+        if len(set(keys)) == len(first):
+            return itemgetter_list(keys, first), codes
+    vocab = list(dict.fromkeys(keys))
+    return vocab, _codes(keys, dict(zip(vocab, range(len(vocab)))))
+
+
+def itemgetter_list(items: list[Any], at: np.ndarray) -> list[Any]:
+    """``[items[i] for i in at]``, in one C-level call."""
+    if len(at) == 1:
+        return [items[int(at[0])]]
+    return list(itemgetter(*at.tolist())(items))
+
+
+def first_appearance(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, inverse)`` of a column of integer keys: the position of the first occurrence of each
+    distinct key, in order of first appearance, and the index into ``first`` of every key
+    (``key == key[first][inverse]``). One sort; no Python object per key."""
+    n = len(key)
+    if n == 0:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    order = np.argsort(key)
+    sorted_key = key[order]
+    new = np.empty(n, dtype=bool)
+    new[:1] = True
+    np.not_equal(sorted_key[1:], sorted_key[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    group_first = np.minimum.reduceat(order, starts)
+    rank = np.argsort(group_first)
+    code = np.empty(len(rank), dtype=np.int64)
+    code[rank] = np.arange(len(rank))
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = np.repeat(code, np.diff(np.append(starts, n)))
+    return group_first[rank], inverse
 
 
 def _codes(keys: list[Any], index: dict[Any, int]) -> np.ndarray:

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import finegrain.io.trec as trec
 from finegrain.errors import DataFormatError, DuplicateIdError, FinegrainError
+from finegrain.io import _columns
 from finegrain.io.trec import read_qrels, read_run, write_qrels, write_run
 from finegrain.types import Qrels, Run
 
@@ -127,7 +127,8 @@ def test_read_run_keeps_query_order_and_ignores_rank_column(tmp_path: Path) -> N
 
 
 def test_read_run_across_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trec, "_CHUNK", 64)  # many small blocks, lines split across reads
+    monkeypatch.setattr(_columns, "CHUNK", 64)
+    monkeypatch.setattr(_columns, "FAST_CHUNK", 64)  # many small blocks, lines split across reads
     lines = [f"q{i // 7} Q0 d{i} {i % 7 + 1} {i * 0.5!r} t" for i in range(300)]
     lines.insert(100, "")
     p = _write(tmp_path / "r.txt", "\n".join(lines) + "\n")

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from finegrain.build.pool_file import read_pool
 from finegrain.cli.main import main
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.io import _lines, trec
+from finegrain.io import _columns, _lines
 from finegrain.io._lines import iter_jsonl, open_text_write, parse_json, read_json
 from finegrain.io.beir import read_corpus, read_qrels_tsv
 from finegrain.io.idlist import read_ids
@@ -181,7 +181,8 @@ def test_a_line_at_the_limit_is_read_and_one_byte_more_is_refused(tmp_path: Path
 @pytest.mark.parametrize("chunk", [16, 1 << 20])  # a line over many blocks; a line inside one block
 def test_the_fast_run_reader_bounds_lines_too(tmp_path: Path, small_lines: int, monkeypatch: pytest.MonkeyPatch,
                                              chunk: int) -> None:
-    monkeypatch.setattr(trec, "_CHUNK", chunk)
+    monkeypatch.setattr(_columns, "CHUNK", chunk)
+    monkeypatch.setattr(_columns, "FAST_CHUNK", chunk)
     good = "".join(f"q1 Q0 d{i} {i} 1.0 t\n" for i in range(1, 6))
     assert len(read_run(_w(tmp_path / "ok", good))["q1"]) == 5
     long_line = "q2 Q0 " + "d" * LIMIT + " 1 1.0 t\n"
@@ -204,7 +205,8 @@ def test_every_line_reader_bounds_lines(tmp_path: Path, small_lines: int) -> Non
 
 def test_an_endless_line_is_refused_in_bounded_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_lines, "MAX_LINE_BYTES", 1024)
-    monkeypatch.setattr(trec, "_CHUNK", 4096)
+    monkeypatch.setattr(_columns, "CHUNK", 4096)
+    monkeypatch.setattr(_columns, "FAST_CHUNK", 4096)
     p = _w(tmp_path / "blob", b"x" * (4 << 20))  # 4 MB without a line end
     for reader in (read_qrels, read_run, read_ids):
         tracemalloc.start()

@@ -20,32 +20,24 @@ cannot be written in these formats and are absent after a round trip.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 
 import numpy as np
 
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.io import _lines
-from finegrain.io._lines import (
-    DuplicateRecordError,
-    PathLike,
-    decode,
-    iter_byte_lines,
-    line_too_long,
-    open_binary,
-    open_text_write,
-    read_block,
-)
+from finegrain.io import _columns
+from finegrain.io._columns import COMMENT_LINE as _COMMENT_LINE
+from finegrain.io._columns import WHITESPACE as _WS
+from finegrain.io._columns import Decline, Interner, blocks, check_line_lengths, fast_blocks, split_fields
+from finegrain.io._lines import DuplicateRecordError, PathLike, decode, iter_byte_lines, open_text_write
 from finegrain.io.ids import IdSyntax, check_ids, first_bad_id, id_error
 from finegrain.numbers import NumberError, decimal_column, parse_float, parse_grade
 from finegrain.types import Qrels, Run
 
 QRELS_EXPECTED = "4 whitespace-separated fields 'qid iter docid grade'"
 RUN_EXPECTED = "6 whitespace-separated fields 'qid Q0 docid rank score tag'"
-
-_CHUNK = 32 << 20  # bytes per block of the fast run reader
 
 
 # --------------------------------------------------------------------------- reading modes
@@ -94,8 +86,42 @@ def read_qrels(path: PathLike, *, compat: Compat | str | None = None) -> Qrels:
     both modes grades follow :mod:`finegrain.numbers`, ids the id rule
     (module docstring), NUL bytes are refused (trec_eval: "File may contain
     no NULL characters"), and a file with no judgement at all is an error.
+
+    Fast: plain judgement lines are read with numpy a block at a time
+    (:mod:`finegrain.io._columns`); any other file (comments in strict mode,
+    a 19-digit grade, any error) is read again line by line, which names the
+    line of an error; both accept the same files with the same result.
     """
     te = Compat.parse(compat) is Compat.TREC_EVAL
+    try:
+        return _read_qrels_fast(path, te)
+    except Decline:
+        return _read_qrels_lines(path, te)
+
+
+def _read_qrels_fast(path: PathLike, te: bool) -> Qrels:
+    """The qrels, read with numpy a block at a time (:mod:`finegrain.io._columns`); :class:`Decline` on
+    anything but plain judgement lines, which :func:`_read_qrels_lines` then reads or refuses."""
+    queries, docs = Interner(), Interner()
+    g: list[np.ndarray] = []
+    for first_line, block in fast_blocks(path):
+        if b"#" in block:
+            if te:
+                block = _FIRST_CHAR_COMMENT.sub(b"", block)  # keeps the line ends, so line numbers stay right
+            elif _COMMENT_LINE.search(block):
+                raise Decline
+        f = split_fields(block, first_line, 4)
+        queries.add(f, 0)
+        docs.add(f, 2)
+        g.append(_columns.grades(f, 3))
+    return _columns.judgements(queries, docs, g, IdSyntax.TOKEN)
+
+
+_FIRST_CHAR_COMMENT = re.compile(rb"^#[^\n]*", re.MULTILINE)  # trec_eval's get_qrels.c: '#' as the first character
+
+
+def _read_qrels_lines(path: PathLike, te: bool) -> Qrels:
+    """The qrels, line by line: the reading that names the line of every error."""
     seen: dict[tuple[str, str], int] = {}
     records: list[tuple[str, str, int]] = []
     comments = 0
@@ -162,12 +188,70 @@ def read_run(
     with no result line is an error unless ``allow_empty`` (then the run has
     no query: every query scores as missing from the run).
 
-    Fast: the file is read in 32 MB blocks; each block is split once, field
-    counts per line are checked with numpy on the raw bytes, and ids and
-    scores are converted column by column, so no Python object is made per
-    line and ten million lines take seconds to tens of seconds. Errors still
-    name the exact line. The rank field (4) is not checked or used.
+    Fast: the file is read in 32 MB blocks split into fields with numpy, ids
+    interned and scores converted column by column (:mod:`finegrain.io._columns`),
+    so no Python object is made per line. A file that path does not take as it
+    is (a comment line, a hex score, any error) is read again by a block reader
+    that takes one Python object per field and names the exact line of an
+    error; both accept the same files with the same result. The rank field (4)
+    is not checked or used.
     """
+    te = Compat.parse(compat) is Compat.TREC_EVAL
+    try:
+        return _read_run_fast(path, name, te)
+    except Decline:
+        return _read_run_blocks(path, name, te, allow_empty)
+
+
+def _read_run_fast(path: PathLike, name: str | None, te: bool) -> Run:
+    """The run, read with numpy a block at a time (:mod:`finegrain.io._columns`); :class:`Decline` on
+    anything but plain result lines, which :func:`_read_run_blocks` then reads or refuses."""
+    queries, docs = Interner(), Interner()
+    s: list[np.ndarray] = []
+    tag: str | None = None
+    for first_line, block in fast_blocks(path):
+        if b"#" in block and _COMMENT_LINE.search(block):
+            if not te:
+                raise Decline
+            block = _COMMENT_LINE.sub(b"", block)
+        f = split_fields(block, first_line, 6, more=te)
+        if not len(f):
+            continue
+        if tag is None:
+            tag = _columns.text(f, 0, 5)
+        queries.add(f, 0)
+        docs.add(f, 2)
+        s.append(_columns.scores(f, 4))
+    if tag is None:
+        raise Decline
+    qids, qc = queries.codes()
+    vocab, dc = docs.codes()
+    _columns.check_ids(qids, IdSyntax.TOKEN)
+    _columns.check_ids(vocab, IdSyntax.TOKEN)
+    _columns.check_ids([tag], IdSyntax.TOKEN)
+    key = qc * max(len(vocab), 1) + dc
+    key.sort()
+    if (key[1:] == key[:-1]).any():
+        raise Decline
+    offsets, order = _by_query(qc, len(qids))
+    scores = np.concatenate(s)
+    if order is not None:
+        dc, scores = dc[order], scores[order]
+    return Run(qids, offsets, dc, vocab, scores, name=tag if name is None else name, check=False)
+
+
+def _by_query(q: np.ndarray, n_queries: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(offsets, order)``: the entries of each query together, in file order within a query; ``order``
+    None when the file lists each query's lines together already (as run files do)."""
+    offsets = np.zeros(n_queries + 1, dtype=np.int64)
+    np.cumsum(np.bincount(q, minlength=n_queries), out=offsets[1:])
+    grouped = bool((q[1:] >= q[:-1]).all())  # codes follow first appearance: grouped means non-decreasing
+    return offsets, None if grouped else np.argsort(q, kind="stable")
+
+
+def _read_run_blocks(path: PathLike, name: str | None, te: bool, allow_empty: bool) -> Run:
+    """The run, a block at a time with one Python object per field: the reading that names the line of
+    every error."""
     qindex: dict[bytes, int] = {}
     dindex: dict[bytes, int] = {}
     q_parts: list[np.ndarray] = []
@@ -175,8 +259,7 @@ def read_run(
     s_parts: list[np.ndarray] = []
     line_parts: list[np.ndarray] = []
     tag: bytes | None = None
-    te = Compat.parse(compat) is Compat.TREC_EVAL
-    for first_line, block in _blocks(path):
+    for first_line, block in blocks(path):
         fields, line_nos = _split_block(path, first_line, block, te)
         if not fields:
             continue
@@ -213,8 +296,7 @@ def read_run(
     d = np.concatenate(d_parts)
     scores = np.concatenate(s_parts)
     lines = np.concatenate(line_parts)
-    # One sort groups entries by query (in order of first appearance) and puts
-    # duplicate (qid, docid) pairs next to each other, the first line first.
+    # One sort puts duplicate (qid, docid) pairs next to each other, the first line first.
     key = q * max(len(vocab), 1) + d
     order = np.argsort(key, kind="stable")
     sorted_key = key[order]
@@ -226,9 +308,10 @@ def read_run(
         i, j = order[k], order[k + 1]
         a, b = int(lines[i]), int(lines[j])
         raise DuplicateRecordError(path, b, a, "(qid, docid) pair", f"{qids[q[i]]} {vocab[d[i]]}")
-    offsets = np.zeros(len(qids) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(q, minlength=len(qids)), out=offsets[1:])
-    return Run(qids, offsets, d[order], vocab, scores[order], name=name, check=False)
+    offsets, grouping = _by_query(q, len(qids))
+    if grouping is not None:
+        d, scores = d[grouping], scores[grouping]
+    return Run(qids, offsets, d, vocab, scores, name=name, check=False)
 
 
 def write_run(run: Run, path: PathLike, tag: str | None = None) -> None:
@@ -261,43 +344,6 @@ def write_run(run: Run, path: PathLike, tag: str | None = None) -> None:
 # --------------------------------------------------------------------------- internals
 
 
-def _blocks(path: PathLike) -> Iterator[tuple[int, bytes]]:
-    """``(line number of the block's first line, bytes)`` blocks that end at a line end.
-
-    A line longer than :data:`~finegrain.io._lines.MAX_LINE_BYTES` is refused
-    once that many of its bytes are held (the rest is never read); every
-    line of a block is checked against the same bound (:func:`_split_block`).
-    """
-    limit = _lines.MAX_LINE_BYTES
-    line = 1
-    rest = b""
-    with open_binary(path) as f:
-        while True:
-            data = read_block(path, f, _CHUNK)
-            if not data:
-                break
-            if line == 1 and not rest and data.startswith(b"\xef\xbb\xbf"):
-                data = data[3:]
-            data = rest + data
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                if len(data) > limit:
-                    raise line_too_long(path, line, limit)
-                rest = data
-                continue
-            block, rest = data[:cut], data[cut:]
-            if len(rest) > limit:
-                raise line_too_long(path, line + block.count(b"\n"), limit)
-            yield line, block
-            line += block.count(b"\n")
-    if rest:
-        yield line, rest
-
-
-_WS = np.zeros(256, dtype=bool)
-_WS[list(b" \t\n\r\x0b\x0c")] = True
-
-
 def _split_block(path: PathLike, first_line: int, block: bytes, trec_eval: bool = False) -> tuple[list[bytes], np.ndarray]:
     """The block's fields as one flat list (6 per line) and the line number of every row.
 
@@ -315,7 +361,7 @@ def _split_block(path: PathLike, first_line: int, block: bytes, trec_eval: bool 
         raise _nul(path, n, block[a : z if z >= 0 else len(block)])
     b = np.frombuffer(block, dtype=np.uint8)
     newlines = np.flatnonzero(b == 10)
-    _check_line_lengths(path, first_line, newlines, len(block))
+    check_line_lengths(path, first_line, newlines, len(block))
     if b"#" in block:
         m = _COMMENT_LINE.search(block)
         if m is not None:
@@ -349,21 +395,6 @@ def _split_block(path: PathLike, first_line: int, block: bytes, trec_eval: bool 
         firsts = (ends - counts)[rows].tolist()
         fields = [x for f in firsts for x in fields[f : f + 6]]
     return fields, rows + first_line
-
-
-_COMMENT_LINE = re.compile(rb"^[ \t\r\x0b\x0c]*#[^\n]*", re.MULTILINE)
-
-
-def _check_line_lengths(path: PathLike, first_line: int, newlines: np.ndarray, size: int) -> None:
-    """Refuse a line of the block longer than :data:`~finegrain.io._lines.MAX_LINE_BYTES` (its line end not counted)."""
-    limit = _lines.MAX_LINE_BYTES
-    if size <= limit:
-        return
-    ends = np.append(newlines, size)
-    lengths = np.diff(ends, prepend=-1) - 1
-    too_long = np.flatnonzero(lengths > limit)
-    if len(too_long):
-        raise line_too_long(path, first_line + int(too_long[0]), limit)
 
 
 def _has_comment_line(path: PathLike) -> bool:
