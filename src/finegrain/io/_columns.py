@@ -4,9 +4,9 @@ A file is read in blocks that end at a line end; each block is split into fields
 with numpy on its raw bytes, so no Python object is made per line. Ids are interned by their
 bytes: each field is copied into a zero-padded row of 8-byte words, rows are grouped by a
 hash of their words and every row is compared with its group's first row word for word, so a
-hash collision can never merge two ids. Grades are read digit by digit with numpy; scores are
-checked for the alphabet of C decimal literals with numpy and converted by ``float`` in one
-C-level pass (:func:`finegrain.numbers.decimal_column`).
+hash collision can never merge two ids. Grades are read digit by digit with numpy; scores too, as
+an integer mantissa and a power of ten wherever that gives exactly ``float``'s double, and by
+``float`` one field at a time elsewhere (:func:`finegrain.numbers.decimal_rows`).
 
 The fast path never decides that an input is wrong. Anything it does not take as it is (a
 NUL byte, bytes that are not UTF-8, a line with another number of fields, a number outside
@@ -29,7 +29,7 @@ from finegrain.errors import FinegrainError
 from finegrain.io import _lines
 from finegrain.io._lines import PathLike, line_too_long, open_binary, read_block
 from finegrain.io.ids import IdSyntax, first_bad_id
-from finegrain.numbers import decimal_column
+from finegrain.numbers import decimal_rows
 from finegrain.types import Qrels, first_appearance
 
 #: Bytes per block of the block readers.
@@ -338,11 +338,11 @@ def scores(f: Fields, j: int) -> np.ndarray:
     (hex literals and every refusal are the line-by-line path's)."""
     if len(f) == 0:
         return np.empty(0, dtype=np.float64)
-    w = f.width(j)
+    lengths = f.ends[:, j] - f.starts[:, j]
+    w = int(lengths.max())
     if w > _MAX_SCORE_BYTES:
         raise Decline
-    k = -(-w // 8)
-    values = decimal_column(f.column(j, k).view(f"S{8 * k}").ravel().tolist())  # the padding is cut
+    values = decimal_rows(f.column(j, -(-w // 8)).view(np.uint8)[:, :w], lengths)
     if values is None:
         raise Decline
     return values
