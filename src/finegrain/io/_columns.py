@@ -207,6 +207,26 @@ def split_fields(block: bytes, first_line: int, width: int, *, more: bool = Fals
     return Fields(words, starts[at], ends[at], rows + first_line)
 
 
+def split_tabs(block: bytes, first_line: int, width: int) -> Fields:
+    """The lines of ``block`` split on tabs (a BEIR qrels line: fields may hold spaces); empty lines are
+    dropped. Every other line must hold exactly ``width`` fields, else :class:`Decline`."""
+    buf = np.frombuffer(block, dtype=np.uint8)
+    tabs = np.flatnonzero(buf == 9)
+    newlines = np.flatnonzero(buf == 10)
+    line_ends = newlines if block.endswith(b"\n") else np.append(newlines, len(buf))
+    line_starts = np.concatenate(([0], newlines[: len(line_ends) - 1] + 1))
+    upto = np.searchsorted(tabs, line_ends)  # tabs before each line end
+    counts = np.diff(upto, prepend=0)
+    rows = np.flatnonzero(line_ends > line_starts)
+    if (counts[rows] != width - 1).any():  # an empty line holds no tab
+        raise Decline
+    inner = tabs[(upto[rows] - (width - 1))[:, None] + np.arange(width - 1)]
+    starts = np.concatenate((line_starts[rows, None], inner + 1), axis=1)
+    ends = np.concatenate((inner, line_ends[rows, None]), axis=1)
+    words = np.ndarray((len(block) + 1,), dtype="<u8", buffer=block + bytes(8), strides=(1,))
+    return Fields(words, starts, ends, rows + first_line)
+
+
 # --------------------------------------------------------------------------- ids
 
 
@@ -315,7 +335,7 @@ def grades(f: Fields, j: int) -> np.ndarray:
         return np.empty(0, dtype=np.int64)
     lengths = f.ends[:, j] - f.starts[:, j]
     w = int(lengths.max())
-    if w > _GRADE_DIGITS + 1:
+    if w > _GRADE_DIGITS + 1 or not lengths.all():  # an empty field (a tab-separated line) is no grade
         raise Decline
     m = f.column(j, -(-w // 8)).view(np.uint8)[:, :w]  # little-endian words: the field's bytes in order
     inside = np.arange(w) < lengths[:, None]
