@@ -129,3 +129,11 @@ def test_every_number_and_id_reads_as_the_json_reader_reads_it(tmp_path: Path, v
     path.write_bytes(b'{"format": "finegrain.run/1", "name": "x"}\n{"qid": "q0", "results": [["d0", 1.5], '
                      + pair + b"]}\n")
     assert _outcome(read_run_jsonl, path) == _outcome(lambda p: run_jsonl._read_run_jsonl_lines(p, None), path)
+
+
+def test_a_header_nested_past_the_parser_is_one_error_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(b"[" * 100_000 + b"\n")
+    with pytest.raises(FinegrainError) as e:
+        read_run_jsonl(path)
+    assert "run.jsonl:1" in str(e.value) and "nested" in str(e.value)

@@ -202,7 +202,7 @@ def _header(block: bytes) -> tuple[str, bytes]:
         raise Decline
     try:
         obj = json.loads(line, parse_constant=_no_constant)
-    except ValueError:  # not JSON (JSONDecodeError), or a constant
+    except (ValueError, RecursionError):  # not JSON (JSONDecodeError), a constant, too deep: json names it
         raise Decline from None
     value = obj.get("name", "run") if isinstance(obj, dict) and obj.get("format") == FORMAT else None
     if not isinstance(value, str) or id_problem(value, IdSyntax.JSON) is not None:
