@@ -126,6 +126,71 @@ _DECIMAL_BYTES = np.zeros(256, dtype=bool)
 _DECIMAL_BYTES[list(b"0123456789+-.eE")] = True
 
 
+#: Powers of ten that are exact doubles (up to 10**22: 5**22 < 2**53); a fast field has at most 19 digits.
+_EXACT_POW10 = np.array([10.0**k for k in range(20)])
+_MAX_EXACT_INT = np.uint64(1 << 53)  # every integer up to it is a double
+#: Fields longer than this (a sign, a dot and 16 digits) cannot hold a mantissa below 2**53 in digits
+#: alone; they are converted by ``float``.
+_FAST_DECIMAL_BYTES = 18
+
+
+def decimal_rows(chars: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
+    """The scores of fields given as rows of bytes (``chars``: n x w uint8, row ``i`` holding its field in
+    its first ``lengths[i]`` bytes, zeros after), exactly the doubles :func:`float` reads; None when a field
+    is not a plain C decimal literal or overflows (the caller then goes field by field with
+    :func:`parse_float`, which names the reason).
+
+    One numpy pass checks the alphabet ``0-9 + - . e E`` (within it ``float`` accepts exactly C's decimal
+    literals). A field ``[+-]?digits[.digits]`` is then read with numpy, column by column, as an integer
+    mantissa ``M`` and a count ``f`` of fraction digits: when ``M <= 2**53`` and the field has at most 19
+    digits (so ``f <= 19``), ``M`` and ``10**f`` are exact doubles, so one division, rounded once by IEEE
+    arithmetic, is the correctly rounded value of the decimal, which is what ``float`` returns (Clinger's fast path). Every other field
+    (an exponent, 17 significant digits, a long fraction) is converted by ``float`` one at a time.
+    """
+    n = len(chars)
+    if n == 0:
+        return np.empty(0, dtype=np.float64)
+    w = chars.shape[1]
+    if not _DECIMAL_BYTES[chars[np.arange(w) < lengths[:, None]]].all():
+        return None
+    mant = np.zeros(n, dtype=np.uint64)
+    digits = np.zeros(n, dtype=np.int64)  # digits, then digits + the dot + a leading sign
+    dot_at = np.full(n, -1, dtype=np.int64)
+    dots = np.zeros(n, dtype=np.int64)
+    for c in range(min(w, _FAST_DECIMAL_BYTES)):
+        col = chars[:, c]
+        d = col - np.uint8(48)  # wraps for every other byte, so d < 10 only for a digit
+        is_digit = d < 10
+        step = mant * np.uint64(10)
+        step += d
+        np.copyto(mant, step, where=is_digit)
+        digits += is_digit
+        is_dot = col == 46
+        np.copyto(dot_at, c, where=is_dot)
+        dots += is_dot
+    sign = (chars[:, 0] == 43) | (chars[:, 0] == 45)
+    frac = np.where(dots == 1, lengths - 1 - dot_at, 0)
+    fast = (
+        (lengths <= _FAST_DECIMAL_BYTES)
+        & (digits >= 1)
+        & (dots <= 1)
+        & (digits + dots + sign == lengths)  # nothing but digits, one dot and a leading sign
+        & (digits <= 19)  # no uint64 wrap, and 10**frac is exact
+        & (mant <= _MAX_EXACT_INT)
+    )
+    values = mant.astype(np.float64)
+    values /= _EXACT_POW10[np.minimum(frac, 19)]
+    np.negative(values, out=values, where=chars[:, 0] == 45)
+    slow = np.flatnonzero(~fast)
+    if len(slow):
+        rows = np.ascontiguousarray(chars[slow]).view(f"S{w}").ravel().tolist()  # the zero padding is cut
+        try:
+            values[slow] = np.fromiter(map(float, rows), np.float64, len(rows))
+        except ValueError:
+            return None
+    return values if np.isfinite(values).all() else None
+
+
 def _is_decimal(text: str) -> bool:
     return _DECIMAL.match(text.encode("utf-8", "surrogateescape")) is not None
 

@@ -4,9 +4,9 @@ A file is read in blocks that end at a line end; each block is split into fields
 with numpy on its raw bytes, so no Python object is made per line. Ids are interned by their
 bytes: each field is copied into a zero-padded row of 8-byte words, rows are grouped by a
 hash of their words and every row is compared with its group's first row word for word, so a
-hash collision can never merge two ids. Grades are read digit by digit with numpy; scores are
-checked for the alphabet of C decimal literals with numpy and converted by ``float`` in one
-C-level pass (:func:`finegrain.numbers.decimal_column`).
+hash collision can never merge two ids. Grades are read digit by digit with numpy; scores too, as
+an integer mantissa and a power of ten wherever that gives exactly ``float``'s double, and by
+``float`` one field at a time elsewhere (:func:`finegrain.numbers.decimal_rows`).
 
 The fast path never decides that an input is wrong. Anything it does not take as it is (a
 NUL byte, bytes that are not UTF-8, a line with another number of fields, a number outside
@@ -29,7 +29,7 @@ from finegrain.errors import FinegrainError
 from finegrain.io import _lines
 from finegrain.io._lines import PathLike, line_too_long, open_binary, read_block
 from finegrain.io.ids import IdSyntax, first_bad_id
-from finegrain.numbers import decimal_column
+from finegrain.numbers import decimal_rows
 from finegrain.types import Qrels, first_appearance
 
 #: Bytes per block of the block readers.
@@ -207,6 +207,26 @@ def split_fields(block: bytes, first_line: int, width: int, *, more: bool = Fals
     return Fields(words, starts[at], ends[at], rows + first_line)
 
 
+def split_tabs(block: bytes, first_line: int, width: int) -> Fields:
+    """The lines of ``block`` split on tabs (a BEIR qrels line: fields may hold spaces); empty lines are
+    dropped. Every other line must hold exactly ``width`` fields, else :class:`Decline`."""
+    buf = np.frombuffer(block, dtype=np.uint8)
+    tabs = np.flatnonzero(buf == 9)
+    newlines = np.flatnonzero(buf == 10)
+    line_ends = newlines if block.endswith(b"\n") else np.append(newlines, len(buf))
+    line_starts = np.concatenate(([0], newlines[: len(line_ends) - 1] + 1))
+    upto = np.searchsorted(tabs, line_ends)  # tabs before each line end
+    counts = np.diff(upto, prepend=0)
+    rows = np.flatnonzero(line_ends > line_starts)
+    if (counts[rows] != width - 1).any():  # an empty line holds no tab
+        raise Decline
+    inner = tabs[(upto[rows] - (width - 1))[:, None] + np.arange(width - 1)]
+    starts = np.concatenate((line_starts[rows, None], inner + 1), axis=1)
+    ends = np.concatenate((inner, line_ends[rows, None]), axis=1)
+    words = np.ndarray((len(block) + 1,), dtype="<u8", buffer=block + bytes(8), strides=(1,))
+    return Fields(words, starts, ends, rows + first_line)
+
+
 # --------------------------------------------------------------------------- ids
 
 
@@ -315,7 +335,7 @@ def grades(f: Fields, j: int) -> np.ndarray:
         return np.empty(0, dtype=np.int64)
     lengths = f.ends[:, j] - f.starts[:, j]
     w = int(lengths.max())
-    if w > _GRADE_DIGITS + 1:
+    if w > _GRADE_DIGITS + 1 or not lengths.all():  # an empty field (a tab-separated line) is no grade
         raise Decline
     m = f.column(j, -(-w // 8)).view(np.uint8)[:, :w]  # little-endian words: the field's bytes in order
     inside = np.arange(w) < lengths[:, None]
@@ -338,11 +358,11 @@ def scores(f: Fields, j: int) -> np.ndarray:
     (hex literals and every refusal are the line-by-line path's)."""
     if len(f) == 0:
         return np.empty(0, dtype=np.float64)
-    w = f.width(j)
+    lengths = f.ends[:, j] - f.starts[:, j]
+    w = int(lengths.max())
     if w > _MAX_SCORE_BYTES:
         raise Decline
-    k = -(-w // 8)
-    values = decimal_column(f.column(j, k).view(f"S{8 * k}").ravel().tolist())  # the padding is cut
+    values = decimal_rows(f.column(j, -(-w // 8)).view(np.uint8)[:, :w], lengths)
     if values is None:
         raise Decline
     return values

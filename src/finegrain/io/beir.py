@@ -27,7 +27,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.io._columns import Decline, Interner, fast_blocks, grades, judgements, split_tabs
 from finegrain.io._lines import (
     DuplicateRecordError,
     PathLike,
@@ -86,10 +89,10 @@ def iter_qrels_tsv(path: PathLike) -> Iterator[tuple[int, str, str, int]]:
     for n, raw in iter_byte_lines(path):
         if not raw.strip():
             continue
-        parts = raw.split(b"\t") if b"\t" in raw else raw.split()
+        parts = _split(raw)
         if first:
             first = False
-            if len(parts) == 3 and _HEADER_FIELD.fullmatch(parts[2]):
+            if _is_header(parts):
                 continue  # the header line, e.g. "query-id corpus-id score"
         if len(parts) != 3:
             raise DataFormatError(path, n, QRELS_EXPECTED, decode(path, n, raw))
@@ -113,12 +116,65 @@ def iter_qrels_tsv(path: PathLike) -> Iterator[tuple[int, str, str, int]]:
 _HEADER_FIELD = re.compile(rb"[A-Za-z_][A-Za-z0-9_-]*")
 
 
+def _split(raw: bytes) -> list[bytes]:
+    """The fields of a qrels line: split on tabs, or on whitespace when it has no tab."""
+    return raw.split(b"\t") if b"\t" in raw else raw.split()
+
+
+def _is_header(parts: list[bytes]) -> bool:
+    """Whether the first line's fields are a header: three, the third a name (``score``), never a number."""
+    return len(parts) == 3 and _HEADER_FIELD.fullmatch(parts[2]) is not None
+
+
 def read_qrels_tsv(path: PathLike) -> Qrels:
-    """A BEIR qrels file on its own (no check against queries or corpus); an error when it judges nothing."""
+    """A BEIR qrels file on its own (no check against queries or corpus); an error when it judges nothing.
+
+    Fast: plain tab-separated lines are read with numpy a block at a time (:mod:`finegrain.io._columns`);
+    any other file (a line split on spaces, a grade with spaces around it, any error) is read again by
+    :func:`iter_qrels_tsv`, which names the line; both accept the same files with the same result.
+    """
+    try:
+        return _read_qrels_tsv_fast(path)
+    except Decline:
+        return _read_qrels_tsv_lines(path)
+
+
+def _read_qrels_tsv_lines(path: PathLike) -> Qrels:
+    """The qrels, line by line: the reading that names the line of every error."""
     records = [(q, d, g) for _, q, d, g in iter_qrels_tsv(path)]
     if not records:
         raise DataFormatError(path, None, "at least one judgement 'query-id corpus-id score'", "no judgement")
     return Qrels.from_records(records)
+
+
+def _read_qrels_tsv_fast(path: PathLike) -> Qrels:
+    """The qrels, read with numpy a block at a time; :class:`Decline` on anything but plain lines of three
+    tab-separated fields (after an optional header), which :func:`iter_qrels_tsv` then reads or refuses."""
+    queries, docs = Interner(), Interner()
+    g: list[np.ndarray] = []
+    for first_line, block in fast_blocks(path):
+        if b"\r" in block:  # a line end \r\n is read as \n; a \r anywhere else is the line reader's
+            block = block.replace(b"\r\n", b"\n")
+            block = block[:-1] if block.endswith(b"\r") else block
+            if b"\r" in block:
+                raise Decline
+        if first_line == 1:
+            block = _drop_header(block)
+        f = split_tabs(block, first_line, 3)
+        queries.add(f, 0)
+        docs.add(f, 1)
+        g.append(grades(f, 2))
+    return judgements(queries, docs, g, IdSyntax.TSV_FIELD)
+
+
+def _drop_header(block: bytes) -> bytes:
+    """The file's first block with its header line emptied (its line end kept, so line numbers stay right);
+    :class:`Decline` when the first line is blank (the line reader looks further for the header)."""
+    end = block.find(b"\n")
+    first = block if end < 0 else block[:end]
+    if not first.strip():
+        raise Decline
+    return block[len(first):] if _is_header(_split(first)) else block
 
 
 def qrels_splits(folder: PathLike) -> list[str]:
@@ -160,9 +216,22 @@ def read_beir(folder: PathLike, split: str | None = None) -> tuple[Corpus, Queri
     corpus = read_corpus(_jsonl(root, "corpus"))
     all_queries = read_queries(_jsonl(root, "queries"))
     qpath = qrels_path(root, split)
+    try:
+        judged = _read_qrels_tsv_fast(qpath)
+        if not (all(map(all_queries.__contains__, judged.qids)) and all(map(corpus.__contains__, judged.vocab))):
+            raise Decline
+    except Decline:  # read again line by line, naming the line of the first error
+        judged = _read_known_qrels(qpath, all_queries, corpus)
+    queries = Queries(all_queries[q] for q in all_queries if q in judged)
+    qrels = Qrels.from_dict({q: judged[q] for q in queries})
+    return corpus, queries, qrels
+
+
+def _read_known_qrels(qpath: Path, queries: Queries, corpus: Corpus) -> Qrels:
+    """The qrels of a BEIR folder line by line: every line names a query and a document of the folder."""
     records: list[tuple[str, str, int]] = []
     for n, qid, doc, grade in iter_qrels_tsv(qpath):
-        if qid not in all_queries:
+        if qid not in queries:
             raise DataFormatError(qpath, n, "a query id of queries.jsonl", qid)
         if doc not in corpus:
             raise DataFormatError(qpath, n, "a document id of corpus.jsonl", doc)
@@ -172,10 +241,7 @@ def read_beir(folder: PathLike, split: str | None = None) -> tuple[Corpus, Queri
             qpath, None, "at least one judgement 'query-id corpus-id score'", "no judgement",
             "check that this is the qrels file of the folder; nothing can be scored without judgements",
         )
-    judged = Qrels.from_records(records)
-    queries = Queries(all_queries[q] for q in all_queries if q in judged)
-    qrels = Qrels.from_dict({q: judged[q] for q in queries})
-    return corpus, queries, qrels
+    return Qrels.from_records(records)
 
 
 # --------------------------------------------------------------------------- writing

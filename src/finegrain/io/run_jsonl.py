@@ -29,8 +29,11 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.io._columns import Decline, Fields, Interner, fast_blocks
+from finegrain.io._columns import check_ids as check_fast_ids
 from finegrain.io._lines import iter_lines, open_text_write, parse_json
 from finegrain.io.ids import IdSyntax, check_ids, first_bad_id, id_error, id_problem, trec_safe
+from finegrain.numbers import decimal_rows
 from finegrain.types import Run
 
 FORMAT = "finegrain.run/1"
@@ -83,8 +86,21 @@ def read_run_jsonl(path: str | os.PathLike[str], name: str | None = None) -> Run
 
     Fails with :class:`~finegrain.errors.DataFormatError` (path, line, expected,
     found) on anything else.
+
+    Fast: lines in the shape :func:`write_run_jsonl` writes (no escape in a string, plain numbers) are
+    read with numpy a block at a time, ids interned and scores converted column by column
+    (:mod:`finegrain.io._columns`); any other file (other spacing or key order, ``Infinity``, an escape,
+    any error) is read again line by line with :mod:`json`, which names the line of an error. Both accept
+    the same files with the same run.
     """
-    p = Path(path)
+    try:
+        return _read_run_jsonl_fast(Path(path), name)
+    except Decline:
+        return _read_run_jsonl_lines(Path(path), name)
+
+
+def _read_run_jsonl_lines(p: Path, name: str | None) -> Run:
+    """The run, line by line through :mod:`json`: the reading that names the line of every error."""
     qids: list[str] = []
     seen_q: set[str] = set()
     offsets = [0]
@@ -137,6 +153,159 @@ def read_run_jsonl(path: str | os.PathLike[str], name: str | None = None) -> Run
     _check_read_ids(p, qids, list(vocab))
     return Run(qids, np.asarray(offsets, dtype=np.int64), np.asarray(codes, dtype=np.int64), list(vocab),
                np.asarray(values, dtype=np.float64), name=name if name is not None else (saved_name or "run"))
+
+
+# --------------------------------------------------------------------------- the fast path
+
+
+def _read_run_jsonl_fast(p: Path, name: str | None) -> Run:
+    """The run, read with numpy a block at a time; :class:`Decline` on anything but the header and query
+    lines exactly as :func:`write_run_jsonl` writes them, which :func:`_read_run_jsonl_lines` then reads
+    or refuses."""
+    queries, docs = Interner(), Interner()
+    counts: list[np.ndarray] = []
+    scores: list[np.ndarray] = []
+    saved_name: str | None = None
+    for first_line, block in fast_blocks(p):
+        if first_line == 1:
+            saved_name, block = _header(block)
+        if block:
+            q, d, n, v = _query_lines(block)
+            queries.add(q, 0)
+            docs.add(d, 0)
+            counts.append(n)
+            scores.append(v)
+    if saved_name is None or not counts:
+        raise Decline
+    qids, _ = queries.codes()
+    vocab, dc = docs.codes()
+    per_query = np.concatenate(counts)
+    if len(qids) != len(per_query):  # a query on two lines
+        raise Decline
+    check_fast_ids(qids, IdSyntax.JSON)
+    check_fast_ids(vocab, IdSyntax.JSON)
+    offsets = np.zeros(len(per_query) + 1, dtype=np.int64)
+    np.cumsum(per_query, out=offsets[1:])
+    key = np.repeat(np.arange(len(qids), dtype=np.int64), per_query) * max(len(vocab), 1) + dc
+    key.sort()
+    if (key[1:] == key[:-1]).any():  # a document twice in one query
+        raise Decline
+    return Run(qids, offsets, dc, vocab, np.concatenate(scores), name=name if name is not None else saved_name,
+               check=False)
+
+
+def _header(block: bytes) -> tuple[str, bytes]:
+    """``(saved name, the rest of the block)`` of the file's first block: a header line with no escape."""
+    end = block.find(b"\n")
+    line = block if end < 0 else block[:end]
+    if b"\\" in line or b"\r" in line:
+        raise Decline
+    try:
+        obj = json.loads(line, parse_constant=_no_constant)
+    except (ValueError, RecursionError):  # not JSON (JSONDecodeError), a constant, too deep: json names it
+        raise Decline from None
+    value = obj.get("name", "run") if isinstance(obj, dict) and obj.get("format") == FORMAT else None
+    if not isinstance(value, str) or id_problem(value, IdSyntax.JSON) is not None:
+        raise Decline
+    return value, block[len(line) + 1 :]
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _word(text: bytes) -> int:
+    return int.from_bytes(text, "little")
+
+
+_QID, _RESULTS = _word(b"qid"), _word(b"results")
+_OPEN, _COLON, _COMMA, _FIRST = _word(b"{"), _word(b": "), _word(b", "), _word(b": [[")
+_NEXT, _LAST, _NONE = _word(b"], ["), _word(b"]]}"), _word(b": []}")
+_MASK = np.array([(1 << (8 * r)) - 1 for r in range(9)], dtype=np.uint64)
+_MAX_NUMBER_BYTES = 64
+
+
+def _query_lines(block: bytes) -> tuple[Fields, Fields, np.ndarray, np.ndarray]:
+    """``(query ids, document ids, results per line, scores)`` of a block of lines
+    ``{"qid": "q", "results": [["d", 1.5], ...]}`` with no escape, checked byte for byte."""
+    buf = np.frombuffer(block, dtype=np.uint8)
+    if b"\\" in block or ((buf < 32) & (buf != 10)).any():  # an escape, a control character: json's
+        raise Decline
+    newlines = np.flatnonzero(buf == 10)
+    ends = newlines if block.endswith(b"\n") else np.append(newlines, len(buf))
+    starts = np.concatenate(([0], newlines[: len(ends) - 1] + 1))
+    quotes = np.flatnonzero(buf == 34)
+    if len(quotes) % 2:
+        raise Decline
+    opens, closes = quotes[0::2] + 1, quotes[1::2]  # string k is block[opens[k]:closes[k]]
+    line = np.searchsorted(newlines, opens)  # the line of each string
+    if (np.searchsorted(newlines, closes) != line).any():
+        raise Decline
+    per_line = np.bincount(line, minlength=len(ends))
+    if (per_line < 3).any():
+        raise Decline
+    first = np.concatenate(([0], np.cumsum(per_line)[:-1]))  # each line's first string
+    words = np.ndarray((len(block) + 1,), dtype="<u8", buffer=block + bytes(8), strides=(1,))
+
+    def equal(at: np.ndarray, length: np.ndarray | int, value: int) -> bool:
+        return bool(((words[np.minimum(at, len(words) - 1)] & _MASK[np.clip(length, 0, 8)]) == value).all()
+                    and (np.asarray(length) == (value.bit_length() + 7) // 8).all())
+
+    # {"qid": "Q", "results": [ ... ]}: the bytes around the first three strings of every line
+    key, qid, res = first, first + 1, first + 2
+    if not (equal(starts, opens[key] - 1 - starts, _OPEN) and equal(opens[key], closes[key] - opens[key], _QID)
+            and equal(closes[key] + 1, opens[qid] - 1 - closes[key] - 1, _COLON)
+            and equal(closes[qid] + 1, opens[res] - 1 - closes[qid] - 1, _COMMA)
+            and equal(opens[res], closes[res] - opens[res], _RESULTS)):
+        raise Decline
+    empty = per_line == 3
+    if not equal(closes[res[empty]] + 1, ends[empty] - closes[res[empty]] - 1, _NONE):
+        raise Decline
+    full = ~empty
+    if not equal(closes[res[full]] + 1, opens[res[full] + 1] - 1 - closes[res[full]] - 1, _FIRST):
+        raise Decline
+    # every document string is followed by ", " NUMBER and "], [" (the next document) or "]]}" (the line end)
+    is_doc = np.ones(len(opens), dtype=bool)
+    is_doc[key], is_doc[qid], is_doc[res] = False, False, False
+    doc = np.flatnonzero(is_doc)
+    last = np.zeros(len(opens), dtype=bool)
+    last[first + per_line - 1] = True
+    last_doc = last[doc]
+    after = np.where(last_doc, ends[line[doc]] - 3, opens[np.minimum(doc + 1, len(opens) - 1)] - 1 - 4)
+    if not (equal(closes[doc] + 1, 2, _COMMA) and equal(after[~last_doc], 4, _NEXT)
+            and equal(after[last_doc], 3, _LAST)):
+        raise Decline
+    number = Fields(words, (closes[doc] + 3)[:, None], after[:, None], doc)
+    lines = np.arange(len(ends))
+    return (Fields(words, opens[qid][:, None], closes[qid][:, None], lines),
+            Fields(words, opens[doc][:, None], closes[doc][:, None], doc),
+            per_line - 3, _json_numbers(number))
+
+
+def _json_numbers(f: Fields) -> np.ndarray:
+    """The scores of JSON number literals (``-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?``), the doubles
+    :mod:`json` gives (an integer literal through ``int``: ``-0`` is 0.0); else :class:`Decline`."""
+    lengths = f.ends[:, 0] - f.starts[:, 0]
+    if not len(lengths):
+        return np.empty(0, dtype=np.float64)
+    w = int(lengths.max())
+    if w > _MAX_NUMBER_BYTES or (lengths <= 0).any():
+        raise Decline
+    chars = f.column(0, w // 8 + 1).view(np.uint8)[:, : w + 1]  # one zero byte past every field
+    values = decimal_rows(chars[:, :w], lengths)  # C's decimal grammar, finite
+    if values is None:
+        raise Decline
+    rows = np.arange(len(chars))
+    digit = (chars >= 48) & (chars <= 57)
+    lead = (chars[:, 0] == 45).astype(np.int64)  # where the digits start
+    dot = chars == 46
+    if ((chars[:, 0] == 43).any() or not digit[rows, lead].all()  # a sign "+" or a number starting ".5"
+            or ((chars[rows, lead] == 48) & digit[rows, lead + 1]).any()  # a leading zero "01"
+            or (dot[:, :-1] & ~digit[:, 1:]).any()):  # a dot without a digit after it: "1." "1.e5"
+        raise Decline
+    integer = ~(dot | (chars == 101) | (chars == 69)).any(axis=1)
+    values[integer] += 0.0  # json reads "-0" as the integer 0, then 0.0
+    return values
 
 
 # --------------------------------------------------------------------------- internals
