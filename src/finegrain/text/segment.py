@@ -44,3 +44,12 @@ def load_posseg() -> Any:
 def pos_words(text: str) -> list[tuple[str, str]]:
     """``(word, part-of-speech flag)`` for each jieba word of ``text``, in order (``jieba.posseg.lcut``)."""
     return [(w, flag) for w, flag in load_posseg().lcut(text)]
+
+
+def pos_spans(text: str) -> list[tuple[int, int, str, str]]:
+    """``(start, end, word, flag)`` of each jieba word of ``text``: :func:`pos_words` with character offsets."""
+    out, pos = [], 0
+    for word, flag in pos_words(text):
+        out.append((pos, pos + len(word), word, flag))
+        pos += len(word)
+    return out

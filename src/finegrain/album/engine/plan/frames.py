@@ -30,7 +30,7 @@ import re
 from functools import lru_cache
 
 from finegrain.errors import MissingDependencyError
-from finegrain.text.segment import pos_words
+from finegrain.text.segment import pos_spans
 from finegrain.train.rules import spacy_english
 
 __all__ = ["REQUEST_WORDS_EN", "REQUEST_WORDS_ZH", "blank_closed_words", "blank_request_words", "chinese_content_spans"]
@@ -154,11 +154,6 @@ def _english_tags(text: str) -> tuple[tuple[int, int, str], ...]:
 def _chinese_words(text: str) -> tuple[tuple[int, int, str], ...] | None:
     """``(start, end, jieba flag)`` of each word of ``text``; None without jieba."""
     try:
-        words = pos_words(text)
+        return tuple((s, e, flag) for s, e, _w, flag in pos_spans(text))
     except MissingDependencyError:
         return None
-    out, pos = [], 0
-    for w, flag in words:
-        out.append((pos, pos + len(w), flag))
-        pos += len(w)
-    return tuple(out)

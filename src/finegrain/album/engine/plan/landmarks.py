@@ -42,7 +42,7 @@ import re
 
 from finegrain.errors import MissingDependencyError
 from finegrain.text.lang import CJK
-from finegrain.text.segment import load_jieba, load_posseg, pos_words
+from finegrain.text.segment import load_jieba, load_posseg, pos_spans
 
 __all__ = [
     "LANDMARK_HEADS_EN",
@@ -255,13 +255,9 @@ def landmark_spans_zh(text: str, free: list[bool], skip: frozenset[str] | set[st
     only in a place frame (在清水寺拍的, 游宽窄巷子; not 蓝色海滩). ``skip``: names another rule answers (the
     album's places, admin names); a span whose :func:`place_spellings` meet ``skip`` is a place."""
     try:
-        words = pos_words(text)
+        spans = pos_spans(text)
     except MissingDependencyError:
         return []
-    spans, pos = [], 0
-    for w, flag in words:
-        spans.append((pos, pos + len(w), w, flag))
-        pos += len(w)
     out: list[tuple[int, int]] = []
     for i, (s, e, w, flag) in enumerate(spans):
         if not CJK.match(w):

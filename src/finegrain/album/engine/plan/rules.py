@@ -104,7 +104,7 @@ from finegrain.album.engine.profile.cities import area_aliases
 from finegrain.album.engine.profile.places import chinese_admin_names
 from finegrain.errors import FinegrainError, MissingDependencyError
 from finegrain.text.lang import CJK, Lang, detect_lang, has_cjk, parse_lang
-from finegrain.text.segment import load_jieba, pos_words
+from finegrain.text.segment import load_jieba, pos_spans, pos_words
 from finegrain.train.rules import spacy_english
 
 _CJK = CJK  # the one definition of a Chinese character (finegrain.text.lang)
@@ -852,14 +852,10 @@ def _poi_spans(t: _Text, lang: str, skip: set[str]) -> list[tuple[int, int]]:
 def _jieba_places(text: str) -> list[tuple[int, int]]:
     """Spans jieba tags as place names (``ns``); empty when jieba is not installed."""
     try:
-        words = pos_words(text)
+        words = pos_spans(text)
     except MissingDependencyError:
         return []
-    spans, pos = [], 0
-    for word, flag in words:
-        if flag == "ns" and len(word) >= 2:
-            spans.append((pos, pos + len(word)))
-        pos += len(word)
+    spans = [(s, e) for s, e, word, flag in words if flag == "ns" and len(word) >= 2]
     return spans
 
 

@@ -27,7 +27,7 @@ import re
 
 from finegrain.errors import MissingDependencyError
 from finegrain.text.lang import CJK
-from finegrain.text.segment import pos_words
+from finegrain.text.segment import pos_spans
 
 __all__ = ["HEADS_EN", "HEADS_ZH", "REASON", "framed", "venue_spans_en", "venue_spans_zh"]
 
@@ -87,13 +87,9 @@ def venue_spans_zh(text: str, free: list[bool], skip: frozenset[str] | set[str])
     head word (苹果 + 店, 紫金港 + 校区, 迪士尼 + 乐园), with the names before it (浙江大学紫金港校区).
     ``skip``: words another rule answers (venue words such as 动物园, the album's places)."""
     try:
-        words = pos_words(text)
+        spans = pos_spans(text)
     except MissingDependencyError:
         return []
-    spans, pos = [], 0
-    for w, flag in words:
-        spans.append((pos, pos + len(w), w, flag))
-        pos += len(w)
     out: list[tuple[int, int]] = []
     for i, (s, e, w, _flag) in enumerate(spans):
         if not w.endswith(HEADS_ZH) or not CJK.match(w) or w in skip:
