@@ -38,7 +38,7 @@ from finegrain.album.engine.profile.records import PlaceKey, PlaceLevel
 from finegrain.errors import FinegrainError
 
 __all__ = ["CityArea", "DENSITY", "MAX_KM", "MIN_KM", "area_aliases", "area_named", "area_radius_km", "areas_at",
-           "city_areas"]
+           "city_areas", "km"]
 
 _TABLE = Path(__file__).with_name("cities.txt")
 DENSITY = 4000.0
@@ -89,7 +89,7 @@ class CityArea:
 
     def reach(self, lat: float, lon: float) -> float:
         """Distance to the nearest circle's centre over that circle's radius (<= 1: inside)."""
-        return min(_km(lat, lon, a, b) / r for a, b, r in self.circles)
+        return min(km(lat, lon, a, b) / r for a, b, r in self.circles)
 
     def place_level(self, extra: Iterable[str] = ()) -> PlaceLevel:
         """This area as a place level of a photo; ``extra`` adds aliases (the geocoder's own
@@ -98,7 +98,8 @@ class CityArea:
         return PlaceLevel(self.level, self.en, self.zh, "", tuple(sorted(aliases)))
 
 
-def _km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+def km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    """Great-circle distance in kilometres (haversine, mean Earth radius)."""
     p1, p2 = math.radians(lat1), math.radians(lat2)
     dp, dl = p2 - p1, math.radians(lon2 - lon1)
     a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2

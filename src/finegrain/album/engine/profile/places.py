@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from finegrain._lazy import require
-from finegrain.album.engine.profile.cities import areas_at
+from finegrain.album.engine.profile.cities import areas_at, km
 from finegrain.album.engine.profile.place_names import (
     CONVENTIONAL_EN,
     LEVEL_EN,
@@ -168,14 +168,6 @@ def _foreign_level(level: str, name: str) -> PlaceLevel | None:
     if level in _EN_LEVEL:
         aliases |= {f"{a} {_EN_LEVEL[level]}" for a in list(aliases)}
     return PlaceLevel(level, name, "", "", tuple(sorted(aliases)))
-
-
-def km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
-    """Great-circle distance in kilometres (haversine, mean Earth radius)."""
-    p1, p2 = math.radians(lat1), math.radians(lat2)
-    dp, dl = p2 - p1, math.radians(lon2 - lon1)
-    a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
-    return 2 * 6371.0088 * math.asin(min(1.0, math.sqrt(a)))
 
 
 # adcode prefix of the regions GeoNames lists as their own country code
