@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, repeat
-from operator import itemgetter, methodcaller
+from operator import eq, itemgetter, methodcaller
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
@@ -355,11 +355,43 @@ class Qrels(_Table):
         return frozenset(d for d, g in self[qid].items() if g >= rel)
 
     def codes_of(self, doc_ids: Sequence[str]) -> np.ndarray | None:
-        """The code of each of ``doc_ids`` in this table's vocabulary (-1 where absent); None if it is this vocabulary."""
+        """The code of each of ``doc_ids`` in this table's vocabulary (-1 where absent); None if it is this vocabulary.
+
+        Ids are matched by their Python hash with numpy (one sorted column of
+        this vocabulary's hashes, one search) and every match is confirmed by
+        comparing the two strings, so equal hashes never match unequal ids.
+        """
         if doc_ids is self._vocab or doc_ids == self._vocab:
             return None
-        index = self._code_index
-        return np.fromiter(map(index.get, doc_ids, repeat(-1)), dtype=np.int64, count=len(doc_ids))
+        n = len(doc_ids)
+        index = self._hash_index
+        if index is None or n == 0:
+            lookup = self._code_index
+            return np.fromiter(map(lookup.get, doc_ids, repeat(-1)), dtype=np.int64, count=n)
+        sorted_hashes, by_hash = index
+        theirs = _hashes(doc_ids)
+        pos = np.searchsorted(sorted_hashes, theirs)
+        np.minimum(pos, len(sorted_hashes) - 1, out=pos)
+        cand = by_hash[pos]
+        hit = np.flatnonzero(sorted_hashes[pos] == theirs)
+        codes = np.full(n, -1, dtype=np.int64)
+        if len(hit):
+            mine = itemgetter_list(self._vocab, cand[hit])
+            same = np.fromiter(map(eq, itemgetter_list(doc_ids, hit), mine), dtype=bool, count=len(hit))
+            codes[hit[same]] = cand[hit[same]]
+        return codes
+
+    @cached_property
+    def _hash_index(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(sorted hashes, code of each)`` of the vocabulary; None when two of its ids share a hash."""
+        if not self._vocab:
+            return None
+        hashes = _hashes(self._vocab)
+        by_hash = np.argsort(hashes)
+        sorted_hashes = hashes[by_hash]
+        if bool((sorted_hashes[1:] == sorted_hashes[:-1]).any()):
+            return None
+        return sorted_hashes, by_hash
 
     @cached_property
     def _code_index(self) -> dict[str, int]:
@@ -527,7 +559,12 @@ def _intern(keys: list[Any]) -> tuple[list[Any], np.ndarray]:
     return vocab, _codes(keys, dict(zip(vocab, range(len(vocab)))))
 
 
-def itemgetter_list(items: list[Any], at: np.ndarray) -> list[Any]:
+def _hashes(keys: Sequence[Any]) -> np.ndarray:
+    """The Python hash of every key, as int64 (strings cache theirs: one C-level pass)."""
+    return np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys))
+
+
+def itemgetter_list(items: Sequence[Any], at: np.ndarray) -> list[Any]:
     """``[items[i] for i in at]``, in one C-level call."""
     if len(at) == 1:
         return [items[int(at[0])]]

@@ -1,0 +1,69 @@
+"""Ids are matched and interned by hash for speed, and equal hashes never make unequal ids one: Qrels.codes_of
+(a run's vocabulary looked up in the qrels') and from_dict's interning give what a dict would, even when
+ids are built to collide."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from finegrain import Qrels, Run
+from finegrain.evaluate import evaluate
+
+
+class Colliding(str):
+    """A string whose hash is chosen (equal to another string's, say)."""
+
+    def __new__(cls, text: str, h: int) -> Colliding:
+        s = super().__new__(cls, text)
+        s._h = h
+        return s
+
+    def __hash__(self) -> int:
+        return self._h
+
+    def __eq__(self, other: object) -> bool:
+        return str.__eq__(self, other)
+
+
+def _by_dict(vocab: tuple[str, ...], ids: list[str]) -> list[int]:
+    index = {d: i for i, d in enumerate(vocab)}
+    return [index.get(d, -1) for d in ids]
+
+
+@given(st.lists(st.text(max_size=4), max_size=30, unique=True), st.lists(st.text(max_size=4), max_size=30))
+def test_codes_of_is_a_dict_lookup(vocab: list[str], ids: list[str]) -> None:
+    qrels = Qrels.from_dict({"q": dict.fromkeys(vocab, 1)}) if vocab else Qrels.from_dict({})
+    got = qrels.codes_of(tuple(ids))
+    want = _by_dict(qrels.vocab, ids)
+    assert got is None and tuple(ids) == qrels.vocab or got is not None and got.tolist() == want
+
+
+def test_an_id_with_the_hash_of_a_judged_id_is_not_that_id() -> None:
+    qrels = Qrels.from_dict({"q": {"a": 1, "b": 0}})
+    impostor = Colliding("zz", hash("a"))
+    assert qrels.codes_of(("b", impostor, "a")).tolist() == [1, -1, 0]
+
+
+def test_judged_ids_that_share_a_hash_are_still_told_apart() -> None:
+    a, b = Colliding("a", 7), Colliding("b", 7)
+    qrels = Qrels.from_dict({"q": {a: 1, b: 2}})
+    assert len(qrels.vocab) == 2
+    assert qrels.codes_of((Colliding("b", 7), Colliding("a", 7), Colliding("c", 7))).tolist() == [1, 0, -1]
+
+
+def test_a_run_whose_ids_collide_with_judged_ones_scores_as_a_dict_would() -> None:
+    # equal ids hash alike (Python's rule); here the run retrieves only an impostor of the relevant document: nothing relevant is found
+    qrels = Qrels.from_dict({"q": {"rel": 1}})
+    run = Run.from_dict({"q": {Colliding("other", hash("rel")): 1.0}})
+    assert evaluate(qrels, run, ["ndcg@10"], warn=False).aggregate()["ndcg@10"] == 0.0
+
+
+def test_from_dict_never_merges_colliding_ids() -> None:
+    x, y = Colliding("x", 5), Colliding("y", 5)
+    run = Run.from_dict({"q1": {x: 1.0, y: 0.5}, "q2": {Colliding("y", 5): 2.0, Colliding("x", 5): 1.0}})
+    assert sorted(map(str, run.vocab)) == ["x", "y"]
+    plain = {q: [(str(d), v) for d, v in docs.items()] for q, docs in run.to_dict().items()}
+    assert plain == {"q1": [("x", 1.0), ("y", 0.5)], "q2": [("y", 2.0), ("x", 1.0)]}
+    assert np.array_equal(run.counts(), [2, 2])
