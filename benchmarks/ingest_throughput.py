@@ -30,7 +30,7 @@ the end (``VmHWM``; ``--skip-memory`` leaves that out). Wall-clock seconds with 
 size: compare figures of one run only. Usage::
 
     .venv/bin/python benchmarks/ingest_throughput.py [--queries 3000 30000 300000] [--docs 100] [--seed 0]
-        [--repeats 2] [--skip ranx ir_measures] [--skip-memory] [--markdown docs/results/scale.md]
+        [--repeats 2] [--skip ranx ir_measures] [--skip-memory] [--peers-up-to 30000] [--markdown docs/results/scale.md]
 """
 
 from __future__ import annotations
@@ -104,6 +104,8 @@ def pytrec_means(per_query: dict[str, dict[str, float]], qids: list[str]) -> dic
 
 def run_size(n_q: int, args: argparse.Namespace, folder: Path) -> tuple[list[tuple[str, str, str, float]], bool]:
     """Rows ``(tool, stage, what, seconds)`` for one size, and whether finegrain agreed with pytrec_eval."""
+    if n_q > args.peers_up_to:
+        args = argparse.Namespace(**{**vars(args), "skip": sorted({*args.skip, "ranx", "ir_measures"})})
     import pytrec_eval
 
     from finegrain.evaluate import evaluate
@@ -315,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=2, help="calls per timing (the best is kept)")
     ap.add_argument("--skip", nargs="*", default=[], choices=["ranx", "ir_measures"])
     ap.add_argument("--skip-memory", action="store_true")
+    ap.add_argument("--peers-up-to", type=int, default=30_000,
+                    help="ranx and ir_measures run at sizes up to this many queries only (at 300,000 they take "
+                         "minutes and several GB each); pytrec_eval, the anchor, runs at every size")
     add_markdown_option(ap, "scale.md")
     args = ap.parse_args(argv)
     with Recorder(__file__, args.markdown, argv) as rec:
