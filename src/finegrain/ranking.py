@@ -64,10 +64,64 @@ def rank_order(
         counts = np.diff(offsets)
         width = int(counts.max()) if len(counts) else 0
         if len(counts) * width <= 2 * n + 4096:  # padding at most doubles the work
-            got = _rank_rows(np.asarray(offsets, dtype=np.int64), counts, width, scores, doc_codes, vocab)
+            got = _rank_blocks(np.asarray(offsets, dtype=np.int64), counts, width, scores, doc_codes, vocab)
             if got is not None:
                 return got
     return _rank_global(segment, scores, doc_codes, vocab)
+
+
+#: Entries per block of the row layout: each block's columns stay in the CPU's cache while it is
+#: sorted, where whole columns of tens of millions of entries would stream through memory once per pass.
+ROW_BLOCK_ENTRIES = 1 << 16
+
+
+def _rank_blocks(
+    offsets: np.ndarray, counts: np.ndarray, width: int, scores: np.ndarray, doc_codes: np.ndarray,
+    vocab: Sequence[str],
+) -> np.ndarray | None:
+    """:func:`_rank_rows` a block of whole rows at a time (None if a key would overflow)."""
+    tie_ranks = _TieRanks(np.asarray(doc_codes), vocab)
+    rows = max(1, ROW_BLOCK_ENTRIES // max(width, 1))
+    if len(counts) <= rows:
+        return _rank_rows(offsets, counts, width, scores, doc_codes, tie_ranks)
+    parts = []
+    for a in range(0, len(counts), rows):
+        b = min(a + rows, len(counts))
+        lo, hi = int(offsets[a]), int(offsets[b])
+        if hi == lo:
+            continue  # rows with no entry
+        got = _rank_rows(offsets[a : b + 1] - lo, counts[a:b], width, scores[lo:hi], doc_codes[lo:hi], tie_ranks)
+        if got is None:
+            return None
+        got += lo
+        parts.append(got)
+    return np.concatenate(parts)
+
+
+class _TieRanks:
+    """Rank of a document code's id among the ids of a run's documents (ascending code-point order), and how
+    many: ids are sorted once, when the first tie needs them.
+
+    The vocabulary may be much larger than the run's documents (a dense
+    index's whole corpus): then only those documents' ids are sorted.
+    """
+
+    def __init__(self, doc_codes: np.ndarray, vocab: Sequence[str]) -> None:
+        self._codes = doc_codes
+        self._vocab = vocab
+        self._ranks: np.ndarray | None = None
+        self._present: np.ndarray | None = None
+
+    def __call__(self, codes: np.ndarray) -> tuple[np.ndarray, int]:
+        if self._ranks is None:
+            if len(self._codes) * 4 >= len(self._vocab):
+                self._ranks = string_ranks(self._vocab)
+            else:
+                self._present = np.unique(self._codes)
+                self._ranks = string_ranks([self._vocab[c] for c in self._present.tolist()])
+        if self._present is None:
+            return self._ranks[codes], len(self._ranks)
+        return self._ranks[np.searchsorted(self._present, codes)], len(self._ranks)
 
 
 def _contiguous_offsets(segment: np.ndarray) -> np.ndarray | None:
@@ -82,7 +136,7 @@ def _contiguous_offsets(segment: np.ndarray) -> np.ndarray | None:
 
 def _rank_rows(
     offsets: np.ndarray, counts: np.ndarray, width: int, scores: np.ndarray, doc_codes: np.ndarray,
-    vocab: Sequence[str],
+    tie_ranks: _TieRanks,
 ) -> np.ndarray | None:
     """The rule on a ``(segments, width)`` layout: each row sorted on its own (None if a key would overflow).
 
@@ -119,7 +173,7 @@ def _rank_rows(
         every = len(tied_rows) == n_rows
         sub = entry if every else entry[tied_rows]
         sub_same = same if every else same[tied_rows]
-        tie, n_tie = _tie_ranks(np.asarray(doc_codes)[sub].reshape(-1), vocab)
+        tie, n_tie = tie_ranks(np.asarray(doc_codes)[sub].reshape(-1))
         if width * width * (n_tie + 1) >= 2**62:
             return None
         # key = (score rank in the row, id descending (padding last), position in the row)
@@ -148,20 +202,6 @@ def _row_positions(sub: np.ndarray, offsets: np.ndarray, rows: np.ndarray, every
     pos: np.ndarray = sub - starts[:, None]
     np.maximum(pos, 0, out=pos)
     return pos
-
-
-def _tie_ranks(codes: np.ndarray, vocab: Sequence[str]) -> tuple[np.ndarray, int]:
-    """Rank of each document code's id among the ids of ``codes`` (ascending code-point order), and how many.
-
-    The vocabulary may be much larger than the documents in tied rows (a
-    dense index's whole corpus): then only those documents' ids are sorted.
-    """
-    n_vocab = len(vocab)
-    if len(codes) * 4 >= n_vocab:
-        return string_ranks(vocab)[codes], n_vocab
-    present = np.unique(codes)
-    ranks = string_ranks([vocab[c] for c in present.tolist()])
-    return ranks[np.searchsorted(present, codes)], len(present)
 
 
 def _rank_global(segment: np.ndarray, scores: np.ndarray, doc_codes: np.ndarray, vocab: Sequence[str]) -> np.ndarray:

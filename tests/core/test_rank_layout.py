@@ -1,7 +1,7 @@
 """The fast paths of the one ranking rule and of building tables from dicts, against slow references.
 
 ``rank_order`` sorts each query's row on its own when queries are contiguous
-(``_rank_rows``) and falls back to one global sort (``_rank_global``); both
+(``_rank_rows``, a block of rows at a time) and falls back to one global sort (``_rank_global``); both
 must equal a three-key lexsort (score descending, doc id descending by code
 point, input order for exact duplicates) on ragged rows, ties, signed zeros,
 infinities and vocabularies much larger than the tied documents.
@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from finegrain import ranking
 from finegrain.errors import FinegrainError
 from finegrain.ranking import _rank_global, rank_order, string_ranks
 from finegrain.types import Qrels, Run
@@ -43,6 +44,20 @@ def test_row_and_global_paths_equal_the_lexsort_reference(seed: int) -> None:
         assert rank_order(seg, sc, codes, VOCAB, offsets=np.concatenate([[0], np.cumsum(counts)])).tolist() == want
         if n:
             assert _rank_global(seg, sc, codes, VOCAB).tolist() == want
+
+
+@pytest.mark.parametrize("block", [1, 7, 20])
+def test_rows_ranked_a_block_at_a_time_equal_the_reference(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    """Large runs are ranked a block of rows at a time; every block boundary keeps the one rule."""
+    monkeypatch.setattr(ranking, "ROW_BLOCK_ENTRIES", block)
+    rng = np.random.default_rng(block)
+    for trial in range(100):
+        counts = rng.integers(0, 9, int(rng.integers(1, 12)))
+        seg = np.repeat(np.arange(len(counts)), counts)
+        sc = rng.choice([0.0, 1.0, 0.5, -np.inf], len(seg)) if trial % 2 else rng.random(len(seg))
+        codes = rng.integers(0, len(VOCAB) if trial % 3 else 5, len(seg))
+        offsets = np.concatenate([[0], np.cumsum(counts)])
+        assert rank_order(seg, sc, codes, VOCAB, offsets=offsets).tolist() == _reference(seg, sc, codes, VOCAB)
 
 
 def test_non_contiguous_segments_fall_back_to_the_global_sort() -> None:

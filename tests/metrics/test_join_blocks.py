@@ -1,0 +1,44 @@
+"""The join of a run to its qrels looks each run entry up a block of entries at a time, in the slice of
+judgements its block's queries can reach; block bounds never change a grade. Checked against the
+unblocked lookup on runs whose queries come in another order than the qrels', with documents the
+qrels never name, queries missing from either side and a universe of queries given by the caller."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+from finegrain import Qrels, Run
+from finegrain.metrics.join import join
+
+join_module = importlib.import_module("finegrain.metrics.join")  # the module (the package exports the function)
+
+
+def _tables(seed: int) -> tuple[Qrels, Run, list[str]]:
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i}" for i in range(40)]
+    qids = [f"q{i}" for i in range(25)]
+    qrels = {q: {docs[d]: int(rng.integers(0, 3)) for d in rng.choice(30, int(rng.integers(1, 8)), replace=False)}
+             for q in qids if rng.random() < 0.8}
+    run_q = list(rng.permutation(qids + ["extra"]))
+    run = {q: {docs[d]: float(rng.integers(0, 4)) for d in rng.choice(40, int(rng.integers(0, 12)), replace=False)}
+           for q in run_q}
+    universe = [q for q in rng.permutation(qids) if rng.random() < 0.9]
+    return Qrels.from_dict(qrels), Run.from_dict(run), universe
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_blocked_lookup_gives_every_entry_the_grade_of_the_unblocked_one(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    qrels, run, universe = _tables(seed)
+    for queries in (None, universe):
+        whole = join(qrels, run, queries)
+        for block in (1, 3, 17):
+            monkeypatch.setattr(join_module, "SEARCH_BLOCK_ENTRIES", block)
+            blocked = join(qrels, run, queries)
+            monkeypatch.undo()
+            assert np.array_equal(blocked.grade, whole.grade) and np.array_equal(blocked.judged, whole.judged)
+            assert np.array_equal(blocked.seg, whole.seg) and np.array_equal(blocked.rank, whole.rank)
