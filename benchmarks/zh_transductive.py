@@ -71,8 +71,8 @@ def train(args: argparse.Namespace, pairs: Path, out: Path) -> dict[str, Any]:
         extra = [] if args.lr is None else ["--lr", str(args.lr)]
         extra += [] if args.threads is None else ["--threads", str(args.threads)]
         finegrain("train", "--base", "e5", "--pairs", str(pairs), "-o", str(out), "--lang", "zh",
-                  "--steps", str(args.steps), "--batch-size", str(args.batch), "--seed", str(args.seed), "--checkpoint-every", "100", "-q",
-                  *extra, *resume)
+                  "--steps", str(args.steps), "--batch-size", str(args.batch), "--seed", str(args.seed),
+                  "--checkpoint-every", "100", "-q", *extra, *resume)
     record = json.loads(prov.read_text(encoding="utf-8"))
     assert record["transductive"] and record["transductive_dataset"] == DATASET, f"{out} lost its label"
     hp = record["hyperparameters"]
