@@ -24,6 +24,7 @@ from finegrain.io import _columns, trec
 from finegrain.io._columns import Decline, distinct_rows
 from finegrain.io.trec import read_qrels, read_run
 from finegrain.types import Qrels, Run
+from table_outcomes import blocks_of, outcome
 
 IDS = [b"q1", b"q2", b"d1", b"d2", b"doc-0000001234", "文档".encode(), "é".encode(), b"#x", b"d\x01", b"\xff",
        b"a" * 300, b"x\x00"]
@@ -89,27 +90,10 @@ def _file(draw, lines: list[bytes]) -> bytes:
     return (b"\xef\xbb\xbf" if draw(st.integers(0, 9)) == 0 else b"") + data
 
 
-def _outcome(read, path: Path):
-    try:
-        table = read(path)
-    except FinegrainError as e:
-        return "error", type(e).__name__, str(e)
-    values = table.values.tolist()
-    return ("ok", getattr(table, "name", None), table.qids, table.offsets.tolist(), table.doc_codes.tolist(),
-            table.vocab, [repr(v) for v in values])
-
-
 _DIR = Path(tempfile.mkdtemp(prefix="fast-columns-"))
 _SLOW_RUN = {False: lambda p: trec._read_run_blocks(p, None, False, False),
              True: lambda p: trec._read_run_blocks(p, None, True, False)}
 _SLOW_QRELS = {False: lambda p: trec._read_qrels_lines(p, False), True: lambda p: trec._read_qrels_lines(p, True)}
-
-
-def _small_blocks(chunk: int | None):
-    saved = _columns.CHUNK, _columns.FAST_CHUNK
-    if chunk is not None:
-        _columns.CHUNK = _columns.FAST_CHUNK = chunk
-    return saved
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -117,12 +101,9 @@ def _small_blocks(chunk: int | None):
 def test_run_reader_agrees_with_the_block_reader(data: bytes, compat: bool, chunk: int | None) -> None:
     path = _DIR / "run.txt"
     path.write_bytes(data)
-    saved = _small_blocks(chunk)
-    try:
-        mode = "trec_eval" if compat else None
-        assert _outcome(lambda p: read_run(p, compat=mode), path) == _outcome(_SLOW_RUN[compat], path)
-    finally:
-        _columns.CHUNK, _columns.FAST_CHUNK = saved
+    mode = "trec_eval" if compat else None
+    with blocks_of(chunk):
+        assert outcome(lambda p: read_run(p, compat=mode), path) == outcome(_SLOW_RUN[compat], path)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -130,12 +111,9 @@ def test_run_reader_agrees_with_the_block_reader(data: bytes, compat: bool, chun
 def test_qrels_reader_agrees_with_the_line_reader(data: bytes, compat: bool, chunk: int | None) -> None:
     path = _DIR / "qrels.txt"
     path.write_bytes(data)
-    saved = _small_blocks(chunk)
-    try:
-        mode = "trec_eval" if compat else None
-        assert _outcome(lambda p: read_qrels(p, compat=mode), path) == _outcome(_SLOW_QRELS[compat], path)
-    finally:
-        _columns.CHUNK, _columns.FAST_CHUNK = saved
+    mode = "trec_eval" if compat else None
+    with blocks_of(chunk):
+        assert outcome(lambda p: read_qrels(p, compat=mode), path) == outcome(_SLOW_QRELS[compat], path)
 
 
 # --------------------------------------------------------------------------- plain files stay on the fast path
@@ -163,8 +141,8 @@ def test_plain_files_never_reach_the_line_by_line_readers(tmp_path: Path, monkey
     monkeypatch.setattr(trec, "_read_qrels_lines", slow)
     run = read_run(run_path)
     qrels = read_qrels(qrels_path, compat="trec_eval")
-    assert _outcome(lambda p: run, run_path) == _outcome(lambda p: expected_run, run_path)
-    assert _outcome(lambda p: qrels, qrels_path) == _outcome(lambda p: expected_qrels, qrels_path)
+    assert outcome(lambda p: run, run_path) == outcome(lambda p: expected_run, run_path)
+    assert outcome(lambda p: qrels, qrels_path) == outcome(lambda p: expected_qrels, qrels_path)
 
 
 @pytest.mark.parametrize("text, line", [
@@ -190,8 +168,8 @@ def test_every_number_reads_as_the_line_reader_reads_it(tmp_path: Path, value: b
     qrels_path.write_bytes(b"q1 0 d0 1\nq1 0 d1 " + value + b"\nq2 0 d1 2\n")
     for compat in (False, True):
         mode = "trec_eval" if compat else None
-        assert _outcome(lambda p, m=mode: read_run(p, compat=m), run_path) == _outcome(_SLOW_RUN[compat], run_path)
-        assert _outcome(lambda p, m=mode: read_qrels(p, compat=m), qrels_path) == _outcome(_SLOW_QRELS[compat], qrels_path)
+        assert outcome(lambda p, m=mode: read_run(p, compat=m), run_path) == outcome(_SLOW_RUN[compat], run_path)
+        assert outcome(lambda p, m=mode: read_qrels(p, compat=m), qrels_path) == outcome(_SLOW_QRELS[compat], qrels_path)
 
 
 def test_hex_scores_and_long_grades_are_still_read(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from finegrain.errors import FinegrainError
 from finegrain.io import _columns, run_jsonl
 from finegrain.io.run_jsonl import read_run_jsonl, write_run_jsonl
 from finegrain.types import Run
+from table_outcomes import blocks_of, outcome
 
 HEADERS = [b'{"format": "finegrain.run/1", "name": "bm25"}', b'{"format": "finegrain.run/1"}',
            b'{"name": "x", "format": "finegrain.run/1"}', b'{"format": "finegrain.run/2", "name": "x"}',
@@ -67,15 +68,6 @@ def jsonl_files(draw) -> bytes:
     return (b"\xef\xbb\xbf" if draw(st.integers(0, 9)) == 0 else b"") + data
 
 
-def _outcome(read, path: Path):
-    try:
-        run = read(path)
-    except FinegrainError as e:
-        return "error", type(e).__name__, str(e)
-    return ("ok", run.name, run.qids, run.offsets.tolist(), run.doc_codes.tolist(), run.vocab,
-            [v.hex() for v in run.values.tolist()])  # hex: the same bits, the sign of zero included
-
-
 _DIR = Path(tempfile.mkdtemp(prefix="fast-jsonl-"))
 
 
@@ -84,13 +76,8 @@ _DIR = Path(tempfile.mkdtemp(prefix="fast-jsonl-"))
 def test_jsonl_reader_agrees_with_the_json_reader(data: bytes, chunk: int | None) -> None:
     path = _DIR / "run.jsonl"
     path.write_bytes(data)
-    saved = _columns.CHUNK, _columns.FAST_CHUNK
-    if chunk is not None:
-        _columns.CHUNK = _columns.FAST_CHUNK = chunk
-    try:
-        assert _outcome(read_run_jsonl, path) == _outcome(lambda p: run_jsonl._read_run_jsonl_lines(p, None), path)
-    finally:
-        _columns.CHUNK, _columns.FAST_CHUNK = saved
+    with blocks_of(chunk):
+        assert outcome(read_run_jsonl, path) == outcome(lambda p: run_jsonl._read_run_jsonl_lines(p, None), path)
 
 
 @pytest.mark.parametrize("chunk", [None, 64])
@@ -101,9 +88,9 @@ def test_written_runs_never_reach_the_json_reader(tmp_path: Path, monkeypatch: p
     run = Run.from_dict({f"q {i}": {f"文档 {(i * 7 + j) % 40}": (j % 5) * 0.25 - i for j in range(i % 6)}
                          for i in range(200)}, name="bm25 okapi")
     path = write_run_jsonl(run, tmp_path / "run.jsonl")
-    expected = _outcome(lambda p: run_jsonl._read_run_jsonl_lines(p, None), path)
+    expected = outcome(lambda p: run_jsonl._read_run_jsonl_lines(p, None), path)
     monkeypatch.setattr(run_jsonl, "_read_run_jsonl_lines", lambda *a: pytest.fail("a written run went to json"))
-    assert _outcome(read_run_jsonl, path) == expected
+    assert outcome(read_run_jsonl, path) == expected
     assert read_run_jsonl(path) == run
 
 
@@ -128,7 +115,7 @@ def test_every_number_and_id_reads_as_the_json_reader_reads_it(tmp_path: Path, v
     path = tmp_path / "run.jsonl"
     path.write_bytes(b'{"format": "finegrain.run/1", "name": "x"}\n{"qid": "q0", "results": [["d0", 1.5], '
                      + pair + b"]}\n")
-    assert _outcome(read_run_jsonl, path) == _outcome(lambda p: run_jsonl._read_run_jsonl_lines(p, None), path)
+    assert outcome(read_run_jsonl, path) == outcome(lambda p: run_jsonl._read_run_jsonl_lines(p, None), path)
 
 
 def test_a_header_nested_past_the_parser_is_one_error_line(tmp_path: Path) -> None:

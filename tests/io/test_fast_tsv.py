@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from finegrain.errors import FinegrainError
 from finegrain.io import _columns, beir
 from finegrain.io.beir import read_beir, read_qrels_tsv
+from table_outcomes import blocks_of, outcome
 
 IDS = [b"q1", b"d1", b"q 1", b" d2 ", b"doc-0000001234", "文档".encode(), b"#x", b"d\x01", b"\xff", b"a" * 300,
        b"x\x00", b"", b" ", "a\u2028b".encode(), b"d\r"]
@@ -50,14 +51,6 @@ def tsv_files(draw) -> bytes:
     return (b"\xef\xbb\xbf" if draw(st.integers(0, 9)) == 0 else b"") + data
 
 
-def _outcome(read, path: Path):
-    try:
-        table = read(path)
-    except FinegrainError as e:
-        return "error", type(e).__name__, str(e)
-    return "ok", table.qids, table.offsets.tolist(), table.doc_codes.tolist(), table.vocab, table.values.tolist()
-
-
 _DIR = Path(tempfile.mkdtemp(prefix="fast-tsv-"))
 
 
@@ -66,13 +59,8 @@ _DIR = Path(tempfile.mkdtemp(prefix="fast-tsv-"))
 def test_tsv_reader_agrees_with_the_line_reader(data: bytes, chunk: int | None) -> None:
     path = _DIR / "qrels.tsv"
     path.write_bytes(data)
-    saved = _columns.CHUNK, _columns.FAST_CHUNK
-    if chunk is not None:
-        _columns.CHUNK = _columns.FAST_CHUNK = chunk
-    try:
-        assert _outcome(read_qrels_tsv, path) == _outcome(beir._read_qrels_tsv_lines, path)
-    finally:
-        _columns.CHUNK, _columns.FAST_CHUNK = saved
+    with blocks_of(chunk):
+        assert outcome(read_qrels_tsv, path) == outcome(beir._read_qrels_tsv_lines, path)
 
 
 PLAIN = "query-id\tcorpus-id\tscore\r\n" + "".join(f"q {i // 9}\td{(i * 7) % 40}-文档\t{i % 4 - 1}\r\n" for i in range(500))
@@ -85,13 +73,13 @@ def test_plain_files_never_reach_the_line_reader(tmp_path: Path, monkeypatch: py
         monkeypatch.setattr(_columns, "FAST_CHUNK", chunk)
     path = tmp_path / "qrels.tsv"
     path.write_text(PLAIN, encoding="utf-8")
-    expected = _outcome(beir._read_qrels_tsv_lines, path)
+    expected = outcome(beir._read_qrels_tsv_lines, path)
 
     def slow(*args: object) -> None:
         raise AssertionError("a plain file went to the line reader")
 
     monkeypatch.setattr(beir, "iter_qrels_tsv", slow)
-    assert _outcome(read_qrels_tsv, path) == expected
+    assert outcome(read_qrels_tsv, path) == expected
 
 
 def _folder(root: Path, qrels: str) -> Path:
