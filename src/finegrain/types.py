@@ -548,7 +548,7 @@ def _intern(keys: list[Any]) -> tuple[list[Any], np.ndarray]:
     if not keys:
         return [], np.empty(0, dtype=np.int64)
     try:
-        hashes = np.fromiter(map(hash, keys), dtype=np.int64, count=len(keys))
+        hashes = _hashes(keys)
     except TypeError:  # an unhashable key: the dict below names it
         hashes = None
     if hashes is not None:
