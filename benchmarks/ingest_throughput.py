@@ -123,8 +123,14 @@ def run_size(n_q: int, args: argparse.Namespace, folder: Path) -> tuple[list[tup
     print(f"\n{n_q:,} queries x {args.docs} documents ({n_q * args.docs:,} run lines); load {load()}", flush=True)
 
     # ---- pytrec_eval
-    (pq, pr), t_read = best(lambda: (pytrec_eval.parse_qrel(open(paths["qrels"])),
-                                     pytrec_eval.parse_run(open(paths["run"]))), reps)
+    def parsed(parse, path: Path):
+        with open(path) as f:
+            return parse(f)
+
+    def pytrec_read():
+        return parsed(pytrec_eval.parse_qrel, paths["qrels"]), parsed(pytrec_eval.parse_run, paths["run"])
+
+    (pq, pr), t_read = best(pytrec_read, reps)
     del pq, pr
     evaluator, t_build = best(lambda: pytrec_eval.RelevanceEvaluator(qrels_dict, MEASURES), reps)
     ref, t_score = best(lambda: evaluator.evaluate(run_dict), reps)
@@ -132,8 +138,8 @@ def run_size(n_q: int, args: argparse.Namespace, folder: Path) -> tuple[list[tup
     scored_ids = list(ref)
 
     def pytrec_file():
-        ev = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(open(paths["qrels"])), MEASURES)
-        return pytrec_means(ev.evaluate(pytrec_eval.parse_run(open(paths["run"]))), scored_ids)
+        qrels, run = pytrec_read()
+        return pytrec_means(pytrec_eval.RelevanceEvaluator(qrels, MEASURES).evaluate(run), scored_ids)
 
     def pytrec_dict():
         return pytrec_means(pytrec_eval.RelevanceEvaluator(qrels_dict, MEASURES).evaluate(run_dict), scored_ids)
