@@ -6,11 +6,14 @@ Properties protected:
   block boundaries (hypothesis over a grammar of good and broken lines);
 - a plain file never reaches the line-by-line reader (the speed: no Python object per line);
 - ids are interned exactly: a hash collision between two ids is a decline, never a merge, both for
-  file columns and for ``Qrels``/``Run.from_dict``.
+  file columns and for ``Qrels``/``Run.from_dict``; pyarrow's interning of large tables gives the
+  vocabulary and codes ``dict.fromkeys`` gives, and leaves to Python what only Python's equality
+  decides (str subclasses, bytes next to text, ``None``, lone surrogates).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import tempfile
 from pathlib import Path
 
@@ -19,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from finegrain import types
 from finegrain.errors import FinegrainError
 from finegrain.io import _columns, trec
 from finegrain.io._columns import Decline, distinct_rows
@@ -220,3 +224,67 @@ def test_from_dict_keeps_the_first_of_equal_keys_in_order_of_first_appearance() 
     qrels = Qrels.from_dict({"q1": {"d2": 1, "d1": 0}, "q2": {"d3": 2, "d2": 1}})
     assert qrels.vocab == ("d2", "d1", "d3")
     assert qrels.doc_codes.tolist() == [0, 1, 2, 0]
+
+
+HAS_ARROW = importlib.util.find_spec("pyarrow") is not None
+KEYS = st.lists(
+    st.one_of(
+        st.sampled_from(["d1", "d2", "d10", "文档", "é", "e\u0301", "", " ", "a\x00b", "\ud800", "\U0001f600"]),
+        st.text(max_size=4),
+        st.binary(max_size=2),
+        st.integers(-2, 2),
+        st.none(),
+    ),
+    max_size=30,
+)
+
+
+class _Folded(str):
+    """A str that equals every other spelling of it in any case: only Python's equality knows."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and self.casefold() == other.casefold()
+
+    def __hash__(self) -> int:
+        return hash(self.casefold())
+
+
+@settings(deadline=None)  # the first call imports pyarrow
+@given(KEYS)
+def test_arrow_interning_is_dict_interning_or_declines(keys: list[object]) -> None:
+    expected_vocab = list(dict.fromkeys(keys))
+    index = {k: i for i, k in enumerate(expected_vocab)}
+    got = types._arrow_intern(keys)
+    plain_text = keys and all(type(k) is str for k in keys) and not any(_has_surrogate(k) for k in keys)  # type: ignore[arg-type]
+    if plain_text and HAS_ARROW:
+        assert got is not None  # plain text always takes the C-level path
+    if got is not None:
+        vocab, codes = got
+        assert vocab == expected_vocab and [type(v) for v in vocab] == [str] * len(vocab)
+        assert codes.dtype == np.int64 and codes.tolist() == [index[k] for k in keys]
+    vocab, codes = types._intern(keys)
+    assert vocab == expected_vocab and codes.tolist() == [index[k] for k in keys]
+
+
+def _has_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+def test_arrow_interning_leaves_str_subclasses_bytes_and_none_to_python_equality() -> None:
+    assert types._arrow_intern([_Folded("Doc"), "doc"]) is None
+    assert types._arrow_intern(["x", b"x"]) is None
+    assert types._arrow_intern(["x", None]) is None
+    assert types._arrow_intern(["\ud800"]) is None
+
+
+def test_from_dict_interns_large_tables_by_arrow_with_the_same_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = {f"q{i}": {f"d{(i * 7 + j) % 50}": float(j) for j in range(5)} for i in range(40)}
+    small = Run.from_dict(data)
+    monkeypatch.setattr(types, "ARROW_MIN_KEYS", 1)
+    calls: list[int] = []
+    real = types._arrow_intern
+    monkeypatch.setattr(types, "_arrow_intern", lambda keys: calls.append(len(keys)) or real(keys))
+    large = Run.from_dict(data)
+    assert calls == [200]
+    assert large.vocab == small.vocab and large.doc_codes.tolist() == small.doc_codes.tolist()
+    assert large == small and large.to_dict() == small.to_dict()
