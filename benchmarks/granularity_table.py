@@ -50,8 +50,10 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from _results import Recorder, add_markdown_option
 
@@ -63,6 +65,8 @@ BASE_LABEL = {"minilm": "all-MiniLM-L6-v2 (minilm)", "e5": "multilingual-e5-smal
 STYLES = ("kw", "sm", "both")
 STYLE_LABEL = {"kw": "KW", "sm": "SM", "both": "KW+SM"}
 EVAL_SET = "capretrieval/en"
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def _data_root() -> Path:
@@ -81,6 +85,15 @@ def finegrain(*args: str) -> float:
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True)
     return round(time.perf_counter() - t0, 1)
+
+
+def _each(fn: Callable[[T], R], items: Iterable[T], jobs: int) -> list[R]:
+    """``fn`` over ``items`` in order, up to ``jobs`` at once (each call runs its own finegrain process)."""
+    items = list(items)
+    if jobs <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(fn, items))
 
 
 def _write_jsonl(path: Path, records: list[dict[str, str]]) -> None:
@@ -185,14 +198,15 @@ def _pct(x: Any) -> float | None:
 
 def lr_pilot(args: argparse.Namespace, pairs: Path, root: Path) -> tuple[float, list[dict[str, Any]]]:
     """The lr of ``--lr-grid`` with the best Flickr8k dev MRR after ``--pilot-steps`` on the in-domain KW+SM pairs."""
-    rows = []
-    for lr in args.lr_grid:
+    def one(lr: float) -> dict[str, Any]:
         model = root / f"lr-{lr:g}"
         cell = train(args, pairs, model, args.pilot_steps, lr)
         dev = evaluate(f"st:{model}", root / "eval", f"lr-{lr:g}", flickr_split="dev", suites=("flickr",))
         val = json.loads((model / "finegrain_training.json").read_text())["curve"]["validation"]
-        rows.append({**cell, **dev, "held_out_loss": val[-1]["loss"] if val else None})
         _log(f"pilot lr {lr:g}: {dev}")
+        return {**cell, **dev, "held_out_loss": val[-1]["loss"] if val else None}
+
+    rows = _each(one, args.lr_grid, args.jobs)
     best = max(rows, key=lambda r: r["flickr8k-dev MRR"])
     return best["lr"], rows
 
@@ -222,6 +236,9 @@ def main() -> None:
     ap.add_argument("--pool-size", type=int, default=5000, help="passages per pool before the leakage filter")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test of every step")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="independent trainings/evaluations run at once (one process each; with --threads 1, "
+                         "at most the number of cores)")
     add_markdown_option(ap, "training.md")
     args = ap.parse_args()
     with Recorder(__file__, None if args.quick else args.markdown, section=f"granularity_table.py {args.base}") as rec:
@@ -251,8 +268,7 @@ def run(args: argparse.Namespace) -> str:
     if not pools["out-of-domain"].is_file():
         gloss_pool(pools["out-of-domain"], args.pool_size, args.seed)
     pairs = {(p, s): root / "pairs" / f"{p}-{s}.jsonl" for p in POOLS for s in STYLES}
-    for (p, s), path in pairs.items():
-        gen_pairs(pools[p], s, path, args.seed)
+    _each(lambda item: gen_pairs(pools[item[0][0]], item[0][1], item[1], args.seed), pairs.items(), args.jobs)
     walls["pools_and_pairs_s"] = round(time.perf_counter() - t0, 1)
     pair_stats = {f"{p}/{s}": json.loads(path.with_name(path.name + ".provenance.json").read_text())
                   for (p, s), path in pairs.items()}
@@ -267,16 +283,21 @@ def run(args: argparse.Namespace) -> str:
     _log(f"lr {lr:g} (pilot: {len(pilot)} runs)")
 
     models = {(p, s): root / "models" / f"{p}-{s}" for p in POOLS for s in STYLES}
-    cells = {(p, s): train(args, pairs[(p, s)], m, args.steps, lr) for (p, s), m in models.items()}
+    trained_cells = _each(lambda item: train(args, pairs[item[0]], item[1], args.steps, lr), models.items(), args.jobs)
+    cells = dict(zip(models, trained_cells))
 
     t0 = time.perf_counter()
     base_encoder = "minilm" if args.base == "minilm" else f"st:{resolve_base(args.base).path}"
+    jobs: list[tuple[str, str, tuple[str, ...]]] = [(base_encoder, "base", ("cap", "flickr", "sc"))]
+    jobs += [(f"st:{m}", f"{p}-{s}", ("cap", "flickr", "sc")) for (p, s), m in models.items()]
+    jobs.append(("e5", "e5", ("cap",)))
+    scores = _each(lambda j: evaluate(j[0], root / "eval", j[1], suites=j[2]), jobs, args.jobs)
     rows = [{"model": f"base ({args.base}, untrained)", "pool": None, "style": None, "folder": base_encoder,
-             **evaluate(base_encoder, root / "eval", "base")}]
-    for (p, s), m in models.items():
+             **scores[0]}]
+    for ((p, s), m), res in zip(models.items(), scores[1:-1]):
         rows.append({"model": f"{STYLE_LABEL[s]} / {p}", "pool": p, "style": s, "folder": str(m), **cells[(p, s)],
-                     **evaluate(f"st:{m}", root / "eval", f"{p}-{s}")})
-    e5 = evaluate("e5", root / "eval", "e5", suites=("cap",))
+                     **res})
+    e5 = scores[-1]
     walls["evaluation_s"] = round(time.perf_counter() - t0, 1)
 
     cap = root / "eval" / "capretrieval-en"
