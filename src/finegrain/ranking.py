@@ -18,15 +18,23 @@ from typing import overload
 
 import numpy as np
 
+from finegrain.arrow_ids import ARROW_MIN_IDS, id_array
 from finegrain.errors import FinegrainError
 from finegrain.numbers import INT64_MAX
 
 
 def string_ranks(vocab: Sequence[str]) -> np.ndarray:
-    """Position of each string of ``vocab`` in ascending code-point order."""
-    order = sorted(range(len(vocab)), key=vocab.__getitem__)
+    """Position of each string of ``vocab`` in ascending code-point order (a large vocabulary of plain
+    text is sorted by Arrow, whose UTF-8 byte order is that order: :mod:`finegrain.arrow_ids`)."""
+    arr = id_array(vocab) if len(vocab) >= ARROW_MIN_IDS else None
+    if arr is not None:
+        import pyarrow.compute as pc
+
+        order = np.asarray(pc.sort_indices(arr).to_numpy(), dtype=np.int64)
+    else:
+        order = np.asarray(sorted(range(len(vocab)), key=vocab.__getitem__), dtype=np.int64)
     ranks = np.empty(len(vocab), dtype=np.int64)
-    ranks[np.asarray(order, dtype=np.int64)] = np.arange(len(vocab), dtype=np.int64)
+    ranks[order] = np.arange(len(vocab), dtype=np.int64)
     return ranks
 
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
 import numpy as np
 
+from finegrain.arrow_ids import ARROW_MIN_IDS, id_array
 from finegrain.errors import DuplicateIdError, FinegrainError
 from finegrain.frozen import EMPTY, read_only
 from finegrain.hooks import TABLE_IO
@@ -547,7 +548,7 @@ def _intern(keys: list[Any]) -> tuple[list[Any], np.ndarray]:
     """
     if not keys:
         return [], np.empty(0, dtype=np.int64)
-    if len(keys) >= ARROW_MIN_KEYS:
+    if len(keys) >= ARROW_MIN_IDS:
         interned = _arrow_intern(keys)
         if interned is not None:
             return interned
@@ -563,29 +564,11 @@ def _intern(keys: list[Any]) -> tuple[list[Any], np.ndarray]:
     return vocab, _codes(keys, dict(zip(vocab, range(len(vocab)))))
 
 
-ARROW_MIN_KEYS = 50_000
-"""Keys from which :func:`_intern` tries pyarrow's hash table: below it, importing pyarrow costs more
-than its C-level interning saves."""
-
-
 def _arrow_intern(keys: list[Any]) -> tuple[list[Any], np.ndarray] | None:
-    """:func:`_intern` by pyarrow's dictionary encoding (first appearance order, as ``dict.fromkeys``),
-    when pyarrow is installed and every key is exactly a ``str`` that UTF-8 encodes; else ``None``.
-
-    Arrow compares the UTF-8 bytes, which for such keys is Python's string
-    equality. Any other key (a ``str`` subclass, which may define its own
-    equality, bytes, numbers, ``None``, a lone surrogate) leaves the keys to
-    the generic path.
-    """
-    if set(map(type, keys)) != {str}:
-        return None
-    try:
-        import pyarrow as pa
-    except ImportError:
-        return None
-    try:
-        arr = pa.array(keys, type=pa.large_string())  # 64-bit offsets: one chunk at any size
-    except UnicodeError:  # a lone surrogate
+    """:func:`_intern` by pyarrow's dictionary encoding (first appearance order, as ``dict.fromkeys``)
+    when :func:`~finegrain.arrow_ids.id_array` takes the keys, else ``None``."""
+    arr = id_array(keys)
+    if arr is None:
         return None
     encoded = arr.dictionary_encode()
     codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
