@@ -1,4 +1,4 @@
-"""Ids as one pyarrow string array, where Arrow's C-level hashing and sorting give Python's answers.
+"""Ids as one pyarrow array, where Arrow's C-level hashing and sorting give the answers Python would.
 
 Arrow compares strings by their UTF-8 bytes: for values that are exactly
 ``str`` and UTF-8 encode (no lone surrogate), byte equality is Python's string
@@ -6,6 +6,8 @@ equality and byte order is Python's code-point order. Anything else (a ``str``
 subclass, which may define its own equality, bytes, numbers, ``None``, a lone
 surrogate, more than 2 GiB of text) gets ``None``, and the caller keeps its
 Python path. So does a machine without pyarrow (the ``interop`` extra).
+Ids already read as rows of bytes (:func:`byte_rows`) are equal when their
+bytes are.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-ARROW_MIN_IDS = 50_000
-"""Ids from which callers use Arrow: below it, importing pyarrow costs more than its C-level work saves."""
+ARROW_MIN_IDS = 1_000_000
+"""Ids from which callers use Arrow: about where its C-level work saves more than importing pyarrow costs."""
 
 
 def id_array(ids: Sequence[Any]) -> Any | None:
@@ -30,3 +32,17 @@ def id_array(ids: Sequence[Any]) -> Any | None:
     except UnicodeError:  # a lone surrogate
         return None
     return arr if isinstance(arr, pa.Array) else None  # over 2 GiB of text comes back in chunks
+
+
+def byte_rows(rows: Any) -> Any | None:
+    """The rows of a 2-d numpy array as a ``pyarrow.FixedSizeBinaryArray`` (no copy of a C-contiguous array), or
+    ``None`` without pyarrow."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return None
+    import numpy as np
+
+    rows = np.ascontiguousarray(rows)
+    width = rows.shape[1] * rows.itemsize
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), len(rows), [None, pa.py_buffer(rows)])

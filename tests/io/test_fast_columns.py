@@ -270,3 +270,47 @@ def test_from_dict_interns_large_tables_by_arrow_with_the_same_columns(monkeypat
     assert calls == [200]
     assert large.vocab == small.vocab and large.doc_codes.tolist() == small.doc_codes.tolist()
     assert large == small and large.to_dict() == small.to_dict()
+
+
+WORD_ROWS = st.integers(1, 3).flatmap(
+    lambda k: st.lists(st.lists(st.sampled_from([0, 1, 2**63, 2**64 - 1]), min_size=k, max_size=k), max_size=40)
+)
+
+
+@settings(deadline=None)  # the first call imports pyarrow
+@given(WORD_ROWS)
+def test_arrow_grouping_of_rows_is_the_word_by_word_grouping(rows: list[list[int]]) -> None:
+    words = np.array(rows, dtype="<u8").reshape(len(rows), -1 if rows else 1)
+    distinct = list(dict.fromkeys(map(tuple, rows)))
+    first_of = {r: next(i for i, x in enumerate(rows) if tuple(x) == r) for r in distinct}
+    saved = _columns.ARROW_MIN_IDS
+    _columns.ARROW_MIN_IDS = 1
+    try:
+        first, inverse = distinct_rows(words)
+    finally:
+        _columns.ARROW_MIN_IDS = saved
+    assert first.tolist() == [first_of[r] for r in distinct]
+    assert inverse.tolist() == [distinct.index(tuple(x)) for x in rows]
+
+
+@given(st.lists(st.integers(0, 5), max_size=30))
+def test_first_positions_finds_where_each_code_first_appears(labels: list[int]) -> None:
+    codes = list(dict.fromkeys(labels))
+    inverse = np.array([codes.index(x) for x in labels], dtype=np.int64)
+    expected = [labels.index(c) for c in codes]
+    assert _columns.first_positions(inverse).tolist() == expected
+
+
+def test_files_read_the_same_when_arrow_groups_their_ids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_path, qrels_path = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run_path.write_text("".join(f"q{i % 7} Q0 d{(i * 5) % 11}-{i % 3} {i} {1.0 / (i + 1)} t\n" for i in range(60)))
+    qrels_path.write_text("".join(f"q{i % 7} 0 d{i % 13} {i % 3}\n" for i in range(50)))
+    before = (read_run(run_path), read_qrels(qrels_path))
+    monkeypatch.setattr(_columns, "ARROW_MIN_IDS", 1)
+    calls: list[int] = []
+    real = _columns.byte_rows
+    monkeypatch.setattr(_columns, "byte_rows", lambda w: calls.append(len(w)) or real(w))
+    after = (read_run(run_path), read_qrels(qrels_path))
+    assert calls, "the Arrow grouping was not reached"
+    for a, b in zip(before, after):
+        assert a == b and a.vocab == b.vocab and a.doc_codes.tolist() == b.doc_codes.tolist()

@@ -4,7 +4,8 @@ A file is read in blocks that end at a line end; each block is split into fields
 with numpy on its raw bytes, so no Python object is made per line. Ids are interned by their
 bytes: each field is copied into a zero-padded row of 8-byte words, rows are grouped by a
 hash of their words and every row is compared with its group's first row word for word, so a
-hash collision can never merge two ids. Grades are read digit by digit with numpy; scores too, as
+hash collision can never merge two ids (many rows go to Arrow's hash table, which compares
+whole rows). Grades are read digit by digit with numpy; scores too, as
 an integer mantissa and a power of ten wherever that gives exactly ``float``'s double, and by
 ``float`` one field at a time elsewhere (:func:`finegrain.numbers.decimal_rows`).
 
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from finegrain.arrow_ids import ARROW_MIN_IDS, byte_rows
 from finegrain.errors import FinegrainError
 from finegrain.io import _lines
 from finegrain.io._lines import PathLike, line_too_long, open_binary, read_block
@@ -295,6 +297,10 @@ def distinct_rows(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rows, one hash) is a :class:`Decline`, never a merge."""
     if len(words) == 0:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    arr = byte_rows(words) if len(words) >= ARROW_MIN_IDS else None
+    if arr is not None:  # Arrow's hash table compares whole rows: no collision to check
+        inverse = np.asarray(arr.dictionary_encode().indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return first_positions(inverse), inverse
     if words.shape[1] == 1:
         return first_appearance(words[:, 0])
     key = words[:, 0].copy()
@@ -307,6 +313,16 @@ def distinct_rows(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if not np.array_equal(column, column[first][inverse]):
             raise Decline
     return first, inverse
+
+
+def first_positions(inverse: np.ndarray) -> np.ndarray:
+    """Where each code first appears, for codes numbered in order of first appearance (each new code is
+    one above the largest before it)."""
+    seen = np.maximum.accumulate(inverse)
+    new = np.empty(len(inverse), dtype=bool)
+    new[:1] = True
+    np.greater(seen[1:], seen[:-1], out=new[1:])
+    return np.flatnonzero(new)
 
 
 def decode_rows(words: np.ndarray) -> list[str]:
