@@ -12,11 +12,20 @@ bytes are.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 ARROW_MIN_IDS = 1_000_000
-"""Ids from which callers use Arrow: about where its C-level work saves more than importing pyarrow costs."""
+"""Ids from which Arrow is used even when pyarrow is not yet imported: about where its C-level work saves
+more than the import costs."""
+ARROW_WARM_MIN_IDS = 10_000
+"""Ids from which Arrow is used once pyarrow is imported: below it, Python's per-id work is as quick."""
+
+
+def worth_arrow(n: int) -> bool:
+    """Whether ``n`` ids are worth handing to Arrow (:data:`ARROW_MIN_IDS`, :data:`ARROW_WARM_MIN_IDS`)."""
+    return n >= ARROW_MIN_IDS or (n >= ARROW_WARM_MIN_IDS and "pyarrow" in sys.modules)
 
 
 def id_array(ids: Sequence[Any]) -> Any | None:

@@ -18,7 +18,7 @@ from typing import overload
 
 import numpy as np
 
-from finegrain.arrow_ids import ARROW_MIN_IDS, id_array
+from finegrain.arrow_ids import id_array, worth_arrow
 from finegrain.errors import FinegrainError
 from finegrain.numbers import INT64_MAX
 
@@ -26,7 +26,7 @@ from finegrain.numbers import INT64_MAX
 def string_ranks(vocab: Sequence[str]) -> np.ndarray:
     """Position of each string of ``vocab`` in ascending code-point order (a large vocabulary of plain
     text is sorted by Arrow, whose UTF-8 byte order is that order: :mod:`finegrain.arrow_ids`)."""
-    arr = id_array(vocab) if len(vocab) >= ARROW_MIN_IDS else None
+    arr = id_array(vocab) if worth_arrow(len(vocab)) else None
     if arr is not None:
         import pyarrow.compute as pc
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
 import numpy as np
 
-from finegrain.arrow_ids import ARROW_MIN_IDS, id_array
+from finegrain.arrow_ids import id_array, worth_arrow
 from finegrain.errors import DuplicateIdError, FinegrainError
 from finegrain.frozen import EMPTY, read_only
 from finegrain.hooks import TABLE_IO
@@ -365,6 +365,10 @@ class Qrels(_Table):
         if doc_ids is self._vocab or doc_ids == self._vocab:
             return None
         n = len(doc_ids)
+        if worth_arrow(n + len(self._vocab)):
+            codes = self._arrow_codes_of(doc_ids)
+            if codes is not None:
+                return codes
         index = self._hash_index
         if index is None or n == 0:
             lookup = self._code_index
@@ -381,6 +385,22 @@ class Qrels(_Table):
             same = np.fromiter(map(eq, itemgetter_list(doc_ids, hit), mine), dtype=bool, count=len(hit))
             codes[hit[same]] = cand[hit[same]]
         return codes
+
+    def _arrow_codes_of(self, doc_ids: Sequence[str]) -> np.ndarray | None:
+        """:meth:`codes_of` by Arrow's hash join (``index_in``), when :func:`~finegrain.arrow_ids.id_array` takes
+        both vocabularies; else None."""
+        mine = self._arrow_vocab
+        theirs = id_array(doc_ids) if mine is not None else None
+        if theirs is None:
+            return None
+        import pyarrow.compute as pc
+
+        found = pc.index_in(theirs, value_set=mine).fill_null(-1)
+        return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+    @cached_property
+    def _arrow_vocab(self) -> Any:
+        return id_array(self._vocab)
 
     @cached_property
     def _hash_index(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -548,7 +568,7 @@ def _intern(keys: list[Any]) -> tuple[list[Any], np.ndarray]:
     """
     if not keys:
         return [], np.empty(0, dtype=np.int64)
-    if len(keys) >= ARROW_MIN_IDS:
+    if worth_arrow(len(keys)):
         interned = _arrow_intern(keys)
         if interned is not None:
             return interned

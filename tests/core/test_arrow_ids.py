@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from finegrain import ranking
+from finegrain import arrow_ids, ranking
 from finegrain.arrow_ids import id_array
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("pyarrow") is None, reason="pyarrow (the interop extra)")
@@ -51,12 +51,12 @@ def test_plain_text_becomes_one_string_array() -> None:
 def test_arrow_sorted_string_ranks_are_code_point_ranks(vocab: list[str]) -> None:
     expected = np.empty(len(vocab), dtype=np.int64)
     expected[sorted(range(len(vocab)), key=vocab.__getitem__)] = np.arange(len(vocab))
-    saved = ranking.ARROW_MIN_IDS
-    ranking.ARROW_MIN_IDS = 1
+    saved = arrow_ids.ARROW_MIN_IDS
+    arrow_ids.ARROW_MIN_IDS = 1
     try:
         got = ranking.string_ranks(vocab)
     finally:
-        ranking.ARROW_MIN_IDS = saved
+        arrow_ids.ARROW_MIN_IDS = saved
     assert got.tolist() == expected.tolist()
     if vocab:
         assert id_array(vocab) is not None  # the Arrow path, not the fallback, was checked

@@ -1,14 +1,18 @@
 """Ids are matched and interned by hash for speed, and equal hashes never make unequal ids one: Qrels.codes_of
 (a run's vocabulary looked up in the qrels') and from_dict's interning give what a dict would, even when
-ids are built to collide."""
+ids are built to collide; Arrow's hash join, where it is taken, gives the same codes."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+
 import numpy as np
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from finegrain import Qrels, Run
+from finegrain import Qrels, Run, arrow_ids
 from finegrain.evaluate import evaluate
 
 
@@ -25,6 +29,9 @@ class Colliding(str):
 
     def __eq__(self, other: object) -> bool:
         return str.__eq__(self, other)
+
+
+HAS_ARROW = importlib.util.find_spec("pyarrow") is not None
 
 
 def _by_dict(vocab: tuple[str, ...], ids: list[str]) -> list[int]:
@@ -67,3 +74,27 @@ def test_from_dict_never_merges_colliding_ids() -> None:
     plain = {q: [(str(d), v) for d, v in docs.items()] for q, docs in run.to_dict().items()}
     assert plain == {"q1": [("x", 1.0), ("y", 0.5)], "q2": [("y", 2.0), ("x", 1.0)]}
     assert np.array_equal(run.counts(), [2, 2])
+
+
+@settings(deadline=None)  # the first call imports pyarrow
+@given(st.lists(st.text(max_size=4), max_size=30, unique=True), st.lists(st.text(max_size=4), max_size=30))
+def test_codes_of_by_arrow_is_a_dict_lookup(vocab: list[str], ids: list[str]) -> None:
+    saved = arrow_ids.ARROW_MIN_IDS
+    arrow_ids.ARROW_MIN_IDS = 0
+    try:
+        qrels = Qrels.from_dict({"q": dict.fromkeys(vocab, 1)})
+        got = qrels.codes_of(tuple(ids))
+        arrow_taken = qrels._arrow_codes_of(tuple(ids)) is not None
+    finally:
+        arrow_ids.ARROW_MIN_IDS = saved
+    assert got is None and tuple(ids) == qrels.vocab or got is not None and got.tolist() == _by_dict(qrels.vocab, ids)
+    plain = all(arrow_ids.id_array([t]) is not None for t in [*vocab, *ids])
+    assert arrow_taken == (HAS_ARROW and plain and bool(vocab) and bool(ids))
+
+
+def test_worth_arrow_from_a_million_ids_or_ten_thousand_once_pyarrow_is_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "pyarrow", raising=False)
+    assert not arrow_ids.worth_arrow(arrow_ids.ARROW_MIN_IDS - 1) and arrow_ids.worth_arrow(arrow_ids.ARROW_MIN_IDS)
+    assert not arrow_ids.worth_arrow(arrow_ids.ARROW_WARM_MIN_IDS)
+    monkeypatch.setitem(sys.modules, "pyarrow", object())
+    assert arrow_ids.worth_arrow(arrow_ids.ARROW_WARM_MIN_IDS) and not arrow_ids.worth_arrow(arrow_ids.ARROW_WARM_MIN_IDS - 1)

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from finegrain import types
+from finegrain import arrow_ids, types
 from finegrain.errors import FinegrainError
 from finegrain.io import _columns, trec
 from finegrain.io._columns import Decline, distinct_rows
@@ -262,7 +262,7 @@ def _has_surrogate(text: str) -> bool:
 def test_from_dict_interns_large_tables_by_arrow_with_the_same_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     data = {f"q{i}": {f"d{(i * 7 + j) % 50}": float(j) for j in range(5)} for i in range(40)}
     small = Run.from_dict(data)
-    monkeypatch.setattr(types, "ARROW_MIN_IDS", 1)
+    monkeypatch.setattr(arrow_ids, "ARROW_MIN_IDS", 1)
     calls: list[int] = []
     real = types._arrow_intern
     monkeypatch.setattr(types, "_arrow_intern", lambda keys: calls.append(len(keys)) or real(keys))
@@ -283,12 +283,12 @@ def test_arrow_grouping_of_rows_is_the_word_by_word_grouping(rows: list[list[int
     words = np.array(rows, dtype="<u8").reshape(len(rows), -1 if rows else 1)
     distinct = list(dict.fromkeys(map(tuple, rows)))
     first_of = {r: next(i for i, x in enumerate(rows) if tuple(x) == r) for r in distinct}
-    saved = _columns.ARROW_MIN_IDS
-    _columns.ARROW_MIN_IDS = 1
+    saved = arrow_ids.ARROW_MIN_IDS
+    arrow_ids.ARROW_MIN_IDS = 1
     try:
         first, inverse = distinct_rows(words)
     finally:
-        _columns.ARROW_MIN_IDS = saved
+        arrow_ids.ARROW_MIN_IDS = saved
     assert first.tolist() == [first_of[r] for r in distinct]
     assert inverse.tolist() == [distinct.index(tuple(x)) for x in rows]
 
@@ -306,7 +306,7 @@ def test_files_read_the_same_when_arrow_groups_their_ids(tmp_path: Path, monkeyp
     run_path.write_text("".join(f"q{i % 7} Q0 d{(i * 5) % 11}-{i % 3} {i} {1.0 / (i + 1)} t\n" for i in range(60)))
     qrels_path.write_text("".join(f"q{i % 7} 0 d{i % 13} {i % 3}\n" for i in range(50)))
     before = (read_run(run_path), read_qrels(qrels_path))
-    monkeypatch.setattr(_columns, "ARROW_MIN_IDS", 1)
+    monkeypatch.setattr(arrow_ids, "ARROW_MIN_IDS", 1)
     calls: list[int] = []
     real = _columns.byte_rows
     monkeypatch.setattr(_columns, "byte_rows", lambda w: calls.append(len(w)) or real(w))
