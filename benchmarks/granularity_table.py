@@ -288,10 +288,10 @@ def run(args: argparse.Namespace) -> str:
 
     t0 = time.perf_counter()
     base_encoder = "minilm" if args.base == "minilm" else f"st:{resolve_base(args.base).path}"
-    jobs: list[tuple[str, str, tuple[str, ...]]] = [(base_encoder, "base", ("cap", "flickr", "sc"))]
-    jobs += [(f"st:{m}", f"{p}-{s}", ("cap", "flickr", "sc")) for (p, s), m in models.items()]
-    jobs.append(("e5", "e5", ("cap",)))
-    scores = _each(lambda j: evaluate(j[0], root / "eval", j[1], suites=j[2]), jobs, args.jobs)
+    evals: list[tuple[str, str, tuple[str, ...]]] = [(base_encoder, "base", ("cap", "flickr", "sc"))]
+    evals += [(f"st:{m}", f"{p}-{s}", ("cap", "flickr", "sc")) for (p, s), m in models.items()]
+    evals.append(("e5", "e5", ("cap",)))
+    scores = _each(lambda e: evaluate(e[0], root / "eval", e[1], suites=e[2]), evals, args.jobs)
     rows = [{"model": f"base ({args.base}, untrained)", "pool": None, "style": None, "folder": base_encoder,
              **scores[0]}]
     for ((p, s), m), res in zip(models.items(), scores[1:-1]):

@@ -7,7 +7,8 @@ subclass, which may define its own equality, bytes, numbers, ``None``, a lone
 surrogate, more than 2 GiB of text) gets ``None``, and the caller keeps its
 Python path. So does a machine without pyarrow (the ``interop`` extra).
 Ids already read as rows of bytes (:func:`byte_rows`) are equal when their
-bytes are.
+bytes are. The Arrow kernels the callers use (dictionary encoding, sorting,
+the hash join) are called here, so this is the one module that touches pyarrow.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 ARROW_MIN_IDS = 1_000_000
 """Ids from which Arrow is used even when pyarrow is not yet imported: about where its C-level work saves
@@ -50,8 +53,27 @@ def byte_rows(rows: Any) -> Any | None:
         import pyarrow as pa
     except ImportError:
         return None
-    import numpy as np
-
     rows = np.ascontiguousarray(rows)
     width = rows.shape[1] * rows.itemsize
     return pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), len(rows), [None, pa.py_buffer(rows)])
+
+
+def dictionary_codes(arr: Any) -> tuple[Any, np.ndarray]:
+    """``(distinct values, int64 code of each value)`` of an Arrow array, in order of first appearance."""
+    encoded = arr.dictionary_encode()
+    return encoded.dictionary, np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def sort_order(arr: Any) -> np.ndarray:
+    """The int64 positions that sort an Arrow array ascending (by bytes)."""
+    import pyarrow.compute as pc
+
+    return np.asarray(pc.sort_indices(arr).to_numpy(), dtype=np.int64)
+
+
+def positions_in(arr: Any, value_set: Any) -> np.ndarray:
+    """The int64 position in ``value_set`` of each value of ``arr`` (-1 where absent), by Arrow's hash join."""
+    import pyarrow.compute as pc
+
+    found = pc.index_in(arr, value_set=value_set).fill_null(-1)
+    return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)

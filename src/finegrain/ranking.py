@@ -18,7 +18,7 @@ from typing import overload
 
 import numpy as np
 
-from finegrain.arrow_ids import id_array, worth_arrow
+from finegrain.arrow_ids import id_array, sort_order, worth_arrow
 from finegrain.errors import FinegrainError
 from finegrain.numbers import INT64_MAX
 
@@ -28,9 +28,7 @@ def string_ranks(vocab: Sequence[str]) -> np.ndarray:
     text is sorted by Arrow, whose UTF-8 byte order is that order: :mod:`finegrain.arrow_ids`)."""
     arr = id_array(vocab) if worth_arrow(len(vocab)) else None
     if arr is not None:
-        import pyarrow.compute as pc
-
-        order = np.asarray(pc.sort_indices(arr).to_numpy(), dtype=np.int64)
+        order = sort_order(arr)
     else:
         order = np.asarray(sorted(range(len(vocab)), key=vocab.__getitem__), dtype=np.int64)
     ranks = np.empty(len(vocab), dtype=np.int64)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
 import numpy as np
 
-from finegrain.arrow_ids import id_array, worth_arrow
+from finegrain.arrow_ids import dictionary_codes, id_array, positions_in, worth_arrow
 from finegrain.errors import DuplicateIdError, FinegrainError
 from finegrain.frozen import EMPTY, read_only
 from finegrain.hooks import TABLE_IO
@@ -391,12 +391,7 @@ class Qrels(_Table):
         both vocabularies; else None."""
         mine = self._arrow_vocab
         theirs = id_array(doc_ids) if mine is not None else None
-        if theirs is None:
-            return None
-        import pyarrow.compute as pc
-
-        found = pc.index_in(theirs, value_set=mine).fill_null(-1)
-        return np.asarray(found.to_numpy(zero_copy_only=False), dtype=np.int64)
+        return None if theirs is None else positions_in(theirs, mine)
 
     @cached_property
     def _arrow_vocab(self) -> Any:
@@ -590,9 +585,8 @@ def _arrow_intern(keys: list[Any]) -> tuple[list[Any], np.ndarray] | None:
     arr = id_array(keys)
     if arr is None:
         return None
-    encoded = arr.dictionary_encode()
-    codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-    return encoded.dictionary.to_pylist(), codes
+    distinct, codes = dictionary_codes(arr)
+    return distinct.to_pylist(), codes
 
 
 def _hashes(keys: Sequence[Any]) -> np.ndarray:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from finegrain.arrow_ids import byte_rows, worth_arrow
+from finegrain.arrow_ids import byte_rows, dictionary_codes, worth_arrow
 from finegrain.errors import FinegrainError
 from finegrain.io import _lines
 from finegrain.io._lines import PathLike, line_too_long, open_binary, read_block
@@ -299,7 +299,7 @@ def distinct_rows(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     arr = byte_rows(words) if worth_arrow(len(words)) else None
     if arr is not None:  # Arrow's hash table compares whole rows: no collision to check
-        inverse = np.asarray(arr.dictionary_encode().indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+        inverse = dictionary_codes(arr)[1]
         return first_positions(inverse), inverse
     if words.shape[1] == 1:
         return first_appearance(words[:, 0])
