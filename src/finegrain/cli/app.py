@@ -42,6 +42,7 @@ from finegrain.cli import (
     perturb_cmd,
     pool_cmd,
     report_cmd,
+    soup_cmd,
     train_cmd,
     triage_cmd,
 )
@@ -67,6 +68,7 @@ VERBS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("gen-queries", gen_queries_cmd.gen_queries_command),
     ("distill", distill_cmd.distill_command),
     ("train", train_cmd.train_command),
+    ("soup", soup_cmd.soup_command),
     ("list", list_cmd.list_command),
     ("convert", convert_cmd.convert_command),
     ("album index", album_cmd.index_command),

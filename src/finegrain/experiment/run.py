@@ -35,7 +35,7 @@ from finegrain.results.passages import PASSAGE_CHARS, shorten
 from finegrain.results.saved import SavedResults
 from finegrain.retrieve.registry import get_retriever
 from finegrain.settings import Settings
-from finegrain.train.finetune import transductive_dataset
+from finegrain.train.finetune import transductive_datasets
 from finegrain.types import Qrels, Run
 
 if TYPE_CHECKING:
@@ -271,7 +271,7 @@ def transductive_models(config: Any, dataset: str) -> list[str]:
         node = stack.pop()
         if isinstance(node, Mapping):
             path = node.get("path")
-            if isinstance(path, str) and path not in found and transductive_dataset(path) == dataset:
+            if isinstance(path, str) and path not in found and dataset in transductive_datasets(path):
                 found.append(path)
             stack.extend(v for v in node.values() if isinstance(v, (Mapping, list, tuple)))
         elif isinstance(node, (list, tuple)):

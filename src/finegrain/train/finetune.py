@@ -528,13 +528,27 @@ def _transductive(pairs_provenance: Any) -> dict[str, Any]:
 
 
 def transductive_dataset(folder: str | Path) -> str | None:
-    """The dataset whose passages trained the model in ``folder`` (its ``finegrain_training.json``), else None."""
+    """The dataset whose passages trained the model in ``folder`` (its ``finegrain_training.json``), else None;
+    several, comma-separated, for a soup of models trained on different datasets' passages."""
+    names = transductive_datasets(folder)
+    return ", ".join(names) if names else None
+
+
+def transductive_datasets(folder: str | Path) -> tuple[str, ...]:
+    """Every dataset whose passages trained the model in ``folder``: the one of a trained model, each
+    member's of a soup (:mod:`finegrain.train.soup`); empty when none did or the record is unreadable."""
     path = Path(folder) / PROVENANCE
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    return record.get("transductive_dataset") if isinstance(record, dict) and record.get("transductive") else None
+        return ()
+    if not isinstance(record, dict) or not record.get("transductive"):
+        return ()
+    many = record.get("transductive_datasets")
+    if isinstance(many, list) and many and all(isinstance(x, str) for x in many):
+        return tuple(many)
+    one = record.get("transductive_dataset")
+    return (one,) if isinstance(one, str) else ()
 
 
 def _versions(*names: str) -> dict[str, str | None]:

@@ -1,0 +1,279 @@
+"""Weight averaging of encoders fine-tuned from one base: model soups and WiSE-FT (``finegrain soup``).
+
+Models fine-tuned from the same weights often lie in one basin of the loss, so the weighted mean of
+their parameters is itself a good model, and often better than each: a *model soup* (Wortsman et al.,
+2022, "Model soups", the uniform soup). With the untouched base as one member, the mean interpolates
+between the zero-shot and the fine-tuned model (Wortsman et al., 2022, WiSE-FT), which keeps part of
+the base's generality when fine-tuning overfits its own pairs. Both are one operation here: every
+floating-point tensor of the members' ``model.safetensors`` is replaced by the weighted mean (computed
+in float64, stored in the tensor's own dtype); every other tensor (integer buffers such as position
+ids) must be equal in all members.
+
+The members must be one architecture with one tokenizer: the same tensor names, shapes and dtypes,
+the same module stack (``modules.json``) and tokenizer vocabulary (``tokenizer.json``), and they must embed with the same query and passage
+prefixes (:func:`finegrain.train.bases.folder_defaults`). Anything else is refused before a file is
+written, naming the first difference. The soup is written into a temporary folder beside ``out`` and
+renamed into place when complete, so ``out`` is either the whole soup or absent.
+
+``out/finegrain_training.json`` records the members (spec, folder, weight, weights' sha256, their own
+training records' transductive labels), so a soup of a model trained on an evaluation dataset's
+passages stays TRANSDUCTIVE for that dataset (:func:`finegrain.train.finetune.transductive_dataset`),
+and its ``hyperparameters`` are the first member's declared settings, so ``st:OUT`` as a base for
+``finegrain train`` keeps the members' temperature and prefixes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from finegrain._lazy import require
+from finegrain.errors import FinegrainError
+from finegrain.io.checksum import sha256_of
+from finegrain.machine import run_environment
+from finegrain.train.bases import BaseModel, resolve_base
+from finegrain.train.finetune import PROVENANCE
+
+FORMAT = "finegrain-soup/1"
+WEIGHTS = "model.safetensors"
+
+
+@dataclass(frozen=True)
+class Member:
+    """One ingredient: the model ``spec`` names (as ``--base`` takes it) and its weight in the mean."""
+
+    spec: str
+    weight: float
+
+
+@dataclass(frozen=True)
+class SoupResult:
+    """What :func:`soup` wrote: the folder (``st:OUT``), its members with normalised weights, the record."""
+
+    out: Path
+    members: tuple[Member, ...]
+    tensors: int
+    averaged: int
+    record: Mapping[str, Any]
+
+
+def parse_weights(text: str | None, n: int) -> tuple[float, ...] | None:
+    """``--weights`` as numbers, one per member (comma-separated); ``None`` is the uniform soup."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    values: list[float] = []
+    for p in parts:
+        try:
+            values.append(float(p))
+        except ValueError:
+            raise FinegrainError(f"--weights {text!r}: {p!r} is not a number", _weights_fix(n)) from None
+    return normalise(values, n, shown=f"--weights {text!r}")
+
+
+def normalise(weights: Sequence[float] | None, n: int, *, shown: str | None = None) -> tuple[float, ...]:
+    """``weights`` (one per member, finite, none negative, not all zero) scaled to sum 1; ``None``: equal weights."""
+    if weights is None:
+        return tuple(1.0 / n for _ in range(n))
+    what = shown or f"the weights {list(weights)}"
+    if len(weights) != n:
+        raise FinegrainError(f"{what} give {len(weights)} weight(s) for {n} models", _weights_fix(n))
+    bad = next((w for w in weights if not math.isfinite(w) or w < 0), None)
+    if bad is not None:
+        raise FinegrainError(f"{what}: {bad!r} is not a finite non-negative number", _weights_fix(n))
+    total = math.fsum(weights)
+    if total <= 0:
+        raise FinegrainError(f"{what} are all zero", _weights_fix(n))
+    return tuple(float(w) / total for w in weights)
+
+
+def _weights_fix(n: int) -> str:
+    return f"give {n} non-negative numbers, one per model, e.g. --weights {','.join(['1'] * n)}"
+
+
+def soup(specs: Sequence[str], out: str | Path, weights: Sequence[float] | None = None) -> SoupResult:
+    """Write the weighted mean of the models ``specs`` name (``e5``, ``minilm``, ``st:PATH``) to ``out``.
+
+    ``weights`` (one per model, normalised to sum 1; default uniform) must be non-negative. ``out``
+    must not exist or be an empty folder.
+    """
+    if len(specs) < 2:
+        raise FinegrainError(f"a soup needs at least two models, got {len(specs)}",
+                             "name two or more: finegrain soup st:A st:B -o OUT (st:A e5 for WiSE-FT)")
+    w = normalise(weights, len(specs))
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FinegrainError(f"{out} exists and is not an empty folder", "choose another -o, or remove it")
+    bases = [resolve_base(s) for s in specs]
+    for b in bases:
+        if not (b.path / WEIGHTS).is_file():
+            raise FinegrainError(f"{b.spec}: {b.path} holds no {WEIGHTS}",
+                                 "a soup reads safetensors weights; save the model with safe_serialization=True")
+    _check_same_files(bases)
+    _check_prefixes(bases)
+    st = require("safetensors.torch", "train")
+    torch = require("torch", "train")
+    first = st.load_file(str(bases[0].path / WEIGHTS))
+    names = sorted(first)
+    mixed: dict[str, Any] = {}
+    averaged = 0
+    sums = {k: first[k].to(torch.float64) * w[0] for k in names if first[k].is_floating_point()}
+    for b, wi in zip(bases[1:], w[1:]):
+        tensors = st.load_file(str(b.path / WEIGHTS))
+        _check_tensors(bases[0], first, b, tensors)
+        for k in names:
+            if k in sums:
+                sums[k] += tensors[k].to(torch.float64) * wi
+            elif k in tensors and not torch.equal(first[k], tensors[k]):
+                raise FinegrainError(f"{b.spec}: tensor {k!r} ({first[k].dtype}) differs from {bases[0].spec}'s and "
+                                     "is not floating-point, so it cannot be averaged",
+                                     "soup models fine-tuned from one base")
+        del tensors
+    for k in names:
+        if k in sums:
+            mixed[k] = sums[k].to(first[k].dtype).contiguous()
+            averaged += 1
+        else:
+            mixed[k] = first[k]
+    members = tuple(Member(s, wi) for s, wi in zip(specs, w))
+    record = _record(bases, members, averaged, len(names))
+    _write(out, bases[0].path, mixed, record, st)
+    return SoupResult(out, members, len(names), averaged, record)
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _check_same_files(bases: Sequence[BaseModel]) -> None:
+    for what, read in (("module stack (modules.json)", _modules), ("tokenizer vocabulary", _vocabulary)):
+        want = read(bases[0].path)
+        for b in bases[1:]:
+            if read(b.path) != want:
+                raise FinegrainError(f"{b.spec}: its {what} differs from {bases[0].spec}'s",
+                                     "soup models fine-tuned from one base (same modules and tokenizer)")
+
+
+def _modules(folder: Path) -> list[tuple[str, str]] | None:
+    """Each module's folder and class name (sentence-transformers versions write one class under several
+    module paths, so only the class name counts)."""
+    listed = _json_any(folder / "modules.json")
+    if not isinstance(listed, list):
+        return None
+    return [(str(m.get("path")), str(m.get("type", "")).rsplit(".", 1)[-1]) for m in listed if isinstance(m, dict)]
+
+
+def _vocabulary(folder: Path) -> Any:
+    """The tokenizer's model (its type and vocabulary) from ``tokenizer.json``, else the ``vocab.txt`` text."""
+    tok = _json_any(folder / "tokenizer.json")
+    if isinstance(tok, dict) and "model" in tok:
+        return tok["model"]
+    try:
+        return (folder / "vocab.txt").read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def _check_prefixes(bases: Sequence[BaseModel]) -> None:
+    ref = bases[0].defaults
+    for b in bases[1:]:
+        d = b.defaults
+        if (d.query_prefix, d.passage_prefix) != (ref.query_prefix, ref.passage_prefix):
+            raise FinegrainError(
+                f"{b.spec} embeds with prefixes {d.query_prefix!r} / {d.passage_prefix!r}, {bases[0].spec} with "
+                f"{ref.query_prefix!r} / {ref.passage_prefix!r}",
+                "soup models that embed texts the same way (fine-tuned from one base with its prefixes)")
+
+
+def _check_tensors(ref: BaseModel, a: Mapping[str, Any], other: BaseModel, b: Mapping[str, Any]) -> None:
+    """Every floating-point tensor of either member is in both, of one shape and dtype. An integer buffer
+    that only one of them saved (``position_ids``: transformers versions differ) is no difference: the soup
+    keeps the first member's buffers, so it loads as the first member does."""
+    for k in sorted(set(a) | set(b)):
+        if k not in a or k not in b:
+            held = a.get(k, b.get(k))
+            if held.is_floating_point():
+                side = ref.spec if k in a else other.spec
+                raise FinegrainError(f"tensor {k!r} is in {side} only ({ref.spec} vs {other.spec})",
+                                     "soup models of one architecture (fine-tuned from one base)")
+        elif tuple(a[k].shape) != tuple(b[k].shape) or a[k].dtype != b[k].dtype:
+            raise FinegrainError(
+                f"tensor {k!r} is {tuple(a[k].shape)} {a[k].dtype} in {ref.spec} but {tuple(b[k].shape)} {b[k].dtype} "
+                f"in {other.spec}", "soup models of one architecture (fine-tuned from one base)")
+
+
+# --------------------------------------------------------------------------- the record and the folder
+
+
+def _member_record(b: BaseModel, m: Member) -> dict[str, Any]:
+    own = _json(b.path / PROVENANCE)
+    return {"spec": m.spec, "name": b.name, "path": str(b.path), "weight": m.weight,
+            "weights_sha256": sha256_of(b.path / WEIGHTS),
+            "format": own.get("format") if own else None,
+            "transductive_dataset": own.get("transductive_dataset") if own and own.get("transductive") else None}
+
+
+def _record(bases: Sequence[BaseModel], members: Sequence[Member], averaged: int, tensors: int) -> dict[str, Any]:
+    entries = [_member_record(b, m) for b, m in zip(bases, members)]
+    datasets = sorted({e["transductive_dataset"] for e in entries if e["transductive_dataset"]})
+    d = bases[0].defaults
+    return {
+        "format": FORMAT,
+        "method": "weighted mean of every floating-point tensor (float64 sums, stored in the tensor's dtype); "
+                  "other tensors equal in every member and copied",
+        "members": entries,
+        "tensors": tensors,
+        "averaged": averaged,
+        "hyperparameters": {"temperature": d.temperature, "lr": d.lr, "query_prefix": d.query_prefix,
+                            "passage_prefix": d.passage_prefix,
+                            "source": f"the first member's declared settings ({d.source})"},
+        "transductive": bool(datasets),
+        "transductive_dataset": ", ".join(datasets) if datasets else None,
+        "transductive_datasets": datasets,
+        "environment": run_environment(),
+    }
+
+
+def _json_any(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _json(path: Path) -> dict[str, Any] | None:
+    value = _json_any(path)
+    return value if isinstance(value, dict) else None
+
+
+def _write(out: Path, template: Path, tensors: Mapping[str, Any], record: Mapping[str, Any], st: Any) -> None:
+    """The template folder's files (its config, tokenizer and modules), the mixed weights and the record, in a
+    temporary folder beside ``out``, renamed onto ``out`` once whole."""
+    parent = out.absolute().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out.name}.", suffix=".tmp"))
+    except OSError as e:
+        raise FinegrainError(f"cannot write {out}: {e.strerror or e}", "choose a writable -o") from None
+    try:
+        for src in template.iterdir():
+            if src.name in (WEIGHTS, PROVENANCE, "checkpoints") or src.name.startswith("."):
+                continue
+            (shutil.copytree if src.is_dir() else shutil.copy2)(src, tmp / src.name)
+        st.save_file(dict(tensors), str(tmp / WEIGHTS), metadata={"format": "pt"})
+        (tmp / PROVENANCE).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        if out.is_dir():
+            out.rmdir()  # empty, checked before
+        os.replace(tmp, out)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise FinegrainError(f"cannot write {out}: {e.strerror or e}", "choose a writable -o with free space") from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
