@@ -23,7 +23,7 @@ from finegrain.errors import FinegrainError
 from finegrain.experiment.run import transductive_models
 from finegrain.train import soup as soup_module
 from finegrain.train.finetune import transductive_dataset, transductive_datasets
-from finegrain.train.soup import normalise, parse_weights, soup
+from finegrain.train.soup import normalise, parse_mix, soup
 
 WORDS = ["a", "red", "blue", "dog", "cat", "runs", "on", "the", "grass", "beach"]
 
@@ -116,7 +116,7 @@ def test_weights_are_normalised_and_weight_the_mean(members, tmp_path: Path) -> 
         want = (0.25 * w0[k].astype(np.float64) + 0.75 * wa[k].astype(np.float64)).astype(wa[k].dtype)
         assert np.array_equal(ws[k], want), k
     assert normalise([1, 3], 2) == (0.25, 0.75) and normalise(None, 4) == (0.25,) * 4
-    assert parse_weights("1, 3", 2) == (0.25, 0.75) and parse_weights(None, 3) is None
+    assert parse_mix("1, 3", 2) == (0.25, 0.75) and parse_mix(None, 3) is None
 
 
 def test_a_soup_of_one_model_with_itself_is_that_model(members, tmp_path: Path) -> None:
@@ -246,7 +246,7 @@ def test_a_failed_write_leaves_no_folder(members, tmp_path: Path, monkeypatch: p
 
 def test_the_command_writes_the_soup_and_names_its_label(members, tmp_path: Path) -> None:
     _, a, b = members
-    res = CliRunner().invoke(app, ["soup", f"st:{a}", f"st:{b}", "-o", str(tmp_path / "cli"), "--weights", "1,1"])
+    res = CliRunner().invoke(app, ["soup", f"st:{a}", f"st:{b}", "-o", str(tmp_path / "cli"), "--mix", "1,1"])
     assert res.exit_code == 0, res.output
     assert "averaged" in res.output and "TRANSDUCTIVE" in res.output and "capretrieval/zh" in res.output
     assert (tmp_path / "cli" / "model.safetensors").is_file()
@@ -254,7 +254,7 @@ def test_the_command_writes_the_soup_and_names_its_label(members, tmp_path: Path
 
 def test_the_command_says_one_error_line_for_bad_weights(members, tmp_path: Path) -> None:
     _, a, b = members
-    res = CliRunner().invoke(app, ["soup", f"st:{a}", f"st:{b}", "-o", str(tmp_path / "bad"), "--weights", "1,x"])
+    res = CliRunner().invoke(app, ["soup", f"st:{a}", f"st:{b}", "-o", str(tmp_path / "bad"), "--mix", "1,x"])
     assert res.exit_code == 2
     lines = [ln for ln in res.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:") and "'x' is not a number" in lines[0]

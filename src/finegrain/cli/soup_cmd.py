@@ -15,16 +15,16 @@ def soup_command(
         help="Two or more models as --base takes them: st:PATH (a finegrain train folder), e5, minilm; "
              "the untouched base next to a fine-tuned model is WiSE-FT."),
     out: Path = opt.out_option("New (or empty) folder for the averaged sentence-transformers model (st:OUT)."),
-    weights: str | None = typer.Option(
-        None, "--weights", show_default=False,
+    mix: str | None = typer.Option(
+        None, "--mix", show_default=False,
         help="One weight per model, comma-separated, normalised to sum 1 (default: equal, the uniform soup); "
-             "e.g. --weights 0.3,0.7 with MODELs e5 st:TRAINED."),
+             "e.g. --mix 0.3,0.7 with MODELs e5 st:TRAINED."),
 ) -> None:
     """Average the weights of models fine-tuned from one base into one model; evaluate it with --set encoder=st:OUT."""
     from finegrain.train.finetune import transductive_dataset
-    from finegrain.train.soup import parse_weights, soup
+    from finegrain.train.soup import parse_mix, soup
 
-    result = soup(models, out, parse_weights(weights, len(models)))
+    result = soup(models, out, parse_mix(mix, len(models)))
     mix = ", ".join(f"{m.spec} x {m.weight:.3g}" for m in result.members)
     typer.echo(f"averaged {result.averaged} of {result.tensors} tensors: {mix}")
     typer.echo(f"model: {result.out} (evaluate with --set encoder=st:{result.out}); provenance: "

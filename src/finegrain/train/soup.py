@@ -64,8 +64,8 @@ class SoupResult:
     record: Mapping[str, Any]
 
 
-def parse_weights(text: str | None, n: int) -> tuple[float, ...] | None:
-    """``--weights`` as numbers, one per member (comma-separated); ``None`` is the uniform soup."""
+def parse_mix(text: str | None, n: int) -> tuple[float, ...] | None:
+    """``--mix`` as numbers, one per member (comma-separated); ``None`` is the uniform soup."""
     if text is None:
         return None
     parts = [p.strip() for p in text.split(",")]
@@ -74,8 +74,8 @@ def parse_weights(text: str | None, n: int) -> tuple[float, ...] | None:
         try:
             values.append(float(p))
         except ValueError:
-            raise FinegrainError(f"--weights {text!r}: {p!r} is not a number", _weights_fix(n)) from None
-    return normalise(values, n, shown=f"--weights {text!r}")
+            raise FinegrainError(f"--mix {text!r}: {p!r} is not a number", _weights_fix(n)) from None
+    return normalise(values, n, shown=f"--mix {text!r}")
 
 
 def normalise(weights: Sequence[float] | None, n: int, *, shown: str | None = None) -> tuple[float, ...]:
@@ -95,7 +95,7 @@ def normalise(weights: Sequence[float] | None, n: int, *, shown: str | None = No
 
 
 def _weights_fix(n: int) -> str:
-    return f"give {n} non-negative numbers, one per model, e.g. --weights {','.join(['1'] * n)}"
+    return f"give {n} non-negative numbers, one per model, e.g. --mix {','.join(['1'] * n)}"
 
 
 def soup(specs: Sequence[str], out: str | Path, weights: Sequence[float] | None = None) -> SoupResult:
