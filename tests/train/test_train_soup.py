@@ -226,6 +226,16 @@ def test_one_model_a_missing_file_or_a_full_folder_is_refused(members, tmp_path:
     assert [p.name for p in full.iterdir()] == ["keep.txt"]
 
 
+@pytest.mark.parametrize("cut", [10, 0.9])
+def test_a_broken_weights_file_is_one_error(members, tmp_path: Path, cut: float) -> None:
+    """A file cut in its header, or in its last tensor (found only when that tensor is read)."""
+    _, a, b = members
+    broken = shutil.copytree(b, tmp_path / "broken")
+    data = (broken / "model.safetensors").read_bytes()
+    (broken / "model.safetensors").write_bytes(data[: int(cut if cut >= 1 else len(data) * cut)])
+    _refused(tmp_path, [f"st:{a}", f"st:{broken}"], "cannot read")
+
+
 def test_a_failed_write_leaves_no_folder(members, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _, a, b = members
 

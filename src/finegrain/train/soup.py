@@ -24,12 +24,13 @@ and its ``hyperparameters`` are the first member's declared settings, so ``st:OU
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,29 +120,30 @@ def soup(specs: Sequence[str], out: str | Path, weights: Sequence[float] | None 
     _check_same_files(bases)
     _check_prefixes(bases)
     st = require("safetensors.torch", "train")
+    safetensors = require("safetensors", "train")
     torch = require("torch", "train")
-    first = st.load_file(str(bases[0].path / WEIGHTS))
-    names = sorted(first)
-    mixed: dict[str, Any] = {}
-    averaged = 0
-    sums = {k: first[k].to(torch.float64) * w[0] for k in names if first[k].is_floating_point()}
-    for b, wi in zip(bases[1:], w[1:]):
-        tensors = st.load_file(str(b.path / WEIGHTS))
-        _check_tensors(bases[0], first, b, tensors)
-        for k in names:
-            if k in sums:
-                sums[k] += tensors[k].to(torch.float64) * wi
-            elif k in tensors and not torch.equal(first[k], tensors[k]):
-                raise FinegrainError(f"{b.spec}: tensor {k!r} ({first[k].dtype}) differs from {bases[0].spec}'s and "
-                                     "is not floating-point, so it cannot be averaged",
-                                     "soup models fine-tuned from one base")
-        del tensors
-    for k in names:
-        if k in sums:
-            mixed[k] = sums[k].to(first[k].dtype).contiguous()
-            averaged += 1
-        else:
-            mixed[k] = first[k]
+    with contextlib.ExitStack() as stack:
+        files = [stack.enter_context(_open(safetensors, b)) for b in bases]
+        names = sorted(files[0].keys())
+        for b, f in zip(bases[1:], files[1:]):
+            _check_tensors(bases[0], files[0], b, f)
+        mixed: dict[str, Any] = {}
+        averaged = 0
+        for k in names:  # one tensor at a time: memory is the soup plus one float64 tensor
+            first = _read(files[0], k, bases[0])
+            if first.is_floating_point():
+                total = first.to(torch.float64) * w[0]
+                for b, f, wi in zip(bases[1:], files[1:], w[1:]):
+                    total += _read(f, k, b).to(torch.float64) * wi
+                mixed[k] = total.to(first.dtype).contiguous()
+                averaged += 1
+                continue
+            for b, f in zip(bases[1:], files[1:]):
+                if k in f.keys() and not torch.equal(first, _read(f, k, b)):
+                    raise FinegrainError(f"{b.spec}: tensor {k!r} ({first.dtype}) differs from {bases[0].spec}'s and "
+                                         "is not floating-point, so it cannot be averaged",
+                                         "soup models fine-tuned from one base")
+            mixed[k] = first
     members = tuple(Member(s, wi) for s, wi in zip(specs, w))
     record = _record(bases, members, averaged, len(names))
     _write(out, bases[0].path, mixed, record, st)
@@ -191,21 +193,54 @@ def _check_prefixes(bases: Sequence[BaseModel]) -> None:
                 "soup models that embed texts the same way (fine-tuned from one base with its prefixes)")
 
 
-def _check_tensors(ref: BaseModel, a: Mapping[str, Any], other: BaseModel, b: Mapping[str, Any]) -> None:
-    """Every floating-point tensor of either member is in both, of one shape and dtype. An integer buffer
-    that only one of them saved (``position_ids``: transformers versions differ) is no difference: the soup
-    keeps the first member's buffers, so it loads as the first member does."""
-    for k in sorted(set(a) | set(b)):
-        if k not in a or k not in b:
-            held = a.get(k, b.get(k))
-            if held.is_floating_point():
-                side = ref.spec if k in a else other.spec
-                raise FinegrainError(f"tensor {k!r} is in {side} only ({ref.spec} vs {other.spec})",
+def _check_tensors(ref: BaseModel, a: Any, other: BaseModel, b: Any) -> None:
+    """Every floating-point tensor of either member is in both, of one shape and dtype (read from the files'
+    headers). An integer buffer that only one of them saved (``position_ids``: transformers versions
+    differ) is no difference: the soup keeps the first member's buffers, so it loads as the first member does."""
+    ka, kb = set(a.keys()), set(b.keys())
+    for k in sorted(ka | kb):
+        if k not in ka or k not in kb:
+            side, f = (ref, a) if k in ka else (other, b)
+            if _dtype(f, k) in _FLOAT_DTYPES:
+                raise FinegrainError(f"tensor {k!r} is in {side.spec} only ({ref.spec} vs {other.spec})",
                                      "soup models of one architecture (fine-tuned from one base)")
-        elif tuple(a[k].shape) != tuple(b[k].shape) or a[k].dtype != b[k].dtype:
+            continue
+        sa, sb = a.get_slice(k), b.get_slice(k)
+        if (list(sa.get_shape()), sa.get_dtype()) != (list(sb.get_shape()), sb.get_dtype()):
             raise FinegrainError(
-                f"tensor {k!r} is {tuple(a[k].shape)} {a[k].dtype} in {ref.spec} but {tuple(b[k].shape)} {b[k].dtype} "
-                f"in {other.spec}", "soup models of one architecture (fine-tuned from one base)")
+                f"tensor {k!r} is {tuple(sa.get_shape())} {sa.get_dtype()} in {ref.spec} but {tuple(sb.get_shape())} "
+                f"{sb.get_dtype()} in {other.spec}", "soup models of one architecture (fine-tuned from one base)")
+
+
+#: safetensors' names of floating-point dtypes (the tensors a soup averages).
+_FLOAT_DTYPES = frozenset({"F64", "F32", "F16", "BF16", "F8_E4M3", "F8_E5M2"})
+
+
+def _dtype(f: Any, k: str) -> str:
+    return str(f.get_slice(k).get_dtype())
+
+
+@contextlib.contextmanager
+def _open(safetensors: Any, b: BaseModel) -> Iterator[Any]:
+    """``b``'s weights file opened for reading tensor by tensor; an unreadable file is a :class:`FinegrainError`."""
+    path = b.path / WEIGHTS
+    try:
+        cm = safetensors.safe_open(str(path), framework="pt", device="cpu")
+        f = cm.__enter__()
+    except Exception as e:  # safetensors raises its own error type (and OSError) for a broken file
+        raise FinegrainError(f"{b.spec}: cannot read {path}: {e}", "check that the folder holds a whole model") from None
+    try:
+        yield f
+    finally:
+        cm.__exit__(None, None, None)
+
+
+def _read(f: Any, k: str, b: BaseModel) -> Any:
+    try:
+        return f.get_tensor(k)
+    except Exception as e:  # a truncated file is found only when its tensor is read
+        raise FinegrainError(f"{b.spec}: cannot read tensor {k!r} of {b.path / WEIGHTS}: {e}",
+                             "check that the folder holds a whole model") from None
 
 
 # --------------------------------------------------------------------------- the record and the folder
