@@ -70,7 +70,8 @@ def main() -> None:
     ap.add_argument("--only", choices=("train", "all"), default="all",
                     help="train: stop after the trainings (the evaluations need the CPU to themselves)")
     ap.add_argument("--jobs", type=int, default=1,
-                    help="evaluations run at once (one process each; at most the number of cores)")
+                    help="trainings (one per lr) and evaluations run at once (one process each; at most the "
+                         "number of cores)")
     ap.add_argument("--fusion-rows", choices=("all", "first"), default="all",
                     help="fusion rows for every trained model (and soup), or for each kind's first lr only")
     ap.add_argument("--section", default=None,
@@ -169,12 +170,13 @@ def run(args: argparse.Namespace) -> str:
             member = models[candidates["distilled"][-1]]
             finegrain("distill", str(pairs), "-r", args.teacher, "--set", f"parts={','.join(FUSION)},dense",
                       "--set", f"dense.encoder=st:{member}", "--pool", DATASET, "-o", str(sources[k]), "-q")
-        for lr in lrs:
-            name = k if lr is None else f"{k}-lr{lr:g}"
+        names = [k if lr is None else f"{k}-lr{lr:g}" for lr in lrs]
+        for name, lr in zip(names, lrs):
             kinds[name] = (k, lr)
             models[name] = root / f"model-{name}"
-            cells[name] = train(args, sources[k], models[name], lr)
-            candidates.setdefault(k, []).append(name)
+        trained = _each(lambda n: train(args, sources[k], models[n], kinds[n][1]), names, args.jobs)  # noqa: B023
+        cells.update(zip(names, trained))
+        candidates[k] = list(names)
         if len(lrs) > 1:  # the uniform soup of the kind's models as one more candidate (finegrain soup)
             folder = root / f"model-{k}-soup"
             if not (folder / "model.safetensors").is_file():
