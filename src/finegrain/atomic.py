@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,6 +114,32 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         raise
 
 
+@contextlib.contextmanager
+def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temporary folder beside ``path`` to fill (a model's files); when the block ends cleanly it is
+    renamed to ``path``, else removed, so ``path`` holds the whole folder or nothing. ``path`` must not
+    exist or be an empty folder (a :class:`FinegrainError` before anything is written)."""
+    target = Path(path)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise FinegrainError(f"{str(target)!r} exists and is not an empty folder", "choose another path, or remove it")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=TMP_SUFFIX))
+    except OSError as e:
+        raise _cannot_write(target, e) from None
+    try:
+        yield tmp
+        try:
+            if target.is_dir():
+                target.rmdir()  # empty, checked above
+            os.replace(tmp, target)
+        except OSError as e:
+            raise _cannot_write(target, e) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 def write_text(path: str | os.PathLike[str], text: str, *, encoding: str = "utf-8") -> Path:
     """Write ``text`` to ``path`` atomically; returns the path."""
     with atomic_write(path, "w", encoding=encoding) as f:
@@ -141,4 +168,4 @@ def remove_stale(folder: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
-__all__ = ["TMP_SUFFIX", "atomic_path", "atomic_write", "is_temporary", "remove_stale", "write_bytes", "write_text"]
+__all__ = ["TMP_SUFFIX", "atomic_folder", "atomic_path", "atomic_write", "is_temporary", "remove_stale", "write_bytes", "write_text"]

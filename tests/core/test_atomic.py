@@ -79,3 +79,24 @@ def test_atomic_path_renames_what_a_path_writer_wrote_and_removes_it_on_error(tm
         tmp.write_bytes(b"half")
         raise RuntimeError("stop")
     assert target.read_bytes() == b"new" and [p.name for p in tmp_path.iterdir()] == ["x.bin"]
+
+
+def test_atomic_folder_appears_whole_or_not_at_all(tmp_path: Path) -> None:
+    from finegrain.atomic import atomic_folder
+
+    target = tmp_path / "model"
+    with pytest.raises(RuntimeError), atomic_folder(target) as tmp:
+        (tmp / "config.json").write_text("{}")
+        raise RuntimeError("killed half way")
+    assert list(tmp_path.iterdir()) == []  # neither the folder nor its temporary
+    with atomic_folder(target) as tmp:
+        assert tmp.parent == tmp_path and tmp.name.startswith(".model.") and not target.exists()
+        (tmp / "config.json").write_text("{}")
+    assert [p.name for p in target.iterdir()] == ["config.json"]
+    with pytest.raises(FinegrainError, match="not an empty folder"), atomic_folder(target):
+        pass
+    assert [p.name for p in target.iterdir()] == ["config.json"]
+    (tmp_path / "empty").mkdir()
+    with atomic_folder(tmp_path / "empty") as tmp:
+        (tmp / "a").write_text("a")
+    assert [p.name for p in (tmp_path / "empty").iterdir()] == ["a"]

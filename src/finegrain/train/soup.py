@@ -27,15 +27,14 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import shutil
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from finegrain._lazy import require
+from finegrain.atomic import atomic_folder, write_text
 from finegrain.errors import FinegrainError
 from finegrain.io.checksum import sha256_of
 from finegrain.machine import run_environment
@@ -110,7 +109,7 @@ def soup(specs: Sequence[str], out: str | Path, weights: Sequence[float] | None 
                              "name two or more: finegrain soup st:A st:B -o OUT (st:A e5 for WiSE-FT)")
     w = normalise(weights, len(specs))
     out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):  # before any work; atomic_folder checks again
         raise FinegrainError(f"{out} exists and is not an empty folder", "choose another -o, or remove it")
     bases = [resolve_base(s) for s in specs]
     for b in bases:
@@ -289,26 +288,15 @@ def _json(path: Path) -> dict[str, Any] | None:
 
 def _write(out: Path, template: Path, tensors: Mapping[str, Any], record: Mapping[str, Any], st: Any) -> None:
     """The template folder's files (its config, tokenizer and modules), the mixed weights and the record, in a
-    temporary folder beside ``out``, renamed onto ``out`` once whole."""
-    parent = out.absolute().parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out.name}.", suffix=".tmp"))
-    except OSError as e:
-        raise FinegrainError(f"cannot write {out}: {e.strerror or e}", "choose a writable -o") from None
-    try:
-        for src in template.iterdir():
-            if src.name in (WEIGHTS, PROVENANCE, "checkpoints") or src.name.startswith("."):
-                continue
-            (shutil.copytree if src.is_dir() else shutil.copy2)(src, tmp / src.name)
-        st.save_file(dict(tensors), str(tmp / WEIGHTS), metadata={"format": "pt"})
-        (tmp / PROVENANCE).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        if out.is_dir():
-            out.rmdir()  # empty, checked before
-        os.replace(tmp, out)
-    except OSError as e:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise FinegrainError(f"cannot write {out}: {e.strerror or e}", "choose a writable -o with free space") from None
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    temporary folder renamed onto ``out`` once whole (:func:`finegrain.atomic.atomic_folder`)."""
+    with atomic_folder(out) as tmp:
+        try:
+            for src in template.iterdir():
+                if src.name in (WEIGHTS, PROVENANCE, "checkpoints") or src.name.startswith("."):
+                    continue
+                (shutil.copytree if src.is_dir() else shutil.copy2)(src, tmp / src.name)
+            st.save_file(dict(tensors), str(tmp / WEIGHTS), metadata={"format": "pt"})
+        except OSError as e:
+            raise FinegrainError(f"cannot write {out}: {e.strerror or e}",
+                                 "choose a writable -o with free space") from None
+        write_text(tmp / PROVENANCE, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
