@@ -114,14 +114,21 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         raise
 
 
+def require_empty_folder(path: str | os.PathLike[str]) -> Path:
+    """``path``, when it does not exist or is an empty folder; else a :class:`FinegrainError` (what
+    :func:`atomic_folder` may replace, checked before any work that would be wasted)."""
+    target = Path(path)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise FinegrainError(f"{str(target)!r} exists and is not an empty folder", "choose another path, or remove it")
+    return target
+
+
 @contextlib.contextmanager
 def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
     """A temporary folder beside ``path`` to fill (a model's files); when the block ends cleanly it is
     renamed to ``path``, else removed, so ``path`` holds the whole folder or nothing. ``path`` must not
     exist or be an empty folder (a :class:`FinegrainError` before anything is written)."""
-    target = Path(path)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise FinegrainError(f"{str(target)!r} exists and is not an empty folder", "choose another path, or remove it")
+    target = require_empty_folder(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=TMP_SUFFIX))
@@ -168,4 +175,4 @@ def remove_stale(folder: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
-__all__ = ["TMP_SUFFIX", "atomic_folder", "atomic_path", "atomic_write", "is_temporary", "remove_stale", "write_bytes", "write_text"]
+__all__ = ["TMP_SUFFIX", "atomic_folder", "atomic_path", "atomic_write", "is_temporary", "remove_stale", "require_empty_folder", "write_bytes", "write_text"]

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from finegrain._lazy import require
-from finegrain.atomic import atomic_folder, write_text
+from finegrain.atomic import atomic_folder, require_empty_folder, write_text
 from finegrain.errors import FinegrainError
 from finegrain.io.checksum import sha256_of
 from finegrain.machine import run_environment
@@ -108,9 +108,7 @@ def soup(specs: Sequence[str], out: str | Path, weights: Sequence[float] | None 
         raise FinegrainError(f"a soup needs at least two models, got {len(specs)}",
                              "name two or more: finegrain soup st:A st:B -o OUT (st:A e5 for WiSE-FT)")
     w = normalise(weights, len(specs))
-    out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):  # before any work; atomic_folder checks again
-        raise FinegrainError(f"{out} exists and is not an empty folder", "choose another -o, or remove it")
+    out = require_empty_folder(out)  # before any work; atomic_folder checks again when it writes
     bases = [resolve_base(s) for s in specs]
     for b in bases:
         if not (b.path / WEIGHTS).is_file():
