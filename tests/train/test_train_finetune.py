@@ -283,6 +283,103 @@ def test_hard_negatives_train_and_are_recorded(tiny_st: Path, pairs_file: Path, 
     assert prov["hard_negatives"]["method"] == "bm25" and prov["hard_negatives"]["per_query"] == 1
 
 
+# --------------------------------------------------------------------------- KL to a teacher's list
+
+
+def _teacher_pairs(root: Path) -> Path:
+    """The toy pairs, each with a teacher list that puts the *next* passage first, its own second and a third
+    passage last: a teacher that disagrees with the labels, so only a KL term can pull the model its way."""
+    texts = [t for _, t in _passages()]
+    lines = []
+    for i, (pid, text) in enumerate(_passages()):
+        w = text.split()
+        top = [texts[(i + 1) % len(texts)], text, texts[(i + 7) % len(texts)]]
+        for q, style in ((f"{w[1]} {w[2]}", "kw"), (f"{w[2]} on {w[6]}", "sm")):
+            lines.append(json.dumps({"query": q, "passage": text, "passage_id": pid, "style": style,
+                                     "teacher_top": {"ids": ["x", "y", "z"], "texts": top,
+                                                     "scores": [0.066, 0.060, 0.040]}}))
+    path = root / "teacher.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _mean_kl(model_dir: Path, pairs: Sequence[Pair], temperature: float, teacher_temperature: float) -> float:
+    """The mean KL(teacher || model) over ``pairs``' teacher lists, computed with numpy from the saved model."""
+    from finegrain.retrieve.dense.encoders.registry import get_encoder
+    from finegrain.train.finetune import teacher_distribution
+
+    enc = get_encoder(f"st:{model_dir}")
+    total = 0.0
+    for p in pairs:
+        q = enc.encode([p.query], kind="query")[0]
+        d = enc.encode([t for t, _ in p.teacher], kind="passage")
+        z = d @ q / temperature
+        log_student = z - z.max() - np.log(np.exp(z - z.max()).sum())
+        target = teacher_distribution([s for _, s in p.teacher], teacher_temperature)
+        total += float(np.sum(target * (np.log(target) - log_student)))
+    return total / len(pairs)
+
+
+def test_teacher_distribution_reads_any_scale_and_sums_to_one() -> None:
+    from finegrain.train.finetune import teacher_distribution
+
+    rrf = teacher_distribution([0.066, 0.060, 0.040], 0.05)
+    assert rrf.sum() == pytest.approx(1.0) and rrf[0] > rrf[1] > rrf[2]
+    # a share of the top score: scaling every score by 1000 changes nothing
+    assert np.allclose(teacher_distribution([66.0, 60.0, 40.0], 0.05), rrf)
+    # softmax((s - s_top) / (T * |s_top|)): the top over the second is exp(0.006 / (0.05 * 0.066))
+    assert rrf[0] / rrf[1] == pytest.approx(np.exp(0.006 / (0.05 * 0.066)))
+    assert np.allclose(teacher_distribution([0.0, 0.0], 0.05), [0.5, 0.5])  # a top score of 0 reads as scale 1
+    assert np.allclose(teacher_distribution([-1.0, -1.1], 1.0), [1 / (1 + np.exp(-0.1)), 1 / (1 + np.exp(0.1))])
+
+
+def test_the_kl_term_pulls_the_model_towards_the_teachers_list(tiny_st: Path, tmp_path: Path) -> None:
+    pairs_path = _teacher_pairs(tmp_path)
+    pairs = read_pairs(pairs_path).pairs
+    kw = {"steps": 30, "warmup": 0, "checkpoint_every": 30}
+    plain = train_encoder(_config(tiny_st, pairs_path, tmp_path / "plain", **kw))
+    kl = train_encoder(_config(tiny_st, pairs_path, tmp_path / "kl", kl_weight=5.0, **kw))
+    assert plain.finished and kl.finished
+    assert _mean_kl(kl.out, pairs, 0.05, 0.05) < 0.7 * _mean_kl(plain.out, pairs, 0.05, 0.05)
+    prov = json.loads((kl.out / "finegrain_training.json").read_text())
+    assert prov["hyperparameters"]["kl_weight"] == 5.0 and prov["hyperparameters"]["teacher_temperature"] == 0.05
+    assert "5 x KL(teacher || student)" in prov["loss"]
+    assert "KL" not in json.loads((plain.out / "finegrain_training.json").read_text())["loss"]
+
+
+def test_a_kl_loss_without_teacher_lists_is_one_clear_error(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
+    with pytest.raises(FinegrainError, match=r"--kl-weight 1 needs .* line 1 of .*pairs\.jsonl' has 0") as e:
+        train_encoder(_config(tiny_st, pairs_file, tmp_path / "o", kl_weight=1.0))
+    assert "finegrain distill --teacher-scores" in e.value.hint
+    assert not (tmp_path / "o").exists()
+    for bad in (-1.0, float("nan"), True):
+        with pytest.raises(FinegrainError, match="kl_weight="):
+            _config(tiny_st, pairs_file, tmp_path / "o", kl_weight=bad)
+    with pytest.raises(FinegrainError, match="teacher_temperature=0"):
+        _config(tiny_st, pairs_file, tmp_path / "o", teacher_temperature=0)
+
+
+@pytest.mark.parametrize(("top", "expect"), [
+    ({"texts": ["a", "b"], "scores": [1.0, 0.5]}, None),
+    ({"ids": ["1"], "scores": [1.0]}, '"teacher_top" as {"texts": [passage texts], "scores": [numbers]}'),
+    ({"texts": ["a", "b"], "scores": [1.0]}, '"teacher_top" with as many "texts" as "scores", found \'2 texts, 1 scores'),
+    ({"texts": ["a", ""], "scores": [1.0, 0.5]}, '"teacher_top" texts as non-empty strings, found \'""\''),
+    ({"texts": ["a", "b"], "scores": [1.0, "0.5"]}, '"teacher_top" scores as finite numbers, found \'"0.5"\''),
+    ({"texts": ["a", "b"], "scores": [0.5, 1.0]}, '"teacher_top" best first (scores never rising)'),
+    ([["a", 1.0]], '"teacher_top" as {"texts"'),
+])
+def test_teacher_lists_are_read_or_refused_with_the_line(tmp_path: Path, top, expect) -> None:
+    p = tmp_path / "p.jsonl"
+    p.write_text('{"query": "q", "passage": "d"}\n' + json.dumps({"query": "q2", "passage": "e", "teacher_top": top})
+                 + "\n")
+    if expect is None:
+        assert read_pairs(p).pairs[1].teacher == (("a", 1.0), ("b", 0.5)) and read_pairs(p).pairs[0].teacher == ()
+        return
+    with pytest.raises(DataFormatError) as e:
+        read_pairs(p)
+    assert str(e.value).startswith(f"{p}:2: expected {expect}")
+
+
 # --------------------------------------------------------------------------- data
 
 

@@ -42,7 +42,7 @@ def distill_command(
     margin_strategy: str = typer.Option("relative", "--margin-strategy", help="relative (the margin is a share "
                                         "of the positive's score) or absolute (in teacher score units)."),
     teacher_scores: int = typer.Option(0, "--teacher-scores", min=0, help="Also write the teacher's top N "
-                                       "passage ids and scores per pair (for a KL-distillation loss)."),
+                                       "passages (ids, texts, scores) per pair, for finegrain train --kl-weight."),
     no_cache: bool = opt.no_cache_option(),
     quiet: bool = opt.quiet_option(),
 ) -> None:

@@ -51,6 +51,14 @@ def train_command(
         False, "--avoid-false-negatives",
         help="Keep known false negatives out of a batch: another pair of the same group (same image), or a "
              "labelled positive of a pair's query; BM25 negatives skip them too."),
+    kl_weight: float = typer.Option(
+        0.0, "--kl-weight", min=0,
+        help="Add this much of a KL loss that fits the model's distribution over each query's teacher passages "
+             "(the pairs' \"teacher_top\": finegrain distill --teacher-scores N) to the teacher's; 0: InfoNCE alone."),
+    teacher_temperature: float = typer.Option(
+        0.05, "--teacher-temperature",
+        help="Softmax temperature of the teacher's scores for --kl-weight, as a share of its top score "
+             "(one value reads RRF sums, BM25 scores and cosines alike)."),
     lang: str = lang_option("Language of the BM25 tokenizer for --hard-negatives bm25:"),
     quiet: bool = quiet_option(),
     batch: int | None = retired_option("--batch", "--batch-size", min=1),
@@ -64,7 +72,7 @@ def train_command(
         weight_decay=weight_decay, seed=seed, hard_negatives=hard_negatives, negatives_per_query=negatives_per_query,
         checkpoint_every=checkpoint_every, resume=resume, max_length=max_length, query_prefix=query_prefix,
         passage_prefix=passage_prefix, lang=lang, quiet=quiet, keep_checkpoints=keep_checkpoints, threads=threads,
-        avoid_false_negatives=avoid_false_negatives,
+        avoid_false_negatives=avoid_false_negatives, kl_weight=kl_weight, teacher_temperature=teacher_temperature,
         **({} if batch is None else {"batch": batch}),  # else TrainConfig's default
     )
     result = train_encoder(config)

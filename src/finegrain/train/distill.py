@@ -25,8 +25,9 @@ that ranking:
   teacher's own scale (RRF sums, BM25 scores, cosines), so one margin suits any teacher whose scores are
   positive. The first ``negatives`` survivors are kept; a pair left with fewer is dropped, so every record
   holds the same number, as ``finegrain train`` requires.
-* With ``scores_k``, the teacher's top ``scores_k`` passage ids and scores ride along with each pair, for a
-  KL-distillation loss (the data only; ``finegrain train`` does not read them).
+* With ``scores_k``, the teacher's top ``scores_k`` passages (ids, texts and scores) ride along with each
+  pair as ``"teacher_top"``: ``finegrain train --kl-weight`` fits the student's distribution over them to
+  the teacher's (:mod:`finegrain.train.finetune`).
 
 Records that end with the same query and positive are one pair (``duplicate``); negatives the input
 already holds are replaced by the teacher's. :func:`relabel` is pure
@@ -118,10 +119,12 @@ class DistillRule:
 
 @dataclass(frozen=True)
 class Ranking:
-    """A teacher's ranked passages for one query, best first, with their scores."""
+    """A teacher's ranked passages for one query, best first, with their scores (and, once looked up in the
+    pool, their texts)."""
 
     ids: tuple[str, ...]
     scores: tuple[float, ...]
+    texts: tuple[str, ...] = ()
 
     @classmethod
     def from_run(cls, run: Run, qid: str, k: int) -> Ranking:
@@ -159,7 +162,8 @@ class DistilledPair:
                                "teacher_rank": self.teacher_rank, "teacher_score": self.teacher_score,
                                "source_passage_id": self.source_passage_id}
         if self.teacher_top is not None:
-            out["teacher_top"] = {"ids": list(self.teacher_top.ids), "scores": list(self.teacher_top.scores)}
+            out["teacher_top"] = {"ids": list(self.teacher_top.ids), "texts": list(self.teacher_top.texts),
+                                  "scores": list(self.teacher_top.scores)}
         return out
 
 
@@ -261,7 +265,8 @@ def relabel(pairs: Sequence[Pair], pool: Mapping[str, str], rankings: Mapping[st
             out.append(DistilledPair(
                 query, positive, pid, p.style, "source" if from_source else "teacher", r, ranking.scores[r - 1],
                 source, tuple(texts[i] for i in picked), tuple(ranking.ids[i] for i in picked), p.line,
-                Ranking(ranking.ids[:rule.scores_k], ranking.scores[:rule.scores_k]) if rule.scores_k else None,
+                Ranking(ranking.ids[:rule.scores_k], ranking.scores[:rule.scores_k], tuple(texts[:rule.scores_k]))
+                if rule.scores_k else None,
                 group))
     out.sort(key=lambda d: d.line)
     kept_source = sum(d.positive_from == "source" for d in out)

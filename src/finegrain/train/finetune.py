@@ -12,6 +12,16 @@ twice, so a passage shared by two pairs is not the other's false negative; with
 ``avoid_false_negatives`` they also never hold two captions of one group (same image) nor a
 pair whose passage is a labelled positive of another pair's query.
 
+With ``kl_weight`` > 0 the loss adds ``kl_weight`` times a listwise distillation term (Hofstätter et al.
+2021; RocketQAv2, Ren et al. 2021): for each query, the KL divergence from the teacher's distribution
+over its best passages (the pairs file's ``"teacher_top"``, as ``finegrain distill --teacher-scores``
+writes) to the student's, both softmaxes over the same passages. The student's logits are its cosines
+at the training scale ``1/τ``; the teacher's are its scores less its top score, divided by
+``teacher_temperature`` times the top score's magnitude (:func:`teacher_distribution`), so one setting
+reads any teacher's scale (RRF sums, BM25 scores, cosines), as the relative false-negative margin of
+:mod:`finegrain.train.distill` does. In-batch negatives and the teacher's passages never mix: the KL
+term sees only each query's own list.
+
 Torch runs ``threads`` intra-op threads (default :func:`finegrain.machine.default_torch_threads`:
 one per physical core), set for the run and restored after it.
 
@@ -46,10 +56,13 @@ import math
 import re
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from finegrain._lazy import require
 from finegrain.atomic import atomic_write, is_temporary, remove_stale, write_text
@@ -112,6 +125,8 @@ class TrainConfig:
     stop_after: int | None = None
     threads: int | None = None
     avoid_false_negatives: bool = False
+    kl_weight: float = 0.0
+    teacher_temperature: float = 0.05
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pairs", Path(self.pairs))
@@ -127,7 +142,7 @@ class TrainConfig:
         for name, high in (("steps", MAX_STEPS), ("seed", MAX_SEED)):
             if getattr(self, name) > high:
                 raise FinegrainError(f"{name}={getattr(self, name)} is more than {high:,}", f"pass --{name} {high} or less")
-        for name, example in (("lr", "2e-5"), ("temperature", "0.05")):
+        for name, example in (("lr", "2e-5"), ("temperature", "0.05"), ("teacher_temperature", "0.05")):
             v = getattr(self, name)
             if v is None:
                 continue
@@ -137,6 +152,10 @@ class TrainConfig:
         for name in ("query_prefix", "passage_prefix"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
                 raise FinegrainError(f"{name}={getattr(self, name)!r} is not text", "pass a string, e.g. 'query: '")
+        if isinstance(self.kl_weight, bool) or not isinstance(self.kl_weight, (int, float)) or not (
+                0 <= self.kl_weight < math.inf):
+            raise FinegrainError(f"kl_weight={self.kl_weight!r} is not a number >= 0",
+                                 "pass e.g. --kl-weight 1, or 0 (the default) for InfoNCE alone")
         if not (0 <= self.weight_decay < math.inf) or not (0 <= self.val_fraction < 1):
             raise FinegrainError(f"weight_decay={self.weight_decay!r} / val_fraction={self.val_fraction!r} out of range",
                                  "weight decay >= 0, held-out fraction in [0, 1)")
@@ -236,6 +255,8 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
     base = resolve_base(config.base)  # e5: converted on first use, once the inputs are known to be good
     config, chosen = config.with_base_defaults(base)
     base_path = base.path
+    if config.kl_weight:
+        _require_teacher(data.pairs, config)
     train, val = split_by_passage(data.pairs, config.val_fraction, config.seed)
     negatives = None
     if config.hard_negatives and data.pairs[0].negatives:
@@ -259,7 +280,7 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
                                  f"{config.base!r}", f"pass --max-length {limit} or less, or leave it out")
         model.max_seq_length = config.max_length
     assert config.temperature is not None and config.lr is not None  # filled by with_base_defaults
-    loss_fn = _infonce(model, 1.0 / config.temperature)
+    loss_fn = _Loss(_infonce(model, 1.0 / config.temperature), model, config, torch)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _linear(config.warmup_steps, config.steps))
     val_batches = one_pass(val, config.batch, config.seed, avoid_false_negatives=config.avoid_false_negatives)
@@ -283,7 +304,7 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
         t_step = time.perf_counter()
         torch.manual_seed(config.seed * _SEED_STRIDE + step)  # dropout: a function of (seed, step)
         batch = [train[i] for i in next(batches)]
-        loss = loss_fn.compute_loss_from_embeddings(_embed(model, batch, config), None)
+        loss = loss_fn(batch, _embed(model, batch, config))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -327,15 +348,77 @@ def _embed(model: Any, batch: list[Pair], config: TrainConfig) -> list[Any]:
     columns = [[qp + p.query for p in batch], [pp + p.passage for p in batch]]
     for j in range(len(batch[0].negatives)):
         columns.append([pp + p.negatives[j] for p in batch])
-    device = model.device
-    out = []
-    for texts in columns:
-        features = {k: v.to(device) if hasattr(v, "to") else v for k, v in model.preprocess(texts).items()}
-        out.append(model(features)["sentence_embedding"])
+    return [_encode(model, texts) for texts in columns]
+
+
+class _Loss:
+    """The training loss of a batch: InfoNCE over the in-batch columns, plus ``kl_weight`` times the mean
+    KL divergence from the teacher's distribution over each query's ``teacher`` passages to the student's."""
+
+    def __init__(self, infonce: Any, model: Any, config: TrainConfig, torch: Any) -> None:
+        self.infonce, self.model, self.config, self.torch = infonce, model, config, torch
+
+    def __call__(self, batch: list[Pair], emb: list[Any]) -> Any:
+        loss = self.infonce.compute_loss_from_embeddings(emb, None)
+        if not self.config.kl_weight:
+            return loss
+        return loss + self.config.kl_weight * self.kl(batch, emb[0])
+
+    def kl(self, batch: list[Pair], queries: Any) -> Any:
+        torch, config = self.torch, self.config
+        texts: dict[str, int] = {}  # each passage encoded once a batch, however many lists hold it
+        for p in batch:
+            for t, _ in p.teacher:
+                texts.setdefault(t, len(texts))
+        passages = _encode(self.model, [(config.passage_prefix or "") + t for t in texts])
+        width = max(len(p.teacher) for p in batch)
+        index = torch.zeros((len(batch), width), dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.bool)
+        target = torch.zeros((len(batch), width), dtype=queries.dtype)
+        for i, p in enumerate(batch):
+            k = len(p.teacher)
+            index[i, :k] = torch.tensor([texts[t] for t, _ in p.teacher])
+            mask[i, :k] = True
+            target[i, :k] = torch.from_numpy(teacher_distribution([s for _, s in p.teacher],
+                                                                  config.teacher_temperature))
+        q = torch.nn.functional.normalize(queries, dim=-1)
+        d = torch.nn.functional.normalize(passages, dim=-1)[index]  # (batch, width, dim)
+        logits = torch.einsum("bd,bkd->bk", q, d) / config.temperature
+        log_student = torch.log_softmax(logits.masked_fill(~mask, -math.inf), dim=-1)
+        terms = torch.where(mask & (target > 0), target * (torch.log(target.clamp_min(1e-30)) - log_student),
+                            torch.zeros_like(target))
+        return terms.sum(dim=-1).mean()
+
+
+def teacher_distribution(scores: Sequence[float], temperature: float) -> np.ndarray:
+    """The teacher's distribution over its best passages: ``softmax((s - s_top) / (temperature * |s_top|))``
+    (``|s_top|`` read as 1 when the top score is 0), so ``temperature`` is a share of the top score and one
+    value suits any teacher whose scale is its own."""
+    s = np.asarray(scores, dtype=np.float64)
+    scale = abs(float(s.max())) or 1.0
+    z = (s - s.max()) / (temperature * scale)
+    e = np.exp(z)
+    out: np.ndarray = e / e.sum()
     return out
 
 
-def _validate(model: Any, loss_fn: Any, val: tuple[Pair, ...], batches: list[list[int]], config: TrainConfig,
+def _require_teacher(pairs: Sequence[Pair], config: TrainConfig) -> None:
+    """A KL loss needs every pair's teacher list, of two passages at least."""
+    short = next((p for p in pairs if len(p.teacher) < 2), None)
+    if short is not None:
+        raise FinegrainError(f"--kl-weight {config.kl_weight:g} needs the teacher's best passages on every pair, "
+                             f"and line {short.line} of {str(config.pairs)!r} has {len(short.teacher)} "
+                             '(its "teacher_top")',
+                             "write the pairs with finegrain distill --teacher-scores 4 (or more), or leave out "
+                             "--kl-weight")
+
+
+def _encode(model: Any, texts: list[str]) -> Any:
+    features = {k: v.to(model.device) if hasattr(v, "to") else v for k, v in model.preprocess(texts).items()}
+    return model(features)["sentence_embedding"]
+
+
+def _validate(model: Any, loss_fn: _Loss, val: tuple[Pair, ...], batches: list[list[int]], config: TrainConfig,
               step: int, torch: Any) -> ValPoint:
     """Mean held-out loss and in-batch accuracy over one pass of the held-out batches (no dropout, no grad)."""
     model.eval()
@@ -343,9 +426,10 @@ def _validate(model: Any, loss_fn: Any, val: tuple[Pair, ...], batches: list[lis
     loss_sum = 0.0
     with torch.no_grad():
         for idx in batches:
-            emb = _embed(model, [val[i] for i in idx], config)
-            loss_sum += float(loss_fn.compute_loss_from_embeddings(emb, None)) * len(idx)
-            scores = loss_fn.similarity_fct(emb[0], torch.cat(emb[1:], dim=0))
+            batch = [val[i] for i in idx]
+            emb = _embed(model, batch, config)
+            loss_sum += float(loss_fn(batch, emb)) * len(idx)
+            scores = loss_fn.infonce.similarity_fct(emb[0], torch.cat(emb[1:], dim=0))
             correct += int((scores.argmax(dim=1) == torch.arange(len(idx))).sum())
             total += len(idx)
     model.train()
@@ -508,7 +592,9 @@ def _provenance(config: TrainConfig, base: BaseModel, chosen: dict[str, str], pa
         "pairs": {**pairs, "train": n_train, "held_out": len(val), "held_out_passages": len({p.key for p in val})},
         "hyperparameters": config.hyperparameters(),
         "chosen_by": chosen,
-        "loss": f"MultipleNegativesRankingLoss (InfoNCE, in-batch negatives; {batches})",
+        "loss": f"MultipleNegativesRankingLoss (InfoNCE, in-batch negatives; {batches})" + (
+            f" + {config.kl_weight:g} x KL(teacher || student) over each query's teacher_top passages (teacher "
+            f"temperature {config.teacher_temperature:g} of its top score)" if config.kl_weight else ""),
         "hard_negatives": negatives,
         "seed": config.seed,
         **_transductive(pairs.get("provenance")),

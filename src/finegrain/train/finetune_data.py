@@ -4,8 +4,9 @@
   ``{"query", "passage", "passage_id", "style", "source"}``; ``{"query", "positive"}``
   and ``{"anchor", "positive"}`` are read too; ``passage_id`` follows the one id rule of
   :mod:`finegrain.io.ids`; an optional ``"negatives"`` list of passage texts, as ``finegrain distill``
-  writes, gives the pair its own hard negatives), failing with file:line on a bad record; its provenance
-  sidecar is read by the one JSON reader;
+  writes, gives the pair its own hard negatives; an optional ``"teacher_top"``, as ``finegrain distill
+  --teacher-scores`` writes, gives a teacher's best passages and scores for a KL loss), failing with
+  file:line on a bad record; its provenance sidecar is read by the one JSON reader;
 * :func:`split_by_passage` holds out about ``fraction`` of the pairs, whole passages at a
   time (seeded), so that no passage is on both sides;
 * :func:`mine_bm25_negatives` gives each pair the top BM25 passages of the training pool
@@ -20,6 +21,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections import Counter, defaultdict
@@ -44,7 +46,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (("query", "passage"), ("query", "positiv
 @dataclass(frozen=True)
 class Pair:
     """One training pair; ``key`` names the passage (its ``passage_id``, else its text) for the split;
-    ``negatives`` are its hard negatives (from the file's ``"negatives"``, or mined), one column each."""
+    ``negatives`` are its hard negatives (from the file's ``"negatives"``, or mined), one column each;
+    ``teacher`` is a teacher's best passages for the query, best first, as ``(text, score)``."""
 
     query: str
     passage: str
@@ -53,6 +56,7 @@ class Pair:
     line: int
     negatives: tuple[str, ...] = ()
     group: str | None = None
+    teacher: tuple[tuple[str, float], ...] = ()
 
     def texts(self) -> tuple[str, ...]:
         return (self.query, self.passage, *self.negatives)
@@ -82,6 +86,10 @@ def read_pairs(path: str | Path) -> PairsFile:
     is one column of the training batch, so a record with fewer cannot fill its row. A file that breaks this
     is an error naming the first line that differs; it is never trimmed or padded, since either would hide a
     file that was not written as meant (``finegrain distill`` writes a fixed number per record).
+
+    A record may hold ``"teacher_top"``: ``{"texts": [...], "scores": [...]}`` (and ``"ids"``, not read), the
+    teacher's best passages, best first, with finite scores that never rise down the list; records may hold
+    different numbers of them.
     """
     path = Path(path)
     if not path.is_file():
@@ -120,7 +128,8 @@ def read_pairs(path: str | Path) -> PairsFile:
                                   'same number)', f"{len(negatives)}",
                                   "write the same number of negatives on every line, e.g. with finegrain distill "
                                   "--negatives N")
-        pairs.append(Pair(query, passage, key, style, n, negatives, group=group))
+        teacher = _teacher_top(path, n, obj["teacher_top"]) if "teacher_top" in obj else ()
+        pairs.append(Pair(query, passage, key, style, n, negatives, group=group, teacher=teacher))
     if not pairs:
         raise FinegrainError(f"pairs file {str(path)!r} has no records", "write one JSON object a line")
     return PairsFile(path, tuple(pairs), sha256_of(path), _sidecar(path))
@@ -140,6 +149,28 @@ def _negatives(path: Path, line: int, value: Any, passage: str) -> tuple[str, ..
         twice = next(x for x in value if value.count(x) > 1)
         raise DataFormatError(path, line, '"negatives" each given once', f"{_json(twice)} twice")
     return tuple(value)
+
+
+def _teacher_top(path: Path, line: int, value: Any) -> tuple[tuple[str, float], ...]:
+    """A record's ``"teacher_top"``: texts and finite scores, as many of each, best first."""
+    expected = '"teacher_top" as {"texts": [passage texts], "scores": [numbers]}, best first'
+    if not isinstance(value, dict) or not isinstance(value.get("texts"), list) or not isinstance(
+            value.get("scores"), list):
+        raise DataFormatError(path, line, expected, _json(value)[:200],
+                              "write it with finegrain distill --teacher-scores N")
+    texts, scores = value["texts"], value["scores"]
+    if len(texts) != len(scores):
+        raise DataFormatError(path, line, '"teacher_top" with as many "texts" as "scores"',
+                              f"{len(texts)} texts, {len(scores)} scores")
+    for t in texts:
+        if not isinstance(t, str) or not t.strip():
+            raise DataFormatError(path, line, '"teacher_top" texts as non-empty strings', _json(t))
+    for x in scores:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            raise DataFormatError(path, line, '"teacher_top" scores as finite numbers', _json(x))
+    if any(b > a for a, b in itertools.pairwise(scores)):
+        raise DataFormatError(path, line, '"teacher_top" best first (scores never rising)', _json(scores)[:200])
+    return tuple((t, float(x)) for t, x in zip(texts, scores, strict=True))
 
 
 def _json(value: Any) -> str:
