@@ -347,6 +347,23 @@ def test_the_kl_term_pulls_the_model_towards_the_teachers_list(tiny_st: Path, tm
     assert "KL" not in json.loads((plain.out / "finegrain_training.json").read_text())["loss"]
 
 
+def test_the_kl_term_is_the_kl_of_the_models_own_scores(tiny_st: Path, tmp_path: Path) -> None:
+    """The training loss's KL term (which reuses the batch's positive embeddings for the teacher passages they
+    hold) equals the KL computed from scratch from the model's encodings."""
+    import torch
+
+    from finegrain.train.finetune import _embed, _infonce, _Loss, _load_st
+
+    pairs = read_pairs(_teacher_pairs(tmp_path)).pairs[::2][:8]  # eight passages: each in the batch once
+    config = _config(tiny_st, tmp_path / "teacher.jsonl", tmp_path / "o", kl_weight=1.0)
+    model = _load_st(tiny_st)
+    model.eval()
+    loss = _Loss(_infonce(model, 1 / 0.05), model, config, torch)
+    with torch.no_grad():
+        got = float(loss.kl(list(pairs), _embed(model, list(pairs), config)))
+    assert got == pytest.approx(_mean_kl(tiny_st, pairs, 0.05, 0.05), rel=1e-4)
+
+
 def test_a_kl_loss_without_teacher_lists_is_one_clear_error(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
     with pytest.raises(FinegrainError, match=r"--kl-weight 1 needs .* line 1 of .*pairs\.jsonl' has 0") as e:
         train_encoder(_config(tiny_st, pairs_file, tmp_path / "o", kl_weight=1.0))

@@ -362,22 +362,32 @@ class _Loss:
         loss = self.infonce.compute_loss_from_embeddings(emb, None)
         if not self.config.kl_weight:
             return loss
-        return loss + self.config.kl_weight * self.kl(batch, emb[0])
+        return loss + self.config.kl_weight * self.kl(batch, emb)
 
-    def kl(self, batch: list[Pair], queries: Any) -> Any:
+    def kl(self, batch: list[Pair], emb: list[Any]) -> Any:
+        """The mean KL term; ``emb`` are the batch's columns (queries, positives, negatives), whose passage
+        embeddings serve the teacher's passages they hold: only the others are encoded, each once."""
         torch, config = self.torch, self.config
-        texts: dict[str, int] = {}  # each passage encoded once a batch, however many lists hold it
+        queries = emb[0]
+        columns = [p.passage for p in batch] + [p.negatives[j] for j in range(len(batch[0].negatives)) for p in batch]
+        row: dict[str, int] = {}
+        for i, t in enumerate(columns):
+            row.setdefault(t, i)
+        fresh: list[str] = []
         for p in batch:
             for t, _ in p.teacher:
-                texts.setdefault(t, len(texts))
-        passages = _encode(self.model, [(config.passage_prefix or "") + t for t in texts])
+                if t not in row:
+                    row[t] = len(columns) + len(fresh)
+                    fresh.append(t)
+        encoded = [_encode(self.model, [(config.passage_prefix or "") + t for t in fresh])] if fresh else []
+        passages = torch.cat([*emb[1:], *encoded], dim=0)
         width = max(len(p.teacher) for p in batch)
         index = torch.zeros((len(batch), width), dtype=torch.long)
         mask = torch.zeros((len(batch), width), dtype=torch.bool)
         target = torch.zeros((len(batch), width), dtype=queries.dtype)
         for i, p in enumerate(batch):
             k = len(p.teacher)
-            index[i, :k] = torch.tensor([texts[t] for t, _ in p.teacher])
+            index[i, :k] = torch.tensor([row[t] for t, _ in p.teacher])
             mask[i, :k] = True
             target[i, :k] = torch.from_numpy(teacher_distribution([s for _, s in p.teacher],
                                                                   config.teacher_temperature))
