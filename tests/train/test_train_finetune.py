@@ -352,7 +352,7 @@ def test_the_kl_term_is_the_kl_of_the_models_own_scores(tiny_st: Path, tmp_path:
     hold) equals the KL computed from scratch from the model's encodings."""
     import torch
 
-    from finegrain.train.finetune import _embed, _infonce, _Loss, _load_st
+    from finegrain.train.finetune import _embed, _infonce, _load_st, _Loss
 
     pairs = read_pairs(_teacher_pairs(tmp_path)).pairs[::2][:8]  # eight passages: each in the batch once
     config = _config(tiny_st, tmp_path / "teacher.jsonl", tmp_path / "o", kl_weight=1.0)
@@ -532,16 +532,22 @@ def test_pairs_are_read_by_the_shared_line_reader(tmp_path: Path, case: str) -> 
         ("base", "unknown base model 'e6'; known: e5, minilm, st:PATH"),
         ("steps", "steps=0 is not a whole number >= 1"),
         ("no-folder", "sentence-transformers model folder '{d}/none' does not exist"),
+        ("teacher-temperature", "teacher_temperature=0.0 is not a positive number (pass e.g. --teacher-temperature"),
+        ("no-teacher", "--kl-weight 1 needs the teacher's best passages on every pair, and line 1 of"),
     ],
 )
 def test_cli_bad_input_is_one_clear_error(tmp_path: Path, case: str, expect: str) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"query": "a", "passage": "b"}\n{"query": "a", passage: b}\n')
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"query": "a", "passage": "b"}\n{"query": "c", "passage": "d"}\n')
     args = {"missing": ["--base", "minilm", "--pairs", str(tmp_path / "nope.jsonl")],
             "bad-json": ["--base", "minilm", "--pairs", str(bad)],
             "base": ["--base", "e6", "--pairs", str(bad)],
             "steps": ["--base", "minilm", "--pairs", str(bad), "--steps", "0"],
-            "no-folder": ["--base", f"st:{tmp_path / 'none'}", "--pairs", str(bad)]}[case]
+            "no-folder": ["--base", f"st:{tmp_path / 'none'}", "--pairs", str(bad)],
+            "teacher-temperature": ["--base", "minilm", "--pairs", str(bad), "--teacher-temperature", "0"],
+            "no-teacher": ["--base", "minilm", "--pairs", str(good), "--kl-weight", "1"]}[case]
     result = CliRunner().invoke(app, ["train", *args, "-o", str(tmp_path / "out"), "-q"])
     assert result.exit_code == 2, result.output
     err = result.stderr if hasattr(result, "stderr") else result.output

@@ -142,13 +142,15 @@ class TrainConfig:
         for name, high in (("steps", MAX_STEPS), ("seed", MAX_SEED)):
             if getattr(self, name) > high:
                 raise FinegrainError(f"{name}={getattr(self, name)} is more than {high:,}", f"pass --{name} {high} or less")
-        for name, example in (("lr", "2e-5"), ("temperature", "0.05"), ("teacher_temperature", "0.05")):
+        for name, example, default in (("lr", "2e-5", "for the base model's own"),
+                                       ("temperature", "0.05", "for the base model's own"),
+                                       ("teacher_temperature", "0.05", "for 0.05")):
             v = getattr(self, name)
             if v is None:
                 continue
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 < v < math.inf):
                 raise FinegrainError(f"{name}={v!r} is not a positive number",
-                                     f"pass e.g. --{name} {example}, or leave it out for the base model's own")
+                                     f"pass e.g. --{name.replace('_', '-')} {example}, or leave it out {default}")
         for name in ("query_prefix", "passage_prefix"):
             if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
                 raise FinegrainError(f"{name}={getattr(self, name)!r} is not text", "pass a string, e.g. 'query: '")
