@@ -24,6 +24,7 @@ which this module may not import. The methods call them through the hook
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -40,6 +41,12 @@ from finegrain.errors import DuplicateIdError, FinegrainError
 from finegrain.frozen import EMPTY, read_only
 from finegrain.hooks import TABLE_IO
 from finegrain.ranking import cut_depth, rank_order
+
+_native: Any
+try:  # the compiled walk of nested dicts (src/finegrain/_native.c), a module of the bottom layer with no imports
+    _native = importlib.import_module("finegrain._native")
+except ImportError:  # built without a C compiler: the pure-Python path below is the same result, slower
+    _native = None
 
 if TYPE_CHECKING:
     import os
@@ -157,15 +164,20 @@ class _Table(Mapping[str, Mapping[str, Any]]):
     def from_dict(cls, data: Mapping[str, Mapping[str, Any]], **kw: Any) -> Self:
         """From ``{qid: {doc_id: value}}`` (the fast path from Python data: a few C-level passes, no
         per-entry Python code). Document codes follow first occurrence."""
-        per_query = list(data.values())
-        counts = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
-        offsets = np.zeros(len(per_query) + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        n = int(offsets[-1])
-        keys = list(chain.from_iterable(per_query))
-        vocab, codes = _intern(keys)
-        del keys
-        values = _values(per_query, n, cls._value_dtype)
+        values: Any
+        flat = _native.flatten(data, cls._value_dtype is np.int64) if _native is not None else None
+        if flat is not None:  # plain dicts of str ids and numbers: one C pass, the same columns
+            offsets, codes = np.frombuffer(flat[0], dtype=np.int64), np.frombuffer(flat[1], dtype=np.int64)
+            vocab, values = flat[2], np.frombuffer(flat[3], dtype=cls._value_dtype)
+        else:
+            per_query = list(data.values())
+            counts = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
+            offsets = np.zeros(len(per_query) + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            keys = list(chain.from_iterable(per_query))
+            vocab, codes = _intern(keys)
+            del keys
+            values = _values(per_query, int(offsets[-1]), cls._value_dtype)
         check = kw.pop("check", True)
         table = cls(list(data), offsets, codes, vocab, values, check=False, **kw)
         if check:
