@@ -11,10 +11,26 @@
  * type, a non-str id, a bool or other value type, an int out of range), and the caller takes its
  * Python path, which accepts or refuses those with its own rules. So this module never decides
  * what an input means: it is the same result, sooner, for the plain case.
+ *
+ * columns_new(width, more, value_column, integral) / columns_add(state, block) / columns_finish(state)
+ * read the lines of TREC files a block at a time (the blocks of finegrain.io._columns.fast_blocks:
+ * valid UTF-8, no NUL byte, whole lines). Each line is split on ASCII whitespace as bytes.split()
+ * splits it; a blank line is skipped; any other line must hold exactly `width` fields (`more`: at
+ * least `width`). Fields 0 and 2 (the query and document ids) are interned by their bytes, in order
+ * of first appearance; field `value_column` is read as a grade [+-]?[0-9]{1,18} (integral) or as a
+ * score written as a plain C decimal literal (the bytes 0-9 + - . e E, converted exactly as float()
+ * converts it, and finite). columns_add returns False on the first line it does not take as it is,
+ * and the caller reads the file with its Python path, which accepts or refuses it with its own
+ * rules. columns_finish returns (qids, qcodes, docs, dcodes, values), ids as str.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
+
+/* How many entries ahead a loop asks the CPU to fetch what a later lookup reads. */
+#define AHEAD 12
 
 /* The interning table: linear probing over a power-of-two array, at most half full. */
 typedef struct {
@@ -61,12 +77,9 @@ static int table_grow(Table *t) {
     return 0;
 }
 
-/* The code of `key`, added as `next` when new (*added set to 1); -1 with an exception on failure. */
-static int64_t table_code(Table *t, PyObject *key, int64_t next, int *added) {
-    Py_hash_t h = PyObject_Hash(key);
-    if (h == -1) {
-        return -1;
-    }
+/* The code of `key` (whose hash is h), added as `next` when new (*added set to 1); -1 with an exception
+ * on failure. */
+static int64_t table_code(Table *t, PyObject *key, Py_hash_t h, int64_t next, int *added) {
     size_t j = (size_t)h & t->mask;
     *added = 0;
     for (;;) {
@@ -132,10 +145,13 @@ static PyObject *flatten(PyObject *self, PyObject *args) {
     PyObject *values = column(total);
     PyObject *vocab = PyList_New(0);
     Table table = {NULL, 0, 0};
-    if (!offsets || !codes || !values || !vocab || table_init(&table, 1024) < 0) {
-        if (table.slots == NULL && offsets && codes && values && vocab) {
-            PyErr_NoMemory();
-        }
+    PyObject **ids = PyMem_Malloc((total ? total : 1) * sizeof(PyObject *));
+    Py_hash_t *hashes = PyMem_Malloc((total ? total : 1) * sizeof(Py_hash_t));
+    if (!offsets || !codes || !values || !vocab) {
+        goto error;
+    }
+    if (!ids || !hashes || table_init(&table, 1024) < 0) {
+        PyErr_NoMemory();
         goto error;
     }
     int64_t *off = (int64_t *)PyByteArray_AS_STRING(offsets);
@@ -151,15 +167,7 @@ static PyObject *flatten(PyObject *self, PyObject *args) {
             if (i >= total || !PyUnicode_CheckExact(doc)) {
                 goto decline;  /* a non-str id, or a mapping that grew under us */
             }
-            int added;
-            int64_t c = table_code(&table, doc, PyList_GET_SIZE(vocab), &added);
-            if (c < 0) {
-                goto error;
-            }
-            if (added && PyList_Append(vocab, doc) < 0) {
-                goto error;
-            }
-            code[i] = c;
+            ids[i] = doc;
             if (integral) {
                 int overflow = 0;
                 long long x;
@@ -193,10 +201,39 @@ static PyObject *flatten(PyObject *self, PyObject *args) {
     if (i != total) {
         goto decline;  /* a mapping shrank under us */
     }
+    /* The ids, interned: hashed (each str fetched ahead), then looked up (each slot fetched ahead). No
+     * Python code runs from here on (exact str hash and compare), so the borrowed ids stay alive. */
+    for (i = 0; i < total; i++) {
+        if (i + AHEAD < total) {
+            __builtin_prefetch(ids[i + AHEAD]);
+        }
+        hashes[i] = PyObject_Hash(ids[i]);
+        if (hashes[i] == -1) {
+            goto error;
+        }
+    }
+    for (i = 0; i < total; i++) {
+        if (i + AHEAD < total) {
+            __builtin_prefetch(&table.slots[(size_t)hashes[i + AHEAD] & table.mask]);
+        }
+        int added;
+        int64_t c = table_code(&table, ids[i], hashes[i], PyList_GET_SIZE(vocab), &added);
+        if (c < 0) {
+            goto error;
+        }
+        if (added && PyList_Append(vocab, ids[i]) < 0) {
+            goto error;
+        }
+        code[i] = c;
+    }
+    PyMem_Free(ids);
+    PyMem_Free(hashes);
     PyMem_Free(table.slots);
     return Py_BuildValue("(NNNN)", offsets, codes, vocab, values);
 
 decline:
+    PyMem_Free(ids);
+    PyMem_Free(hashes);
     PyMem_Free(table.slots);
     Py_XDECREF(offsets);
     Py_XDECREF(codes);
@@ -205,6 +242,8 @@ decline:
     Py_RETURN_NONE;
 
 error:
+    PyMem_Free(ids);
+    PyMem_Free(hashes);
     PyMem_Free(table.slots);
     Py_XDECREF(offsets);
     Py_XDECREF(codes);
@@ -213,10 +252,469 @@ error:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ TREC lines */
+
+/* Interning of byte strings: each id stored once in an arena; a slot holds what a lookup compares
+ * (hash, length, where the id is), so a hit touches the slot and the arena only. */
+typedef struct {
+    uint64_t hash;
+    int64_t start; /* offset of the id in the arena */
+    int64_t len;
+    int64_t code; /* -1: an empty slot */
+} BSlot;
+
+typedef struct {
+    BSlot *slots;
+    size_t mask;
+    char *arena;
+    size_t arena_len, arena_cap;
+    int64_t *starts; /* per code: offset into the arena; starts[n] is the arena's length */
+    size_t n, cap;
+    int64_t last; /* the code of the previous id (a run lists a query's lines together), or -1 */
+} Bytes;
+
+static uint64_t hash_bytes(const char *p, Py_ssize_t len) {
+    uint64_t h = 14695981039346656037ULL; /* FNV-1a, 8 bytes a step, then the tail */
+    Py_ssize_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 1099511628211ULL;
+        h ^= h >> 32;
+    }
+    for (; i < len; i++) {
+        h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+    }
+    return h ^ (h >> 29);
+}
+
+static BSlot *new_slots(size_t size) {
+    BSlot *slots = PyMem_Malloc(size * sizeof(BSlot));
+    if (slots) {
+        for (size_t i = 0; i < size; i++) {
+            slots[i].code = -1;
+        }
+    }
+    return slots;
+}
+
+static int bytes_init(Bytes *b) {
+    memset(b, 0, sizeof(*b));
+    b->last = -1;
+    b->mask = 1023;
+    b->slots = new_slots(b->mask + 1);
+    b->cap = 1024;
+    b->starts = PyMem_Malloc((b->cap + 1) * sizeof(int64_t));
+    b->arena_cap = 1 << 16;
+    b->arena = PyMem_Malloc(b->arena_cap);
+    if (!b->slots || !b->starts || !b->arena) {
+        return -1;
+    }
+    b->starts[0] = 0;
+    return 0;
+}
+
+static void bytes_free(Bytes *b) {
+    PyMem_Free(b->slots);
+    PyMem_Free(b->starts);
+    PyMem_Free(b->arena);
+    memset(b, 0, sizeof(*b));
+}
+
+static int bytes_grow(Bytes *b) {
+    size_t size = 2 * (b->mask + 1);
+    BSlot *slots = new_slots(size);
+    if (!slots) {
+        return -1;
+    }
+    for (size_t i = 0; i <= b->mask; i++) {
+        if (b->slots[i].code >= 0) {
+            size_t j = b->slots[i].hash & (size - 1);
+            while (slots[j].code >= 0) {
+                j = (j + 1) & (size - 1);
+            }
+            slots[j] = b->slots[i];
+        }
+    }
+    PyMem_Free(b->slots);
+    b->slots = slots;
+    b->mask = size - 1;
+    return 0;
+}
+
+/* The code of the id p[0:len] whose hash_bytes is h, added when new; -1 when out of memory. */
+static int64_t bytes_code_hashed(Bytes *b, const char *p, Py_ssize_t len, uint64_t h) {
+    size_t j = h & b->mask;
+    while (b->slots[j].code >= 0) {
+        BSlot *s = &b->slots[j];
+        if (s->hash == h && s->len == len && memcmp(b->arena + s->start, p, len) == 0) {
+            return b->last = s->code;
+        }
+        j = (j + 1) & b->mask;
+    }
+    if (2 * (b->n + 1) > b->mask + 1) {
+        if (bytes_grow(b) < 0) {
+            return -1;
+        }
+        j = h & b->mask;
+        while (b->slots[j].code >= 0) {
+            j = (j + 1) & b->mask;
+        }
+    }
+    if (b->n == b->cap) {
+        int64_t *starts = PyMem_Realloc(b->starts, (2 * b->cap + 1) * sizeof(int64_t));
+        if (!starts) {
+            return -1;
+        }
+        b->starts = starts;
+        b->cap *= 2;
+    }
+    while (b->arena_len + (size_t)len > b->arena_cap) {
+        char *arena = PyMem_Realloc(b->arena, 2 * b->arena_cap);
+        if (!arena) {
+            return -1;
+        }
+        b->arena = arena;
+        b->arena_cap *= 2;
+    }
+    memcpy(b->arena + b->arena_len, p, len);
+    int64_t c = (int64_t)b->n++;
+    b->slots[j].hash = h;
+    b->slots[j].start = (int64_t)b->arena_len;
+    b->slots[j].len = len;
+    b->slots[j].code = c;
+    b->arena_len += len;
+    b->starts[c + 1] = (int64_t)b->arena_len;
+    return b->last = c;
+}
+
+/* The code of the id p[0:len]: the previous id's when it is the same (no lookup), else looked up. */
+static int64_t bytes_code(Bytes *b, const char *p, Py_ssize_t len) {
+    if (b->last >= 0 && b->starts[b->last + 1] - b->starts[b->last] == len &&
+        memcmp(b->arena + b->starts[b->last], p, len) == 0) {
+        return b->last;
+    }
+    return bytes_code_hashed(b, p, len, hash_bytes(p, len));
+}
+
+/* A growable column of 8-byte cells. */
+typedef struct {
+    char *data;
+    size_t n, cap;
+} Column;
+
+static int column_push(Column *c, const void *cell) {
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 1 << 16;
+        char *data = PyMem_Realloc(c->data, cap * 8);
+        if (!data) {
+            return -1;
+        }
+        c->data = data;
+        c->cap = cap;
+    }
+    memcpy(c->data + 8 * c->n++, cell, 8);
+    return 0;
+}
+
+typedef struct {
+    int width, more, value_column, integral;
+    Bytes queries, docs;
+    Column qcodes, dcodes, values;
+    /* the block's document fields, looked up after the block is split: where, how long, their hashes */
+    const char **doc_at;
+    int64_t *doc_len;
+    uint64_t *doc_hash;
+    size_t doc_cap;
+} Lines;
+
+static const char *CAPSULE = "finegrain._native.columns";
+
+static void lines_free(PyObject *capsule) {
+    Lines *t = PyCapsule_GetPointer(capsule, CAPSULE);
+    if (t) {
+        bytes_free(&t->queries);
+        bytes_free(&t->docs);
+        PyMem_Free(t->qcodes.data);
+        PyMem_Free(t->dcodes.data);
+        PyMem_Free(t->values.data);
+        PyMem_Free(t->doc_at);
+        PyMem_Free(t->doc_len);
+        PyMem_Free(t->doc_hash);
+        PyMem_Free(t);
+    }
+}
+
+/* Room for n document fields of a block. */
+static int doc_room(Lines *t, size_t n) {
+    if (n <= t->doc_cap) {
+        return 0;
+    }
+    size_t cap = t->doc_cap ? t->doc_cap : 1 << 14;
+    while (cap < n) {
+        cap *= 2;
+    }
+    const char **at = PyMem_Realloc(t->doc_at, cap * sizeof(char *));
+    if (at) {
+        t->doc_at = at;
+    }
+    int64_t *len = PyMem_Realloc(t->doc_len, cap * sizeof(int64_t));
+    if (len) {
+        t->doc_len = len;
+    }
+    uint64_t *hash = PyMem_Realloc(t->doc_hash, cap * sizeof(uint64_t));
+    if (hash) {
+        t->doc_hash = hash;
+    }
+    if (!at || !len || !hash) {
+        return -1;
+    }
+    t->doc_cap = cap;
+    return 0;
+}
+
+/* Intern the block's n document fields: hashed first, then looked up a little behind, each slot fetched
+ * ahead of its lookup (a document column is in no order: most lookups miss the CPU's caches). */
+static int lookup_docs(Lines *t, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        t->doc_hash[i] = hash_bytes(t->doc_at[i], t->doc_len[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (i + AHEAD < n) {
+            __builtin_prefetch(&t->docs.slots[t->doc_hash[i + AHEAD] & t->docs.mask]);
+        }
+        int64_t d = bytes_code_hashed(&t->docs, t->doc_at[i], t->doc_len[i], t->doc_hash[i]);
+        if (d < 0 || column_push(&t->dcodes, &d) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *columns_new(PyObject *self, PyObject *args) {
+    int width, more, value_column, integral;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "ipip", &width, &more, &value_column, &integral)) {
+        return NULL;
+    }
+    if (width < 3 || width > 64 || value_column < 0 || value_column >= width || value_column == 0 || value_column == 2) {
+        PyErr_SetString(PyExc_ValueError, "columns_new: fields 0 and 2 are ids; the value is another of width <= 64");
+        return NULL;
+    }
+    Lines *t = PyMem_Calloc(1, sizeof(Lines));
+    if (!t) {
+        return PyErr_NoMemory();
+    }
+    t->width = width;
+    t->more = more;
+    t->value_column = value_column;
+    t->integral = integral;
+    if (bytes_init(&t->queries) < 0 || bytes_init(&t->docs) < 0) {
+        bytes_free(&t->queries);
+        bytes_free(&t->docs);
+        PyMem_Free(t);
+        return PyErr_NoMemory();
+    }
+    PyObject *capsule = PyCapsule_New(t, CAPSULE, lines_free);
+    if (!capsule) {
+        bytes_free(&t->queries);
+        bytes_free(&t->docs);
+        PyMem_Free(t);
+    }
+    return capsule;
+}
+
+static int is_space(unsigned char c) { /* bytes.split()'s whitespace but the line end */
+    return c == ' ' || c == '\t' || c == '\r' || c == '\x0b' || c == '\x0c';
+}
+
+static const double POW10[20] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+                                 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
+
+/* A grade [+-]?[0-9]{1,18}; 0 when the field is not one. */
+static int read_grade(const char *p, Py_ssize_t len, int64_t *out) {
+    Py_ssize_t i = 0;
+    int neg = 0;
+    if (len && (p[0] == '+' || p[0] == '-')) {
+        neg = p[0] == '-';
+        i = 1;
+    }
+    if (len - i < 1 || len - i > 18) {
+        return 0;
+    }
+    int64_t v = 0;
+    for (; i < len; i++) {
+        if (p[i] < '0' || p[i] > '9') {
+            return 0;
+        }
+        v = 10 * v + (p[i] - '0');
+    }
+    *out = neg ? -v : v;
+    return 1;
+}
+
+/* A finite score written as a plain C decimal literal, as float() reads it; 0 when it is not one. */
+static int read_score(const char *p, Py_ssize_t len, double *out) {
+    if (len < 1 || len > 64) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        char c = p[i];
+        if (!((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.' || c == 'e' || c == 'E')) {
+            return 0;
+        }
+    }
+    /* [+-]?digits with at most one dot, <= 19 digits, mantissa <= 2**53: one exact division (Clinger) */
+    Py_ssize_t i = (p[0] == '+' || p[0] == '-') ? 1 : 0;
+    uint64_t mant = 0;
+    int digits = 0, dots = 0, frac = 0, plain = len <= 18;
+    for (Py_ssize_t k = i; k < len && plain; k++) {
+        if (p[k] >= '0' && p[k] <= '9') {
+            mant = 10 * mant + (uint64_t)(p[k] - '0');
+            digits++;
+            frac += dots;
+        } else if (p[k] == '.' && !dots) {
+            dots = 1;
+        } else {
+            plain = 0;
+        }
+    }
+    if (plain && digits >= 1 && digits <= 19 && mant <= (1ULL << 53)) {
+        double v = (double)mant / POW10[frac];
+        *out = p[0] == '-' ? -v : v;
+        return 1;
+    }
+    char buf[65];
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    char *end = NULL;
+    double v = PyOS_string_to_double(buf, &end, NULL);
+    if (v == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (end != buf + len || !isfinite(v)) {
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+static PyObject *columns_add(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    Py_buffer view;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Oy*", &capsule, &view)) {
+        return NULL;
+    }
+    Lines *t = PyCapsule_GetPointer(capsule, CAPSULE);
+    if (!t) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const char *p = view.buf, *end = p + view.len;
+    const char *fs[64], *fe[64];
+    int ok = 1;
+    size_t n_docs = 0;
+    while (p < end && ok) {
+        int nf = 0;
+        for (;;) {
+            while (p < end && is_space((unsigned char)*p)) {
+                p++;
+            }
+            if (p >= end || *p == '\n') {
+                break;
+            }
+            const char *s = p;
+            while (p < end && *p != '\n' && !is_space((unsigned char)*p)) {
+                p++;
+            }
+            if (nf < t->width) {
+                fs[nf] = s;
+                fe[nf] = p;
+            }
+            nf++;
+        }
+        if (p < end) {
+            p++; /* the line end */
+        }
+        if (nf == 0) {
+            continue;
+        }
+        if (nf < t->width || (nf > t->width && !t->more)) {
+            ok = 0;
+            break;
+        }
+        int64_t q = bytes_code(&t->queries, fs[0], fe[0] - fs[0]);
+        if (q < 0 || doc_room(t, n_docs + 1) < 0) {
+            PyBuffer_Release(&view);
+            return PyErr_NoMemory();
+        }
+        t->doc_at[n_docs] = fs[2];
+        t->doc_len[n_docs++] = fe[2] - fs[2];
+        union {
+            int64_t grade;
+            double score;
+        } v;
+        const char *vs = fs[t->value_column];
+        Py_ssize_t vl = fe[t->value_column] - vs;
+        if (!(t->integral ? read_grade(vs, vl, &v.grade) : read_score(vs, vl, &v.score))) {
+            ok = 0;
+            break;
+        }
+        if (column_push(&t->qcodes, &q) < 0 || column_push(&t->values, &v) < 0) {
+            PyBuffer_Release(&view);
+            return PyErr_NoMemory();
+        }
+    }
+    if (ok && lookup_docs(t, n_docs) < 0) {
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(ok);
+}
+
+static PyObject *decoded(const Bytes *b) {
+    PyObject *list = PyList_New((Py_ssize_t)b->n);
+    if (!list) {
+        return NULL;
+    }
+    for (size_t c = 0; c < b->n; c++) {
+        PyObject *s = PyUnicode_DecodeUTF8(b->arena + b->starts[c], b->starts[c + 1] - b->starts[c], "strict");
+        if (!s) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)c, s);
+    }
+    return list;
+}
+
+static PyObject *as_bytes(const Column *c) {
+    return PyByteArray_FromStringAndSize(c->data ? c->data : "", (Py_ssize_t)(8 * c->n));
+}
+
+static PyObject *columns_finish(PyObject *self, PyObject *capsule) {
+    (void)self;
+    Lines *t = PyCapsule_GetPointer(capsule, CAPSULE);
+    if (!t) {
+        return NULL;
+    }
+    return Py_BuildValue("(NNNNN)", decoded(&t->queries), as_bytes(&t->qcodes), decoded(&t->docs),
+                         as_bytes(&t->dcodes), as_bytes(&t->values));
+}
+
 static PyMethodDef methods[] = {
     {"flatten", flatten, METH_VARARGS,
      "flatten(data, integral) -> (offsets, codes, vocab, values) or None: {qid: {doc_id: value}} as "
      "int64 offsets and document codes (first appearance), the distinct ids, and int64 or float64 values."},
+    {"columns_new", columns_new, METH_VARARGS,
+     "columns_new(width, more, value_column, integral) -> state for columns_add / columns_finish."},
+    {"columns_add", columns_add, METH_VARARGS,
+     "columns_add(state, block) -> False on the first line not taken as it is (the caller's Python path reads the file)."},
+    {"columns_finish", columns_finish, METH_O,
+     "columns_finish(state) -> (qids, qcodes, docs, dcodes, values): ids as str, the rest as 8-byte cells."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,7 +24,6 @@ which this module may not import. The methods call them through the hook
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -40,13 +39,8 @@ from finegrain.arrow_ids import dictionary_codes, id_array, positions_in, worth_
 from finegrain.errors import DuplicateIdError, FinegrainError
 from finegrain.frozen import EMPTY, read_only
 from finegrain.hooks import TABLE_IO
+from finegrain.native import NATIVE
 from finegrain.ranking import cut_depth, rank_order
-
-_native: Any
-try:  # the compiled walk of nested dicts (src/finegrain/_native.c), a module of the bottom layer with no imports
-    _native = importlib.import_module("finegrain._native")
-except ImportError:  # built without a C compiler: the pure-Python path below is the same result, slower
-    _native = None
 
 if TYPE_CHECKING:
     import os
@@ -165,7 +159,7 @@ class _Table(Mapping[str, Mapping[str, Any]]):
         """From ``{qid: {doc_id: value}}`` (the fast path from Python data: a few C-level passes, no
         per-entry Python code). Document codes follow first occurrence."""
         values: Any
-        flat = _native.flatten(data, cls._value_dtype is np.int64) if _native is not None else None
+        flat = NATIVE.flatten(data, cls._value_dtype is np.int64) if NATIVE is not None else None
         if flat is not None:  # plain dicts of str ids and numbers: one C pass, the same columns
             offsets, codes = np.frombuffer(flat[0], dtype=np.int64), np.frombuffer(flat[1], dtype=np.int64)
             vocab, values = flat[2], np.frombuffer(flat[3], dtype=cls._value_dtype)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import sysconfig
 from collections import OrderedDict
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,16 +21,15 @@ from hypothesis import strategies as st
 
 from finegrain import types as fg_types
 from finegrain.errors import FinegrainError
+from finegrain.native import NATIVE as native
 from finegrain.types import Qrels, Run
-
-native = fg_types._native
 
 
 def test_the_module_is_built_where_a_compiler_is() -> None:
     """An install on a machine with a C compiler and Python's headers builds it (else every test below would
     skip and the fast path would go unchecked)."""
     headers = sysconfig.get_paths()["include"]
-    if shutil.which("cc") is None or not (fg_types.Path(headers) / "Python.h").is_file():
+    if shutil.which("cc") is None or not (Path(headers) / "Python.h").is_file():
         pytest.skip("no C compiler or Python headers here: finegrain runs its pure-Python path")
     assert native is not None, "finegrain._native is not built: reinstall with pip install -e ."
 
@@ -43,9 +43,9 @@ def _both(cls, data, monkeypatch):
             return f"{type(e).__name__}: {e}"
 
     fast = make()
-    monkeypatch.setattr(fg_types, "_native", None)
+    monkeypatch.setattr(fg_types, "NATIVE", None)
     slow = make()
-    monkeypatch.setattr(fg_types, "_native", native)
+    monkeypatch.setattr(fg_types, "NATIVE", native)
     return fast, slow
 
 

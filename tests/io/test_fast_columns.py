@@ -1,4 +1,7 @@
-"""The numpy fast path of the TREC readers (finegrain.io._columns) against their line-by-line readers.
+"""The fast paths of the TREC readers (finegrain.io._columns) against their line-by-line readers.
+
+Every test runs twice: with the compiled tokenizer (``finegrain._native``, where it is built) and with the
+numpy one (what an install without a C compiler runs).
 
 Properties protected:
 - the fast path and the line-by-line reader accept the same files with the same columns and refuse
@@ -26,6 +29,7 @@ from finegrain.errors import FinegrainError
 from finegrain.io import _columns, trec
 from finegrain.io._columns import Decline, distinct_rows
 from finegrain.io.trec import read_qrels, read_run
+from finegrain.native import NATIVE
 from finegrain.types import Qrels, Run
 from table_outcomes import blocks_of, outcome
 
@@ -36,6 +40,17 @@ SCORES = [b"1", b"0.5", b"-2.25e3", b"12.3456", b"0x1p-2", b"nan", b"1_0", b"inf
 GRADES = [b"0", b"1", b"-1", b"+2", b"007", b"1.5", b"9223372036854775807", b"9223372036854775808",
           b"-9223372036854775808", b"123456789012345678", b"x", b"-", "２".encode()]
 SEPS = [b" ", b"\t", b"  ", b" \x0b", b"\x0c", b"\r "]
+
+
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def tokenizer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Which fast path reads: the compiled one, or numpy's (the compiled module taken away)."""
+    if request.param == "compiled" and NATIVE is None:
+        pytest.skip("finegrain._native is not built here")
+    if request.param == "numpy":
+        monkeypatch.setattr(_columns, "NATIVE", None)
+        monkeypatch.setattr(types, "NATIVE", None)
+    return str(request.param)
 
 
 def _line(draw, fields: list[bytes]) -> bytes:
@@ -260,6 +275,7 @@ def _has_surrogate(text: str) -> bool:
 
 
 def test_from_dict_interns_large_tables_by_arrow_with_the_same_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(types, "NATIVE", None)  # the Python path's interning
     data = {f"q{i}": {f"d{(i * 7 + j) % 50}": float(j) for j in range(5)} for i in range(40)}
     small = Run.from_dict(data)
     monkeypatch.setattr(arrow_ids, "ARROW_MIN_IDS", 1)
@@ -302,6 +318,7 @@ def test_first_positions_finds_where_each_code_first_appears(labels: list[int]) 
 
 
 def test_files_read_the_same_when_arrow_groups_their_ids(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_columns, "NATIVE", None)  # the numpy path's grouping
     run_path, qrels_path = tmp_path / "run.txt", tmp_path / "qrels.txt"
     run_path.write_text("".join(f"q{i % 7} Q0 d{(i * 5) % 11}-{i % 3} {i} {1.0 / (i + 1)} t\n" for i in range(60)))
     qrels_path.write_text("".join(f"q{i % 7} 0 d{i % 13} {i % 3}\n" for i in range(50)))

@@ -31,6 +31,7 @@ from finegrain.errors import FinegrainError
 from finegrain.io import _lines
 from finegrain.io._lines import PathLike, line_too_long, open_binary, read_block
 from finegrain.io.ids import IdSyntax, first_bad_id
+from finegrain.native import NATIVE
 from finegrain.numbers import decimal_rows
 from finegrain.types import Qrels, first_appearance
 
@@ -229,6 +230,48 @@ def split_tabs(block: bytes, first_line: int, width: int) -> Fields:
     return Fields(words, starts, ends, rows + first_line)
 
 
+# --------------------------------------------------------------------------- compiled lines
+
+
+class NativeLines:
+    """The compiled reading of a file's lines (``finegrain._native``), where it is built: the whitespace split
+    of :func:`split_fields`, the query and document ids (fields 0 and 2) interned by their bytes as
+    :class:`Interner` interns them, and field ``value`` read as :func:`grades` or :func:`scores` read it,
+    in one C pass a block, with no numpy array per field. A line it does not take as it is (another number
+    of fields, a number outside the plain grammar) is a :class:`Decline`, as in the numpy path."""
+
+    def __init__(self, width: int, value: int, *, integral: bool, more: bool = False) -> None:
+        self._state = NATIVE.columns_new(width, more, value, integral)
+        self._dtype = np.int64 if integral else np.float64
+
+    @staticmethod
+    def available() -> bool:
+        return NATIVE is not None
+
+    def add(self, block: bytes) -> None:
+        if not NATIVE.columns_add(self._state, block):
+            raise Decline
+
+    def finish(self) -> tuple[list[str], np.ndarray, list[str], np.ndarray, np.ndarray]:
+        """``(qids, query codes, document ids, document codes, values)``, ids in order of first appearance."""
+        qids, qc, docs, dc, values = NATIVE.columns_finish(self._state)
+        return (qids, np.frombuffer(qc, dtype=np.int64), docs, np.frombuffer(dc, dtype=np.int64),
+                np.frombuffer(values, dtype=self._dtype))
+
+
+def first_row(block: bytes) -> list[bytes]:
+    """The fields of the block's first non-blank line (whitespace as :func:`split_fields` splits it)."""
+    at = 0
+    while at < len(block):
+        end = block.find(b"\n", at)
+        end = len(block) if end < 0 else end
+        fields = block[at:end].split()
+        if fields:
+            return fields
+        at = end + 1
+    return []
+
+
 # --------------------------------------------------------------------------- ids
 
 
@@ -401,6 +444,12 @@ def judgements(queries: Interner, docs: Interner, g: list[np.ndarray], syntax: I
     :class:`Decline`."""
     qids, qc = queries.codes()
     vocab, dc = docs.codes()
+    return judgement_table(qids, qc, vocab, dc, np.concatenate(g) if g else np.empty(0, np.int64), syntax)
+
+
+def judgement_table(qids: list[str], qc: np.ndarray, vocab: list[str], dc: np.ndarray, grade: np.ndarray,
+                    syntax: IdSyntax) -> Qrels:
+    """:func:`judgements` of columns already interned (by :class:`NativeLines`)."""
     if not len(qc):
         raise Decline
     check_ids(qids, syntax)
@@ -412,7 +461,7 @@ def judgements(queries: Interner, docs: Interner, g: list[np.ndarray], syntax: I
     order = np.argsort(qc, kind="stable")
     offsets = np.zeros(len(qids) + 1, dtype=np.int64)
     np.cumsum(np.bincount(qc, minlength=len(qids)), out=offsets[1:])
-    return Qrels(qids, offsets, dc[order], vocab, np.concatenate(g)[order], check=False)
+    return Qrels(qids, offsets, dc[order], vocab, grade[order], check=False)
 
 
 COMMENT_LINE = re.compile(rb"^[ \t\r\x0b\x0c]*#[^\n]*", re.MULTILINE)  # a line whose first non-blank character is #

@@ -30,7 +30,15 @@ from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.io import _columns
 from finegrain.io._columns import COMMENT_LINE as _COMMENT_LINE
 from finegrain.io._columns import WHITESPACE as _WS
-from finegrain.io._columns import Decline, Interner, blocks, check_line_lengths, fast_blocks, split_fields
+from finegrain.io._columns import (
+    Decline,
+    Interner,
+    NativeLines,
+    blocks,
+    check_line_lengths,
+    fast_blocks,
+    split_fields,
+)
 from finegrain.io._lines import DuplicateRecordError, PathLike, decode, iter_byte_lines, open_text_write
 from finegrain.io.ids import IdSyntax, check_ids, first_bad_id, id_error
 from finegrain.numbers import NumberError, decimal_column, parse_float, parse_grade
@@ -102,6 +110,7 @@ def read_qrels(path: PathLike, *, compat: Compat | str | None = None) -> Qrels:
 def _read_qrels_fast(path: PathLike, te: bool) -> Qrels:
     """The qrels, read with numpy a block at a time (:mod:`finegrain.io._columns`); :class:`Decline` on
     anything but plain judgement lines, which :func:`_read_qrels_lines` then reads or refuses."""
+    native = NativeLines(4, 3, integral=True) if NativeLines.available() else None
     queries, docs = Interner(), Interner()
     g: list[np.ndarray] = []
     for first_line, block in fast_blocks(path):
@@ -110,10 +119,15 @@ def _read_qrels_fast(path: PathLike, te: bool) -> Qrels:
                 block = _FIRST_CHAR_COMMENT.sub(b"", block)  # keeps the line ends, so line numbers stay right
             elif _COMMENT_LINE.search(block):
                 raise Decline
+        if native is not None:
+            native.add(block)
+            continue
         f = split_fields(block, first_line, 4)
         queries.add(f, 0)
         docs.add(f, 2)
         g.append(_columns.grades(f, 3))
+    if native is not None:
+        return _columns.judgement_table(*native.finish(), IdSyntax.TOKEN)
     return _columns.judgements(queries, docs, g, IdSyntax.TOKEN)
 
 
@@ -206,6 +220,7 @@ def read_run(
 def _read_run_fast(path: PathLike, name: str | None, te: bool) -> Run:
     """The run, read with numpy a block at a time (:mod:`finegrain.io._columns`); :class:`Decline` on
     anything but plain result lines, which :func:`_read_run_blocks` then reads or refuses."""
+    native = NativeLines(6, 4, integral=False, more=te) if NativeLines.available() else None
     queries, docs = Interner(), Interner()
     s: list[np.ndarray] = []
     tag: str | None = None
@@ -214,6 +229,11 @@ def _read_run_fast(path: PathLike, name: str | None, te: bool) -> Run:
             if not te:
                 raise Decline
             block = _COMMENT_LINE.sub(b"", block)
+        if native is not None:
+            native.add(block)
+            if tag is None and (row := _columns.first_row(block)):
+                tag = row[5].decode("utf-8")  # fast_blocks gives valid UTF-8 only
+            continue
         f = split_fields(block, first_line, 6, more=te)
         if not len(f):
             continue
@@ -224,8 +244,12 @@ def _read_run_fast(path: PathLike, name: str | None, te: bool) -> Run:
         s.append(_columns.scores(f, 4))
     if tag is None:
         raise Decline
-    qids, qc = queries.codes()
-    vocab, dc = docs.codes()
+    if native is not None:
+        qids, qc, vocab, dc, scores = native.finish()
+    else:
+        qids, qc = queries.codes()
+        vocab, dc = docs.codes()
+        scores = np.concatenate(s)
     _columns.check_ids(qids, IdSyntax.TOKEN)
     _columns.check_ids(vocab, IdSyntax.TOKEN)
     _columns.check_ids([tag], IdSyntax.TOKEN)
@@ -234,7 +258,6 @@ def _read_run_fast(path: PathLike, name: str | None, te: bool) -> Run:
     if (key[1:] == key[:-1]).any():
         raise Decline
     offsets, order = _by_query(qc, len(qids))
-    scores = np.concatenate(s)
     if order is not None:
         dc, scores = dc[order], scores[order]
     return Run(qids, offsets, dc, vocab, scores, name=tag if name is None else name, check=False)

@@ -1,0 +1,18 @@
+"""The compiled helpers of ``src/finegrain/_native.c``, or None where finegrain was installed without a C compiler.
+
+Each helper is a faster way to the result its caller's Python path computes, for the plain case only:
+it returns None (or False) for anything else, and the caller takes its Python path, which accepts or
+refuses the input with its own rules. So whether the module is built changes how fast finegrain is,
+never what it returns (``tests/core/test_native.py`` checks both paths against each other).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+NATIVE: Any
+try:  # a compiled module: import-linter sees no Python source in it, and it imports nothing of finegrain
+    NATIVE = importlib.import_module("finegrain._native")
+except ImportError:  # built without a C compiler: every caller's Python path
+    NATIVE = None
