@@ -22,6 +22,13 @@
  * converts it, and finite). columns_add returns False on the first line it does not take as it is,
  * and the caller reads the file with its Python path, which accepts or refuses it with its own
  * rules. columns_finish returns (qids, qcodes, docs, dcodes, values), ids as str.
+ *
+ * index_in(vocab, ids) is the position in `vocab` of each of `ids` (-1 where absent) as int64 bytes, for
+ * sequences of exact str (else None: the caller's Python path); equal strings match, as in a dict.
+ *
+ * find_sorted(keys, lo, hi, seg, wanted) is numpy's searchsorted(keys, wanted) where wanted[i] can only
+ * be found within keys[lo[seg[i]]:hi[seg[i]]] (one query's judgements): a binary search in a few
+ * entries that stay in the CPU's cache, instead of one in all of them.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -117,6 +124,94 @@ static int64_t table_code(Table *t, PyObject *key, Py_hash_t h, int64_t next, in
     t->used++;
     *added = 1;
     return next;
+}
+
+/* The code of `key` (hash h), or -2 when absent; -1 with an exception on failure. */
+static int64_t table_find(const Table *t, PyObject *key, Py_hash_t h) {
+    size_t j = (size_t)h & t->mask;
+    for (;;) {
+        const Slot *s = &t->slots[j];
+        if (s->key == NULL) {
+            return -2;
+        }
+        if (s->key == key) {
+            return s->code;
+        }
+        if (s->hash == h) {
+            int eq = PyObject_RichCompareBool(s->key, key, Py_EQ);
+            if (eq < 0) {
+                return -1;
+            }
+            if (eq) {
+                return s->code;
+            }
+        }
+        j = (j + 1) & t->mask;
+    }
+}
+
+static PyObject *index_in(PyObject *self, PyObject *args) {
+    PyObject *vocab_arg, *ids_arg;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OO", &vocab_arg, &ids_arg)) {
+        return NULL;
+    }
+    PyObject *vocab = PySequence_Fast(vocab_arg, "index_in: vocab must be a sequence");
+    PyObject *ids = vocab ? PySequence_Fast(ids_arg, "index_in: ids must be a sequence") : NULL;
+    PyObject *out = NULL;
+    Table table = {NULL, 0, 0};
+    if (!ids) {
+        goto done;
+    }
+    Py_ssize_t nv = PySequence_Fast_GET_SIZE(vocab), n = PySequence_Fast_GET_SIZE(ids);
+    PyObject **v = PySequence_Fast_ITEMS(vocab), **x = PySequence_Fast_ITEMS(ids);
+    for (Py_ssize_t i = 0; i < nv; i++) {
+        if (!PyUnicode_CheckExact(v[i])) {
+            out = Py_None;
+            Py_INCREF(out);
+            goto done;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyUnicode_CheckExact(x[i])) {
+            out = Py_None;
+            Py_INCREF(out);
+            goto done;
+        }
+    }
+    if (table_init(&table, (size_t)nv) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nv; i++) { /* the first of equal ids keeps its position, as a dict would */
+        int added;
+        Py_hash_t h = PyObject_Hash(v[i]);
+        if (h == -1 || table_code(&table, v[i], h, i, &added) < 0) {
+            goto done;
+        }
+    }
+    out = PyByteArray_FromStringAndSize(NULL, n * 8);
+    if (!out) {
+        goto done;
+    }
+    int64_t *pos = (int64_t *)PyByteArray_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i + AHEAD < n) {
+            __builtin_prefetch(x[i + AHEAD]);
+        }
+        Py_hash_t h = PyObject_Hash(x[i]);
+        int64_t c = h == -1 ? -1 : table_find(&table, x[i], h);
+        if (c == -1) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        pos[i] = c < 0 ? -1 : c;
+    }
+done:
+    PyMem_Free(table.slots);
+    Py_XDECREF(vocab);
+    Py_XDECREF(ids);
+    return out;
 }
 
 static PyObject *column(Py_ssize_t n) {
@@ -705,6 +800,53 @@ static PyObject *columns_finish(PyObject *self, PyObject *capsule) {
                          as_bytes(&t->dcodes), as_bytes(&t->values));
 }
 
+/* ------------------------------------------------------------------ the qrels lookup of a run */
+
+static PyObject *find_sorted(PyObject *self, PyObject *args) {
+    Py_buffer keys, lo, hi, seg, wanted;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*", &keys, &lo, &hi, &seg, &wanted)) {
+        return NULL;
+    }
+    PyObject *out = NULL;
+    Py_ssize_t m = keys.len / 8, u = lo.len / 8, n = wanted.len / 8;
+    if (hi.len != lo.len || seg.len != wanted.len) {
+        PyErr_SetString(PyExc_ValueError, "find_sorted: lo and hi, seg and wanted must have one length");
+        goto done;
+    }
+    out = PyByteArray_FromStringAndSize(NULL, n * 8);
+    if (!out) {
+        goto done;
+    }
+    const int64_t *k = keys.buf, *l = lo.buf, *h = hi.buf, *s = seg.buf, *w = wanted.buf;
+    int64_t *pos = (int64_t *)PyByteArray_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t q = s[i];
+        if (q < 0 || q >= u || l[q] < 0 || h[q] > m || l[q] > h[q]) {
+            Py_CLEAR(out);
+            PyErr_SetString(PyExc_ValueError, "find_sorted: a segment outside lo/hi, or a range outside keys");
+            goto done;
+        }
+        int64_t a = l[q], b = h[q], x = w[i];
+        while (a < b) { /* the first position whose key is >= x, as searchsorted(side="left") */
+            int64_t mid = a + (b - a) / 2;
+            if (k[mid] < x) {
+                a = mid + 1;
+            } else {
+                b = mid;
+            }
+        }
+        pos[i] = a;
+    }
+done:
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&lo);
+    PyBuffer_Release(&hi);
+    PyBuffer_Release(&seg);
+    PyBuffer_Release(&wanted);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"flatten", flatten, METH_VARARGS,
      "flatten(data, integral) -> (offsets, codes, vocab, values) or None: {qid: {doc_id: value}} as "
@@ -715,6 +857,11 @@ static PyMethodDef methods[] = {
      "columns_add(state, block) -> False on the first line not taken as it is (the caller's Python path reads the file)."},
     {"columns_finish", columns_finish, METH_O,
      "columns_finish(state) -> (qids, qcodes, docs, dcodes, values): ids as str, the rest as 8-byte cells."},
+    {"index_in", index_in, METH_VARARGS,
+     "index_in(vocab, ids) -> int64 positions in vocab (-1 where absent), or None unless both hold exact str."},
+    {"find_sorted", find_sorted, METH_VARARGS,
+     "find_sorted(keys, lo, hi, seg, wanted) -> int64 positions: searchsorted(keys, wanted[i]) within "
+     "keys[lo[seg[i]]:hi[seg[i]]]."},
     {NULL, NULL, 0, NULL},
 };
 

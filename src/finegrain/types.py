@@ -370,6 +370,9 @@ class Qrels(_Table):
         """
         if doc_ids is self._vocab or doc_ids == self._vocab:
             return None
+        found = NATIVE.index_in(self._vocab, doc_ids) if NATIVE is not None else None
+        if found is not None:  # str ids: one compiled hash table, equal strings match
+            return np.frombuffer(found, dtype=np.int64)
         n = len(doc_ids)
         if worth_arrow(n + len(self._vocab)):
             codes = self._arrow_codes_of(doc_ids)

@@ -1,6 +1,7 @@
 """Ids are matched and interned by hash for speed, and equal hashes never make unequal ids one: Qrels.codes_of
 (a run's vocabulary looked up in the qrels') and from_dict's interning give what a dict would, even when
-ids are built to collide; Arrow's hash join, where it is taken, gives the same codes."""
+ids are built to collide; Arrow's hash join, where it is taken, gives the same codes. Every test runs with the
+compiled lookup (``finegrain._native``, where it is built) and without it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from finegrain import Qrels, Run, arrow_ids
+from finegrain import types as fg_types
 from finegrain.evaluate import evaluate
+from finegrain.native import NATIVE
+
+
+@pytest.fixture(autouse=True, params=["compiled", "python"])
+def lookup(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Which lookup matches ids: the compiled one, or the Python one (the compiled module taken away)."""
+    if request.param == "compiled" and NATIVE is None:
+        pytest.skip("finegrain._native is not built here")
+    if request.param == "python":
+        monkeypatch.setattr(fg_types, "NATIVE", None)
+    return str(request.param)
 
 
 class Colliding(str):

@@ -1,5 +1,6 @@
 """The join of a run to its qrels looks each run entry up a block of entries at a time, in the slice of
-judgements its block's queries can reach; block bounds never change a grade. Checked against the
+judgements its block's queries can reach (or, with the compiled module, in its own query's judgements);
+neither block bounds nor the compiled lookup ever change a grade. Checked against the
 unblocked lookup on runs whose queries come in another order than the qrels', with documents the
 qrels never name, queries missing from either side and a universe of queries given by the caller."""
 
@@ -34,11 +35,19 @@ def test_blocked_lookup_gives_every_entry_the_grade_of_the_unblocked_one(
     monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
     qrels, run, universe = _tables(seed)
+    native = join_module.NATIVE
     for queries in (None, universe):
-        whole = join(qrels, run, queries)
-        for block in (1, 3, 17):
-            monkeypatch.setattr(join_module, "SEARCH_BLOCK_ENTRIES", block)
+        monkeypatch.setattr(join_module, "NATIVE", None)
+        monkeypatch.setattr(join_module, "SEARCH_BLOCK_ENTRIES", 10**9)
+        whole = join(qrels, run, queries)  # one np.searchsorted over every judgement
+        for block in (1, 3, 17, None):
+            if block is None:  # the compiled lookup, where it is built
+                if native is None:
+                    continue
+                monkeypatch.setattr(join_module, "NATIVE", native)
+            else:
+                monkeypatch.setattr(join_module, "SEARCH_BLOCK_ENTRIES", block)
             blocked = join(qrels, run, queries)
-            monkeypatch.undo()
             assert np.array_equal(blocked.grade, whole.grade) and np.array_equal(blocked.judged, whole.judged)
             assert np.array_equal(blocked.seg, whole.seg) and np.array_equal(blocked.rank, whole.rank)
+        monkeypatch.undo()

@@ -21,6 +21,7 @@ from itertools import repeat
 import numpy as np
 
 from finegrain.errors import check_unique_ids
+from finegrain.native import NATIVE
 from finegrain.types import Qrels, Run
 
 
@@ -223,9 +224,14 @@ SEARCH_BLOCK_ENTRIES = 1 << 16
 
 
 def _search_blocks(jkey: np.ndarray, rkey: np.ndarray, seg: np.ndarray, V: int) -> np.ndarray:
-    """``np.searchsorted(jkey, rkey)``, a block of entries at a time, each in the slice of ``jkey`` its
-    queries' keys can fall in (``seg * V`` up to ``(seg + 1) * V``)."""
+    """``np.searchsorted(jkey, rkey)`` for the keys that can be found (``seg * V`` up to ``(seg + 1) * V``),
+    each in the slice of ``jkey`` its query's keys fall in: with the compiled module, one entry at a time
+    in its own query's judgements; else a block of entries at a time, in the slice of their queries."""
     n = len(rkey)
+    if NATIVE is not None:
+        bounds = np.searchsorted(jkey, np.arange(int(seg.max()) + 2, dtype=np.int64) * V)
+        found = NATIVE.find_sorted(_int64(jkey), _int64(bounds[:-1]), _int64(bounds[1:]), _int64(seg), _int64(rkey))
+        return np.frombuffer(found, dtype=np.int64)
     if n <= SEARCH_BLOCK_ENTRIES:
         return np.searchsorted(jkey, rkey)
     pos = np.empty(n, dtype=np.int64)
@@ -235,6 +241,10 @@ def _search_blocks(jkey: np.ndarray, rkey: np.ndarray, seg: np.ndarray, V: int) 
         lo, hi = np.searchsorted(jkey, [int(block.min()) * V, (int(block.max()) + 1) * V])
         np.add(np.searchsorted(jkey[lo:hi], rkey[a:b]), lo, out=pos[a:b])
     return pos
+
+
+def _int64(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.int64)
 
 
 def _sorted_judgements(key: np.ndarray, grade: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
