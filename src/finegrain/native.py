@@ -11,8 +11,14 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+#: What the callers use; a module built from an older ``_native.c`` (a checkout updated without reinstalling)
+#: lacks some, and is then not used at all.
+FUNCTIONS = ("flatten", "columns_new", "columns_add", "columns_finish", "index_in", "find_sorted")
+
 NATIVE: Any
 try:  # a compiled module: import-linter sees no Python source in it, and it imports nothing of finegrain
     NATIVE = importlib.import_module("finegrain._native")
 except ImportError:  # built without a C compiler: every caller's Python path
+    NATIVE = None
+if NATIVE is not None and not all(hasattr(NATIVE, name) for name in FUNCTIONS):
     NATIVE = None

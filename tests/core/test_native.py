@@ -31,7 +31,26 @@ def test_the_module_is_built_where_a_compiler_is() -> None:
     headers = sysconfig.get_paths()["include"]
     if shutil.which("cc") is None or not (Path(headers) / "Python.h").is_file():
         pytest.skip("no C compiler or Python headers here: finegrain runs its pure-Python path")
-    assert native is not None, "finegrain._native is not built: reinstall with pip install -e ."
+    assert native is not None, "finegrain._native is not built, or is older than its source: reinstall with pip install -e ."
+
+
+def test_a_module_built_from_older_source_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkout updated without reinstalling keeps an old build: finegrain then takes its Python paths
+    rather than fail on a function the old build lacks."""
+    import importlib
+    import types as pytypes
+
+    import finegrain.native as module
+
+    old = pytypes.ModuleType("finegrain._native")
+    old.flatten = lambda data, integral: None  # type: ignore[attr-defined]
+    monkeypatch.setitem(__import__("sys").modules, "finegrain._native", old)
+    try:
+        assert importlib.reload(module).NATIVE is None
+    finally:
+        monkeypatch.undo()
+        importlib.reload(module)
+    assert module.NATIVE is None or all(hasattr(module.NATIVE, f) for f in module.FUNCTIONS)
 
 
 def _both(cls, data, monkeypatch):
