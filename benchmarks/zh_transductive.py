@@ -16,7 +16,8 @@ from its checkpoint):
    unless ``--lr`` is given) on the rule pairs and on the distilled pairs, ``--steps`` each; kind
    ``kl`` distils again with the teacher's top ``--teacher-k`` passages and scores on every pair
    (``--teacher-scores``) and trains with ``--kl-weight``: InfoNCE plus the KL divergence from the
-   teacher's distribution over those passages to the student's;
+   teacher's distribution over those passages to the student's; kind ``kl2`` is the second round
+   of ``kl``: the teacher is the fusion with the ``kl`` model as one more member;
 4. ``finegrain eval`` on capretrieval/zh (nDCG@10) of the untrained converted e5 and both trained
    models, and with ``--cv 5`` (fusion weights and RRF k chosen by 5-fold CV over the queries,
    out-of-fold figures) of: the untrained fusion, the fusion with each trained model as a fifth
@@ -36,7 +37,7 @@ figure to quote.
 Usage::
 
     .venv/bin/python benchmarks/zh_transductive.py --out /work/runs/zh-transductive [--steps 1000]
-        [--models rules,distilled,distilled2,kl] [--lr 1.25e-5 2.5e-5] [--teacher-k 8] [--kl-weight 1] [--fusion-rows all|first] [--only train|all]
+        [--models rules,distilled,distilled2,kl,kl2] [--lr 1.25e-5 2.5e-5] [--teacher-k 8] [--kl-weight 1] [--fusion-rows all|first] [--only train|all]
         [--section NAME] [--markdown docs/results/training.md]
 """
 
@@ -71,7 +72,7 @@ def main() -> None:
     ap.add_argument("--teacher", default="hybrid-use", help="the retriever that relabels the pairs")
     ap.add_argument("--models", default="rules,distilled",
                     help="which trained models to build and report (comma list of rules, distilled, "
-                         "distilled2, kl)")
+                         "distilled2, kl, kl2)")
     ap.add_argument("--teacher-k", type=int, default=8,
                     help="kl: the teacher's top passages written on each pair and fitted by the KL term")
     ap.add_argument("--kl-weight", type=float, default=1.0, help="kl: the weight of the KL term next to InfoNCE")
@@ -164,12 +165,13 @@ def run(args: argparse.Namespace) -> str:
     if not distilled.is_file():
         finegrain("distill", str(pairs), "-r", args.teacher, "--pool", DATASET, "-o", str(distilled), "-q")
     wanted = [m.strip() for m in args.models.split(",") if m.strip()]
-    kinds_known = ("rules", "distilled", "distilled2", "kl")
-    if not wanted or sorted(set(wanted) - set(kinds_known)) or ("distilled2" in wanted and "distilled" not in wanted):
+    kinds_known = ("rules", "distilled", "distilled2", "kl", "kl2")
+    needs = {"distilled2": "distilled", "kl2": "kl"}
+    if not wanted or sorted(set(wanted) - set(kinds_known)) or any(needs[k] not in wanted for k in needs if k in wanted):
         raise SystemExit(f"error: --models {args.models!r}: choose from {', '.join(kinds_known)} "
-                         "(distilled2 needs distilled)")
+                         "(distilled2 needs distilled, kl2 needs kl)")
     sources = {"rules": pairs, "distilled": distilled, "distilled2": root / "distilled2.jsonl",
-               "kl": root / "distilled-kl.jsonl"}
+               "kl": root / "distilled-kl.jsonl", "kl2": root / "distilled-kl2.jsonl"}
     lrs: list[float | None] = list(args.lr) if args.lr else [None]
     kinds: dict[str, tuple[str, float | None]] = {}
     models: dict[str, Path] = {}
@@ -185,11 +187,16 @@ def run(args: argparse.Namespace) -> str:
         if k == "kl" and not sources[k].is_file():  # the same teacher, its top passages and scores on every pair
             finegrain("distill", str(pairs), "-r", args.teacher, "--pool", DATASET, "--teacher-scores",
                       str(args.teacher_k), "-o", str(sources[k]), "-q")
+        if k == "kl2" and not sources[k].is_file():  # round 2 of kl: the kl model joins the teacher fusion
+            member = models[candidates["kl"][-1]]
+            finegrain("distill", str(pairs), "-r", args.teacher, "--set", f"parts={','.join(FUSION)},dense",
+                      "--set", f"dense.encoder=st:{member}", "--pool", DATASET, "--teacher-scores",
+                      str(args.teacher_k), "-o", str(sources[k]), "-q")
         names = [k if lr is None else f"{k}-lr{lr:g}" for lr in lrs]
         for name, lr in zip(names, lrs):
             kinds[name] = (k, lr)
             models[name] = root / f"model-{name}"
-        trained = _each(lambda n: train(args, sources[k], models[n], kinds[n][1], kl=k == "kl"),  # noqa: B023
+        trained = _each(lambda n: train(args, sources[k], models[n], kinds[n][1], kl=k in ("kl", "kl2")),  # noqa: B023
                         names, args.jobs)
         cells.update(zip(names, trained))
         candidates[k] = list(names)
@@ -230,7 +237,9 @@ def run(args: argparse.Namespace) -> str:
     prov = json.loads((root / "distilled.jsonl.provenance.json").read_text(encoding="utf-8"))
     what = {"rules": "rule KW+SM pairs", "distilled": f"pairs distilled by {args.teacher}",
             "distilled2": f"pairs distilled by {args.teacher} + the first round's model (round 2)",
-            "kl": f"pairs distilled by {args.teacher}, + {args.kl_weight:g} x KL to its top {args.teacher_k}"}
+            "kl": f"pairs distilled by {args.teacher}, + {args.kl_weight:g} x KL to its top {args.teacher_k}",
+            "kl2": f"pairs distilled by {args.teacher} + the kl model (round 2), + {args.kl_weight:g} x KL to its "
+                   f"top {args.teacher_k}"}
     label = {"base": "e5 (converted, untrained; zero-shot)",
              "fusion": f"{args.teacher} untrained fusion, CV (zero-shot)"}
     for name, (k, lr) in kinds.items():
