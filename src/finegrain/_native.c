@@ -26,9 +26,22 @@
  * index_in(vocab, ids) is the position in `vocab` of each of `ids` (-1 where absent) as int64 bytes, for
  * sequences of exact str (else None: the caller's Python path); equal strings match, as in a dict.
  *
- * find_sorted(keys, lo, hi, seg, wanted) is numpy's searchsorted(keys, wanted) where wanted[i] can only
- * be found within keys[lo[seg[i]]:hi[seg[i]]] (one query's judgements): a binary search in a few
- * entries that stay in the CPU's cache, instead of one in all of them.
+ * find_grades(keys, grades, lo, hi, seg, docs, to_qrels, width) looks each run entry up in the sorted
+ * judgement keys (query * width + document code) of its own query, keys[lo[seg[i]]:hi[seg[i]]]: a
+ * binary search in a few entries that stay in the CPU's cache, instead of one in all of them. The
+ * document's code is docs[i] in the qrels' vocabulary, or to_qrels[docs[i]] when to_qrels is not
+ * empty (-1: the qrels never name it). It returns each entry's grade (0 when unjudged) as int64 bytes
+ * and whether it is judged, a byte each.
+ *
+ * has_repeats(seg, codes, n_codes) is whether a code repeats within a segment (a run or qrels naming a
+ * document twice for one query), in one pass over entries grouped by segment; None when they are not
+ * (the caller sorts instead).
+ *
+ * string_ranks(strings) is the position of each string in ascending code-point order (Python's str
+ * order) as int64 bytes, for a sequence of exact str that encode to UTF-8 (else None: the caller's
+ * Python path). UTF-8 byte order is code-point order, so the strings are sorted by their bytes: a radix
+ * sort on an 8-byte big-endian key read after the prefix they all share, then each run of equal keys
+ * on the rest of their bytes and their length.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -802,33 +815,45 @@ static PyObject *columns_finish(PyObject *self, PyObject *capsule) {
 
 /* ------------------------------------------------------------------ the qrels lookup of a run */
 
-static PyObject *find_sorted(PyObject *self, PyObject *args) {
-    Py_buffer keys, lo, hi, seg, wanted;
+static PyObject *find_grades(PyObject *self, PyObject *args) {
+    Py_buffer keys, grades, lo, hi, seg, docs, to_qrels;
+    long long width;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*", &keys, &lo, &hi, &seg, &wanted)) {
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*L", &keys, &grades, &lo, &hi, &seg, &docs, &to_qrels, &width)) {
         return NULL;
     }
-    PyObject *out = NULL;
-    Py_ssize_t m = keys.len / 8, u = lo.len / 8, n = wanted.len / 8;
-    if (hi.len != lo.len || seg.len != wanted.len) {
-        PyErr_SetString(PyExc_ValueError, "find_sorted: lo and hi, seg and wanted must have one length");
+    PyObject *grade_out = NULL, *judged_out = NULL, *out = NULL;
+    Py_ssize_t m = keys.len / 8, u = lo.len / 8, n = seg.len / 8, nv = to_qrels.len / 8;
+    if (grades.len != keys.len || hi.len != lo.len || docs.len != seg.len || width < 1) {
+        PyErr_SetString(PyExc_ValueError, "find_grades: keys and grades, lo and hi, seg and docs must have one length");
         goto done;
     }
-    out = PyByteArray_FromStringAndSize(NULL, n * 8);
-    if (!out) {
+    grade_out = column(n);
+    judged_out = PyByteArray_FromStringAndSize(NULL, n);
+    if (!grade_out || !judged_out) {
         goto done;
     }
-    const int64_t *k = keys.buf, *l = lo.buf, *h = hi.buf, *s = seg.buf, *w = wanted.buf;
-    int64_t *pos = (int64_t *)PyByteArray_AS_STRING(out);
+    const int64_t *k = keys.buf, *g = grades.buf, *l = lo.buf, *h = hi.buf, *s = seg.buf, *d = docs.buf;
+    const int64_t *map = to_qrels.buf;
+    int64_t *grade = (int64_t *)PyByteArray_AS_STRING(grade_out);
+    char *judged = PyByteArray_AS_STRING(judged_out);
     for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t q = s[i];
-        if (q < 0 || q >= u || l[q] < 0 || h[q] > m || l[q] > h[q]) {
-            Py_CLEAR(out);
-            PyErr_SetString(PyExc_ValueError, "find_sorted: a segment outside lo/hi, or a range outside keys");
+        int64_t q = s[i], doc = d[i];
+        if (q < 0 || q >= u || l[q] < 0 || h[q] > m || l[q] > h[q] || doc < 0 || (nv && doc >= nv)) {
+            PyErr_SetString(PyExc_ValueError, "find_grades: a segment outside lo/hi, a range outside keys or a "
+                                              "document outside to_qrels");
             goto done;
         }
-        int64_t a = l[q], b = h[q], x = w[i];
-        while (a < b) { /* the first position whose key is >= x, as searchsorted(side="left") */
+        if (nv) {
+            doc = map[doc];
+        }
+        grade[i] = 0;
+        judged[i] = 0;
+        if (doc < 0) { /* the qrels never name the document */
+            continue;
+        }
+        int64_t a = l[q], b = h[q], x = q * (int64_t)width + doc;
+        while (a < b) { /* the first position whose key is >= x */
             int64_t mid = a + (b - a) / 2;
             if (k[mid] < x) {
                 a = mid + 1;
@@ -836,14 +861,203 @@ static PyObject *find_sorted(PyObject *self, PyObject *args) {
                 b = mid;
             }
         }
-        pos[i] = a;
+        if (a < h[q] && k[a] == x) {
+            grade[i] = g[a];
+            judged[i] = 1;
+        }
     }
+    out = PyTuple_Pack(2, grade_out, judged_out);
 done:
+    Py_XDECREF(grade_out);
+    Py_XDECREF(judged_out);
     PyBuffer_Release(&keys);
+    PyBuffer_Release(&grades);
     PyBuffer_Release(&lo);
     PyBuffer_Release(&hi);
     PyBuffer_Release(&seg);
-    PyBuffer_Release(&wanted);
+    PyBuffer_Release(&docs);
+    PyBuffer_Release(&to_qrels);
+    return out;
+}
+
+/* ------------------------------------------------------------------ repeated pairs */
+
+static PyObject *has_repeats(PyObject *self, PyObject *args) {
+    Py_buffer seg, codes;
+    Py_ssize_t n_codes;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*n", &seg, &codes, &n_codes)) {
+        return NULL;
+    }
+    PyObject *out = NULL;
+    Py_ssize_t n = seg.len / 8;
+    int64_t *last = NULL;
+    if (codes.len != seg.len || n_codes < 0) {
+        PyErr_SetString(PyExc_ValueError, "has_repeats: seg and codes must have one length");
+        goto done;
+    }
+    last = PyMem_Malloc((size_t)(n_codes ? n_codes : 1) * sizeof(int64_t));
+    if (!last) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t c = 0; c < n_codes; c++) {
+        last[c] = -1;
+    }
+    const int64_t *sg = seg.buf, *cd = codes.buf;
+    int repeat = 0;
+    for (Py_ssize_t i = 0; i < n && !repeat; i++) {
+        int64_t q = sg[i], c = cd[i];
+        if (c < 0 || c >= n_codes || q < 0 || (i && q < sg[i - 1])) { /* not grouped: the caller's numpy path */
+            out = Py_None;
+            Py_INCREF(out);
+            goto done;
+        }
+        repeat = last[c] == q;
+        last[c] = q;
+    }
+    out = PyBool_FromLong(repeat);
+done:
+    PyMem_Free(last);
+    PyBuffer_Release(&seg);
+    PyBuffer_Release(&codes);
+    return out;
+}
+
+/* ------------------------------------------------------------------ the order of strings */
+
+typedef struct {
+    uint64_t key; /* bytes [common, common + 8) big-endian, zero-padded */
+    int64_t index;
+} Keyed;
+
+typedef struct {
+    const unsigned char **bytes;
+    const Py_ssize_t *len;
+    Py_ssize_t from; /* compare from this byte on: the prefix every string shares and the key's bytes */
+} Rest;
+
+static Rest rest; /* for one qsort call (the GIL is held) */
+
+static int compare_rest(const void *pa, const void *pb) {
+    int64_t a = ((const Keyed *)pa)->index, b = ((const Keyed *)pb)->index;
+    Py_ssize_t la = rest.len[a], lb = rest.len[b], n = la < lb ? la : lb;
+    int c = n > rest.from ? memcmp(rest.bytes[a] + rest.from, rest.bytes[b] + rest.from, (size_t)(n - rest.from)) : 0;
+    if (c) {
+        return c;
+    }
+    if (la != lb) {
+        return la < lb ? -1 : 1;
+    }
+    return a < b ? -1 : (a > b); /* equal strings: input order */
+}
+
+/* Stable LSD radix sort on the key, a byte at a time (a byte all keys share is skipped); the result in e. */
+static int radix_sort(Keyed *e, Py_ssize_t n) {
+    Keyed *tmp = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Keyed)), *src = e, *dst = tmp;
+    if (!tmp) {
+        return -1;
+    }
+    for (int shift = 0; shift < 64; shift += 8) {
+        Py_ssize_t count[257] = {0};
+        for (Py_ssize_t i = 0; i < n; i++) {
+            count[((src[i].key >> shift) & 0xff) + 1]++;
+        }
+        if (n && count[((src[0].key >> shift) & 0xff) + 1] == n) {
+            continue;
+        }
+        for (int d = 0; d < 256; d++) {
+            count[d + 1] += count[d];
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            dst[count[(src[i].key >> shift) & 0xff]++] = src[i];
+        }
+        Keyed *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != e) {
+        memcpy(e, src, (size_t)n * sizeof(Keyed));
+    }
+    PyMem_Free(tmp);
+    return 0;
+}
+
+static PyObject *string_ranks(PyObject *self, PyObject *arg) {
+    (void)self;
+    PyObject *seq = PySequence_Fast(arg, "string_ranks: a sequence of str");
+    if (!seq) {
+        return NULL;
+    }
+    PyObject *out = NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), common = 0;
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    size_t cells = (size_t)(n ? n : 1);
+    Keyed *e = PyMem_Malloc(cells * sizeof(Keyed));
+    const unsigned char **bytes = PyMem_Malloc(cells * sizeof(*bytes));
+    Py_ssize_t *len = PyMem_Malloc(cells * sizeof(*len));
+    if (!e || !bytes || !len) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *b = PyUnicode_CheckExact(items[i]) ? PyUnicode_AsUTF8AndSize(items[i], &len[i]) : NULL;
+        if (!b) { /* not an exact str, or a lone surrogate (not UTF-8): the Python path */
+            PyErr_Clear();
+            out = Py_None;
+            Py_INCREF(out);
+            goto done;
+        }
+        bytes[i] = (const unsigned char *)b;
+        if (i == 0) {
+            common = len[0];
+        } else {
+            Py_ssize_t j = 0, m = common < len[i] ? common : len[i];
+            while (j < m && bytes[0][j] == bytes[i][j]) {
+                j++;
+            }
+            common = j;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t key = 0;
+        for (Py_ssize_t j = common; j < common + 8; j++) {
+            key = (key << 8) | (j < len[i] ? bytes[i][j] : 0);
+        }
+        e[i].key = key;
+        e[i].index = i;
+    }
+    if (radix_sort(e, n) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* Equal keys: the strings may still differ past the key, or by trailing NUL bytes the padding hides. */
+    rest.bytes = bytes;
+    rest.len = len;
+    rest.from = common;
+    for (Py_ssize_t a = 0; a < n;) {
+        Py_ssize_t b = a + 1;
+        while (b < n && e[b].key == e[a].key) {
+            b++;
+        }
+        if (b - a > 1) {
+            qsort(e + a, (size_t)(b - a), sizeof(Keyed), compare_rest);
+        }
+        a = b;
+    }
+    out = column(n);
+    if (!out) {
+        goto done;
+    }
+    int64_t *ranks = (int64_t *)PyByteArray_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        ranks[e[i].index] = i;
+    }
+done:
+    PyMem_Free(e);
+    PyMem_Free(bytes);
+    PyMem_Free(len);
+    Py_DECREF(seq);
     return out;
 }
 
@@ -859,9 +1073,15 @@ static PyMethodDef methods[] = {
      "columns_finish(state) -> (qids, qcodes, docs, dcodes, values): ids as str, the rest as 8-byte cells."},
     {"index_in", index_in, METH_VARARGS,
      "index_in(vocab, ids) -> int64 positions in vocab (-1 where absent), or None unless both hold exact str."},
-    {"find_sorted", find_sorted, METH_VARARGS,
-     "find_sorted(keys, lo, hi, seg, wanted) -> int64 positions: searchsorted(keys, wanted[i]) within "
-     "keys[lo[seg[i]]:hi[seg[i]]]."},
+    {"find_grades", find_grades, METH_VARARGS,
+     "find_grades(keys, grades, lo, hi, seg, docs, to_qrels, width) -> (int64 grades, bool judged): the grade "
+     "of the key seg[i] * width + to_qrels[docs[i]] searched in keys[lo[seg[i]]:hi[seg[i]]] (0 where absent)."},
+    {"has_repeats", has_repeats, METH_VARARGS,
+     "has_repeats(seg, codes, n_codes) -> whether a code repeats within a segment, or None unless the int64 segments "
+     "are non-negative and non-decreasing and the codes in [0, n_codes)."},
+    {"string_ranks", string_ranks, METH_O,
+     "string_ranks(strings) -> int64 position of each str in ascending code-point order, or None unless all are "
+     "exact str that encode to UTF-8."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -20,12 +20,16 @@ import numpy as np
 
 from finegrain.arrow_ids import id_array, sort_order, worth_arrow
 from finegrain.errors import FinegrainError
+from finegrain.native import NATIVE
 from finegrain.numbers import INT64_MAX
 
 
 def string_ranks(vocab: Sequence[str]) -> np.ndarray:
-    """Position of each string of ``vocab`` in ascending code-point order (a large vocabulary of plain
-    text is sorted by Arrow, whose UTF-8 byte order is that order: :mod:`finegrain.arrow_ids`)."""
+    """Position of each string of ``vocab`` in ascending code-point order: sorted by their UTF-8 bytes, which
+    is that order, in compiled code (:mod:`finegrain.native`) or, for a large vocabulary without it, by
+    Arrow (:mod:`finegrain.arrow_ids`); else by Python."""
+    if NATIVE is not None and (got := NATIVE.string_ranks(vocab)) is not None:
+        return np.frombuffer(got, dtype=np.int64)
     arr = id_array(vocab) if worth_arrow(len(vocab)) else None
     if arr is not None:
         order = sort_order(arr)

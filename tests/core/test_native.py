@@ -128,3 +128,80 @@ def test_numpy_float64_scores_and_shared_ids_take_the_c_walk() -> None:
     assert np.frombuffer(codes, np.int64).tolist() == [0, 1, 1, 2] and vocab == ["d1", "d2", "d3"]
     got = np.frombuffer(values, np.float64)
     assert got.tolist() == [0.25, 3.0, 1.5, 0.0] and np.signbit(got[3])
+
+
+# ---------------------------------------------------------------- the order of strings (the docno tie rule)
+
+def _python_ranks(strings: list[str]) -> list[int]:
+    order = sorted(range(len(strings)), key=strings.__getitem__)
+    ranks = [0] * len(strings)
+    for position, i in enumerate(order):
+        ranks[i] = position
+    return ranks
+
+
+# Shared prefixes longer than the 8-byte key, NUL bytes the key's zero padding could hide, every UTF-8 width.
+order_text = st.text(alphabet="ab\x00\u00e9\uffff\U0001f600", max_size=12)
+
+
+@pytest.mark.skipif(native is None, reason="finegrain._native is not built")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(order_text, max_size=40), st.sampled_from(["", "doc-000000", "\u4e2d\u6587/"]))
+def test_compiled_string_ranks_are_code_point_order(strings, prefix) -> None:
+    """Each string's position in Python's str order (code points), equal strings in input order; with a
+    long shared prefix, so the key is read past it."""
+    strings = [prefix + s for s in strings]
+    got = native.string_ranks(strings)
+    assert np.frombuffer(got, np.int64).tolist() == _python_ranks(strings)
+
+
+@pytest.mark.skipif(native is None, reason="finegrain._native is not built")
+def test_string_ranks_decline_what_utf8_bytes_do_not_order() -> None:
+    """A lone surrogate has no UTF-8 bytes, and a str subclass may order itself: both go to the Python path."""
+    class Id(str):
+        pass
+
+    assert native.string_ranks(["a", "\ud800"]) is None
+    assert native.string_ranks(["a", Id("b")]) is None
+    assert native.string_ranks(["a", 1]) is None
+
+
+def test_ranking_order_is_the_same_with_and_without_the_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``string_ranks`` (the docno order of every tie) gives one answer on every path."""
+    from finegrain import ranking
+
+    rng = np.random.default_rng(0)
+    vocab = [f"d{int(x)}" for x in rng.permutation(5000)] + ["\u00e9", "e\x00", "e", "\U0001f600"]
+    first = ranking.string_ranks(vocab).tolist()
+    monkeypatch.setattr(ranking, "NATIVE", None)
+    assert ranking.string_ranks(vocab).tolist() == first == _python_ranks(vocab)
+
+
+# ---------------------------------------------------------------- repeated (query, document) pairs
+
+@pytest.mark.skipif(native is None, reason="finegrain._native is not built")
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 6)), max_size=30))
+def test_has_repeats_finds_a_pair_twice_exactly_when_one_is(pairs) -> None:
+    """On entries grouped by query: True exactly when a (query, document) pair occurs twice. Entries not
+    grouped: None (the caller sorts), or True for a repeat met before the first query out of order."""
+    grouped = sorted(pairs, key=lambda p: p[0])
+    seg = np.array([p[0] for p in grouped], dtype=np.int64)
+    codes = np.array([p[1] for p in grouped], dtype=np.int64)
+    assert native.has_repeats(seg, codes, 7) is (len(set(pairs)) < len(pairs))
+    seg_raw = np.array([p[0] for p in pairs], dtype=np.int64)
+    if bool((seg_raw[1:] < seg_raw[:-1]).any()):
+        got = native.has_repeats(seg_raw, np.array([p[1] for p in pairs], dtype=np.int64), 7)
+        assert got is None or (got is True and len(set(pairs)) < len(pairs))
+
+
+def test_a_repeated_pair_is_found_with_and_without_the_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    from finegrain.io import _columns
+
+    cases = [([0, 0, 1, 1], [3, 4, 3, 4], False), ([0, 0, 1, 1], [3, 4, 4, 4], True),
+             ([1, 0, 1], [2, 2, 2], True), ([1, 0, 0], [2, 2, 3], False), ([], [], False)]
+    for path in ("compiled", "numpy"):
+        if path == "numpy":
+            monkeypatch.setattr(_columns, "NATIVE", None)
+        for seg, codes, want in cases:
+            assert _columns.repeated_pair(np.array(seg, np.int64), np.array(codes, np.int64), 5) is want, (path, seg)

@@ -61,10 +61,11 @@ class Decline(Exception):
 # --------------------------------------------------------------------------- blocks
 
 
-def blocks(path: PathLike, chunk: int | None = None) -> Iterator[tuple[int, bytes]]:
+def blocks(path: PathLike, chunk: int | None = None, *, numbered: bool = True) -> Iterator[tuple[int, bytes]]:
     """``(line number of the block's first line, bytes)`` blocks that end at a line end.
 
-    A leading UTF-8 byte-order mark is dropped. A line longer than
+    ``numbered=False`` skips counting lines: every block's number is then 0 (for readers that never
+    name a line). A leading UTF-8 byte-order mark is dropped. A line longer than
     :data:`~finegrain.io._lines.MAX_LINE_BYTES` is refused once that many of
     its bytes are held (the rest is never read); :func:`check_line_lengths`
     checks every line of a block against the same bound.
@@ -90,10 +91,11 @@ def blocks(path: PathLike, chunk: int | None = None) -> Iterator[tuple[int, byte
             block, rest = data[:cut], data[cut:]
             if len(rest) > limit:
                 raise line_too_long(path, line + block.count(b"\n"), limit)
-            yield line, block
-            line += block.count(b"\n")
+            yield (line if numbered else 0), block
+            if numbered:
+                line += block.count(b"\n")
     if rest:
-        yield line, rest
+        yield (line if numbered else 0), rest
 
 
 def check_line_lengths(path: PathLike, first_line: int, newlines: np.ndarray, size: int) -> None:
@@ -108,11 +110,11 @@ def check_line_lengths(path: PathLike, first_line: int, newlines: np.ndarray, si
         raise line_too_long(path, first_line + int(too_long[0]), limit)
 
 
-def fast_blocks(path: PathLike) -> Iterator[tuple[int, bytes]]:
+def fast_blocks(path: PathLike, *, numbered: bool = True) -> Iterator[tuple[int, bytes]]:
     """:func:`blocks` for a fast path: text blocks of valid UTF-8 without NUL bytes, each line within bounds;
     anything else (or a file that cannot be read) is a :class:`Decline`."""
     try:
-        for first_line, block in blocks(path, FAST_CHUNK):
+        for first_line, block in blocks(path, FAST_CHUNK, numbered=numbered):
             if b"\0" in block or not (block.isascii() or _is_utf8(block)):
                 raise Decline
             if len(block) > _lines.MAX_LINE_BYTES:
@@ -437,6 +439,19 @@ def text(f: Fields, i: int, j: int) -> str:
 # --------------------------------------------------------------------------- tables
 
 
+def repeated_pair(qc: np.ndarray, dc: np.ndarray, n_docs: int) -> bool:
+    """Whether a (query code, document code) pair occurs twice: one compiled pass where each query's
+    entries come together (:mod:`finegrain.native`), else one sort."""
+    if NATIVE is not None:
+        got = NATIVE.has_repeats(np.ascontiguousarray(qc, dtype=np.int64), np.ascontiguousarray(dc, dtype=np.int64),
+                                 n_docs)
+        if got is not None:
+            return bool(got)
+    key = qc * max(n_docs, 1) + dc
+    key.sort()
+    return bool((key[1:] == key[:-1]).any())
+
+
 def judgements(queries: Interner, docs: Interner, g: list[np.ndarray], syntax: IdSyntax) -> Qrels:
     """The qrels of interned columns (blocks in file order), as :meth:`Qrels.from_records` builds them
     from the same lines: queries and documents in order of first appearance, each query's judgements
@@ -454,9 +469,7 @@ def judgement_table(qids: list[str], qc: np.ndarray, vocab: list[str], dc: np.nd
         raise Decline
     check_ids(qids, syntax)
     check_ids(vocab, syntax)
-    key = qc * max(len(vocab), 1) + dc
-    key.sort()
-    if (key[1:] == key[:-1]).any():
+    if repeated_pair(qc, dc, len(vocab)):
         raise Decline
     order = np.argsort(qc, kind="stable")
     offsets = np.zeros(len(qids) + 1, dtype=np.int64)

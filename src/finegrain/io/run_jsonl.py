@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.io._columns import Decline, Fields, Interner, fast_blocks
+from finegrain.io._columns import Decline, Fields, Interner, fast_blocks, repeated_pair
 from finegrain.io._columns import check_ids as check_fast_ids
 from finegrain.io._lines import iter_lines, open_text_write, parse_json
 from finegrain.io.ids import IdSyntax, check_ids, first_bad_id, id_error, id_problem, trec_safe
@@ -186,10 +186,8 @@ def _read_run_jsonl_fast(p: Path, name: str | None) -> Run:
     check_fast_ids(vocab, IdSyntax.JSON)
     offsets = np.zeros(len(per_query) + 1, dtype=np.int64)
     np.cumsum(per_query, out=offsets[1:])
-    key = np.repeat(np.arange(len(qids), dtype=np.int64), per_query) * max(len(vocab), 1) + dc
-    key.sort()
-    if (key[1:] == key[:-1]).any():  # a document twice in one query
-        raise Decline
+    if repeated_pair(np.repeat(np.arange(len(qids), dtype=np.int64), per_query), dc, len(vocab)):
+        raise Decline  # a document twice in one query
     return Run(qids, offsets, dc, vocab, np.concatenate(scores), name=name if name is not None else saved_name,
                check=False)
 

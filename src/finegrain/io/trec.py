@@ -113,7 +113,7 @@ def _read_qrels_fast(path: PathLike, te: bool) -> Qrels:
     native = NativeLines(4, 3, integral=True) if NativeLines.available() else None
     queries, docs = Interner(), Interner()
     g: list[np.ndarray] = []
-    for first_line, block in fast_blocks(path):
+    for first_line, block in fast_blocks(path, numbered=native is None):  # the compiled reader names no line
         if b"#" in block:
             if te:
                 block = _FIRST_CHAR_COMMENT.sub(b"", block)  # keeps the line ends, so line numbers stay right
@@ -224,7 +224,7 @@ def _read_run_fast(path: PathLike, name: str | None, te: bool) -> Run:
     queries, docs = Interner(), Interner()
     s: list[np.ndarray] = []
     tag: str | None = None
-    for first_line, block in fast_blocks(path):
+    for first_line, block in fast_blocks(path, numbered=native is None):  # the compiled reader names no line
         if b"#" in block and _COMMENT_LINE.search(block):
             if not te:
                 raise Decline
@@ -253,9 +253,7 @@ def _read_run_fast(path: PathLike, name: str | None, te: bool) -> Run:
     _columns.check_ids(qids, IdSyntax.TOKEN)
     _columns.check_ids(vocab, IdSyntax.TOKEN)
     _columns.check_ids([tag], IdSyntax.TOKEN)
-    key = qc * max(len(vocab), 1) + dc
-    key.sort()
-    if (key[1:] == key[:-1]).any():
+    if _columns.repeated_pair(qc, dc, len(vocab)):
         raise Decline
     offsets, order = _by_query(qc, len(qids))
     if order is not None:

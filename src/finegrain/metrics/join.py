@@ -201,6 +201,13 @@ def _lookup_grades(
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
     V = len(qrels.vocab)
     to_qrels = qrels.codes_of(run_vocab)
+    jkey, jgrade_sorted = _sorted_judgements(jseg * V + jdocs, np.asarray(jgrade, dtype=np.int64))
+    if NATIVE is not None:  # each entry searched in its own query's judgements, its grade read in one pass
+        bounds = np.searchsorted(jkey, np.arange(int(seg.max()) + 2, dtype=np.int64) * V)
+        mapping = _int64(to_qrels) if to_qrels is not None else np.empty(0, dtype=np.int64)
+        grade_b, judged_b = NATIVE.find_grades(_int64(jkey), _int64(jgrade_sorted), _int64(bounds[:-1]),
+                                               _int64(bounds[1:]), _int64(seg), _int64(docs), mapping, V)
+        return np.frombuffer(grade_b, dtype=np.int64), np.frombuffer(judged_b, dtype=bool)
     if to_qrels is None:  # the same vocabulary
         rkey = seg * V
         rkey += docs
@@ -209,7 +216,6 @@ def _lookup_grades(
         rkey = seg * V
         rkey += qdoc
         rkey[qdoc < 0] = -1  # the qrels never name the document: no key matches
-    jkey, jgrade_sorted = _sorted_judgements(jseg * V + jdocs, np.asarray(jgrade, dtype=np.int64))
     pos = _search_blocks(jkey, rkey, seg, V)
     np.minimum(pos, len(jkey) - 1, out=pos)
     judged = jkey[pos] == rkey
@@ -225,13 +231,8 @@ SEARCH_BLOCK_ENTRIES = 1 << 16
 
 def _search_blocks(jkey: np.ndarray, rkey: np.ndarray, seg: np.ndarray, V: int) -> np.ndarray:
     """``np.searchsorted(jkey, rkey)`` for the keys that can be found (``seg * V`` up to ``(seg + 1) * V``),
-    each in the slice of ``jkey`` its query's keys fall in: with the compiled module, one entry at a time
-    in its own query's judgements; else a block of entries at a time, in the slice of their queries."""
+    a block of entries at a time, in the slice of ``jkey`` their queries' keys fall in."""
     n = len(rkey)
-    if NATIVE is not None:
-        bounds = np.searchsorted(jkey, np.arange(int(seg.max()) + 2, dtype=np.int64) * V)
-        found = NATIVE.find_sorted(_int64(jkey), _int64(bounds[:-1]), _int64(bounds[1:]), _int64(seg), _int64(rkey))
-        return np.frombuffer(found, dtype=np.int64)
     if n <= SEARCH_BLOCK_ENTRIES:
         return np.searchsorted(jkey, rkey)
     pos = np.empty(n, dtype=np.int64)
