@@ -632,9 +632,12 @@ static PyObject *columns_new(PyObject *self, PyObject *args) {
     return capsule;
 }
 
-static int is_space(unsigned char c) { /* bytes.split()'s whitespace but the line end */
-    return c == ' ' || c == '\t' || c == '\r' || c == '\x0b' || c == '\x0c';
-}
+/* What each byte is to the line splitter: part of a field, bytes.split()'s whitespace but the line end,
+ * or the line end. */
+enum { FIELD = 0, SPACE = 1, LINE_END = 2 };
+static const unsigned char BYTE_CLASS[256] = {
+    ['\t'] = SPACE, ['\n'] = LINE_END, ['\x0b'] = SPACE, ['\x0c'] = SPACE, ['\r'] = SPACE, [' '] = SPACE,
+};
 
 static const double POW10[20] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
                                  1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19};
@@ -666,31 +669,34 @@ static int read_score(const char *p, Py_ssize_t len, double *out) {
     if (len < 1 || len > 64) {
         return 0;
     }
-    for (Py_ssize_t i = 0; i < len; i++) {
+    /* [+-]?digits with at most one dot, <= 18 bytes, mantissa <= 2**53: one exact division (Clinger) */
+    if (len <= 18) {
+        Py_ssize_t k = (p[0] == '+' || p[0] == '-') ? 1 : 0;
+        uint64_t mant = 0;
+        int digits = 0, dots = 0, frac = 0;
+        for (; k < len; k++) {
+            unsigned d = (unsigned)((unsigned char)p[k] - '0');
+            if (d <= 9) {
+                mant = 10 * mant + d;
+                digits++;
+                frac += dots;
+            } else if (p[k] == '.' && !dots) {
+                dots = 1;
+            } else {
+                break;
+            }
+        }
+        if (k == len && digits >= 1 && mant <= (1ULL << 53)) {
+            double v = (double)mant / POW10[frac];
+            *out = p[0] == '-' ? -v : v;
+            return 1;
+        }
+    }
+    for (Py_ssize_t i = 0; i < len; i++) { /* anything else float() would take that a C literal has */
         char c = p[i];
         if (!((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.' || c == 'e' || c == 'E')) {
             return 0;
         }
-    }
-    /* [+-]?digits with at most one dot, <= 19 digits, mantissa <= 2**53: one exact division (Clinger) */
-    Py_ssize_t i = (p[0] == '+' || p[0] == '-') ? 1 : 0;
-    uint64_t mant = 0;
-    int digits = 0, dots = 0, frac = 0, plain = len <= 18;
-    for (Py_ssize_t k = i; k < len && plain; k++) {
-        if (p[k] >= '0' && p[k] <= '9') {
-            mant = 10 * mant + (uint64_t)(p[k] - '0');
-            digits++;
-            frac += dots;
-        } else if (p[k] == '.' && !dots) {
-            dots = 1;
-        } else {
-            plain = 0;
-        }
-    }
-    if (plain && digits >= 1 && digits <= 19 && mant <= (1ULL << 53)) {
-        double v = (double)mant / POW10[frac];
-        *out = p[0] == '-' ? -v : v;
-        return 1;
     }
     char buf[65];
     memcpy(buf, p, len);
@@ -727,14 +733,14 @@ static PyObject *columns_add(PyObject *self, PyObject *args) {
     while (p < end && ok) {
         int nf = 0;
         for (;;) {
-            while (p < end && is_space((unsigned char)*p)) {
+            while (p < end && BYTE_CLASS[(unsigned char)*p] == SPACE) {
                 p++;
             }
             if (p >= end || *p == '\n') {
                 break;
             }
             const char *s = p;
-            while (p < end && *p != '\n' && !is_space((unsigned char)*p)) {
+            while (p < end && BYTE_CLASS[(unsigned char)*p] == FIELD) {
                 p++;
             }
             if (nf < t->width) {
