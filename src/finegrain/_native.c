@@ -173,6 +173,7 @@ static PyObject *index_in(PyObject *self, PyObject *args) {
     PyObject *ids = vocab ? PySequence_Fast(ids_arg, "index_in: ids must be a sequence") : NULL;
     PyObject *out = NULL;
     Table table = {NULL, 0, 0};
+    Py_hash_t *hashes = NULL;
     if (!ids) {
         goto done;
     }
@@ -192,14 +193,34 @@ static PyObject *index_in(PyObject *self, PyObject *args) {
             goto done;
         }
     }
-    if (table_init(&table, (size_t)nv) < 0) {
+    if (table_init(&table, (size_t)nv) < 0 || !(hashes = PyMem_Malloc((size_t)(nv > n ? nv : n) * sizeof(Py_hash_t) + 1))) {
         PyErr_NoMemory();
         goto done;
     }
+    /* Hashes first (each str object read in list order, fetched ahead), then the table, each slot fetched
+     * ahead of its use: ids come in no order, and a large table misses the CPU's caches at every step. */
+    for (Py_ssize_t i = 0; i < nv; i++) {
+        if (i + AHEAD < nv) {
+            __builtin_prefetch(v[i + AHEAD]);
+        }
+        if ((hashes[i] = PyObject_Hash(v[i])) == -1) {
+            goto done;
+        }
+    }
     for (Py_ssize_t i = 0; i < nv; i++) { /* the first of equal ids keeps its position, as a dict would */
         int added;
-        Py_hash_t h = PyObject_Hash(v[i]);
-        if (h == -1 || table_code(&table, v[i], h, i, &added) < 0) {
+        if (i + AHEAD < nv) {
+            __builtin_prefetch(&table.slots[(size_t)hashes[i + AHEAD] & table.mask]);
+        }
+        if (table_code(&table, v[i], hashes[i], i, &added) < 0) {
+            goto done;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i + AHEAD < n) {
+            __builtin_prefetch(x[i + AHEAD]);
+        }
+        if ((hashes[i] = PyObject_Hash(x[i])) == -1) {
             goto done;
         }
     }
@@ -209,11 +230,16 @@ static PyObject *index_in(PyObject *self, PyObject *args) {
     }
     int64_t *pos = (int64_t *)PyByteArray_AS_STRING(out);
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (i + AHEAD < n) {
-            __builtin_prefetch(x[i + AHEAD]);
+        if (i + 2 * AHEAD < n) {
+            __builtin_prefetch(&table.slots[(size_t)hashes[i + 2 * AHEAD] & table.mask]);
         }
-        Py_hash_t h = PyObject_Hash(x[i]);
-        int64_t c = h == -1 ? -1 : table_find(&table, x[i], h);
+        if (i + AHEAD < n) { /* the id its slot holds, fetched before the comparison reads it */
+            const Slot *ahead = &table.slots[(size_t)hashes[i + AHEAD] & table.mask];
+            if (ahead->key != NULL) {
+                __builtin_prefetch(ahead->key);
+            }
+        }
+        int64_t c = table_find(&table, x[i], hashes[i]);
         if (c == -1) {
             Py_CLEAR(out);
             goto done;
@@ -222,6 +248,7 @@ static PyObject *index_in(PyObject *self, PyObject *args) {
     }
 done:
     PyMem_Free(table.slots);
+    PyMem_Free(hashes);
     Py_XDECREF(vocab);
     Py_XDECREF(ids);
     return out;
@@ -254,11 +281,12 @@ static PyObject *flatten(PyObject *self, PyObject *args) {
     PyObject *vocab = PyList_New(0);
     Table table = {NULL, 0, 0};
     PyObject **ids = PyMem_Malloc((total ? total : 1) * sizeof(PyObject *));
+    PyObject **vals = PyMem_Malloc((total ? total : 1) * sizeof(PyObject *));
     Py_hash_t *hashes = PyMem_Malloc((total ? total : 1) * sizeof(Py_hash_t));
     if (!offsets || !codes || !values || !vocab) {
         goto error;
     }
-    if (!ids || !hashes || table_init(&table, 1024) < 0) {
+    if (!ids || !vals || !hashes || table_init(&table, 1024) < 0) {
         PyErr_NoMemory();
         goto error;
     }
@@ -269,51 +297,62 @@ static PyObject *flatten(PyObject *self, PyObject *args) {
     Py_ssize_t i = 0, q = 0;
     off[0] = 0;
     pos = 0;
+    /* The entries in dict order; ids and values are read afterwards, each object fetched ahead (they lie
+     * anywhere in memory, and a large run misses the CPU's caches at every one). */
     while (PyDict_Next(outer, &pos, &key, &inner)) {
         Py_ssize_t at = 0;
         while (PyDict_Next(inner, &at, &doc, &value)) {
-            if (i >= total || !PyUnicode_CheckExact(doc)) {
-                goto decline;  /* a non-str id, or a mapping that grew under us */
+            if (i >= total) {
+                goto decline;  /* a mapping that grew under us */
             }
             ids[i] = doc;
-            if (integral) {
-                int overflow = 0;
-                long long x;
-                if (!PyLong_CheckExact(value)) {
-                    goto decline;
-                }
-                x = PyLong_AsLongLongAndOverflow(value, &overflow);
-                if (overflow) {
-                    goto decline;
-                }
-                if (x == -1 && PyErr_Occurred()) {
-                    goto error;
-                }
-                grade[i] = (int64_t)x;
-            } else if (PyFloat_Check(value)) {
-                score[i] = PyFloat_AS_DOUBLE(value);
-            } else if (PyLong_CheckExact(value)) {
-                double x = PyLong_AsDouble(value);
-                if (x == -1.0 && PyErr_Occurred()) {
-                    PyErr_Clear();  /* too large for a double: the Python path says so */
-                    goto decline;
-                }
-                score[i] = x;
-            } else {
-                goto decline;
-            }
-            i++;
+            vals[i++] = value;
         }
         off[++q] = i;
     }
     if (i != total) {
         goto decline;  /* a mapping shrank under us */
     }
+    for (i = 0; i < total; i++) {
+        if (i + AHEAD < total) {
+            __builtin_prefetch(vals[i + AHEAD]);
+        }
+        value = vals[i];
+        if (integral) {
+            int overflow = 0;
+            long long x;
+            if (!PyLong_CheckExact(value)) {
+                goto decline;
+            }
+            x = PyLong_AsLongLongAndOverflow(value, &overflow);
+            if (overflow) {
+                goto decline;
+            }
+            if (x == -1 && PyErr_Occurred()) {
+                goto error;
+            }
+            grade[i] = (int64_t)x;
+        } else if (PyFloat_Check(value)) {
+            score[i] = PyFloat_AS_DOUBLE(value);
+        } else if (PyLong_CheckExact(value)) {
+            double x = PyLong_AsDouble(value);
+            if (x == -1.0 && PyErr_Occurred()) {
+                PyErr_Clear();  /* too large for a double: the Python path says so */
+                goto decline;
+            }
+            score[i] = x;
+        } else {
+            goto decline;
+        }
+    }
     /* The ids, interned: hashed (each str fetched ahead), then looked up (each slot fetched ahead). No
      * Python code runs from here on (exact str hash and compare), so the borrowed ids stay alive. */
     for (i = 0; i < total; i++) {
         if (i + AHEAD < total) {
             __builtin_prefetch(ids[i + AHEAD]);
+        }
+        if (!PyUnicode_CheckExact(ids[i])) {
+            goto decline; /* a non-str id */
         }
         hashes[i] = PyObject_Hash(ids[i]);
         if (hashes[i] == -1) {
@@ -335,12 +374,14 @@ static PyObject *flatten(PyObject *self, PyObject *args) {
         code[i] = c;
     }
     PyMem_Free(ids);
+    PyMem_Free(vals);
     PyMem_Free(hashes);
     PyMem_Free(table.slots);
     return Py_BuildValue("(NNNN)", offsets, codes, vocab, values);
 
 decline:
     PyMem_Free(ids);
+    PyMem_Free(vals);
     PyMem_Free(hashes);
     PyMem_Free(table.slots);
     Py_XDECREF(offsets);
@@ -351,6 +392,7 @@ decline:
 
 error:
     PyMem_Free(ids);
+    PyMem_Free(vals);
     PyMem_Free(hashes);
     PyMem_Free(table.slots);
     Py_XDECREF(offsets);
@@ -851,6 +893,9 @@ static PyObject *find_grades(PyObject *self, PyObject *args) {
             goto done;
         }
         if (nv) {
+            if (i + AHEAD < n && d[i + AHEAD] >= 0 && d[i + AHEAD] < nv) {
+                __builtin_prefetch(&map[d[i + AHEAD]]); /* documents come in no order: most reads miss the caches */
+            }
             doc = map[doc];
         }
         grade[i] = 0;

@@ -331,3 +331,24 @@ def test_files_read_the_same_when_arrow_groups_their_ids(tmp_path: Path, monkeyp
     assert calls, "the Arrow grouping was not reached"
     for a, b in zip(before, after):
         assert a == b and a.vocab == b.vocab and a.doc_codes.tolist() == b.doc_codes.tolist()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from([b"ab", b"\n", b"\xef\xbb\xbf", b"c d\n", b"\xe6\x96\x87"]), max_size=30),
+       st.integers(3, 9), st.booleans())
+def test_blocks_are_the_file_cut_at_line_ends(tokenizer, parts, chunk, numbered) -> None:
+    """Blocks put together are the file's bytes (its one leading byte-order mark dropped, no other: a mark
+    at the start of a later read is text), each ends at a line end but the last, and a numbered block
+    starts at its line's number; for any read size that holds the mark, counted or not."""
+    data = b"".join(parts)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "f.txt"
+        path.write_bytes(data)
+        got = list(_columns.blocks(path, chunk, numbered=numbered))
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    assert b"".join(block for _, block in got) == body
+    assert all(block.endswith(b"\n") for _, block in got[:-1])
+    seen = 1
+    for number, block in got:
+        assert number == (seen if numbered else 0)
+        seen += block.count(b"\n")

@@ -74,21 +74,24 @@ def blocks(path: PathLike, chunk: int | None = None, *, numbered: bool = True) -
     size = CHUNK if chunk is None else chunk
     line = 1
     rest = b""
+    first = True
     with open_binary(path) as f:
         while True:
             data = read_block(path, f, size)
             if not data:
                 break
-            if line == 1 and not rest and data.startswith(b"\xef\xbb\xbf"):
+            if first and data.startswith(b"\xef\xbb\xbf"):
                 data = data[3:]
-            data = rest + data
+            first = False
             cut = data.rfind(b"\n") + 1
             if cut == 0:
-                if len(data) > limit:
+                rest += data
+                if len(rest) > limit:
                     raise line_too_long(path, line, limit)
-                rest = data
                 continue
-            block, rest = data[:cut], data[cut:]
+            # one copy at most: the line begun in the last read, then this read up to its last line end
+            block = data if not rest and cut == len(data) else b"".join((rest, memoryview(data)[:cut]))
+            rest = data[cut:]
             if len(rest) > limit:
                 raise line_too_long(path, line + block.count(b"\n"), limit)
             yield (line if numbered else 0), block
