@@ -12,11 +12,13 @@
  * Python path, which accepts or refuses those with its own rules. So this module never decides
  * what an input means: it is the same result, sooner, for the plain case.
  *
- * columns_new(width, more, value_column, integral) / columns_add(state, block) / columns_finish(state)
- * read the lines of TREC files a block at a time (the blocks of finegrain.io._columns.fast_blocks:
- * valid UTF-8, no NUL byte, whole lines). Each line is split on ASCII whitespace as bytes.split()
- * splits it; a blank line is skipped; any other line must hold exactly `width` fields (`more`: at
- * least `width`). Fields 0 and 2 (the query and document ids) are interned by their bytes, in order
+ * columns_new(width, more, value_column, integral, doc_column=2, tabs=0) / columns_add(state, block) /
+ * columns_finish(state) read the lines of TREC files a block at a time (the blocks of
+ * finegrain.io._columns.fast_blocks: valid UTF-8, no NUL byte, whole lines). Each line is split on
+ * ASCII whitespace as bytes.split() splits it (tabs: on each tab, fields kept as they are, as in a
+ * BEIR qrels.tsv); a blank line (tabs: an empty one) is skipped; any other line must hold exactly
+ * `width` fields (`more`: at least `width`). Fields 0 and `doc_column` (the query and document ids)
+ * are interned by their bytes, in order
  * of first appearance; field `value_column` is read as a grade [+-]?[0-9]{1,18} (integral) or as a
  * score written as a plain C decimal literal (the bytes 0-9 + - . e E, converted exactly as float()
  * converts it, and finite). columns_add returns False on the first line it does not take as it is,
@@ -568,7 +570,7 @@ static int column_push(Column *c, const void *cell) {
 }
 
 typedef struct {
-    int width, more, value_column, integral;
+    int width, more, value_column, integral, doc_column, tabs;
     Bytes queries, docs;
     Column qcodes, dcodes, values;
     /* the block's document fields, looked up after the block is split: where, how long, their hashes */
@@ -642,13 +644,15 @@ static int lookup_docs(Lines *t, size_t n) {
 }
 
 static PyObject *columns_new(PyObject *self, PyObject *args) {
-    int width, more, value_column, integral;
+    int width, more, value_column, integral, doc_column = 2, tabs = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "ipip", &width, &more, &value_column, &integral)) {
+    if (!PyArg_ParseTuple(args, "ipip|ip", &width, &more, &value_column, &integral, &doc_column, &tabs)) {
         return NULL;
     }
-    if (width < 3 || width > 64 || value_column < 0 || value_column >= width || value_column == 0 || value_column == 2) {
-        PyErr_SetString(PyExc_ValueError, "columns_new: fields 0 and 2 are ids; the value is another of width <= 64");
+    if (width < 3 || width > 64 || doc_column < 1 || doc_column >= width || value_column < 1 ||
+        value_column >= width || value_column == doc_column || (tabs && more)) {
+        PyErr_SetString(PyExc_ValueError, "columns_new: field 0 and doc_column are ids, value_column another "
+                                          "field of width <= 64; tabs reads exactly width fields");
         return NULL;
     }
     Lines *t = PyMem_Calloc(1, sizeof(Lines));
@@ -659,6 +663,8 @@ static PyObject *columns_new(PyObject *self, PyObject *args) {
     t->more = more;
     t->value_column = value_column;
     t->integral = integral;
+    t->doc_column = doc_column;
+    t->tabs = tabs;
     if (bytes_init(&t->queries) < 0 || bytes_init(&t->docs) < 0) {
         bytes_free(&t->queries);
         bytes_free(&t->docs);
@@ -774,22 +780,44 @@ static PyObject *columns_add(PyObject *self, PyObject *args) {
     size_t n_docs = 0;
     while (p < end && ok) {
         int nf = 0;
-        for (;;) {
-            while (p < end && BYTE_CLASS[(unsigned char)*p] == SPACE) {
-                p++;
+        if (t->tabs) { /* fields between tabs, kept as they are (spaces and all); an empty line is blank */
+            const char *line_end = memchr(p, '\n', (size_t)(end - p));
+            line_end = line_end ? line_end : end;
+            if (line_end > p) {
+                for (;;) {
+                    const char *tab = memchr(p, '\t', (size_t)(line_end - p));
+                    const char *e = tab ? tab : line_end;
+                    if (nf < t->width) {
+                        fs[nf] = p;
+                        fe[nf] = e;
+                    }
+                    nf++;
+                    p = e;
+                    if (!tab) {
+                        break;
+                    }
+                    p++;
+                }
             }
-            if (p >= end || *p == '\n') {
-                break;
+            p = line_end;
+        } else {
+            for (;;) {
+                while (p < end && BYTE_CLASS[(unsigned char)*p] == SPACE) {
+                    p++;
+                }
+                if (p >= end || *p == '\n') {
+                    break;
+                }
+                const char *s = p;
+                while (p < end && BYTE_CLASS[(unsigned char)*p] == FIELD) {
+                    p++;
+                }
+                if (nf < t->width) {
+                    fs[nf] = s;
+                    fe[nf] = p;
+                }
+                nf++;
             }
-            const char *s = p;
-            while (p < end && BYTE_CLASS[(unsigned char)*p] == FIELD) {
-                p++;
-            }
-            if (nf < t->width) {
-                fs[nf] = s;
-                fe[nf] = p;
-            }
-            nf++;
         }
         if (p < end) {
             p++; /* the line end */
@@ -806,8 +834,8 @@ static PyObject *columns_add(PyObject *self, PyObject *args) {
             PyBuffer_Release(&view);
             return PyErr_NoMemory();
         }
-        t->doc_at[n_docs] = fs[2];
-        t->doc_len[n_docs++] = fe[2] - fs[2];
+        t->doc_at[n_docs] = fs[t->doc_column];
+        t->doc_len[n_docs++] = fe[t->doc_column] - fs[t->doc_column];
         union {
             int64_t grade;
             double score;
@@ -1117,7 +1145,8 @@ static PyMethodDef methods[] = {
      "flatten(data, integral) -> (offsets, codes, vocab, values) or None: {qid: {doc_id: value}} as "
      "int64 offsets and document codes (first appearance), the distinct ids, and int64 or float64 values."},
     {"columns_new", columns_new, METH_VARARGS,
-     "columns_new(width, more, value_column, integral) -> state for columns_add / columns_finish."},
+     "columns_new(width, more, value_column, integral, doc_column=2, tabs=False) -> state for columns_add / "
+     "columns_finish."},
     {"columns_add", columns_add, METH_VARARGS,
      "columns_add(state, block) -> False on the first line not taken as it is (the caller's Python path reads the file)."},
     {"columns_finish", columns_finish, METH_O,

@@ -1,4 +1,7 @@
-"""The numpy fast path of the BEIR qrels reader (read_qrels_tsv, read_beir) against its line reader.
+"""The fast paths of the BEIR qrels reader (read_qrels_tsv, read_beir) against its line reader.
+
+Every test runs twice: with the compiled tokenizer (``finegrain._native``, where it is built) and with the
+numpy one (what an install without a C compiler runs).
 
 Properties protected:
 - the fast path and the line reader accept the same files with the same qrels and refuse the same files
@@ -20,7 +23,18 @@ from hypothesis import strategies as st
 from finegrain.errors import FinegrainError
 from finegrain.io import _columns, beir
 from finegrain.io.beir import read_beir, read_qrels_tsv
+from finegrain.native import NATIVE
 from table_outcomes import blocks_of, outcome
+
+
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def tokenizer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Which fast path reads: the compiled one, or numpy's (the compiled module taken away)."""
+    if request.param == "compiled" and NATIVE is None:
+        pytest.skip("finegrain._native is not built here")
+    if request.param == "numpy":
+        monkeypatch.setattr(_columns, "NATIVE", None)
+    return str(request.param)
 
 IDS = [b"q1", b"d1", b"q 1", b" d2 ", b"doc-0000001234", "文档".encode(), b"#x", b"d\x01", b"\xff", b"a" * 300,
        b"x\x00", b"", b" ", "a\u2028b".encode(), b"d\r"]
@@ -54,7 +68,8 @@ def tsv_files(draw) -> bytes:
 _DIR = Path(tempfile.mkdtemp(prefix="fast-tsv-"))
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(data=tsv_files(), chunk=st.sampled_from([None, 7, 40]))
 def test_tsv_reader_agrees_with_the_line_reader(data: bytes, chunk: int | None) -> None:
     path = _DIR / "qrels.tsv"

@@ -240,13 +240,15 @@ def split_tabs(block: bytes, first_line: int, width: int) -> Fields:
 
 class NativeLines:
     """The compiled reading of a file's lines (``finegrain._native``), where it is built: the whitespace split
-    of :func:`split_fields`, the query and document ids (fields 0 and 2) interned by their bytes as
-    :class:`Interner` interns them, and field ``value`` read as :func:`grades` or :func:`scores` read it,
-    in one C pass a block, with no numpy array per field. A line it does not take as it is (another number
-    of fields, a number outside the plain grammar) is a :class:`Decline`, as in the numpy path."""
+    of :func:`split_fields` (``tabs``: the tab split of :func:`split_tabs`), the query and document ids
+    (fields 0 and ``doc``) interned by their bytes as :class:`Interner` interns them, and field ``value``
+    read as :func:`grades` or :func:`scores` read it, in one C pass a block, with no numpy array per field.
+    A line it does not take as it is (another number of fields, a number outside the plain grammar) is a
+    :class:`Decline`, as in the numpy path."""
 
-    def __init__(self, width: int, value: int, *, integral: bool, more: bool = False) -> None:
-        self._state = NATIVE.columns_new(width, more, value, integral)
+    def __init__(self, width: int, value: int, *, integral: bool, more: bool = False, doc: int = 2,
+                 tabs: bool = False) -> None:
+        self._state = NATIVE.columns_new(width, more, value, integral, doc, tabs)
         self._dtype = np.int64 if integral else np.float64
 
     @staticmethod

@@ -30,7 +30,16 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.io._columns import Decline, Interner, fast_blocks, grades, judgements, split_tabs
+from finegrain.io._columns import (
+    Decline,
+    Interner,
+    NativeLines,
+    fast_blocks,
+    grades,
+    judgement_table,
+    judgements,
+    split_tabs,
+)
 from finegrain.io._lines import (
     DuplicateRecordError,
     PathLike,
@@ -150,20 +159,28 @@ def _read_qrels_tsv_lines(path: PathLike) -> Qrels:
 def _read_qrels_tsv_fast(path: PathLike) -> Qrels:
     """The qrels, read with numpy a block at a time; :class:`Decline` on anything but plain lines of three
     tab-separated fields (after an optional header), which :func:`iter_qrels_tsv` then reads or refuses."""
+    native = NativeLines(3, 2, integral=True, doc=1, tabs=True) if NativeLines.available() else None
     queries, docs = Interner(), Interner()
     g: list[np.ndarray] = []
-    for first_line, block in fast_blocks(path):
+    first = True
+    for first_line, block in fast_blocks(path, numbered=native is None):  # the compiled reader names no line
         if b"\r" in block:  # a line end \r\n is read as \n; a \r anywhere else is the line reader's
             block = block.replace(b"\r\n", b"\n")
             block = block[:-1] if block.endswith(b"\r") else block
             if b"\r" in block:
                 raise Decline
-        if first_line == 1:
+        if first:
             block = _drop_header(block)
+            first = False
+        if native is not None:
+            native.add(block)
+            continue
         f = split_tabs(block, first_line, 3)
         queries.add(f, 0)
         docs.add(f, 1)
         g.append(grades(f, 2))
+    if native is not None:
+        return judgement_table(*native.finish(), IdSyntax.TSV_FIELD)
     return judgements(queries, docs, g, IdSyntax.TSV_FIELD)
 
 
