@@ -25,6 +25,12 @@
  * and the caller reads the file with its Python path, which accepts or refuses it with its own
  * rules. columns_finish returns (qids, qcodes, docs, dcodes, values), ids as str.
  *
+ * jsonl_add(state, block) reads run.jsonl query lines, exactly as finegrain.io.run_jsonl writes them,
+ * {"qid": "Q", "results": [["D", S], ...]} (json's separators, strings without an escape or a control
+ * character, scores as JSON numbers read as json reads them), into the same columns: one query code
+ * and one count of results per line, one document code and score per result. It returns False on the
+ * first line it does not take as it is.
+ *
  * index_in(vocab, ids) is the position in `vocab` of each of `ids` (-1 where absent) as int64 bytes, for
  * sequences of exact str (else None: the caller's Python path); equal strings match, as in a dict.
  *
@@ -572,7 +578,7 @@ static int column_push(Column *c, const void *cell) {
 typedef struct {
     int width, more, value_column, integral, doc_column, tabs;
     Bytes queries, docs;
-    Column qcodes, dcodes, values;
+    Column qcodes, dcodes, values, counts; /* counts: results per line (run.jsonl) */
     /* the block's document fields, looked up after the block is split: where, how long, their hashes */
     const char **doc_at;
     int64_t *doc_len;
@@ -590,6 +596,7 @@ static void lines_free(PyObject *capsule) {
         PyMem_Free(t->qcodes.data);
         PyMem_Free(t->dcodes.data);
         PyMem_Free(t->values.data);
+        PyMem_Free(t->counts.data);
         PyMem_Free(t->doc_at);
         PyMem_Free(t->doc_len);
         PyMem_Free(t->doc_hash);
@@ -859,6 +866,163 @@ static PyObject *columns_add(PyObject *self, PyObject *args) {
     return PyBool_FromLong(ok);
 }
 
+/* ------------------------------------------------------------------ run.jsonl query lines */
+
+/* p[0:n] is the literal s (n = strlen(s)), within end. */
+static int literal(const char *p, const char *end, const char *s, size_t n) {
+    return (size_t)(end - p) >= n && memcmp(p, s, n) == 0;
+}
+
+/* The end of a JSON string's text starting at p (the closing quote), or NULL when the text holds an escape
+ * or a control character (json's, not this reader's) or the line ends first. */
+static const char *string_end(const char *p, const char *end) {
+    for (; p < end; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') {
+            return p;
+        }
+        if (c == '\\' || c < 0x20) {
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+/* A JSON number -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? at p, read as json reads it (an integer literal
+ * through int: -0 is 0.0); the byte after it, or NULL when it is not one or not finite. */
+static const char *json_number(const char *p, const char *end, double *out) {
+    const char *s = p;
+    int integer = 1;
+    if (p < end && *p == '-') {
+        p++;
+    }
+    if (p >= end || *p < '0' || *p > '9') {
+        return NULL;
+    }
+    if (*p == '0') {
+        p++;
+    } else {
+        while (p < end && *p >= '0' && *p <= '9') {
+            p++;
+        }
+    }
+    if (p < end && *p == '.') {
+        integer = 0;
+        p++;
+        if (p >= end || *p < '0' || *p > '9') {
+            return NULL;
+        }
+        while (p < end && *p >= '0' && *p <= '9') {
+            p++;
+        }
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        integer = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) {
+            p++;
+        }
+        if (p >= end || *p < '0' || *p > '9') {
+            return NULL;
+        }
+        while (p < end && *p >= '0' && *p <= '9') {
+            p++;
+        }
+    }
+    if (!read_score(s, p - s, out)) {
+        return NULL;
+    }
+    if (integer) {
+        *out += 0.0;
+    }
+    return p;
+}
+
+static PyObject *jsonl_add(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    Py_buffer view;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Oy*", &capsule, &view)) {
+        return NULL;
+    }
+    Lines *t = PyCapsule_GetPointer(capsule, CAPSULE);
+    if (!t) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const char *p = view.buf, *end = p + view.len;
+    int ok = 1;
+    size_t n_docs = 0;
+    while (p < end && ok) {
+        const char *line_end = memchr(p, '\n', (size_t)(end - p));
+        line_end = line_end ? line_end : end;
+        ok = 0;
+        if (!literal(p, line_end, "{\"qid\": \"", 9)) {
+            break;
+        }
+        const char *q0 = p + 9, *q1 = string_end(q0, line_end);
+        if (!q1 || !literal(q1, line_end, "\", \"results\": [", 15)) {
+            break;
+        }
+        p = q1 + 15;
+        int64_t count = 0;
+        if (literal(p, line_end, "]}", 2)) {
+            p += 2;
+        } else {
+            for (;;) {
+                if (!literal(p, line_end, "[\"", 2)) {
+                    goto stop;
+                }
+                const char *d0 = p + 2, *d1 = string_end(d0, line_end);
+                if (!d1 || !literal(d1, line_end, "\", ", 3)) {
+                    goto stop;
+                }
+                double score;
+                p = json_number(d1 + 3, line_end, &score);
+                if (!p || doc_room(t, n_docs + 1) < 0) {
+                    if (p) {
+                        PyBuffer_Release(&view);
+                        return PyErr_NoMemory();
+                    }
+                    goto stop;
+                }
+                t->doc_at[n_docs] = d0;
+                t->doc_len[n_docs++] = d1 - d0;
+                if (column_push(&t->values, &score) < 0) {
+                    PyBuffer_Release(&view);
+                    return PyErr_NoMemory();
+                }
+                count++;
+                if (literal(p, line_end, "], ", 3)) {
+                    p += 3;
+                } else if (literal(p, line_end, "]]}", 3)) {
+                    p += 3;
+                    break;
+                } else {
+                    goto stop;
+                }
+            }
+        }
+        if (p != line_end) {
+            break;
+        }
+        int64_t q = bytes_code(&t->queries, q0, q1 - q0);
+        if (q < 0 || column_push(&t->qcodes, &q) < 0 || column_push(&t->counts, &count) < 0) {
+            PyBuffer_Release(&view);
+            return PyErr_NoMemory();
+        }
+        ok = 1;
+        p = line_end < end ? line_end + 1 : end;
+    }
+stop:
+    if (ok && lookup_docs(t, n_docs) < 0) {
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(ok);
+}
+
 static PyObject *decoded(const Bytes *b) {
     PyObject *list = PyList_New((Py_ssize_t)b->n);
     if (!list) {
@@ -885,8 +1049,8 @@ static PyObject *columns_finish(PyObject *self, PyObject *capsule) {
     if (!t) {
         return NULL;
     }
-    return Py_BuildValue("(NNNNN)", decoded(&t->queries), as_bytes(&t->qcodes), decoded(&t->docs),
-                         as_bytes(&t->dcodes), as_bytes(&t->values));
+    return Py_BuildValue("(NNNNNN)", decoded(&t->queries), as_bytes(&t->qcodes), decoded(&t->docs),
+                         as_bytes(&t->dcodes), as_bytes(&t->values), as_bytes(&t->counts));
 }
 
 /* ------------------------------------------------------------------ the qrels lookup of a run */
@@ -1150,7 +1314,10 @@ static PyMethodDef methods[] = {
     {"columns_add", columns_add, METH_VARARGS,
      "columns_add(state, block) -> False on the first line not taken as it is (the caller's Python path reads the file)."},
     {"columns_finish", columns_finish, METH_O,
-     "columns_finish(state) -> (qids, qcodes, docs, dcodes, values): ids as str, the rest as 8-byte cells."},
+     "columns_finish(state) -> (qids, qcodes, docs, dcodes, values, counts): ids as str, the rest as 8-byte "
+     "cells."},
+    {"jsonl_add", jsonl_add, METH_VARARGS,
+     "jsonl_add(state, block) -> False on the first run.jsonl query line not taken as it is."},
     {"index_in", index_in, METH_VARARGS,
      "index_in(vocab, ids) -> int64 positions in vocab (-1 where absent), or None unless both hold exact str."},
     {"find_grades", find_grades, METH_VARARGS,

@@ -1,4 +1,7 @@
-"""The numpy fast path of the run.jsonl reader against its line-by-line json reader.
+"""The fast paths of the run.jsonl reader against its line-by-line json reader.
+
+Every test runs twice: with the compiled reader (``finegrain._native``, where it is built) and with the
+numpy one (what an install without a C compiler runs).
 
 Properties protected:
 - the fast path and the json reader accept the same files with the same run and refuse the same files with
@@ -20,8 +23,19 @@ from hypothesis import strategies as st
 from finegrain.errors import FinegrainError
 from finegrain.io import _columns, run_jsonl
 from finegrain.io.run_jsonl import read_run_jsonl, write_run_jsonl
+from finegrain.native import NATIVE
 from finegrain.types import Run
 from table_outcomes import blocks_of, outcome
+
+
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def tokenizer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Which fast path reads: the compiled one, or numpy's (the compiled module taken away)."""
+    if request.param == "compiled" and NATIVE is None:
+        pytest.skip("finegrain._native is not built here")
+    if request.param == "numpy":
+        monkeypatch.setattr(_columns, "NATIVE", None)
+    return str(request.param)
 
 HEADERS = [b'{"format": "finegrain.run/1", "name": "bm25"}', b'{"format": "finegrain.run/1"}',
            b'{"name": "x", "format": "finegrain.run/1"}', b'{"format": "finegrain.run/2", "name": "x"}',
@@ -71,7 +85,8 @@ def jsonl_files(draw) -> bytes:
 _DIR = Path(tempfile.mkdtemp(prefix="fast-jsonl-"))
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(data=jsonl_files(), chunk=st.sampled_from([None, 7, 60]))
 def test_jsonl_reader_agrees_with_the_json_reader(data: bytes, chunk: int | None) -> None:
     path = _DIR / "run.jsonl"

@@ -249,19 +249,32 @@ class NativeLines:
     def __init__(self, width: int, value: int, *, integral: bool, more: bool = False, doc: int = 2,
                  tabs: bool = False) -> None:
         self._state = NATIVE.columns_new(width, more, value, integral, doc, tabs)
+        self._add = NATIVE.columns_add
         self._dtype = np.int64 if integral else np.float64
+        self.counts = np.empty(0, dtype=np.int64)
+        """Results per line, for :meth:`run_jsonl` (after :meth:`finish`)."""
+
+    @classmethod
+    def run_jsonl(cls) -> NativeLines:
+        """The reading of ``run.jsonl`` query lines as :func:`finegrain.io.run_jsonl.write_run_jsonl` writes them
+        (the header line apart): one query code per line and its number of results (:attr:`counts`), a
+        document code and score per result."""
+        lines = cls(3, 1, integral=False)
+        lines._add = NATIVE.jsonl_add
+        return lines
 
     @staticmethod
     def available() -> bool:
         return NATIVE is not None
 
     def add(self, block: bytes) -> None:
-        if not NATIVE.columns_add(self._state, block):
+        if not self._add(self._state, block):
             raise Decline
 
     def finish(self) -> tuple[list[str], np.ndarray, list[str], np.ndarray, np.ndarray]:
         """``(qids, query codes, document ids, document codes, values)``, ids in order of first appearance."""
-        qids, qc, docs, dc, values = NATIVE.columns_finish(self._state)
+        qids, qc, docs, dc, values, counts = NATIVE.columns_finish(self._state)
+        self.counts = np.frombuffer(counts, dtype=np.int64)
         return (qids, np.frombuffer(qc, dtype=np.int64), docs, np.frombuffer(dc, dtype=np.int64),
                 np.frombuffer(values, dtype=self._dtype))
 

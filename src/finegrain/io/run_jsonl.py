@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.io._columns import Decline, Fields, Interner, fast_blocks, repeated_pair
+from finegrain.io._columns import Decline, Fields, Interner, NativeLines, fast_blocks, repeated_pair
 from finegrain.io._columns import check_ids as check_fast_ids
 from finegrain.io._lines import iter_lines, open_text_write, parse_json
 from finegrain.io.ids import IdSyntax, check_ids, first_bad_id, id_error, id_problem, trec_safe
@@ -162,24 +162,34 @@ def _read_run_jsonl_fast(p: Path, name: str | None) -> Run:
     """The run, read with numpy a block at a time; :class:`Decline` on anything but the header and query
     lines exactly as :func:`write_run_jsonl` writes them, which :func:`_read_run_jsonl_lines` then reads
     or refuses."""
+    native = NativeLines.run_jsonl() if NativeLines.available() else None
     queries, docs = Interner(), Interner()
     counts: list[np.ndarray] = []
     scores: list[np.ndarray] = []
     saved_name: str | None = None
-    for first_line, block in fast_blocks(p):
-        if first_line == 1:
+    for _, block in fast_blocks(p, numbered=native is None):  # the compiled reader names no line
+        if saved_name is None:
             saved_name, block = _header(block)
-        if block:
-            q, d, n, v = _query_lines(block)
-            queries.add(q, 0)
-            docs.add(d, 0)
-            counts.append(n)
-            scores.append(v)
-    if saved_name is None or not counts:
+        if not block:
+            continue
+        if native is not None:
+            native.add(block)
+            continue
+        q, d, n, v = _query_lines(block)
+        queries.add(q, 0)
+        docs.add(d, 0)
+        counts.append(n)
+        scores.append(v)
+    if native is not None:
+        qids, _, vocab, dc, score_column = native.finish()
+        per_query = native.counts
+    else:
+        qids, _ = queries.codes()
+        vocab, dc = docs.codes()
+        per_query = np.concatenate(counts) if counts else np.empty(0, dtype=np.int64)
+        score_column = np.concatenate(scores) if scores else np.empty(0, dtype=np.float64)
+    if saved_name is None or not len(per_query):
         raise Decline
-    qids, _ = queries.codes()
-    vocab, dc = docs.codes()
-    per_query = np.concatenate(counts)
     if len(qids) != len(per_query):  # a query on two lines
         raise Decline
     check_fast_ids(qids, IdSyntax.JSON)
@@ -188,8 +198,7 @@ def _read_run_jsonl_fast(p: Path, name: str | None) -> Run:
     np.cumsum(per_query, out=offsets[1:])
     if repeated_pair(np.repeat(np.arange(len(qids), dtype=np.int64), per_query), dc, len(vocab)):
         raise Decline  # a document twice in one query
-    return Run(qids, offsets, dc, vocab, np.concatenate(scores), name=name if name is not None else saved_name,
-               check=False)
+    return Run(qids, offsets, dc, vocab, score_column, name=name if name is not None else saved_name, check=False)
 
 
 def _header(block: bytes) -> tuple[str, bytes]:
