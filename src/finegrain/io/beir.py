@@ -138,7 +138,8 @@ def _is_header(parts: list[bytes]) -> bool:
 def read_qrels_tsv(path: PathLike) -> Qrels:
     """A BEIR qrels file on its own (no check against queries or corpus); an error when it judges nothing.
 
-    Fast: plain tab-separated lines are read with numpy a block at a time (:mod:`finegrain.io._columns`);
+    Fast: plain tab-separated lines are read a block at a time, in compiled code (:mod:`finegrain.native`) or
+    with numpy (:mod:`finegrain.io._columns`);
     any other file (a line split on spaces, a grade with spaces around it, any error) is read again by
     :func:`iter_qrels_tsv`, which names the line; both accept the same files with the same result.
     """
@@ -157,7 +158,7 @@ def _read_qrels_tsv_lines(path: PathLike) -> Qrels:
 
 
 def _read_qrels_tsv_fast(path: PathLike) -> Qrels:
-    """The qrels, read with numpy a block at a time; :class:`Decline` on anything but plain lines of three
+    """The qrels, read a block at a time; :class:`Decline` on anything but plain lines of three
     tab-separated fields (after an optional header), which :func:`iter_qrels_tsv` then reads or refuses."""
     native = NativeLines(3, 2, integral=True, doc=1, tabs=True) if NativeLines.available() else None
     queries, docs = Interner(), Interner()

@@ -88,8 +88,8 @@ def read_run_jsonl(path: str | os.PathLike[str], name: str | None = None) -> Run
     found) on anything else.
 
     Fast: lines in the shape :func:`write_run_jsonl` writes (no escape in a string, plain numbers) are
-    read with numpy a block at a time, ids interned and scores converted column by column
-    (:mod:`finegrain.io._columns`); any other file (other spacing or key order, ``Infinity``, an escape,
+    read a block at a time, ids interned and scores converted in compiled code (:mod:`finegrain.native`) or
+    with numpy column by column (:mod:`finegrain.io._columns`); any other file (other spacing or key order, ``Infinity``, an escape,
     any error) is read again line by line with :mod:`json`, which names the line of an error. Both accept
     the same files with the same run.
     """
@@ -159,7 +159,7 @@ def _read_run_jsonl_lines(p: Path, name: str | None) -> Run:
 
 
 def _read_run_jsonl_fast(p: Path, name: str | None) -> Run:
-    """The run, read with numpy a block at a time; :class:`Decline` on anything but the header and query
+    """The run, read a block at a time; :class:`Decline` on anything but the header and query
     lines exactly as :func:`write_run_jsonl` writes them, which :func:`_read_run_jsonl_lines` then reads
     or refuses."""
     native = NativeLines.run_jsonl() if NativeLines.available() else None

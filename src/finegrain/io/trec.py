@@ -95,8 +95,8 @@ def read_qrels(path: PathLike, *, compat: Compat | str | None = None) -> Qrels:
     (module docstring), NUL bytes are refused (trec_eval: "File may contain
     no NULL characters"), and a file with no judgement at all is an error.
 
-    Fast: plain judgement lines are read with numpy a block at a time
-    (:mod:`finegrain.io._columns`); any other file (comments in strict mode,
+    Fast: plain judgement lines are read a block at a time, in compiled code
+    (:mod:`finegrain.native`) or with numpy (:mod:`finegrain.io._columns`); any other file (comments in strict mode,
     a 19-digit grade, any error) is read again line by line, which names the
     line of an error; both accept the same files with the same result.
     """
@@ -108,7 +108,7 @@ def read_qrels(path: PathLike, *, compat: Compat | str | None = None) -> Qrels:
 
 
 def _read_qrels_fast(path: PathLike, te: bool) -> Qrels:
-    """The qrels, read with numpy a block at a time (:mod:`finegrain.io._columns`); :class:`Decline` on
+    """The qrels, read a block at a time (:mod:`finegrain.io._columns`); :class:`Decline` on
     anything but plain judgement lines, which :func:`_read_qrels_lines` then reads or refuses."""
     native = NativeLines(4, 3, integral=True) if NativeLines.available() else None
     queries, docs = Interner(), Interner()
@@ -202,8 +202,9 @@ def read_run(
     with no result line is an error unless ``allow_empty`` (then the run has
     no query: every query scores as missing from the run).
 
-    Fast: the file is read in 32 MB blocks split into fields with numpy, ids
-    interned and scores converted column by column (:mod:`finegrain.io._columns`),
+    Fast: the file is read in blocks split into fields, ids interned and
+    scores converted in compiled code (:mod:`finegrain.native`) or with numpy
+    column by column (:mod:`finegrain.io._columns`),
     so no Python object is made per line. A file that path does not take as it
     is (a comment line, a hex score, any error) is read again by a block reader
     that takes one Python object per field and names the exact line of an
@@ -218,7 +219,7 @@ def read_run(
 
 
 def _read_run_fast(path: PathLike, name: str | None, te: bool) -> Run:
-    """The run, read with numpy a block at a time (:mod:`finegrain.io._columns`); :class:`Decline` on
+    """The run, read a block at a time (:mod:`finegrain.io._columns`); :class:`Decline` on
     anything but plain result lines, which :func:`_read_run_blocks` then reads or refuses."""
     native = NativeLines(6, 4, integral=False, more=te) if NativeLines.available() else None
     queries, docs = Interner(), Interner()
