@@ -41,6 +41,9 @@
  * empty (-1: the qrels never name it). It returns each entry's grade (0 when unjudged) as int64 bytes
  * and whether it is judged, a byte each.
  *
+ * segments_of(offsets) and positions_of(offsets) are each entry's segment and its position within it, from
+ * a table's offsets, in one pass.
+ *
  * has_repeats(seg, codes, n_codes) is whether a code repeats within a segment (a run or qrels naming a
  * document twice for one query), in one pass over entries grouped by segment; None when they are not
  * (the caller sorts instead).
@@ -1123,6 +1126,53 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ segments of a table */
+
+/* Each entry's segment (within = 0) or its position within its segment (within = 1), from int64 offsets
+ * (non-decreasing, from 0): one pass writing one column, where numpy makes several of that size. */
+static PyObject *spread(PyObject *args, int within) {
+    Py_buffer offsets;
+    if (!PyArg_ParseTuple(args, "y*", &offsets)) {
+        return NULL;
+    }
+    PyObject *out = NULL;
+    const int64_t *o = offsets.buf;
+    Py_ssize_t m = offsets.len / 8;
+    if (m < 1 || o[0] != 0) {
+        PyErr_SetString(PyExc_ValueError, "offsets must start at 0");
+        goto done;
+    }
+    for (Py_ssize_t q = 1; q < m; q++) {
+        if (o[q] < o[q - 1]) {
+            PyErr_SetString(PyExc_ValueError, "offsets must not decrease");
+            goto done;
+        }
+    }
+    out = column((Py_ssize_t)o[m - 1]);
+    if (!out) {
+        goto done;
+    }
+    int64_t *v = (int64_t *)PyByteArray_AS_STRING(out);
+    for (Py_ssize_t q = 0; q + 1 < m; q++) {
+        for (int64_t j = o[q]; j < o[q + 1]; j++) {
+            v[j] = within ? j - o[q] : (int64_t)q;
+        }
+    }
+done:
+    PyBuffer_Release(&offsets);
+    return out;
+}
+
+static PyObject *segments_of(PyObject *self, PyObject *args) {
+    (void)self;
+    return spread(args, 0);
+}
+
+static PyObject *positions_of(PyObject *self, PyObject *args) {
+    (void)self;
+    return spread(args, 1);
+}
+
 /* ------------------------------------------------------------------ repeated pairs */
 
 static PyObject *has_repeats(PyObject *self, PyObject *args) {
@@ -1323,6 +1373,10 @@ static PyMethodDef methods[] = {
     {"find_grades", find_grades, METH_VARARGS,
      "find_grades(keys, grades, lo, hi, seg, docs, to_qrels, width) -> (int64 grades, bool judged): the grade "
      "of the key seg[i] * width + to_qrels[docs[i]] searched in keys[lo[seg[i]]:hi[seg[i]]] (0 where absent)."},
+    {"segments_of", segments_of, METH_VARARGS,
+     "segments_of(offsets) -> int64 segment of every entry, from int64 offsets (non-decreasing, from 0)."},
+    {"positions_of", positions_of, METH_VARARGS,
+     "positions_of(offsets) -> int64 position of every entry within its segment."},
     {"has_repeats", has_repeats, METH_VARARGS,
      "has_repeats(seg, codes, n_codes) -> whether a code repeats within a segment, or None unless the int64 segments "
      "are non-negative and non-decreasing and the codes in [0, n_codes)."},

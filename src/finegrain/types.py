@@ -303,11 +303,15 @@ class _Table(Mapping[str, Mapping[str, Any]]):
     @cached_property
     def segments(self) -> np.ndarray:
         """Query index of every entry."""
+        if NATIVE is not None:
+            return read_only(np.frombuffer(NATIVE.segments_of(np.ascontiguousarray(self._offsets)), dtype=np.int64))
         return read_only(np.repeat(np.arange(len(self._qids), dtype=np.int64), np.diff(self._offsets)))
 
     @cached_property
     def positions(self) -> np.ndarray:
         """0-based position of every entry within its query."""
+        if NATIVE is not None:
+            return read_only(np.frombuffer(NATIVE.positions_of(np.ascontiguousarray(self._offsets)), dtype=np.int64))
         return read_only(np.arange(self.n_entries, dtype=np.int64) - self._offsets[self.segments])
 
     def counts(self) -> np.ndarray:

@@ -205,3 +205,25 @@ def test_a_repeated_pair_is_found_with_and_without_the_module(monkeypatch: pytes
             monkeypatch.setattr(_columns, "NATIVE", None)
         for seg, codes, want in cases:
             assert _columns.repeated_pair(np.array(seg, np.int64), np.array(codes, np.int64), 5) is want, (path, seg)
+
+
+# ---------------------------------------------------------------- each entry's query and position
+
+@pytest.mark.skipif(native is None, reason="finegrain._native is not built")
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=12))
+def test_segments_and_positions_are_numpys(counts) -> None:
+    """Each entry's query and its position within it, empty queries included, as the numpy path gives them."""
+    offsets = np.concatenate(([0], np.cumsum(counts, dtype=np.int64))).astype(np.int64)
+    want_seg = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    want_pos = np.arange(int(offsets[-1]), dtype=np.int64) - offsets[want_seg]
+    assert np.frombuffer(native.segments_of(offsets), np.int64).tolist() == want_seg.tolist()
+    assert np.frombuffer(native.positions_of(offsets), np.int64).tolist() == want_pos.tolist()
+
+
+@pytest.mark.skipif(native is None, reason="finegrain._native is not built")
+def test_offsets_that_are_no_table_are_refused() -> None:
+    with pytest.raises(ValueError):
+        native.positions_of(np.array([1, 2], dtype=np.int64))
+    with pytest.raises(ValueError):
+        native.segments_of(np.array([0, 3, 2], dtype=np.int64))
