@@ -16,17 +16,9 @@ from hypothesis import strategies as st
 from finegrain import Qrels, Run, arrow_ids
 from finegrain import types as fg_types
 from finegrain.evaluate import evaluate
-from finegrain.native import NATIVE
+from native_paths import both_paths
 
-
-@pytest.fixture(autouse=True, params=["compiled", "python"])
-def lookup(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Which lookup matches ids: the compiled one, or the Python one (the compiled module taken away)."""
-    if request.param == "compiled" and NATIVE is None:
-        pytest.skip("finegrain._native is not built here")
-    if request.param == "python":
-        monkeypatch.setattr(fg_types, "NATIVE", None)
-    return str(request.param)
+lookup = both_paths(fg_types, without="python")  # which lookup matches ids: the compiled one, or Python's
 
 
 class Colliding(str):

@@ -29,8 +29,8 @@ from finegrain.errors import FinegrainError
 from finegrain.io import _columns, trec
 from finegrain.io._columns import Decline, distinct_rows
 from finegrain.io.trec import read_qrels, read_run
-from finegrain.native import NATIVE
 from finegrain.types import Qrels, Run
+from native_paths import both_paths
 from table_outcomes import blocks_of, outcome
 
 IDS = [b"q1", b"q2", b"d1", b"d2", b"doc-0000001234", "文档".encode(), "é".encode(), b"#x", b"d\x01", b"\xff",
@@ -42,15 +42,7 @@ GRADES = [b"0", b"1", b"-1", b"+2", b"007", b"1.5", b"9223372036854775807", b"92
 SEPS = [b" ", b"\t", b"  ", b" \x0b", b"\x0c", b"\r "]
 
 
-@pytest.fixture(autouse=True, params=["compiled", "numpy"])
-def tokenizer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Which fast path reads: the compiled one, or numpy's (the compiled module taken away)."""
-    if request.param == "compiled" and NATIVE is None:
-        pytest.skip("finegrain._native is not built here")
-    if request.param == "numpy":
-        monkeypatch.setattr(_columns, "NATIVE", None)
-        monkeypatch.setattr(types, "NATIVE", None)
-    return str(request.param)
+tokenizer = both_paths(_columns, types)  # which fast path reads: the compiled one, or numpy's
 
 
 def _line(draw, fields: list[bytes]) -> bytes:

@@ -23,19 +23,11 @@ from hypothesis import strategies as st
 from finegrain.errors import FinegrainError
 from finegrain.io import _columns, run_jsonl
 from finegrain.io.run_jsonl import read_run_jsonl, write_run_jsonl
-from finegrain.native import NATIVE
 from finegrain.types import Run
+from native_paths import both_paths
 from table_outcomes import blocks_of, outcome
 
-
-@pytest.fixture(autouse=True, params=["compiled", "numpy"])
-def tokenizer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Which fast path reads: the compiled one, or numpy's (the compiled module taken away)."""
-    if request.param == "compiled" and NATIVE is None:
-        pytest.skip("finegrain._native is not built here")
-    if request.param == "numpy":
-        monkeypatch.setattr(_columns, "NATIVE", None)
-    return str(request.param)
+tokenizer = both_paths(_columns)  # which fast path reads: the compiled one, or numpy's
 
 HEADERS = [b'{"format": "finegrain.run/1", "name": "bm25"}', b'{"format": "finegrain.run/1"}',
            b'{"name": "x", "format": "finegrain.run/1"}', b'{"format": "finegrain.run/2", "name": "x"}',

@@ -23,18 +23,10 @@ from hypothesis import strategies as st
 from finegrain.errors import FinegrainError
 from finegrain.io import _columns, beir
 from finegrain.io.beir import read_beir, read_qrels_tsv
-from finegrain.native import NATIVE
+from native_paths import both_paths
 from table_outcomes import blocks_of, outcome
 
-
-@pytest.fixture(autouse=True, params=["compiled", "numpy"])
-def tokenizer(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Which fast path reads: the compiled one, or numpy's (the compiled module taken away)."""
-    if request.param == "compiled" and NATIVE is None:
-        pytest.skip("finegrain._native is not built here")
-    if request.param == "numpy":
-        monkeypatch.setattr(_columns, "NATIVE", None)
-    return str(request.param)
+tokenizer = both_paths(_columns)  # which fast path reads: the compiled one, or numpy's
 
 IDS = [b"q1", b"d1", b"q 1", b" d2 ", b"doc-0000001234", "文档".encode(), b"#x", b"d\x01", b"\xff", b"a" * 300,
        b"x\x00", b"", b" ", "a\u2028b".encode(), b"d\r"]
