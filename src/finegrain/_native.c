@@ -271,7 +271,7 @@ static PyObject *column(Py_ssize_t n) {
 
 static PyObject *flatten(PyObject *self, PyObject *args) {
     PyObject *outer, *key, *inner, *doc, *value;
-    int integral;
+    int integral, declined = 0;
     Py_ssize_t pos = 0, total = 0;
     (void)self;
     if (!PyArg_ParseTuple(args, "Op", &outer, &integral)) {
@@ -390,17 +390,8 @@ static PyObject *flatten(PyObject *self, PyObject *args) {
     PyMem_Free(table.slots);
     return Py_BuildValue("(NNNN)", offsets, codes, vocab, values);
 
-decline:
-    PyMem_Free(ids);
-    PyMem_Free(vals);
-    PyMem_Free(hashes);
-    PyMem_Free(table.slots);
-    Py_XDECREF(offsets);
-    Py_XDECREF(codes);
-    Py_XDECREF(values);
-    Py_XDECREF(vocab);
-    Py_RETURN_NONE;
-
+decline: /* the Python path decides what this input means */
+    declined = 1;
 error:
     PyMem_Free(ids);
     PyMem_Free(vals);
@@ -410,6 +401,9 @@ error:
     Py_XDECREF(codes);
     Py_XDECREF(values);
     Py_XDECREF(vocab);
+    if (declined) {
+        Py_RETURN_NONE;
+    }
     return NULL;
 }
 
