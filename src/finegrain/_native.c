@@ -108,48 +108,6 @@ static int table_grow(Table *t) {
     return 0;
 }
 
-/* The code of `key` (whose hash is h), added as `next` when new (*added set to 1); -1 with an exception
- * on failure. */
-static int64_t table_code(Table *t, PyObject *key, Py_hash_t h, int64_t next, int *added) {
-    size_t j = (size_t)h & t->mask;
-    *added = 0;
-    for (;;) {
-        Slot *s = &t->slots[j];
-        if (s->key == NULL) {
-            break;
-        }
-        if (s->key == key) {
-            return s->code;
-        }
-        if (s->hash == h) {
-            int eq = PyObject_RichCompareBool(s->key, key, Py_EQ);
-            if (eq < 0) {
-                return -1;
-            }
-            if (eq) {
-                return s->code;
-            }
-        }
-        j = (j + 1) & t->mask;
-    }
-    if (2 * (t->used + 1) > t->mask + 1) {
-        if (table_grow(t) < 0) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        j = (size_t)h & t->mask;
-        while (t->slots[j].key != NULL) {
-            j = (j + 1) & t->mask;
-        }
-    }
-    t->slots[j].hash = h;
-    t->slots[j].key = key;
-    t->slots[j].code = next;
-    t->used++;
-    *added = 1;
-    return next;
-}
-
 /* The code of `key` (hash h), or -2 when absent; -1 with an exception on failure. */
 static int64_t table_find(const Table *t, PyObject *key, Py_hash_t h) {
     size_t j = (size_t)h & t->mask;
@@ -172,6 +130,30 @@ static int64_t table_find(const Table *t, PyObject *key, Py_hash_t h) {
         }
         j = (j + 1) & t->mask;
     }
+}
+
+/* The code of `key` (whose hash is h), added as `next` when new (*added set to 1); -1 with an exception
+ * on failure. */
+static int64_t table_code(Table *t, PyObject *key, Py_hash_t h, int64_t next, int *added) {
+    int64_t found = table_find(t, key, h);
+    *added = 0;
+    if (found != -2) {
+        return found;
+    }
+    if (2 * (t->used + 1) > t->mask + 1 && table_grow(t) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t j = (size_t)h & t->mask;
+    while (t->slots[j].key != NULL) { /* the end of the chain the search just walked (in the CPU's cache) */
+        j = (j + 1) & t->mask;
+    }
+    t->slots[j].hash = h;
+    t->slots[j].key = key;
+    t->slots[j].code = next;
+    t->used++;
+    *added = 1;
+    return next;
 }
 
 static PyObject *index_in(PyObject *self, PyObject *args) {
