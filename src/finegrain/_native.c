@@ -958,12 +958,12 @@ static PyObject *jsonl_add(PyObject *self, PyObject *args) {
                 }
                 double score;
                 p = json_number(d1 + 3, line_end, &score);
-                if (!p || doc_room(t, n_docs + 1) < 0) {
-                    if (p) {
-                        PyBuffer_Release(&view);
-                        return PyErr_NoMemory();
-                    }
+                if (!p) {
                     goto stop;
+                }
+                if (doc_room(t, n_docs + 1) < 0) {
+                    PyBuffer_Release(&view);
+                    return PyErr_NoMemory();
                 }
                 t->doc_at[n_docs] = d0;
                 t->doc_len[n_docs++] = d1 - d0;

@@ -88,10 +88,10 @@ def read_run_jsonl(path: str | os.PathLike[str], name: str | None = None) -> Run
     found) on anything else.
 
     Fast: lines in the shape :func:`write_run_jsonl` writes (no escape in a string, plain numbers) are
-    read a block at a time, ids interned and scores converted in compiled code (:mod:`finegrain.native`) or
-    with numpy column by column (:mod:`finegrain.io._columns`); any other file (other spacing or key order, ``Infinity``, an escape,
-    any error) is read again line by line with :mod:`json`, which names the line of an error. Both accept
-    the same files with the same run.
+    read a block at a time, ids interned and scores converted in compiled code (:mod:`finegrain.native`)
+    or with numpy column by column (:mod:`finegrain.io._columns`); any other file (other spacing or key
+    order, ``Infinity``, an escape, any error) is read again line by line with :mod:`json`, which names
+    the line of an error. Both accept the same files with the same run.
     """
     try:
         return _read_run_jsonl_fast(Path(path), name)

@@ -96,9 +96,10 @@ def read_qrels(path: PathLike, *, compat: Compat | str | None = None) -> Qrels:
     no NULL characters"), and a file with no judgement at all is an error.
 
     Fast: plain judgement lines are read a block at a time, in compiled code
-    (:mod:`finegrain.native`) or with numpy (:mod:`finegrain.io._columns`); any other file (comments in strict mode,
-    a 19-digit grade, any error) is read again line by line, which names the
-    line of an error; both accept the same files with the same result.
+    (:mod:`finegrain.native`) or with numpy (:mod:`finegrain.io._columns`);
+    any other file (comments in strict mode, a 19-digit grade, any error) is
+    read again line by line, which names the line of an error; both accept
+    the same files with the same result.
     """
     te = Compat.parse(compat) is Compat.TREC_EVAL
     try:
