@@ -178,20 +178,16 @@ def run(args: argparse.Namespace) -> str:
     cells: dict[str, dict[str, Any]] = {}
     candidates: dict[str, list[str]] = {}
     for k in (k for k in kinds_known if k in wanted):
-        if k == "distilled2" and not sources[k].is_file():
-            # the second round: the teacher fusion with the first round's model (its soup when several lrs:
-            # label-free, no choice made on the queries) as one more member
-            member = models[candidates["distilled"][-1]]
-            finegrain("distill", str(pairs), "-r", args.teacher, "--set", f"parts={','.join(FUSION)},dense",
-                      "--set", f"dense.encoder=st:{member}", "--pool", DATASET, "-o", str(sources[k]), "-q")
-        if k == "kl" and not sources[k].is_file():  # the same teacher, its top passages and scores on every pair
-            finegrain("distill", str(pairs), "-r", args.teacher, "--pool", DATASET, "--teacher-scores",
-                      str(args.teacher_k), "-o", str(sources[k]), "-q")
-        if k == "kl2" and not sources[k].is_file():  # round 2 of kl: the kl model joins the teacher fusion
-            member = models[candidates["kl"][-1]]
-            finegrain("distill", str(pairs), "-r", args.teacher, "--set", f"parts={','.join(FUSION)},dense",
-                      "--set", f"dense.encoder=st:{member}", "--pool", DATASET, "--teacher-scores",
-                      str(args.teacher_k), "-o", str(sources[k]), "-q")
+        if not sources[k].is_file() and k in ("distilled2", "kl", "kl2"):
+            # distilled2 and kl2 are second rounds: the teacher fusion with the first round's model (its soup
+            # when several lrs: label-free, no choice made on the queries) as one more member; the kl kinds
+            # write the teacher's top passages and scores on every pair
+            first = needs.get(k)
+            member = ["--set", f"parts={','.join(FUSION)},dense", "--set",
+                      f"dense.encoder=st:{models[candidates[first][-1]]}"] if first else []
+            scores = ["--teacher-scores", str(args.teacher_k)] if k != "distilled2" else []
+            finegrain("distill", str(pairs), "-r", args.teacher, *member, "--pool", DATASET, *scores,
+                      "-o", str(sources[k]), "-q")
         names = [k if lr is None else f"{k}-lr{lr:g}" for lr in lrs]
         for name, lr in zip(names, lrs):
             kinds[name] = (k, lr)
