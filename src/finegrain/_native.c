@@ -251,9 +251,96 @@ static PyObject *column(Py_ssize_t n) {
     return PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
 }
 
+/* flatten reads the entries into chunks of CHUNK (id, value) pairs, then takes each chunk's values and ids,
+ * each id fetched AHEAD entries before use (ids lie anywhere in memory). Each id's table slot
+ * is fetched when the id is hashed and looked up LAG entries later, so the table's cache misses overlap
+ * too (ids come in no order, and a large table misses the CPU's caches at every lookup). */
+#define CHUNK 1024
+#define LAG 16
+
+typedef struct {
+    PyObject *id;
+    Py_hash_t hash;
+    Py_ssize_t at;
+} Pending;
+
+typedef struct {
+    Table table;
+    PyObject *vocab;
+    int64_t *code;
+    int64_t *grade; /* integral: the values column */
+    double *score;  /* else: the same column */
+    int integral;
+    Py_ssize_t hashed; /* entries hashed so far; the last LAG of them are pending in the ring */
+    Pending ring[LAG];
+    PyObject *ids[CHUNK], *values[CHUNK];
+} Flat;
+
+/* Interns the pending entry `p` (its code written at code[p->at]); -1 with an exception on failure. */
+static int intern_pending(Flat *f, const Pending *p) {
+    int added;
+    int64_t c = table_code(&f->table, p->id, p->hash, PyList_GET_SIZE(f->vocab), &added);
+    if (c < 0 || (added && PyList_Append(f->vocab, p->id) < 0)) {
+        return -1;
+    }
+    f->code[p->at] = c;
+    return 0;
+}
+
+/* The chunk's n entries, the first at index `base`: 0, 1 to decline, -1 with an exception on failure. */
+static int flatten_chunk(Flat *f, Py_ssize_t base, Py_ssize_t n) {
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (k + AHEAD < n) {
+            __builtin_prefetch(f->ids[k + AHEAD]);
+        }
+        PyObject *value = f->values[k], *id = f->ids[k];
+        if (f->integral) {
+            int overflow = 0;
+            long long x;
+            if (!PyLong_CheckExact(value)) {
+                return 1;
+            }
+            x = PyLong_AsLongLongAndOverflow(value, &overflow);
+            if (overflow) {
+                return 1;
+            }
+            if (x == -1 && PyErr_Occurred()) {
+                return -1;
+            }
+            f->grade[base + k] = (int64_t)x;
+        } else if (PyFloat_Check(value)) {
+            f->score[base + k] = PyFloat_AS_DOUBLE(value);
+        } else if (PyLong_CheckExact(value)) {
+            double x = PyLong_AsDouble(value);
+            if (x == -1.0 && PyErr_Occurred()) {
+                PyErr_Clear(); /* too large for a double: the Python path says so */
+                return 1;
+            }
+            f->score[base + k] = x;
+        } else {
+            return 1;
+        }
+        if (!PyUnicode_CheckExact(id)) {
+            return 1; /* a non-str id */
+        }
+        Pending *p = &f->ring[f->hashed % LAG];
+        if (f->hashed >= LAG && intern_pending(f, p) < 0) {
+            return -1;
+        }
+        if ((p->hash = PyObject_Hash(id)) == -1) {
+            return -1;
+        }
+        p->id = id;
+        p->at = base + k;
+        f->hashed++;
+        __builtin_prefetch(&f->table.slots[(size_t)p->hash & f->table.mask]);
+    }
+    return 0;
+}
+
 static PyObject *flatten(PyObject *self, PyObject *args) {
     PyObject *outer, *key, *inner, *doc, *value;
-    int integral, declined = 0;
+    int integral, declined = 0, got = 0;
     Py_ssize_t pos = 0, total = 0;
     (void)self;
     if (!PyArg_ParseTuple(args, "Op", &outer, &integral)) {
@@ -271,118 +358,77 @@ static PyObject *flatten(PyObject *self, PyObject *args) {
     PyObject *offsets = column(PyDict_GET_SIZE(outer) + 1);
     PyObject *codes = column(total);
     PyObject *values = column(total);
-    PyObject *vocab = PyList_New(0);
-    Table table = {NULL, 0, 0};
-    PyObject **ids = PyMem_Malloc((total ? total : 1) * sizeof(PyObject *));
-    PyObject **vals = PyMem_Malloc((total ? total : 1) * sizeof(PyObject *));
-    Py_hash_t *hashes = PyMem_Malloc((total ? total : 1) * sizeof(Py_hash_t));
-    if (!offsets || !codes || !values || !vocab) {
+    Flat *f = PyMem_Calloc(1, sizeof(Flat));
+    if (!f) {
+        PyErr_NoMemory();
         goto error;
     }
-    if (!ids || !vals || !hashes || table_init(&table, 1024) < 0) {
+    f->vocab = PyList_New(0);
+    if (!offsets || !codes || !values || !f->vocab) {
+        goto error;
+    }
+    if (table_init(&f->table, 1024) < 0) {
         PyErr_NoMemory();
         goto error;
     }
     int64_t *off = (int64_t *)PyByteArray_AS_STRING(offsets);
-    int64_t *code = (int64_t *)PyByteArray_AS_STRING(codes);
-    int64_t *grade = (int64_t *)PyByteArray_AS_STRING(values);
-    double *score = (double *)PyByteArray_AS_STRING(values);
-    Py_ssize_t i = 0, q = 0;
+    f->code = (int64_t *)PyByteArray_AS_STRING(codes);
+    f->grade = (int64_t *)PyByteArray_AS_STRING(values);
+    f->score = (double *)PyByteArray_AS_STRING(values);
+    f->integral = integral;
+    Py_ssize_t i = 0, q = 0, n = 0;
     off[0] = 0;
     pos = 0;
-    /* The entries in dict order; ids and values are read afterwards, each object fetched ahead (they lie
-     * anywhere in memory, and a large run misses the CPU's caches at every one). */
+    /* In dict order. No Python code runs from here on (exact str hash and compare, exact number reads), so
+     * the borrowed ids and values stay alive and the mappings cannot change under us. */
     while (PyDict_Next(outer, &pos, &key, &inner)) {
         Py_ssize_t at = 0;
         while (PyDict_Next(inner, &at, &doc, &value)) {
             if (i >= total) {
-                goto decline;  /* a mapping that grew under us */
+                goto decline; /* a mapping that grew under us */
             }
-            ids[i] = doc;
-            vals[i++] = value;
+            f->ids[n] = doc;
+            f->values[n++] = value;
+            if (++i % CHUNK == 0) {
+                if ((got = flatten_chunk(f, i - n, n)) != 0) {
+                    goto failed;
+                }
+                n = 0;
+            }
         }
         off[++q] = i;
     }
     if (i != total) {
-        goto decline;  /* a mapping shrank under us */
+        goto decline; /* a mapping shrank under us */
     }
-    for (i = 0; i < total; i++) {
-        if (i + AHEAD < total) {
-            __builtin_prefetch(vals[i + AHEAD]);
-        }
-        value = vals[i];
-        if (integral) {
-            int overflow = 0;
-            long long x;
-            if (!PyLong_CheckExact(value)) {
-                goto decline;
-            }
-            x = PyLong_AsLongLongAndOverflow(value, &overflow);
-            if (overflow) {
-                goto decline;
-            }
-            if (x == -1 && PyErr_Occurred()) {
-                goto error;
-            }
-            grade[i] = (int64_t)x;
-        } else if (PyFloat_Check(value)) {
-            score[i] = PyFloat_AS_DOUBLE(value);
-        } else if (PyLong_CheckExact(value)) {
-            double x = PyLong_AsDouble(value);
-            if (x == -1.0 && PyErr_Occurred()) {
-                PyErr_Clear();  /* too large for a double: the Python path says so */
-                goto decline;
-            }
-            score[i] = x;
-        } else {
-            goto decline;
-        }
+    if ((got = flatten_chunk(f, i - n, n)) != 0) {
+        goto failed;
     }
-    /* The ids, interned: hashed (each str fetched ahead), then looked up (each slot fetched ahead). No
-     * Python code runs from here on (exact str hash and compare), so the borrowed ids stay alive. */
-    for (i = 0; i < total; i++) {
-        if (i + AHEAD < total) {
-            __builtin_prefetch(ids[i + AHEAD]);
-        }
-        if (!PyUnicode_CheckExact(ids[i])) {
-            goto decline; /* a non-str id */
-        }
-        hashes[i] = PyObject_Hash(ids[i]);
-        if (hashes[i] == -1) {
+    for (Py_ssize_t j = f->hashed > LAG ? f->hashed - LAG : 0; j < f->hashed; j++) {
+        if (intern_pending(f, &f->ring[j % LAG]) < 0) {
             goto error;
         }
     }
-    for (i = 0; i < total; i++) {
-        if (i + AHEAD < total) {
-            __builtin_prefetch(&table.slots[(size_t)hashes[i + AHEAD] & table.mask]);
-        }
-        int added;
-        int64_t c = table_code(&table, ids[i], hashes[i], PyList_GET_SIZE(vocab), &added);
-        if (c < 0) {
-            goto error;
-        }
-        if (added && PyList_Append(vocab, ids[i]) < 0) {
-            goto error;
-        }
-        code[i] = c;
-    }
-    PyMem_Free(ids);
-    PyMem_Free(vals);
-    PyMem_Free(hashes);
-    PyMem_Free(table.slots);
+    PyObject *vocab = f->vocab;
+    PyMem_Free(f->table.slots);
+    PyMem_Free(f);
     return Py_BuildValue("(NNNN)", offsets, codes, vocab, values);
 
+failed:
+    if (got < 0) {
+        goto error;
+    }
 decline: /* the Python path decides what this input means */
     declined = 1;
 error:
-    PyMem_Free(ids);
-    PyMem_Free(vals);
-    PyMem_Free(hashes);
-    PyMem_Free(table.slots);
+    if (f) {
+        PyMem_Free(f->table.slots);
+        Py_XDECREF(f->vocab);
+        PyMem_Free(f);
+    }
     Py_XDECREF(offsets);
     Py_XDECREF(codes);
     Py_XDECREF(values);
-    Py_XDECREF(vocab);
     if (declined) {
         Py_RETURN_NONE;
     }
