@@ -34,12 +34,13 @@
  * index_in(vocab, ids) is the position in `vocab` of each of `ids` (-1 where absent) as int64 bytes, for
  * sequences of exact str (else None: the caller's Python path); equal strings match, as in a dict.
  *
- * find_grades(keys, grades, lo, hi, seg, docs, to_qrels, width) looks each run entry up in the sorted
- * judgement keys (query * width + document code) of its own query, keys[lo[seg[i]]:hi[seg[i]]]: a
- * binary search in a few entries that stay in the CPU's cache, instead of one in all of them. The
- * document's code is docs[i] in the qrels' vocabulary, or to_qrels[docs[i]] when to_qrels is not
- * empty (-1: the qrels never name it). It returns each entry's grade (0 when unjudged) as int64 bytes
- * and whether it is judged, a byte each.
+ * judged_grades(jseg, jdocs, jgrades, seg, docs, to_qrels, n_codes, n_queries) looks each run entry up in
+ * its own query's judgements (jseg, jdocs, jgrades: query, document code and grade of each; a query's
+ * judgements contiguous). When the entries reach a new query, its judgements mark their documents in a
+ * table indexed by document code (the query and the grade), so each lookup is one read, and no judgement
+ * is sorted. The entry's code is docs[i] in the qrels' vocabulary of n_codes documents, or
+ * to_qrels[docs[i]] when to_qrels is not empty (-1: the qrels never name it). It returns each entry's
+ * grade (0 when unjudged) as int64 bytes and whether it is judged, a byte each.
  *
  * segments_of(offsets) and positions_of(offsets) are each entry's segment and its position within it, from
  * a table's offsets, in one pass.
@@ -1080,68 +1081,107 @@ static PyObject *columns_finish(PyObject *self, PyObject *capsule) {
 
 /* ------------------------------------------------------------------ the qrels lookup of a run */
 
-static PyObject *find_grades(PyObject *self, PyObject *args) {
-    Py_buffer keys, grades, lo, hi, seg, docs, to_qrels;
-    long long width;
+/* A judgement as judged_grades marks it: the query (plus one; 0: none yet) whose judgements last named
+ * the document, and the grade they gave it. */
+typedef struct {
+    int64_t query;
+    int64_t grade;
+} Mark;
+
+static PyObject *judged_grades(PyObject *self, PyObject *args) {
+    Py_buffer jseg, jdocs, jgrades, seg, docs, to_qrels;
+    long long n_codes, n_queries;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*L", &keys, &grades, &lo, &hi, &seg, &docs, &to_qrels, &width)) {
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*LL", &jseg, &jdocs, &jgrades, &seg, &docs, &to_qrels, &n_codes,
+                          &n_queries)) {
         return NULL;
     }
     PyObject *grade_out = NULL, *judged_out = NULL, *out = NULL;
-    Py_ssize_t m = keys.len / 8, u = lo.len / 8, n = seg.len / 8, nv = to_qrels.len / 8;
-    if (grades.len != keys.len || hi.len != lo.len || docs.len != seg.len || width < 1) {
-        PyErr_SetString(PyExc_ValueError, "find_grades: keys and grades, lo and hi, seg and docs must have one length");
+    Mark *mark = NULL;
+    int64_t *lo = NULL, *hi = NULL;
+    Py_ssize_t m = jseg.len / 8, n = seg.len / 8, nv = to_qrels.len / 8;
+    const int64_t *js = jseg.buf, *jd = jdocs.buf, *jg = jgrades.buf, *s = seg.buf, *d = docs.buf;
+    const int64_t *map = to_qrels.buf;
+    if (jdocs.len != jseg.len || jgrades.len != jseg.len || docs.len != seg.len || n_codes < 0 || n_queries < 0) {
+        PyErr_SetString(PyExc_ValueError, "judged_grades: the judgement columns, and seg and docs, must have one length");
         goto done;
     }
     grade_out = column(n);
     judged_out = PyByteArray_FromStringAndSize(NULL, n);
+    mark = PyMem_Calloc((size_t)n_codes + 1, sizeof(Mark));
+    lo = PyMem_Malloc(((size_t)n_queries + 1) * sizeof(int64_t));
+    hi = PyMem_Calloc((size_t)n_queries + 1, sizeof(int64_t));
     if (!grade_out || !judged_out) {
         goto done;
     }
-    const int64_t *k = keys.buf, *g = grades.buf, *l = lo.buf, *h = hi.buf, *s = seg.buf, *d = docs.buf;
-    const int64_t *map = to_qrels.buf;
-    int64_t *grade = (int64_t *)PyByteArray_AS_STRING(grade_out);
-    char *judged = PyByteArray_AS_STRING(judged_out);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t q = s[i], doc = d[i];
-        if (q < 0 || q >= u || l[q] < 0 || h[q] > m || l[q] > h[q] || doc < 0 || (nv && doc >= nv)) {
-            PyErr_SetString(PyExc_ValueError, "find_grades: a segment outside lo/hi, a range outside keys or a "
-                                              "document outside to_qrels");
+    if (!mark || !lo || !hi) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* Each query's judgements are contiguous (a table's segment): its range. */
+    for (int64_t q = 0; q < n_queries; q++) {
+        lo[q] = -1;
+    }
+    for (Py_ssize_t i = 0; i < m; i++) {
+        if (js[i] < 0 || js[i] >= n_queries || jd[i] < 0 || jd[i] >= n_codes ||
+            (lo[js[i]] >= 0 && hi[js[i]] != i)) {
+            PyErr_SetString(PyExc_ValueError, "judged_grades: a judgement outside the queries or the codes, or a "
+                                              "query's judgements apart");
             goto done;
         }
+        if (lo[js[i]] < 0) {
+            lo[js[i]] = i;
+        }
+        hi[js[i]] = i + 1;
+    }
+    int64_t *grade = (int64_t *)PyByteArray_AS_STRING(grade_out);
+    char *judged = PyByteArray_AS_STRING(judged_out);
+    int64_t current = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t q = s[i], doc = d[i];
+        if (q < 0 || q >= n_queries || doc < 0 || doc >= (nv ? nv : n_codes)) {
+            PyErr_SetString(PyExc_ValueError, "judged_grades: an entry outside the queries or the codes");
+            goto done;
+        }
+        if (q != current) { /* a query's entries are contiguous: its judgements are marked once */
+            current = q;
+            for (int64_t j = lo[q]; j >= 0 && j < hi[q]; j++) {
+                mark[jd[j]].query = q + 1;
+                mark[jd[j]].grade = jg[j];
+            }
+        }
+        /* Documents come in no order, so most reads miss the CPU's caches: the mapping is fetched 2 * AHEAD
+         * entries ahead, then the mark it points to AHEAD entries ahead. */
+        if (nv && i + 2 * AHEAD < n && d[i + 2 * AHEAD] >= 0 && d[i + 2 * AHEAD] < nv) {
+            __builtin_prefetch(&map[d[i + 2 * AHEAD]]);
+        }
+        if (i + AHEAD < n && d[i + AHEAD] >= 0 && d[i + AHEAD] < (nv ? nv : n_codes)) {
+            int64_t ahead = nv ? map[d[i + AHEAD]] : d[i + AHEAD];
+            if (ahead >= 0 && ahead < n_codes) {
+                __builtin_prefetch(&mark[ahead]);
+            }
+        }
         if (nv) {
-            if (i + AHEAD < n && d[i + AHEAD] >= 0 && d[i + AHEAD] < nv) {
-                __builtin_prefetch(&map[d[i + AHEAD]]); /* documents come in no order: most reads miss the caches */
-            }
             doc = map[doc];
-        }
-        grade[i] = 0;
-        judged[i] = 0;
-        if (doc < 0) { /* the qrels never name the document */
-            continue;
-        }
-        int64_t a = l[q], b = h[q], x = q * (int64_t)width + doc;
-        while (a < b) { /* the first position whose key is >= x */
-            int64_t mid = a + (b - a) / 2;
-            if (k[mid] < x) {
-                a = mid + 1;
-            } else {
-                b = mid;
+            if (doc >= n_codes) {
+                PyErr_SetString(PyExc_ValueError, "judged_grades: to_qrels maps outside the codes");
+                goto done;
             }
         }
-        if (a < h[q] && k[a] == x) {
-            grade[i] = g[a];
-            judged[i] = 1;
-        }
+        int hit = doc >= 0 && mark[doc].query == q + 1; /* doc < 0: the qrels never name the document */
+        grade[i] = hit ? mark[doc].grade : 0;
+        judged[i] = (char)hit;
     }
     out = PyTuple_Pack(2, grade_out, judged_out);
 done:
     Py_XDECREF(grade_out);
     Py_XDECREF(judged_out);
-    PyBuffer_Release(&keys);
-    PyBuffer_Release(&grades);
-    PyBuffer_Release(&lo);
-    PyBuffer_Release(&hi);
+    PyMem_Free(mark);
+    PyMem_Free(lo);
+    PyMem_Free(hi);
+    PyBuffer_Release(&jseg);
+    PyBuffer_Release(&jdocs);
+    PyBuffer_Release(&jgrades);
     PyBuffer_Release(&seg);
     PyBuffer_Release(&docs);
     PyBuffer_Release(&to_qrels);
@@ -1392,9 +1432,10 @@ static PyMethodDef methods[] = {
      "jsonl_add(state, block) -> False on the first run.jsonl query line not taken as it is."},
     {"index_in", index_in, METH_VARARGS,
      "index_in(vocab, ids) -> int64 positions in vocab (-1 where absent), or None unless both hold exact str."},
-    {"find_grades", find_grades, METH_VARARGS,
-     "find_grades(keys, grades, lo, hi, seg, docs, to_qrels, width) -> (int64 grades, bool judged): the grade "
-     "of the key seg[i] * width + to_qrels[docs[i]] searched in keys[lo[seg[i]]:hi[seg[i]]] (0 where absent)."},
+    {"judged_grades", judged_grades, METH_VARARGS,
+     "judged_grades(jseg, jdocs, jgrades, seg, docs, to_qrels, n_codes, n_queries) -> (int64 grades, bool "
+     "judged): the grade that query seg[i]'s judgements give document docs[i] (mapped by to_qrels when not "
+     "empty), 0 where they do not name it."},
     {"segments_of", segments_of, METH_VARARGS,
      "segments_of(offsets) -> int64 segment of every entry, from int64 offsets (non-decreasing, from 0)."},
     {"positions_of", positions_of, METH_VARARGS,

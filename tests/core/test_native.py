@@ -130,6 +130,75 @@ def test_numpy_float64_scores_and_shared_ids_take_the_c_walk() -> None:
     assert got.tolist() == [0.25, 3.0, 1.5, 0.0] and np.signbit(got[3])
 
 
+@pytest.mark.skipif(native is None, reason="finegrain._native is not built")
+@pytest.mark.parametrize("total", [15, 16, 17, 1023, 1024, 1025, 2049, 5000])
+@pytest.mark.parametrize("integral", [False, True])
+def test_long_walks_agree_across_chunk_and_lookahead_bounds(total, integral, monkeypatch) -> None:
+    """The C walk reads entries in chunks and interns each id some entries after reading it: ids that repeat
+    across those bounds, and queries that straddle them, get the codes and values the Python path gives."""
+    rng = np.random.default_rng(total)
+    pool = [f"doc{i}" for i in range(max(2, total // 3))]
+    counts = rng.multinomial(total, np.ones(7) / 7)
+    data = {f"q{q}": {pool[i]: (int(rng.integers(-3, 4)) if integral else float(rng.random()))
+                      for i in rng.choice(len(pool), min(int(c), len(pool)), replace=False).tolist()}
+            for q, c in enumerate(counts)}
+    cls = Qrels if integral else Run
+    fast, slow = _both(cls, data, monkeypatch)
+    _same(fast, slow)
+    assert native.flatten(data, integral) is not None
+
+
+@pytest.mark.skipif(native is None, reason="finegrain._native is not built")
+@pytest.mark.parametrize("at", [0, 1023, 1024, 2500])
+def test_a_late_entry_it_does_not_take_declines_the_whole_walk(at) -> None:
+    """An entry it does not take, in any chunk, hands the whole input to the Python path (no partial table)."""
+    entries = {f"d{i}": float(i) for i in range(3000)}
+    data = {"q1": dict(list(entries.items())[:at]), "q2": {**dict(list(entries.items())[at:]), 7: 1.0}}
+    assert native.flatten(data, False) is None
+
+
+# ---------------------------------------------------------------- a run entry's grade in its query's judgements
+
+judgements = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9), st.integers(-2, 3)), max_size=30)
+
+
+@pytest.mark.skipif(native is None, reason="finegrain._native is not built")
+@settings(max_examples=300, deadline=None)
+@given(judgements, st.lists(st.tuples(st.integers(0, 4), st.integers(0, 11)), max_size=40), st.booleans())
+def test_judged_grades_are_each_querys_own_judgements(judged, entries, mapped) -> None:
+    """Each entry gets the grade its own query's judgements give its document (judged 0 and negative grades
+    included), or 0 and unjudged; entries of one query may come in several groups, mapped or not."""
+    pairs = {(q, d): g for q, d, g in judged}  # one judgement per (query, document)
+    ordered = sorted(pairs.items())  # a query's judgements together
+    jseg = np.array([q for (q, _), _ in ordered], dtype=np.int64)
+    jdocs = np.array([d for (_, d), _ in ordered], dtype=np.int64)
+    jgrades = np.array([g for _, g in ordered], dtype=np.int64)
+    to_qrels = np.array([9 - d if d < 10 else -1 for d in range(12)], dtype=np.int64) if mapped else None
+    seg = np.array([q for q, _ in entries], dtype=np.int64)
+    docs = np.array([d if mapped else d % 10 for _, d in entries], dtype=np.int64)
+    mapping = to_qrels if to_qrels is not None else np.empty(0, dtype=np.int64)
+    grade_b, judged_b = native.judged_grades(jseg, jdocs, jgrades, seg, docs, mapping, 10, 5)
+    code = [int(to_qrels[d]) if to_qrels is not None else int(d) for d in docs]
+    want = [pairs.get((int(q), c), 0) for q, c in zip(seg, code)]
+    want_judged = [(int(q), c) in pairs for q, c in zip(seg, code)]
+    assert np.frombuffer(grade_b, np.int64).tolist() == want
+    assert np.frombuffer(judged_b, bool).tolist() == want_judged
+
+
+@pytest.mark.skipif(native is None, reason="finegrain._native is not built")
+def test_judgements_out_of_bounds_or_apart_are_refused() -> None:
+    one = np.array([0], dtype=np.int64)
+    none = np.empty(0, dtype=np.int64)
+    with pytest.raises(ValueError):  # a query's judgements apart
+        native.judged_grades(np.array([0, 1, 0]), np.array([0, 1, 2]), np.zeros(3, np.int64), one, one, none, 3, 2)
+    with pytest.raises(ValueError):  # a document outside the codes
+        native.judged_grades(one, np.array([5]), one, one, one, none, 3, 1)
+    with pytest.raises(ValueError):  # an entry's query outside the queries
+        native.judged_grades(one, one, one, np.array([3]), one, none, 3, 1)
+    with pytest.raises(ValueError):  # a mapping outside the codes
+        native.judged_grades(one, one, one, one, one, np.array([7]), 3, 1)
+
+
 # ---------------------------------------------------------------- the order of strings (the docno tie rule)
 
 def _python_ranks(strings: list[str]) -> list[int]:

@@ -40,4 +40,4 @@ def num_rel(j: Joined, spec: MetricSpec) -> QueryValues:
 
 def num_rel_ret(j: Joined, spec: MetricSpec) -> QueryValues:
     """Returned items with grade >= rel (trec_eval ``num_rel_ret``, ir_measures ``NumRet(rel=N)``)."""
-    return QueryValues(_all(j), j.count(j.hits(spec.rel)), "sum")
+    return QueryValues(_all(j), j.count(j.hit_entries(spec.rel)), "sum")

@@ -2,10 +2,11 @@
 
 :func:`join` ranks the run once (``Run.order``, the one ranking rule), keeps
 the entries of queries in the universe, and looks up the grade of every ranked
-entry in the qrels by an integer key ``query * V + doc`` (both vocabularies
-mapped into the qrels' one, then ``np.searchsorted``); an unjudged entry has
-grade 0 and ``judged`` False (a judged 0 has ``judged`` True). Nothing here
-loops over queries in Python.
+entry in its own query's judgements, both vocabularies mapped into the qrels'
+one (compiled: each query's judgements mark their documents in a table by
+document code; in Python: an integer key ``query * V + doc`` and
+``np.searchsorted``); an unjudged entry has grade 0 and ``judged`` False (a
+judged 0 has ``judged`` True). Nothing here loops over queries in Python.
 
 The universe is the qrels' queries, or an explicit list (``--queries``). A
 universe query absent from the run has an empty prediction; a run query outside
@@ -45,6 +46,7 @@ class Joined:
     n_ignored_run_queries: int  # run queries outside the universe
     _memo: dict[int, np.ndarray] = field(default_factory=dict, repr=False)  # n_relevant by rel
     _ideal: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+    _entries: dict[tuple[int, int | None], np.ndarray] = field(default_factory=dict, repr=False)  # hit_entries
 
     @property
     def n_queries(self) -> int:
@@ -88,8 +90,26 @@ class Joined:
             mask &= self.rank < k
         return mask
 
+    def hit_entries(self, rel: int = 1, k: int | None = None) -> np.ndarray:
+        """Positions (ascending) of the ranked entries that :meth:`hits` selects, read-only.
+
+        Indexing with them reads the same entries in the same order as the mask
+        does, but a metric then works on the relevant entries only (a few in a
+        ranking), not on every ranked entry. Kept per ``(rel, k)``: the metrics
+        of one evaluation share them.
+        """
+        key = (rel, k)
+        if key not in self._entries:
+            if (rel, None) not in self._entries:
+                self._entries[rel, None] = _ro(np.flatnonzero(self.grade >= rel))
+            relevant = self._entries[rel, None]
+            if k is not None:
+                self._entries[key] = _ro(relevant[self.rank[relevant] < k])
+        return self._entries[key]
+
     def count(self, mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        """Per-query sum of ``weights`` (or count) over the entries selected by ``mask`` (float64[U])."""
+        """Per-query sum of ``weights`` (or count) over the entries selected by ``mask`` (a boolean mask, or
+        ascending positions as :meth:`hit_entries` gives) (float64[U])."""
         w = None if weights is None else weights[mask]
         return np.bincount(self.seg[mask], weights=w, minlength=self.n_queries).astype(np.float64)
 
@@ -108,7 +128,8 @@ class Joined:
         return out
 
     def first_rank(self, mask: np.ndarray) -> np.ndarray:
-        """0-based rank of the first entry selected by ``mask`` per query; -1 when there is none."""
+        """0-based rank of the first entry selected by ``mask`` (a boolean mask, or ascending positions) per
+        query; -1 when there is none."""
         out = np.full(self.n_queries, -1, dtype=np.int64)
         seg = self.seg[mask]
         if len(seg):
@@ -201,13 +222,12 @@ def _lookup_grades(
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
     V = len(qrels.vocab)
     to_qrels = qrels.codes_of(run_vocab)
-    jkey, jgrade_sorted = _sorted_judgements(jseg * V + jdocs, np.asarray(jgrade, dtype=np.int64))
-    if NATIVE is not None:  # each entry searched in its own query's judgements, its grade read in one pass
-        bounds = np.searchsorted(jkey, np.arange(int(seg.max()) + 2, dtype=np.int64) * V)
+    if NATIVE is not None:  # each query's judgements mark their documents; each entry is then one read
         mapping = _int64(to_qrels) if to_qrels is not None else np.empty(0, dtype=np.int64)
-        grade_b, judged_b = NATIVE.find_grades(_int64(jkey), _int64(jgrade_sorted), _int64(bounds[:-1]),
-                                               _int64(bounds[1:]), _int64(seg), _int64(docs), mapping, V)
+        grade_b, judged_b = NATIVE.judged_grades(_int64(jseg), _int64(jdocs), _int64(jgrade), _int64(seg),
+                                                 _int64(docs), mapping, V, int(max(seg.max(), jseg.max())) + 1)
         return np.frombuffer(grade_b, dtype=np.int64), np.frombuffer(judged_b, dtype=bool)
+    jkey, jgrade_sorted = _sorted_judgements(jseg * V + jdocs, np.asarray(jgrade, dtype=np.int64))
     if to_qrels is None:  # the same vocabulary
         rkey = seg * V
         rkey += docs

@@ -34,7 +34,7 @@ def precision(j: Joined, spec: MetricSpec) -> QueryValues:
     """
     R = j.n_relevant(spec.rel)
     assert spec.k is not None  # MetricSpec requires a cutoff for precision
-    return QueryValues(R > 0, j.count(j.hits(spec.rel, spec.k)) / spec.k)
+    return QueryValues(R > 0, j.count(j.hit_entries(spec.rel, spec.k)) / spec.k)
 
 
 def recall(j: Joined, spec: MetricSpec) -> QueryValues:
@@ -43,7 +43,7 @@ def recall(j: Joined, spec: MetricSpec) -> QueryValues:
         R@k = sum_{i<=k} rel_i / R
     """
     R = j.n_relevant(spec.rel)
-    return QueryValues(R > 0, j.count(j.hits(spec.rel, spec.k)) / np.maximum(R, 1))
+    return QueryValues(R > 0, j.count(j.hit_entries(spec.rel, spec.k)) / np.maximum(R, 1))
 
 
 def hit_rate(j: Joined, spec: MetricSpec) -> QueryValues:
@@ -52,7 +52,7 @@ def hit_rate(j: Joined, spec: MetricSpec) -> QueryValues:
         hit@k = 1 if sum_{i<=k} rel_i > 0 else 0
     """
     R = j.n_relevant(spec.rel)
-    return QueryValues(R > 0, (j.count(j.hits(spec.rel, spec.k)) > 0).astype(np.float64))
+    return QueryValues(R > 0, (j.count(j.hit_entries(spec.rel, spec.k)) > 0).astype(np.float64))
 
 
 def hits(j: Joined, spec: MetricSpec) -> QueryValues:
@@ -64,7 +64,7 @@ def hits(j: Joined, spec: MetricSpec) -> QueryValues:
     summed over queries.
     """
     R = j.n_relevant(spec.rel)
-    return QueryValues(R > 0, j.count(j.hits(spec.rel, spec.k)))
+    return QueryValues(R > 0, j.count(j.hit_entries(spec.rel, spec.k)))
 
 
 def fail_rate(j: Joined, spec: MetricSpec) -> QueryValues:
@@ -84,7 +84,7 @@ def mrr(j: Joined, spec: MetricSpec) -> QueryValues:
         RR@k = 1 / min{i <= k : rel_i = 1}, or 0 if there is none
     """
     R = j.n_relevant(spec.rel)
-    first = j.first_rank(j.hits(spec.rel, spec.k))
+    first = j.first_rank(j.hit_entries(spec.rel, spec.k))
     return QueryValues(R > 0, np.where(first >= 0, 1.0 / np.maximum(first + 1.0, 1.0), 0.0))
 
 
@@ -98,7 +98,7 @@ def median_rank(j: Joined, spec: MetricSpec) -> QueryValues:
     relevant item.
     """
     R = j.n_relevant(spec.rel)
-    first = j.first_rank(j.hits(spec.rel, spec.k))
+    first = j.first_rank(j.hit_entries(spec.rel, spec.k))
     return QueryValues(R > 0, np.where(first >= 0, first + 1.0, np.inf), "median")
 
 
@@ -118,7 +118,7 @@ def average_precision(j: Joined, spec: MetricSpec) -> QueryValues:
         AP@k = (1 / R) * sum_{i<=k, rel_i=1} P@i,   P@i = sum_{j<=i} rel_j / i
     """
     R = j.n_relevant(spec.rel)
-    hits = j.hits(spec.rel, spec.k)
+    hits = j.hit_entries(spec.rel, spec.k)
     seg = j.seg[hits]
     # Number of relevant items up to and including each hit: its position among its query's hits.
     n = len(seg)
@@ -186,7 +186,7 @@ def ndcg(j: Joined, spec: MetricSpec) -> QueryValues:
     """
     R = j.n_relevant(spec.rel)
     k = spec.k
-    mask = j.hits(spec.rel, k)
+    mask = j.hit_entries(spec.rel, k)
     ranks = j.rank[mask]
     dcg = np.bincount(j.seg[mask], weights=j.grade[mask] / np.log2(ranks + 2.0), minlength=j.n_queries)
 

@@ -36,7 +36,7 @@ from finegrain.metrics.values import QueryValues
 
 def _counts(j: Joined, spec: MetricSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per query: TP, |P| and |G| as float arrays."""
-    tp = j.count(j.hits(spec.rel, spec.k))
+    tp = j.count(j.hit_entries(spec.rel, spec.k))
     n_pred = j.n_returned if spec.k is None else np.minimum(j.n_returned, spec.k)
     return tp, n_pred.astype(np.float64), j.n_relevant(spec.rel).astype(np.float64)
 
