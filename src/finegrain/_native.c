@@ -66,9 +66,9 @@
 
 /* The interning table: linear probing over a power-of-two array, at most half full. */
 typedef struct {
-    Py_hash_t hash;
-    PyObject *key; /* borrowed: the vocab list holds a reference */
-    int64_t code;
+    PyObject *key;  /* borrowed: the vocab list holds a reference */
+    uint32_t hash;  /* the low bits of the key's hash: where it goes, and a first check before comparing */
+    int32_t code;   /* codes stay below INT32_MAX: the callers take no more entries than that */
 } Slot;
 
 typedef struct {
@@ -120,7 +120,7 @@ static int64_t table_find(const Table *t, PyObject *key, Py_hash_t h) {
         if (s->key == key) {
             return s->code;
         }
-        if (s->hash == h) {
+        if (s->hash == (uint32_t)h) {
             int eq = PyObject_RichCompareBool(s->key, key, Py_EQ);
             if (eq < 0) {
                 return -1;
@@ -149,9 +149,9 @@ static int64_t table_code(Table *t, PyObject *key, Py_hash_t h, int64_t next, in
     while (t->slots[j].key != NULL) { /* the end of the chain the search just walked (in the CPU's cache) */
         j = (j + 1) & t->mask;
     }
-    t->slots[j].hash = h;
+    t->slots[j].hash = (uint32_t)h;
     t->slots[j].key = key;
-    t->slots[j].code = next;
+    t->slots[j].code = (int32_t)next;
     t->used++;
     *added = 1;
     return next;
@@ -174,7 +174,7 @@ static PyObject *index_in(PyObject *self, PyObject *args) {
     Py_ssize_t nv = PySequence_Fast_GET_SIZE(vocab), n = PySequence_Fast_GET_SIZE(ids);
     PyObject **v = PySequence_Fast_ITEMS(vocab), **x = PySequence_Fast_ITEMS(ids);
     for (Py_ssize_t i = 0; i < nv; i++) {
-        if (!PyUnicode_CheckExact(v[i])) {
+        if (!PyUnicode_CheckExact(v[i]) || nv >= INT32_MAX) { /* a code is an int32 */
             out = Py_None;
             Py_INCREF(out);
             goto done;
@@ -355,6 +355,9 @@ static PyObject *flatten(PyObject *self, PyObject *args) {
             Py_RETURN_NONE;
         }
         total += PyDict_GET_SIZE(inner);
+    }
+    if (total >= INT32_MAX) { /* a code is an int32 */
+        Py_RETURN_NONE;
     }
     PyObject *offsets = column(PyDict_GET_SIZE(outer) + 1);
     PyObject *codes = column(total);
