@@ -173,8 +173,13 @@ static PyObject *index_in(PyObject *self, PyObject *args) {
     }
     Py_ssize_t nv = PySequence_Fast_GET_SIZE(vocab), n = PySequence_Fast_GET_SIZE(ids);
     PyObject **v = PySequence_Fast_ITEMS(vocab), **x = PySequence_Fast_ITEMS(ids);
+    if (nv >= INT32_MAX) { /* a code is an int32 */
+        out = Py_None;
+        Py_INCREF(out);
+        goto done;
+    }
     for (Py_ssize_t i = 0; i < nv; i++) {
-        if (!PyUnicode_CheckExact(v[i]) || nv >= INT32_MAX) { /* a code is an int32 */
+        if (!PyUnicode_CheckExact(v[i])) {
             out = Py_None;
             Py_INCREF(out);
             goto done;
