@@ -54,11 +54,12 @@ def test_blocked_lookup_gives_every_entry_the_grade_of_the_unblocked_one(
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_hit_entries_are_the_positions_the_hits_mask_selects(seed: int) -> None:
-    """Metrics that index with the relevant entries' positions read what the boolean mask reads, for every
-    relevance level and cutoff, asked in any order (they are kept per (rel, k))."""
+def test_hit_entries_and_hits_select_the_relevant_entries_within_the_cutoff(seed: int) -> None:
+    """The relevant entries' positions (what metrics index with) and the boolean mask both select grade >= rel
+    within the top k, for every relevance level and cutoff, asked in any order (they are kept per (rel, k))."""
     qrels, run, universe = _tables(seed)
     joined = join(qrels, run, universe)
     for rel, k in [(1, 3), (1, None), (2, 1), (1, 1), (0, None), (2, 5), (1, 3)]:
-        want = np.flatnonzero(joined.hits(rel, k))
-        assert joined.hit_entries(rel, k).tolist() == want.tolist()
+        want = (joined.grade >= rel) & (joined.rank < (k if k is not None else np.inf))
+        assert joined.hit_entries(rel, k).tolist() == np.flatnonzero(want).tolist()
+        assert joined.hits(rel, k).tolist() == want.tolist()

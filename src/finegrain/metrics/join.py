@@ -85,13 +85,13 @@ class Joined:
 
     def hits(self, rel: int = 1, k: int | None = None) -> np.ndarray:
         """Boolean mask of ranked entries that are relevant (grade >= ``rel``) and within the top ``k``."""
-        mask = self.grade >= rel
-        if k is not None:
-            mask &= self.rank < k
+        mask = np.zeros(len(self.grade), dtype=bool)
+        mask[self.hit_entries(rel, k)] = True
         return mask
 
     def hit_entries(self, rel: int = 1, k: int | None = None) -> np.ndarray:
-        """Positions (ascending) of the ranked entries that :meth:`hits` selects, read-only.
+        """Positions (ascending) of the ranked entries that are relevant (grade >= ``rel``) and within the top
+        ``k``, read-only (:meth:`hits` is the same selection as a mask).
 
         Indexing with them reads the same entries in the same order as the mask
         does, but a metric then works on the relevant entries only (a few in a
