@@ -31,16 +31,21 @@
  * and one count of results per line, one document code and score per result. It returns False on the
  * first line it does not take as it is.
  *
- * index_in(vocab, ids) is the position in `vocab` of each of `ids` (-1 where absent) as int64 bytes, for
- * sequences of exact str (else None: the caller's Python path); equal strings match, as in a dict.
+ * index_in(vocab, ids, distinct=False) is the position in `vocab` of each of `ids` (-1 where absent) as
+ * int64 bytes, for sequences of exact str (else None: the caller's Python path); equal strings match, as in
+ * a dict. With `distinct`, also None when an id repeats in `vocab`.
  *
- * judged_grades(jseg, jdocs, jgrades, seg, docs, to_qrels, n_codes, n_queries) looks each run entry up in
- * its own query's judgements (jseg, jdocs, jgrades: query, document code and grade of each; a query's
- * judgements contiguous). When the entries reach a new query, its judgements mark their documents in a
- * table indexed by document code (the query and the grade), so each lookup is one read, and no judgement
- * is sorted. The entry's code is docs[i] in the qrels' vocabulary of n_codes documents, or
- * to_qrels[docs[i]] when to_qrels is not empty (-1: the qrels never name it). It returns each entry's
- * grade (0 when unjudged) as int64 bytes and whether it is judged, a byte each.
+ * judged_grades(jseg, jdocs, jgrades, seg, docs, n_codes, n_queries) looks each run entry up in its own
+ * query's judgements (jseg, jdocs, jgrades: query, document code and grade of each; a query's judgements
+ * contiguous). When the entries reach a new query, its judgements mark their documents in a table indexed
+ * by document code (the query and the grade), so each lookup is one read, and no judgement is sorted.
+ * Documents are codes below n_codes in one vocabulary (the caller maps the judgements into the run's; a
+ * judgement's -1 names a document the run never names). It returns each entry's grade (0 when unjudged)
+ * as int64 bytes and whether it is judged, a byte each.
+ *
+ * descending_rows(out, asc, offsets, values) and break_ties(order, offsets, values, codes, tie) rank a
+ * run's rows: each row argsorted by score (numpy) is read back in descending order, and then only runs of
+ * equal scores are ordered again, by document id descending (the rank of the id) and input order.
  *
  * segments_of(offsets) and positions_of(offsets) are each entry's segment and its position within it, from
  * a table's offsets, in one pass.
@@ -60,9 +65,57 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 /* How many entries ahead a loop asks the CPU to fetch what a later lookup reads. */
 #define AHEAD 12
+
+/* ------------------------------------------------------------------ large tables */
+
+/* Lookups land anywhere in a hash table or a table by code, so with 4 KiB pages a table of many MiB misses
+ * the TLB at nearly every lookup. On Linux a table of a huge page or more is therefore mapped on its own
+ * and advised to use huge pages (transparent huge pages in "madvise" mode, the common default, take only
+ * advised memory); elsewhere, or when smaller, it comes from PyMem. Zeroed either way. */
+#define HUGE_PAGE ((size_t)1 << 21)
+
+typedef struct {
+    void *base; /* the mapping (NULL: from PyMem, this header at its start) */
+    size_t len;
+} TableHead;
+
+static void *table_alloc(size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes >= HUGE_PAGE) {
+        size_t len = bytes + 2 * HUGE_PAGE;
+        void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (base == MAP_FAILED) {
+            return NULL;
+        }
+        char *p = (char *)(((uintptr_t)base + sizeof(TableHead) + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+        (void)madvise(p, bytes, MADV_HUGEPAGE); /* advice only: refused, the table keeps small pages */
+        ((TableHead *)p)[-1] = (TableHead){base, len};
+        return p;
+    }
+#endif
+    TableHead *head = PyMem_Calloc(1, sizeof(TableHead) + bytes);
+    return head ? (void *)(head + 1) : NULL;
+}
+
+static void table_free(void *p) {
+    if (p == NULL) {
+        return;
+    }
+    TableHead *head = (TableHead *)p - 1;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (head->base != NULL) {
+        munmap(head->base, head->len);
+        return;
+    }
+#endif
+    PyMem_Free(head);
+}
 
 /* The interning table: linear probing over a power-of-two array, at most half full. */
 typedef struct {
@@ -82,7 +135,7 @@ static int table_init(Table *t, size_t expect) {
     while (size < 2 * expect + 2) {
         size <<= 1;
     }
-    t->slots = PyMem_Calloc(size, sizeof(Slot));
+    t->slots = table_alloc(size * sizeof(Slot));
     t->mask = size - 1;
     t->used = 0;
     return t->slots ? 0 : -1;
@@ -90,7 +143,7 @@ static int table_init(Table *t, size_t expect) {
 
 static int table_grow(Table *t) {
     size_t size = 2 * (t->mask + 1);
-    Slot *slots = PyMem_Calloc(size, sizeof(Slot));
+    Slot *slots = table_alloc(size * sizeof(Slot));
     if (slots == NULL) {
         return -1;
     }
@@ -103,7 +156,7 @@ static int table_grow(Table *t) {
             slots[j] = t->slots[i];
         }
     }
-    PyMem_Free(t->slots);
+    table_free(t->slots);
     t->slots = slots;
     t->mask = size - 1;
     return 0;
@@ -159,8 +212,9 @@ static int64_t table_code(Table *t, PyObject *key, Py_hash_t h, int64_t next, in
 
 static PyObject *index_in(PyObject *self, PyObject *args) {
     PyObject *vocab_arg, *ids_arg;
+    int distinct = 0;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OO", &vocab_arg, &ids_arg)) {
+    if (!PyArg_ParseTuple(args, "OO|p", &vocab_arg, &ids_arg, &distinct)) {
         return NULL;
     }
     PyObject *vocab = PySequence_Fast(vocab_arg, "index_in: vocab must be a sequence");
@@ -178,29 +232,21 @@ static PyObject *index_in(PyObject *self, PyObject *args) {
         Py_INCREF(out);
         goto done;
     }
-    for (Py_ssize_t i = 0; i < nv; i++) {
-        if (!PyUnicode_CheckExact(v[i])) {
-            out = Py_None;
-            Py_INCREF(out);
-            goto done;
-        }
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (!PyUnicode_CheckExact(x[i])) {
-            out = Py_None;
-            Py_INCREF(out);
-            goto done;
-        }
-    }
     if (table_init(&table, (size_t)nv) < 0 || !(hashes = PyMem_Malloc((size_t)(nv > n ? nv : n) * sizeof(Py_hash_t) + 1))) {
         PyErr_NoMemory();
         goto done;
     }
-    /* Hashes first (each str object read in list order, fetched ahead), then the table, each slot fetched
-     * ahead of its use: ids come in no order, and a large table misses the CPU's caches at every step. */
+    /* Types and hashes first (each str object read in list order, fetched ahead; a str's hash runs no
+     * Python code), then the table, each slot fetched ahead of its use: ids come in no order, and a large
+     * table misses the CPU's caches at every step. */
     for (Py_ssize_t i = 0; i < nv; i++) {
         if (i + AHEAD < nv) {
             __builtin_prefetch(v[i + AHEAD]);
+        }
+        if (!PyUnicode_CheckExact(v[i])) {
+            out = Py_None;
+            Py_INCREF(out);
+            goto done;
         }
         if ((hashes[i] = PyObject_Hash(v[i])) == -1) {
             goto done;
@@ -214,10 +260,20 @@ static PyObject *index_in(PyObject *self, PyObject *args) {
         if (table_code(&table, v[i], hashes[i], i, &added) < 0) {
             goto done;
         }
+        if (distinct && !added) { /* an id repeats in vocab */
+            out = Py_None;
+            Py_INCREF(out);
+            goto done;
+        }
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         if (i + AHEAD < n) {
             __builtin_prefetch(x[i + AHEAD]);
+        }
+        if (!PyUnicode_CheckExact(x[i])) {
+            out = Py_None;
+            Py_INCREF(out);
+            goto done;
         }
         if ((hashes[i] = PyObject_Hash(x[i])) == -1) {
             goto done;
@@ -246,7 +302,7 @@ static PyObject *index_in(PyObject *self, PyObject *args) {
         pos[i] = c < 0 ? -1 : c;
     }
 done:
-    PyMem_Free(table.slots);
+    table_free(table.slots);
     PyMem_Free(hashes);
     Py_XDECREF(vocab);
     Py_XDECREF(ids);
@@ -419,7 +475,7 @@ static PyObject *flatten(PyObject *self, PyObject *args) {
         }
     }
     PyObject *vocab = f->vocab;
-    PyMem_Free(f->table.slots);
+    table_free(f->table.slots);
     PyMem_Free(f);
     return Py_BuildValue("(NNNN)", offsets, codes, vocab, values);
 
@@ -431,7 +487,7 @@ decline: /* the Python path decides what this input means */
     declined = 1;
 error:
     if (f) {
-        PyMem_Free(f->table.slots);
+        table_free(f->table.slots);
         Py_XDECREF(f->vocab);
         PyMem_Free(f);
     }
@@ -481,7 +537,7 @@ static uint64_t hash_bytes(const char *p, Py_ssize_t len) {
 }
 
 static BSlot *new_slots(size_t size) {
-    BSlot *slots = PyMem_Malloc(size * sizeof(BSlot));
+    BSlot *slots = table_alloc(size * sizeof(BSlot));
     if (slots) {
         for (size_t i = 0; i < size; i++) {
             slots[i].code = -1;
@@ -507,7 +563,7 @@ static int bytes_init(Bytes *b) {
 }
 
 static void bytes_free(Bytes *b) {
-    PyMem_Free(b->slots);
+    table_free(b->slots);
     PyMem_Free(b->starts);
     PyMem_Free(b->arena);
     memset(b, 0, sizeof(*b));
@@ -528,7 +584,7 @@ static int bytes_grow(Bytes *b) {
             slots[j] = b->slots[i];
         }
     }
-    PyMem_Free(b->slots);
+    table_free(b->slots);
     b->slots = slots;
     b->mask = size - 1;
     return 0;
@@ -1097,26 +1153,24 @@ typedef struct {
 } Mark;
 
 static PyObject *judged_grades(PyObject *self, PyObject *args) {
-    Py_buffer jseg, jdocs, jgrades, seg, docs, to_qrels;
+    Py_buffer jseg, jdocs, jgrades, seg, docs;
     long long n_codes, n_queries;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*LL", &jseg, &jdocs, &jgrades, &seg, &docs, &to_qrels, &n_codes,
-                          &n_queries)) {
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*LL", &jseg, &jdocs, &jgrades, &seg, &docs, &n_codes, &n_queries)) {
         return NULL;
     }
     PyObject *grade_out = NULL, *judged_out = NULL, *out = NULL;
     Mark *mark = NULL;
     int64_t *lo = NULL, *hi = NULL;
-    Py_ssize_t m = jseg.len / 8, n = seg.len / 8, nv = to_qrels.len / 8;
+    Py_ssize_t m = jseg.len / 8, n = seg.len / 8;
     const int64_t *js = jseg.buf, *jd = jdocs.buf, *jg = jgrades.buf, *s = seg.buf, *d = docs.buf;
-    const int64_t *map = to_qrels.buf;
     if (jdocs.len != jseg.len || jgrades.len != jseg.len || docs.len != seg.len || n_codes < 0 || n_queries < 0) {
         PyErr_SetString(PyExc_ValueError, "judged_grades: the judgement columns, and seg and docs, must have one length");
         goto done;
     }
     grade_out = column(n);
     judged_out = PyByteArray_FromStringAndSize(NULL, n);
-    mark = PyMem_Calloc((size_t)n_codes + 1, sizeof(Mark));
+    mark = table_alloc(((size_t)n_codes + 1) * sizeof(Mark));
     lo = PyMem_Malloc(((size_t)n_queries + 1) * sizeof(int64_t));
     hi = PyMem_Calloc((size_t)n_queries + 1, sizeof(int64_t));
     if (!grade_out || !judged_out) {
@@ -1131,7 +1185,7 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
         lo[q] = -1;
     }
     for (Py_ssize_t i = 0; i < m; i++) {
-        if (js[i] < 0 || js[i] >= n_queries || jd[i] < 0 || jd[i] >= n_codes ||
+        if (js[i] < 0 || js[i] >= n_queries || jd[i] < -1 || jd[i] >= n_codes ||
             (lo[js[i]] >= 0 && hi[js[i]] != i)) {
             PyErr_SetString(PyExc_ValueError, "judged_grades: a judgement outside the queries or the codes, or a "
                                               "query's judgements apart");
@@ -1147,36 +1201,25 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
     int64_t current = -1;
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t q = s[i], doc = d[i];
-        if (q < 0 || q >= n_queries || doc < 0 || doc >= (nv ? nv : n_codes)) {
+        if (q < 0 || q >= n_queries || doc < 0 || doc >= n_codes) {
             PyErr_SetString(PyExc_ValueError, "judged_grades: an entry outside the queries or the codes");
             goto done;
         }
         if (q != current) { /* a query's entries are contiguous: its judgements are marked once */
             current = q;
             for (int64_t j = lo[q]; j >= 0 && j < hi[q]; j++) {
-                mark[jd[j]].query = q + 1;
-                mark[jd[j]].grade = jg[j];
+                if (jd[j] >= 0) { /* -1: the run never names the document */
+                    mark[jd[j]].query = q + 1;
+                    mark[jd[j]].grade = jg[j];
+                }
             }
         }
-        /* Documents come in no order, so most reads miss the CPU's caches: the mapping is fetched 2 * AHEAD
-         * entries ahead, then the mark it points to AHEAD entries ahead. */
-        if (nv && i + 2 * AHEAD < n && d[i + 2 * AHEAD] >= 0 && d[i + 2 * AHEAD] < nv) {
-            __builtin_prefetch(&map[d[i + 2 * AHEAD]]);
+        /* Documents come in no order, so most reads miss the CPU's caches: each mark is fetched AHEAD
+         * entries before it is read. */
+        if (i + AHEAD < n && d[i + AHEAD] >= 0 && d[i + AHEAD] < n_codes) {
+            __builtin_prefetch(&mark[d[i + AHEAD]]);
         }
-        if (i + AHEAD < n && d[i + AHEAD] >= 0 && d[i + AHEAD] < (nv ? nv : n_codes)) {
-            int64_t ahead = nv ? map[d[i + AHEAD]] : d[i + AHEAD];
-            if (ahead >= 0 && ahead < n_codes) {
-                __builtin_prefetch(&mark[ahead]);
-            }
-        }
-        if (nv) {
-            doc = map[doc];
-            if (doc >= n_codes) {
-                PyErr_SetString(PyExc_ValueError, "judged_grades: to_qrels maps outside the codes");
-                goto done;
-            }
-        }
-        int hit = doc >= 0 && mark[doc].query == q + 1; /* doc < 0: the qrels never name the document */
+        int hit = mark[doc].query == q + 1;
         grade[i] = hit ? mark[doc].grade : 0;
         judged[i] = (char)hit;
     }
@@ -1184,7 +1227,7 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
 done:
     Py_XDECREF(grade_out);
     Py_XDECREF(judged_out);
-    PyMem_Free(mark);
+    table_free(mark);
     PyMem_Free(lo);
     PyMem_Free(hi);
     PyBuffer_Release(&jseg);
@@ -1192,7 +1235,6 @@ done:
     PyBuffer_Release(&jgrades);
     PyBuffer_Release(&seg);
     PyBuffer_Release(&docs);
-    PyBuffer_Release(&to_qrels);
     return out;
 }
 
@@ -1424,6 +1466,199 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ rows ranked by score */
+
+/* descending_rows(out, asc, offsets, values): rows of entries (row r: entries offsets[r]..offsets[r+1]), each
+ * laid out as a row of `width` columns (padding past the row's count) and argsorted ascending by score (asc,
+ * int64 columns). Writes each row's entries into out in descending score order (reading asc backwards,
+ * skipping padding) and returns whether two neighbours in some row have equal scores (then break_ties
+ * orders them). One pass, where numpy takes several of the whole layout. */
+static PyObject *descending_rows(PyObject *self, PyObject *args) {
+    Py_buffer out, asc, offsets, values;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "w*y*y*y*", &out, &asc, &offsets, &values)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    int64_t *o = out.buf;
+    const int64_t *a = asc.buf, *off = offsets.buf;
+    const double *v = values.buf;
+    Py_ssize_t rows = offsets.len / 8 - 1, nv = values.len / 8, no = out.len / 8;
+    Py_ssize_t width = rows > 0 ? (asc.len / 8) / rows : 0;
+    int tied = 0;
+    if (rows < 0 || (rows > 0 && width * rows * 8 != asc.len) || off[0] < 0 || off[rows] > nv ||
+        off[rows] - off[0] != no) {
+        PyErr_SetString(PyExc_ValueError, "descending_rows: asc must hold rows x width cells, offsets lie within "
+                                          "values, and out hold their entries");
+        goto done;
+    }
+    Py_ssize_t w = 0;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        int64_t lo = off[r], count = off[r + 1] - off[r];
+        if (count < 0 || count > width) {
+            PyErr_SetString(PyExc_ValueError, "descending_rows: a row's count outside 0..width");
+            goto done;
+        }
+        const int64_t *row = a + r * width;
+        Py_ssize_t first = w;
+        for (Py_ssize_t c = width - 1; c >= 0; c--) {
+            int64_t col = row[c];
+            if (col < 0 || col >= width) {
+                PyErr_SetString(PyExc_ValueError, "descending_rows: a column outside the row");
+                goto done;
+            }
+            if (col >= count) {
+                continue; /* padding */
+            }
+            if (w - first == count) {
+                PyErr_SetString(PyExc_ValueError, "descending_rows: a row's columns repeat");
+                goto done;
+            }
+            o[w] = lo + col;
+            if (w > first && v[o[w]] == v[o[w - 1]]) {
+                tied = 1;
+            }
+            w++;
+        }
+        if (w - first != count) {
+            PyErr_SetString(PyExc_ValueError, "descending_rows: a row's columns repeat");
+            goto done;
+        }
+    }
+    result = PyBool_FromLong(tied);
+done:
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&asc);
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&values);
+    return result;
+}
+
+typedef struct {
+    int64_t tie;
+    int64_t entry;
+} Tied;
+
+/* Runs of equal scores up to this long are ordered by counting, longer ones by qsort. */
+#define SHORT_RUN 16
+
+static int tied_before(const Tied *x, const Tied *y) {
+    /* document id descending (its rank among the ids), then input order */
+    return x->tie > y->tie || (x->tie == y->tie && x->entry < y->entry);
+}
+
+static int compare_tied(const void *a, const void *b) {
+    const Tied *x = a, *y = b;
+    return tied_before(x, y) ? -1 : tied_before(y, x) ? 1 : 0;
+}
+
+/* break_ties(order, offsets, values, codes, tie): within each row of order (entries in descending score
+ * order, offsets as for descending_rows), each run of equal scores is put in order of tie[codes[entry]]
+ * descending (the rank of the entry's document id), then entry ascending. In place. Runs are short when
+ * scores vary: an insertion sort; a long one goes through qsort. */
+static PyObject *break_ties(PyObject *self, PyObject *args) {
+    Py_buffer order, offsets, values, codes, tie;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "w*y*y*y*y*", &order, &offsets, &values, &codes, &tie)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Tied *run = NULL;
+    int64_t *o = order.buf;
+    const int64_t *off = offsets.buf, *code = codes.buf, *rank = tie.buf;
+    const double *v = values.buf;
+    Py_ssize_t rows = offsets.len / 8 - 1, nv = values.len / 8, nt = tie.len / 8;
+    if (rows < 0 || codes.len != values.len || off[0] < 0 || off[rows] > nv ||
+        off[rows] - off[0] != order.len / 8) {
+        PyErr_SetString(PyExc_ValueError, "break_ties: offsets must lie within values (and codes, of one length), "
+                                          "and order hold their entries");
+        goto done;
+    }
+    Py_ssize_t widest = 0;
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        if (off[r + 1] < off[r]) {
+            PyErr_SetString(PyExc_ValueError, "break_ties: offsets must not decrease");
+            goto done;
+        }
+        if (off[r + 1] - off[r] > widest) {
+            widest = off[r + 1] - off[r];
+        }
+    }
+    run = PyMem_Malloc((size_t)(widest ? widest : 1) * sizeof(Tied));
+    if (!run) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t r = 0, g = 0; r < rows; r++) {
+        int64_t lo = off[r], count = off[r + 1] - off[r];
+        for (int64_t i = 0; i < count; i++) {
+            if (o[g + i] < lo || o[g + i] >= lo + count) {
+                PyErr_SetString(PyExc_ValueError, "break_ties: an entry outside its row");
+                goto done;
+            }
+        }
+        g += count;
+    }
+    int64_t *at = o; /* the row's entries in order */
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        int64_t count = off[r + 1] - off[r];
+        if (r + 1 < rows) { /* document codes come in no order: the next row's ranks are fetched a row ahead */
+            for (int64_t e = off[r + 1]; e < off[r + 2]; e++) {
+                if (code[e] >= 0 && code[e] < nt) {
+                    __builtin_prefetch(&rank[code[e]]);
+                }
+            }
+        }
+        for (int64_t i = 0; i < count;) {
+            int64_t j = i + 1;
+            double s = v[at[i]];
+            while (j < count && v[at[j]] == s) {
+                j++;
+            }
+            int64_t m = j - i;
+            if (m > 1) {
+                for (int64_t k = 0; k < m; k++) {
+                    int64_t c = code[at[i + k]];
+                    if (c < 0 || c >= nt) {
+                        PyErr_SetString(PyExc_ValueError, "break_ties: a code outside tie");
+                        goto done;
+                    }
+                    run[k].tie = rank[c];
+                    run[k].entry = at[i + k];
+                }
+                if (m <= SHORT_RUN) {
+                    /* Each entry's place is the number of entries before it: no branch to mispredict, where a
+                     * comparison sort of a few random keys mispredicts about every other comparison. */
+                    for (int64_t k = 0; k < m; k++) {
+                        int64_t place = 0;
+                        for (int64_t q = 0; q < m; q++) {
+                            place += (run[q].tie > run[k].tie) | ((run[q].tie == run[k].tie) & (run[q].entry < run[k].entry));
+                        }
+                        at[i + place] = run[k].entry;
+                    }
+                } else {
+                    qsort(run, (size_t)m, sizeof(Tied), compare_tied);
+                    for (int64_t k = 0; k < m; k++) {
+                        at[i + k] = run[k].entry;
+                    }
+                }
+            }
+            i = j;
+        }
+        at += count;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyMem_Free(run);
+    PyBuffer_Release(&order);
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&codes);
+    PyBuffer_Release(&tie);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"flatten", flatten, METH_VARARGS,
      "flatten(data, integral) -> (offsets, codes, vocab, values) or None: {qid: {doc_id: value}} as "
@@ -1439,11 +1674,12 @@ static PyMethodDef methods[] = {
     {"jsonl_add", jsonl_add, METH_VARARGS,
      "jsonl_add(state, block) -> False on the first run.jsonl query line not taken as it is."},
     {"index_in", index_in, METH_VARARGS,
-     "index_in(vocab, ids) -> int64 positions in vocab (-1 where absent), or None unless both hold exact str."},
+     "index_in(vocab, ids, distinct=False) -> int64 positions in vocab (-1 where absent), or None unless both "
+     "hold exact str (and, with distinct, no id repeats in vocab)."},
     {"judged_grades", judged_grades, METH_VARARGS,
-     "judged_grades(jseg, jdocs, jgrades, seg, docs, to_qrels, n_codes, n_queries) -> (int64 grades, bool "
-     "judged): the grade that query seg[i]'s judgements give document docs[i] (mapped by to_qrels when not "
-     "empty), 0 where they do not name it."},
+     "judged_grades(jseg, jdocs, jgrades, seg, docs, n_codes, n_queries) -> (int64 grades, bool judged): the "
+     "grade that query seg[i]'s judgements give document docs[i], 0 where they do not name it (documents as "
+     "codes below n_codes; a judgement's -1 names a document no entry has)."},
     {"segments_of", segments_of, METH_VARARGS,
      "segments_of(offsets) -> int64 segment of every entry, from int64 offsets (non-decreasing, from 0)."},
     {"positions_of", positions_of, METH_VARARGS,
@@ -1451,6 +1687,13 @@ static PyMethodDef methods[] = {
     {"has_repeats", has_repeats, METH_VARARGS,
      "has_repeats(seg, codes, n_codes) -> whether a code repeats within a segment, or None unless the int64 segments "
      "are non-negative and non-decreasing and the codes in [0, n_codes)."},
+    {"descending_rows", descending_rows, METH_VARARGS,
+     "descending_rows(out, asc, offsets, values) -> whether some row has equal neighbours: each row's entries "
+     "(offsets) written to out in descending score order, from its ascending argsort asc (rows x width int64 "
+     "columns, padding past the row's count skipped)."},
+    {"break_ties", break_ties, METH_VARARGS,
+     "break_ties(order, offsets, values, codes, tie) -> None: in each row of order, runs of equal scores put in "
+     "order of tie[codes[entry]] descending, then entry ascending (in place)."},
     {"string_ranks", string_ranks, METH_O,
      "string_ranks(strings) -> int64 position of each str in ascending code-point order, or None unless all are "
      "exact str that encode to UTF-8."},

@@ -92,6 +92,8 @@ def _rank_blocks(
     """:func:`_rank_rows` a block of whole rows at a time (None if a key would overflow)."""
     tie_ranks = _TieRanks(np.asarray(doc_codes), vocab)
     rows = max(1, ROW_BLOCK_ENTRIES // max(width, 1))
+    if NATIVE is not None:
+        return _rank_blocks_native(offsets, counts, width, scores, tie_ranks, rows)
     if len(counts) <= rows:
         return _rank_rows(offsets, counts, width, scores, doc_codes, tie_ranks)
     parts = []
@@ -108,6 +110,33 @@ def _rank_blocks(
     return np.concatenate(parts)
 
 
+def _rank_blocks_native(
+    offsets: np.ndarray, counts: np.ndarray, width: int, scores: np.ndarray, tie_ranks: _TieRanks, rows: int,
+) -> np.ndarray:
+    """The rule of :func:`_rank_rows`, compiled: each block's rows are argsorted by score (numpy), read back
+    in descending order (``descending_rows``), and only the runs of equal scores are sorted again, by
+    document id (``break_ties``): they are short, where a second sort of the whole layout is not."""
+    values = np.ascontiguousarray(scores, dtype=np.float64)
+    out = np.empty(len(values), dtype=np.int64)
+    for a in range(0, len(counts), rows):
+        b = min(a + rows, len(counts))
+        lo, hi = int(offsets[a]), int(offsets[b])
+        if hi == lo:
+            continue  # rows with no entry
+        block = counts[a:b]
+        if bool((block == width).all()):
+            grid = values[lo:hi].reshape(b - a, width)
+        else:
+            grid = np.full((b - a, width), -np.inf)
+            grid[np.arange(width) < block[:, None]] = values[lo:hi]
+        asc = np.argsort(grid, axis=1)
+        bounds = offsets[a : b + 1]
+        if NATIVE.descending_rows(out[lo:hi], asc, bounds, values):
+            codes, tie = tie_ranks.by_code()
+            NATIVE.break_ties(out[lo:hi], bounds, values, codes, tie)
+    return out
+
+
 class _TieRanks:
     """Rank of a document code's id among the ids of a run's documents (ascending code-point order), and how
     many: ids are sorted once, when the first tie needs them.
@@ -121,6 +150,17 @@ class _TieRanks:
         self._vocab = vocab
         self._ranks: np.ndarray | None = None
         self._present: np.ndarray | None = None
+        self._by_code: tuple[np.ndarray, np.ndarray] | None = None
+
+    def by_code(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(codes, ranks)``: an int64 index per entry and the rank of each indexed id, such that the rank of
+        entry ``i``'s id is ``ranks[codes[i]]``."""
+        if self._by_code is None:
+            self(self._codes[:0])
+            assert self._ranks is not None
+            codes = self._codes if self._present is None else np.searchsorted(self._present, self._codes)
+            self._by_code = (np.ascontiguousarray(codes, dtype=np.int64), np.ascontiguousarray(self._ranks))
+        return self._by_code
 
     def __call__(self, codes: np.ndarray) -> tuple[np.ndarray, int]:
         if self._ranks is None:

@@ -141,7 +141,7 @@ class _Table(Mapping[str, Mapping[str, Any]]):
     ) -> None:
         """Build from columns (the fast path). Prefer the ``from_*`` constructors."""
         self._qids = tuple(qids)
-        self._index = {q: i for i, q in enumerate(self._qids)}
+        self._index = dict(zip(self._qids, range(len(self._qids))))
         if len(self._index) != len(self._qids):
             dup = next(q for q in self._qids if self._qids.count(q) > 1)
             raise DuplicateIdError(f"query id {dup!r} appears twice in the table")

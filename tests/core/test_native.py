@@ -165,22 +165,21 @@ judgements = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9), st.integer
 @pytest.mark.skipif(native is None, reason="finegrain._native is not built")
 @settings(max_examples=300, deadline=None)
 @given(judgements, st.lists(st.tuples(st.integers(0, 4), st.integers(0, 11)), max_size=40), st.booleans())
-def test_judged_grades_are_each_querys_own_judgements(judged, entries, mapped) -> None:
+def test_judged_grades_are_each_querys_own_judgements(judged, entries, unnamed) -> None:
     """Each entry gets the grade its own query's judgements give its document (judged 0 and negative grades
-    included), or 0 and unjudged; entries of one query may come in several groups, mapped or not."""
+    included), or 0 and unjudged; entries of one query may come in several groups; a judgement of a document
+    the run never names (-1) marks nothing."""
     pairs = {(q, d): g for q, d, g in judged}  # one judgement per (query, document)
     ordered = sorted(pairs.items())  # a query's judgements together
     jseg = np.array([q for (q, _), _ in ordered], dtype=np.int64)
-    jdocs = np.array([d for (_, d), _ in ordered], dtype=np.int64)
+    jdocs = np.array([-1 if unnamed and d % 3 == 0 else d for (_, d), _ in ordered], dtype=np.int64)
     jgrades = np.array([g for _, g in ordered], dtype=np.int64)
-    to_qrels = np.array([9 - d if d < 10 else -1 for d in range(12)], dtype=np.int64) if mapped else None
+    named = {(q, d): g for ((q, _), g), d in zip(ordered, jdocs.tolist()) if d >= 0}
     seg = np.array([q for q, _ in entries], dtype=np.int64)
-    docs = np.array([d if mapped else d % 10 for _, d in entries], dtype=np.int64)
-    mapping = to_qrels if to_qrels is not None else np.empty(0, dtype=np.int64)
-    grade_b, judged_b = native.judged_grades(jseg, jdocs, jgrades, seg, docs, mapping, 10, 5)
-    code = [int(to_qrels[d]) if to_qrels is not None else int(d) for d in docs]
-    want = [pairs.get((int(q), c), 0) for q, c in zip(seg, code)]
-    want_judged = [(int(q), c) in pairs for q, c in zip(seg, code)]
+    docs = np.array([d for _, d in entries], dtype=np.int64)
+    grade_b, judged_b = native.judged_grades(jseg, jdocs, jgrades, seg, docs, 12, 5)
+    want = [named.get((int(q), int(d)), 0) for q, d in zip(seg, docs)]
+    want_judged = [(int(q), int(d)) in named for q, d in zip(seg, docs)]
     assert np.frombuffer(grade_b, np.int64).tolist() == want
     assert np.frombuffer(judged_b, bool).tolist() == want_judged
 
@@ -188,15 +187,26 @@ def test_judged_grades_are_each_querys_own_judgements(judged, entries, mapped) -
 @pytest.mark.skipif(native is None, reason="finegrain._native is not built")
 def test_judgements_out_of_bounds_or_apart_are_refused() -> None:
     one = np.array([0], dtype=np.int64)
-    none = np.empty(0, dtype=np.int64)
     with pytest.raises(ValueError):  # a query's judgements apart
-        native.judged_grades(np.array([0, 1, 0]), np.array([0, 1, 2]), np.zeros(3, np.int64), one, one, none, 3, 2)
-    with pytest.raises(ValueError):  # a document outside the codes
-        native.judged_grades(one, np.array([5]), one, one, one, none, 3, 1)
+        native.judged_grades(np.array([0, 1, 0]), np.array([0, 1, 2]), np.zeros(3, np.int64), one, one, 3, 2)
+    with pytest.raises(ValueError):  # a judged document outside the codes
+        native.judged_grades(one, np.array([5]), one, one, one, 3, 1)
+    with pytest.raises(ValueError):  # below -1
+        native.judged_grades(one, np.array([-2]), one, one, one, 3, 1)
     with pytest.raises(ValueError):  # an entry's query outside the queries
-        native.judged_grades(one, one, one, np.array([3]), one, none, 3, 1)
-    with pytest.raises(ValueError):  # a mapping outside the codes
-        native.judged_grades(one, one, one, one, one, np.array([7]), 3, 1)
+        native.judged_grades(one, one, one, np.array([3]), one, 3, 1)
+    with pytest.raises(ValueError):  # an entry's document outside the codes (-1 included)
+        native.judged_grades(one, one, one, one, np.array([-1]), 3, 1)
+
+
+@pytest.mark.skipif(native is None, reason="finegrain._native is not built")
+def test_index_in_declines_a_vocabulary_with_a_repeated_id_when_asked() -> None:
+    """With ``distinct``, a repeated id (an equal str, not the same object) gives None: its second position
+    would never be found."""
+    vocab = ["a", "b", "".join(["a"])]
+    assert np.frombuffer(native.index_in(vocab, ["b", "a", "z"]), np.int64).tolist() == [1, 0, -1]
+    assert native.index_in(vocab, ["b"], True) is None
+    assert np.frombuffer(native.index_in(vocab[:2], ["b", "z"], True), np.int64).tolist() == [1, -1]
 
 
 # ---------------------------------------------------------------- the order of strings (the docno tie rule)

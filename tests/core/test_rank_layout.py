@@ -16,6 +16,9 @@ from finegrain import ranking
 from finegrain.errors import FinegrainError
 from finegrain.ranking import _rank_global, rank_order, string_ranks
 from finegrain.types import Qrels, Run
+from native_paths import both_paths
+
+path = both_paths(ranking)  # which row sort ranks: the compiled tie pass, or numpy's second sort
 
 VOCAB = ["a", "b", "ab", "B", "é", "10", "9", "zz", "a\x00", "", "Z", "aa"] + [f"d{i}" for i in range(40)]
 
@@ -173,3 +176,18 @@ def test_a_cut_deeper_than_the_results_keeps_them_all_and_absurd_depths_are_refu
     assert run.cut(10**12) == run and run.cut(1).to_dict() == {"q": {"b": 2.0}, "r": {"c": 0.5}}
     with pytest.raises(FinegrainError, match="at most 2\\^63-1"):
         run.cut(10**30)
+
+
+@pytest.mark.parametrize("width", [17, 40, 130])
+def test_long_runs_of_equal_scores_keep_the_rule(width: int) -> None:
+    """Runs of equal scores longer than the counting sort takes (and whole rows of one score) go through
+    the other sort; ragged rows of those widths, with exact duplicate entries, keep the rule."""
+    rng = np.random.default_rng(width)
+    vocab = [f"d{i}" for i in range(3 * width)]
+    for trial in range(20):
+        counts = rng.integers(width // 2, width + 1, 5)
+        seg = np.repeat(np.arange(5), counts)
+        sc = rng.choice([0.0, 1.0] if trial % 2 else [0.5], len(seg))
+        codes = rng.integers(0, len(vocab) if trial % 3 else 4, len(seg))
+        offsets = np.concatenate([[0], np.cumsum(counts)])
+        assert rank_order(seg, sc, codes, vocab, offsets=offsets).tolist() == _reference(seg, sc, codes, vocab)

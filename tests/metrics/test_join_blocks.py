@@ -63,3 +63,14 @@ def test_hit_entries_and_hits_select_the_relevant_entries_within_the_cutoff(seed
         want = (joined.grade >= rel) & (joined.rank < (k if k is not None else np.inf))
         assert joined.hit_entries(rel, k).tolist() == np.flatnonzero(want).tolist()
         assert joined.hits(rel, k).tolist() == want.tolist()
+
+
+def test_a_run_vocabulary_naming_a_document_twice_gives_both_codes_its_grade() -> None:
+    """A run built from columns may hold one id under two codes (nothing refuses that); the compiled lookup
+    maps the judgements into the run's vocabulary, where only one code would match, so it hands such a run
+    to the search, which maps every run code into the qrels'."""
+    qrels = Qrels.from_dict({"q1": {"d1": 2, "d2": 1}, "q2": {"d1": 1}})
+    vocab = ["d1", "d2", "".join(["d", "1"])]  # "d1" twice (two objects)
+    run = Run(["q1", "q2"], np.array([0, 2, 3]), np.array([0, 1, 2]), vocab, np.array([0.5, 0.4, 0.9]))
+    joined = join(qrels, run)
+    assert joined.grade.tolist() == [2, 1, 1] and joined.judged.all()

@@ -2,10 +2,10 @@
 
 :func:`join` ranks the run once (``Run.order``, the one ranking rule), keeps
 the entries of queries in the universe, and looks up the grade of every ranked
-entry in its own query's judgements, both vocabularies mapped into the qrels'
-one (compiled: each query's judgements mark their documents in a table by
-document code; in Python: an integer key ``query * V + doc`` and
-``np.searchsorted``); an unjudged entry has grade 0 and ``judged`` False (a
+entry in its own query's judgements (compiled: the judgements mapped into the
+run's vocabulary, each query's judgements mark their documents in a table by
+document code; in Python: the run mapped into the qrels' vocabulary, an
+integer key ``query * V + doc`` and ``np.searchsorted``); an unjudged entry has grade 0 and ``judged`` False (a
 judged 0 has ``judged`` True). Nothing here loops over queries in Python.
 
 The universe is the qrels' queries, or an explicit list (``--queries``). A
@@ -179,7 +179,7 @@ def join(qrels: Qrels, run: Run, queries: Iterable[str] | None = None) -> Joined
         jkeep = jseg >= 0
         jseg, jdocs, jgrade = jseg[jkeep], qrels.doc_codes[jkeep], qrels.values[jkeep]
 
-    grade, judged = _lookup_grades(seg, docs, run.vocab, jseg, jdocs, jgrade, qrels)
+    grade, judged = _lookup_grades(seg, docs, run, jseg, jdocs, jgrade, qrels)
     return Joined(
         qids=qids,
         in_run=_ro(in_run),
@@ -209,24 +209,24 @@ def _is_identity(index: np.ndarray, size: int) -> bool:
 def _lookup_grades(
     seg: np.ndarray,
     docs: np.ndarray,
-    run_vocab: tuple[str, ...],
+    run: Run,
     jseg: np.ndarray,
     jdocs: np.ndarray,
     jgrade: np.ndarray,
     qrels: Qrels,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Grade of each (seg, run doc) entry (key ``seg * V + doc`` in the qrels' vocabulary; 0 if unjudged)
-    and whether it is judged."""
+    """Grade of each (seg, run doc) entry (0 if unjudged) and whether it is judged."""
     n = len(seg)
     if n == 0 or len(jseg) == 0:
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
-    V = len(qrels.vocab)
-    to_qrels = qrels.codes_of(run_vocab)
-    if NATIVE is not None:  # each query's judgements mark their documents; each entry is then one read
-        mapping = _int64(to_qrels) if to_qrels is not None else np.empty(0, dtype=np.int64)
-        grade_b, judged_b = NATIVE.judged_grades(_int64(jseg), _int64(jdocs), _int64(jgrade), _int64(seg),
-                                                 _int64(docs), mapping, V, int(max(seg.max(), jseg.max())) + 1)
+    jrun = _in_run_vocab(jdocs, qrels, run) if NATIVE is not None else None
+    if jrun is not None:  # each query's judgements mark their documents (run codes); each entry is one read
+        grade_b, judged_b = NATIVE.judged_grades(_int64(jseg), jrun, _int64(jgrade), _int64(seg), _int64(docs),
+                                                 len(run.vocab), int(max(seg.max(), jseg.max())) + 1)
         return np.frombuffer(grade_b, dtype=np.int64), np.frombuffer(judged_b, dtype=bool)
+    # In the qrels' vocabulary: key ``seg * V + doc``, one search.
+    V = len(qrels.vocab)
+    to_qrels = qrels.codes_of(run.vocab)
     jkey, jgrade_sorted = _sorted_judgements(jseg * V + jdocs, np.asarray(jgrade, dtype=np.int64))
     if to_qrels is None:  # the same vocabulary
         rkey = seg * V
@@ -242,6 +242,16 @@ def _lookup_grades(
     grade = jgrade_sorted[pos]
     grade[~judged] = 0
     return grade, judged
+
+
+def _in_run_vocab(jdocs: np.ndarray, qrels: Qrels, run: Run) -> np.ndarray | None:
+    """The judgements' documents as codes of the run's vocabulary (-1 where the run never names one), or None
+    when the compiled lookup cannot tell (ids other than str, or an id twice in the run's vocabulary, whose
+    every code must then match: the search below maps the run into the qrels instead)."""
+    if run.vocab is qrels.vocab or run.vocab == qrels.vocab:
+        return _int64(jdocs)
+    found = NATIVE.index_in(run.vocab, qrels.vocab, True)
+    return None if found is None else _int64(np.frombuffer(found, dtype=np.int64)[jdocs])
 
 
 #: Run entries looked up per block: a block's keys fall in a narrow slice of the judgements (entries
