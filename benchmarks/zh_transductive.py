@@ -37,7 +37,7 @@ figure to quote.
 Usage::
 
     .venv/bin/python benchmarks/zh_transductive.py --out /work/runs/zh-transductive [--steps 1000]
-        [--models rules,distilled,distilled2,kl,kl2] [--lr 1.25e-5 2.5e-5] [--teacher-k 8] [--kl-weight 1] [--fusion-rows all|first] [--only train|all]
+        [--models rules,distilled,distilled2,kl,kl2] [--lr 1.25e-5 2.5e-5] [--start-from MODEL] [--teacher-k 8] [--kl-weight 1] [--fusion-rows all|first] [--only train|all]
         [--section NAME] [--markdown docs/results/training.md]
 """
 
@@ -68,6 +68,9 @@ def main() -> None:
                     help="one or more lrs (default: e5's declared lr, finegrain train's); with several, each "
                          "model is trained at each and the lr is also chosen by 5-fold CV over the queries")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--start-from", type=Path, default=None,
+                    help="train from this model that finegrain train wrote (its temperature, lr and prefixes carry "
+                         "on; the schedule starts again: a further epoch) instead of the converted e5")
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: finegrain train's)")
     ap.add_argument("--teacher", default="hybrid-use", help="the retriever that relabels the pairs")
     ap.add_argument("--models", default="rules,distilled",
@@ -98,7 +101,8 @@ def train(args: argparse.Namespace, pairs: Path, out: Path, lr: float | None, kl
         extra = [] if lr is None else ["--lr", repr(lr)]
         extra += [] if args.threads is None else ["--threads", str(args.threads)]
         extra += ["--kl-weight", repr(args.kl_weight)] if kl else []
-        finegrain("train", "--base", "e5", "--pairs", str(pairs), "-o", str(out), "--lang", "zh",
+        base = "e5" if args.start_from is None else f"st:{args.start_from}"
+        finegrain("train", "--base", base, "--pairs", str(pairs), "-o", str(out), "--lang", "zh",
                   "--steps", str(args.steps), "--batch-size", str(args.batch), "--seed", str(args.seed),
                   "--checkpoint-every", "100", "-q", *extra, *resume)
     record = json.loads(prov.read_text(encoding="utf-8"))
@@ -238,6 +242,10 @@ def run(args: argparse.Namespace) -> str:
                    f"top {args.teacher_k}"}
     label = {"base": "e5 (converted, untrained; zero-shot)",
              "fusion": f"{args.teacher} untrained fusion, CV (zero-shot)"}
+    if args.start_from is not None:
+        before = json.loads((args.start_from / "finegrain_training.json").read_text(encoding="utf-8"))
+        after = f", then {args.steps} more steps from {args.start_from.name} ({before['steps_done']} steps)"
+        what = {k: v + after for k, v in what.items()}
     for name, (k, lr) in kinds.items():
         at = "" if lr is None else f", lr {lr:g}"
         label[name] = f"e5 trained on {what[k]}{at} (TRANSDUCTIVE)"
@@ -260,7 +268,7 @@ def run(args: argparse.Namespace) -> str:
     lines = [
         f"TRANSDUCTIVE: the trained models saw {DATASET}'s passages (label-free), never its queries or qrels; "
         "their figures are not zero-shot.",
-        f"Training: base e5, batch {c['batch']}, temperature {c['temperature']:g}, "
+        f"Training: base {'e5' if args.start_from is None else args.start_from}, batch {c['batch']}, temperature {c['temperature']:g}, "
         f"lr {lrs_shown}, seed {c['seed']}, {c['threads']} thread(s); {walls}. Distillation counts: "
         f"{json.dumps(prov.get('counts', {}), ensure_ascii=False)}",
         "",
