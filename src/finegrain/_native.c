@@ -41,7 +41,7 @@
  * by document code (the query and the grade), so each lookup is one read, and no judgement is sorted.
  * Documents are codes below n_codes in one vocabulary (the caller maps the judgements into the run's; a
  * judgement's -1 names a document the run never names). It returns each entry's grade (0 when unjudged)
- * as int64 bytes and whether it is judged, a byte each.
+ * as int64 bytes and whether it is judged, a byte each (None for 2^32 - 1 queries or more).
  *
  * descending_rows(out, asc, offsets, values) and break_ties(order, offsets, values, codes, tie) rank a
  * run's rows: each row argsorted by score (numpy) is read back in descending order, and then only runs of
@@ -1145,13 +1145,6 @@ static PyObject *columns_finish(PyObject *self, PyObject *capsule) {
 
 /* ------------------------------------------------------------------ the qrels lookup of a run */
 
-/* A judgement as judged_grades marks it: the query (plus one; 0: none yet) whose judgements last named
- * the document, and the grade they gave it. */
-typedef struct {
-    int64_t query;
-    int64_t grade;
-} Mark;
-
 static PyObject *judged_grades(PyObject *self, PyObject *args) {
     Py_buffer jseg, jdocs, jgrades, seg, docs;
     long long n_codes, n_queries;
@@ -1160,7 +1153,10 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
         return NULL;
     }
     PyObject *grade_out = NULL, *judged_out = NULL, *out = NULL;
-    Mark *mark = NULL;
+    /* The marks: the query (plus one; 0: none yet) whose judgements last named each document, a 4-byte cell
+     * each so the table stays in the CPU's cache, and the grade they gave it, read on a match only. */
+    uint32_t *marked = NULL;
+    int64_t *marked_grade = NULL;
     int64_t *lo = NULL, *hi = NULL;
     Py_ssize_t m = jseg.len / 8, n = seg.len / 8;
     const int64_t *js = jseg.buf, *jd = jdocs.buf, *jg = jgrades.buf, *s = seg.buf, *d = docs.buf;
@@ -1168,15 +1164,21 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "judged_grades: the judgement columns, and seg and docs, must have one length");
         goto done;
     }
+    if (n_queries >= (long long)UINT32_MAX) { /* a query's mark is 4 bytes: the caller's Python path */
+        out = Py_None;
+        Py_INCREF(out);
+        goto done;
+    }
     grade_out = column(n);
     judged_out = PyByteArray_FromStringAndSize(NULL, n);
-    mark = table_alloc(((size_t)n_codes + 1) * sizeof(Mark));
+    marked = table_alloc(((size_t)n_codes + 1) * sizeof(uint32_t));
+    marked_grade = table_alloc(((size_t)n_codes + 1) * sizeof(int64_t));
     lo = PyMem_Malloc(((size_t)n_queries + 1) * sizeof(int64_t));
     hi = PyMem_Calloc((size_t)n_queries + 1, sizeof(int64_t));
     if (!grade_out || !judged_out) {
         goto done;
     }
-    if (!mark || !lo || !hi) {
+    if (!marked || !marked_grade || !lo || !hi) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1209,25 +1211,26 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
             current = q;
             for (int64_t j = lo[q]; j >= 0 && j < hi[q]; j++) {
                 if (jd[j] >= 0) { /* -1: the run never names the document */
-                    mark[jd[j]].query = q + 1;
-                    mark[jd[j]].grade = jg[j];
+                    marked[jd[j]] = (uint32_t)(q + 1);
+                    marked_grade[jd[j]] = jg[j];
                 }
             }
         }
         /* Documents come in no order, so most reads miss the CPU's caches: each mark is fetched AHEAD
          * entries before it is read. */
         if (i + AHEAD < n && d[i + AHEAD] >= 0 && d[i + AHEAD] < n_codes) {
-            __builtin_prefetch(&mark[d[i + AHEAD]]);
+            __builtin_prefetch(&marked[d[i + AHEAD]]);
         }
-        int hit = mark[doc].query == q + 1;
-        grade[i] = hit ? mark[doc].grade : 0;
+        int hit = marked[doc] == (uint32_t)(q + 1);
+        grade[i] = hit ? marked_grade[doc] : 0;
         judged[i] = (char)hit;
     }
     out = PyTuple_Pack(2, grade_out, judged_out);
 done:
     Py_XDECREF(grade_out);
     Py_XDECREF(judged_out);
-    table_free(mark);
+    table_free(marked);
+    table_free(marked_grade);
     PyMem_Free(lo);
     PyMem_Free(hi);
     PyBuffer_Release(&jseg);
@@ -1679,7 +1682,7 @@ static PyMethodDef methods[] = {
     {"judged_grades", judged_grades, METH_VARARGS,
      "judged_grades(jseg, jdocs, jgrades, seg, docs, n_codes, n_queries) -> (int64 grades, bool judged): the "
      "grade that query seg[i]'s judgements give document docs[i], 0 where they do not name it (documents as "
-     "codes below n_codes; a judgement's -1 names a document no entry has)."},
+     "codes below n_codes; a judgement's -1 names a document no entry has); None for 2^32 - 1 queries or more."},
     {"segments_of", segments_of, METH_VARARGS,
      "segments_of(offsets) -> int64 segment of every entry, from int64 offsets (non-decreasing, from 0)."},
     {"positions_of", positions_of, METH_VARARGS,

@@ -447,6 +447,8 @@ class Run(_Table):
     _value_dtype = np.float64
     _what = "result"
 
+    _scores_checked = False  # set once _refuse_nan found no NaN
+
     def __init__(self, *args: Any, name: str = "run", **kw: Any) -> None:
         super().__init__(*args, **kw)
         self.name = name
@@ -495,6 +497,7 @@ class Run(_Table):
             q, d = self._entry(int(bad[0]))
             raise FinegrainError(f"score of document {d!r} for query {q!r} is NaN",
                                  "every score must be a number; drop or fix that result")
+        self._scores_checked = True  # the scores are read-only: no NaN now, none later
 
     def _entry(self, i: int) -> tuple[str, str]:
         """The (query id, document id) of entry ``i``."""
@@ -517,7 +520,8 @@ class Run(_Table):
     @cached_property
     def order(self) -> np.ndarray:
         """Entry indices in ranked order, query by query (the trec_eval sort); a NaN score is refused."""
-        self._refuse_nan()
+        if not self._scores_checked:
+            self._refuse_nan()
         return read_only(rank_order(self.segments, self._values, self._docs, self._vocab, offsets=self._offsets))
 
     def ranked(self, qid: str, k: int | None = None) -> list[str]:

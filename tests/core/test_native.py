@@ -197,6 +197,7 @@ def test_judgements_out_of_bounds_or_apart_are_refused() -> None:
         native.judged_grades(one, one, one, np.array([3]), one, 3, 1)
     with pytest.raises(ValueError):  # an entry's document outside the codes (-1 included)
         native.judged_grades(one, one, one, one, np.array([-1]), 3, 1)
+    assert native.judged_grades(one, one, one, one, one, 3, 2**32) is None  # a 4-byte query mark: Python's path
 
 
 @pytest.mark.skipif(native is None, reason="finegrain._native is not built")

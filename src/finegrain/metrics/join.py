@@ -47,6 +47,7 @@ class Joined:
     _memo: dict[int, np.ndarray] = field(default_factory=dict, repr=False)  # n_relevant by rel
     _ideal: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
     _entries: dict[tuple[int, int | None], np.ndarray] = field(default_factory=dict, repr=False)  # hit_entries
+    _counts: dict[int | None, tuple[np.ndarray, np.ndarray] | None] = field(default_factory=dict, repr=False)
 
     @property
     def n_queries(self) -> int:
@@ -55,7 +56,11 @@ class Joined:
     def n_relevant(self, rel: int = 1) -> np.ndarray:
         """Judged items with grade >= ``rel``, per universe query (int64[U], read-only)."""
         if rel not in self._memo:
-            counts = np.bincount(self.judged_seg[self.judged_grade >= rel], minlength=self.n_queries)
+            table = self.grade_counts(rel)
+            if table is not None:
+                counts = table[0].sum(axis=1)
+            else:
+                counts = np.bincount(self.judged_seg[self.judged_grade >= rel], minlength=self.n_queries)
             self._memo[rel] = _ro(counts.astype(np.int64))
         return self._memo[rel]
 
@@ -82,6 +87,41 @@ class Joined:
                 rank = np.zeros(0, dtype=np.int64)
             self._ideal[rel] = (_ro(seg), _ro(grade), _ro(rank))
         return self._ideal[rel]
+
+    def grade_counts(self, rel: int = 1) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(counts, grades)``: how many judgements of each query have each grade >= ``rel`` (int64[U, G], one
+        column per distinct grade, grades descending: ``grades``, float64[G]), read-only; None when the
+        table would be much larger than the judgements (many distinct grades), where :meth:`ideal` sorts.
+
+        One table for every ``rel`` (its first columns), counted once with no mask over the judgements."""
+        if not self._counts:
+            seg, grade = self.judged_seg, self.judged_grade
+            got: tuple[np.ndarray, np.ndarray] | None = (np.zeros((self.n_queries, 0), dtype=np.int64),
+                                                          np.zeros(0, dtype=np.int64))
+            if len(seg):
+                lo, hi = int(grade.min()), int(grade.max())
+                if hi - lo < 64:  # grades as offsets below the top one: no sort
+                    grades = np.arange(hi, lo - 1, -1, dtype=np.int64)
+                    column = hi - grade
+                else:
+                    grades, column = np.unique(-grade, return_inverse=True)
+                    grades = -grades
+                G = len(grades)
+                if self.n_queries * G <= max(1 << 20, 4 * len(seg)):
+                    key = seg * G
+                    key += column
+                    got = (np.bincount(key, minlength=self.n_queries * G).reshape(self.n_queries, G), grades)
+                else:
+                    got = None
+            self._counts[None] = got
+        table = self._counts[None]
+        if table is None:
+            return None
+        if rel not in self._counts:
+            counts, grades = table
+            n = int(np.count_nonzero(grades >= rel))  # grades descend: the first n columns
+            self._counts[rel] = (_ro(counts[:, :n]), _ro(grades[:n].astype(np.float64)))
+        return self._counts[rel]
 
     def hits(self, rel: int = 1, k: int | None = None) -> np.ndarray:
         """Boolean mask of ranked entries that are relevant (grade >= ``rel``) and within the top ``k``."""
@@ -220,10 +260,11 @@ def _lookup_grades(
     if n == 0 or len(jseg) == 0:
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
     jrun = _in_run_vocab(jdocs, qrels, run) if NATIVE is not None else None
-    if jrun is not None:  # each query's judgements mark their documents (run codes); each entry is one read
-        grade_b, judged_b = NATIVE.judged_grades(_int64(jseg), jrun, _int64(jgrade), _int64(seg), _int64(docs),
-                                                 len(run.vocab), int(max(seg.max(), jseg.max())) + 1)
-        return np.frombuffer(grade_b, dtype=np.int64), np.frombuffer(judged_b, dtype=bool)
+    got = None if jrun is None else NATIVE.judged_grades(
+        _int64(jseg), jrun, _int64(jgrade), _int64(seg), _int64(docs), len(run.vocab),
+        int(max(seg.max(), jseg.max())) + 1)
+    if got is not None:  # each query's judgements marked their documents (run codes); each entry was one read
+        return np.frombuffer(got[0], dtype=np.int64), np.frombuffer(got[1], dtype=bool)
     # In the qrels' vocabulary: key ``seg * V + doc``, one search.
     V = len(qrels.vocab)
     to_qrels = qrels.codes_of(run.vocab)

@@ -172,6 +172,38 @@ def err(j: Joined, spec: MetricSpec) -> QueryValues:
     return QueryValues(R > 0, j.count(top, stop * reach / (j.rank + 1.0)))
 
 
+def _discount(rank: np.ndarray) -> np.ndarray:
+    """nDCG's discount of a 0-based rank: ``1 / log2(rank + 2)``."""
+    out: np.ndarray = 1.0 / np.log2(rank + 2.0)
+    return out
+
+
+def _ideal_dcg(j: Joined, rel: int, k: int | None) -> np.ndarray:
+    """Per query, the DCG@k of its judged grades >= ``rel`` sorted descending (float64[U]).
+
+    From the count of each grade per query: the grade ``g`` fills ideal ranks
+    ``start .. end`` (after the higher grades), worth ``g`` times the sum of
+    their discounts, a difference of cumulative discounts. Without a compact
+    count table (many distinct grades), from the sorted judgements.
+    """
+    counted = j.grade_counts(rel)
+    if counted is None:
+        jseg, jgrade, pos = j.ideal(rel)  # by query, grade descending
+        keep = pos < k if k is not None else np.ones(len(jseg), dtype=bool)
+        return np.bincount(jseg[keep], weights=jgrade[keep] * _discount(pos[keep]), minlength=j.n_queries)
+    counts, grades = counted
+    end = np.cumsum(counts, axis=1)
+    start = end - counts
+    depth = int(end[:, -1].max()) if counts.size else 0
+    if k is not None:
+        depth = min(depth, k)
+        np.minimum(start, depth, out=start)
+        np.minimum(end, depth, out=end)
+    upto = np.concatenate(([0.0], np.cumsum(_discount(np.arange(depth)))))  # discounts of ranks < m
+    out: np.ndarray = (upto[end] - upto[start]) @ grades
+    return out
+
+
 def ndcg(j: Joined, spec: MetricSpec) -> QueryValues:
     """Normalised discounted cumulative gain at k (trec_eval ``ndcg_cut_k``; without k, ``ndcg``)::
 
@@ -187,12 +219,8 @@ def ndcg(j: Joined, spec: MetricSpec) -> QueryValues:
     R = j.n_relevant(spec.rel)
     k = spec.k
     mask = j.hit_entries(spec.rel, k)
-    ranks = j.rank[mask]
-    dcg = np.bincount(j.seg[mask], weights=j.grade[mask] / np.log2(ranks + 2.0), minlength=j.n_queries)
-
-    jseg, jgrade, pos = j.ideal(spec.rel)  # by query, grade descending
-    keep = pos < k if k is not None else np.ones(len(jseg), dtype=bool)
-    idcg = np.bincount(jseg[keep], weights=jgrade[keep] / np.log2(pos[keep] + 2.0), minlength=j.n_queries)
+    dcg = np.bincount(j.seg[mask], weights=j.grade[mask] * _discount(j.rank[mask]), minlength=j.n_queries)
+    idcg = _ideal_dcg(j, spec.rel, k)
     with np.errstate(divide="ignore", invalid="ignore"):
         values = np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), 0.0)
     return QueryValues(R > 0, values)
