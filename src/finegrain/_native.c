@@ -1620,6 +1620,7 @@ static PyObject *break_ties(PyObject *self, PyObject *args) {
             }
             int64_t m = j - i;
             if (m > 1) {
+                int small = m <= SHORT_RUN; /* and every key below fits in int64 */
                 for (int64_t k = 0; k < m; k++) {
                     int64_t c = code[at[i + k]];
                     if (c < 0 || c >= nt) {
@@ -1628,14 +1629,20 @@ static PyObject *break_ties(PyObject *self, PyObject *args) {
                     }
                     run[k].tie = rank[c];
                     run[k].entry = at[i + k];
+                    small &= rank[c] >= 0 && rank[c] < INT64_MAX / (count + 1);
                 }
-                if (m <= SHORT_RUN) {
-                    /* Each entry's place is the number of entries before it: no branch to mispredict, where a
-                     * comparison sort of a few random keys mispredicts about every other comparison. */
+                if (small) {
+                    /* Each entry's place is the number of entries before it, from one key (the id's rank, then
+                     * the entry's position in the row, reversed): no branch to mispredict, where a comparison
+                     * sort of a few random keys mispredicts about every other comparison. */
+                    int64_t key[SHORT_RUN];
+                    for (int64_t k = 0; k < m; k++) {
+                        key[k] = run[k].tie * (count + 1) + (off[r + 1] - run[k].entry);
+                    }
                     for (int64_t k = 0; k < m; k++) {
                         int64_t place = 0;
                         for (int64_t q = 0; q < m; q++) {
-                            place += (run[q].tie > run[k].tie) | ((run[q].tie == run[k].tie) & (run[q].entry < run[k].entry));
+                            place += key[q] > key[k];
                         }
                         at[i + place] = run[k].entry;
                     }

@@ -307,3 +307,28 @@ def test_offsets_that_are_no_table_are_refused() -> None:
         native.positions_of(np.array([1, 2], dtype=np.int64))
     with pytest.raises(ValueError):
         native.segments_of(np.array([0, 3, 2], dtype=np.int64))
+
+
+# ---------------------------------------------------------------- runs of equal scores in a ranked row
+
+@pytest.mark.skipif(native is None, reason="finegrain._native is not built")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from([0.0, -0.0, 1.0, 2.5, -np.inf]), st.integers(0, 5)), max_size=40),
+                min_size=1, max_size=4),
+       st.lists(st.sampled_from([0, 1, 7, -3, 2**62, -(2**62), 2**63 - 1]), min_size=6, max_size=6))
+def test_break_ties_orders_each_run_of_equal_scores_by_rank_then_entry(rows, tie) -> None:
+    """Within a row already in descending score order, each run of equal scores ends up in order of its
+    ids' ranks descending, then entry ascending: short runs and long ones, ranks of any size and sign."""
+    scores, codes, order, offsets = [], [], [], [0]
+    for row in rows:
+        base = len(scores)
+        scores += [s for s, _ in row]
+        codes += [c for _, c in row]
+        order += sorted(range(base, base + len(row)), key=lambda e: -scores[e])  # equal scores: input order
+        offsets.append(len(scores))
+    want = [e for a, b in zip(offsets, offsets[1:])
+            for e in sorted(range(a, b), key=lambda e: (-scores[e], -tie[codes[e]], e))]
+    got = np.array(order, dtype=np.int64)
+    native.break_ties(got, np.array(offsets, dtype=np.int64), np.array(scores, dtype=np.float64),
+                      np.array(codes, dtype=np.int64), np.array(tie, dtype=np.int64))
+    assert got.tolist() == want
