@@ -6,7 +6,7 @@
  * or an equal str), in order of first appearance, and copies every value into a column of int64 (integral:
  * exact ints in the int64 range) or float64 (floats, float subclasses such as numpy.float64, and
  * exact ints, converted as float() converts them). It returns
- * (offsets, codes, vocab, values): offsets and codes as int64 bytes, vocab as a list of the distinct
+ * (offsets, codes, vocab, values): offsets and codes as int64 bytes, vocab as a tuple of the distinct
  * ids, values as int64 or float64 bytes; or None when the input is anything else (another mapping
  * type, a non-str id, a bool or other value type, an int out of range), and the caller takes its
  * Python path, which accepts or refuses those with its own rules. So this module never decides
@@ -43,9 +43,9 @@
  * judgement's -1 names a document the run never names). It returns each entry's grade (0 when unjudged)
  * as int64 bytes and whether it is judged, a byte each (None for 2^32 - 1 queries or more).
  *
- * descending_rows(out, asc, offsets, values) and break_ties(order, offsets, values, codes, tie) rank a
- * run's rows: each row argsorted by score (numpy) is read back in descending order, and then only runs of
- * equal scores are ordered again, by document id descending (the rank of the id) and input order.
+ * rank_rows(out, asc, offsets, values, codes, tie) ranks a run's rows: each row argsorted by score (numpy)
+ * is read back in descending order, and only runs of equal scores are ordered again, by document id
+ * descending (the rank of the id) and input order, while the row is in the CPU's cache.
  *
  * segments_of(offsets) and positions_of(offsets) are each entry's segment and its position within it, from
  * a table's offsets, in one pass.
@@ -328,7 +328,8 @@ typedef struct {
 
 typedef struct {
     Table table;
-    PyObject *vocab;
+    PyObject **vocab; /* the distinct ids (new references, taken when the id is hot), made a tuple at the end */
+    Py_ssize_t n_vocab, vocab_cap;
     int64_t *code;
     int64_t *grade; /* integral: the values column */
     double *score;  /* else: the same column */
@@ -341,12 +342,49 @@ typedef struct {
 /* Interns the pending entry `p` (its code written at code[p->at]); -1 with an exception on failure. */
 static int intern_pending(Flat *f, const Pending *p) {
     int added;
-    int64_t c = table_code(&f->table, p->id, p->hash, PyList_GET_SIZE(f->vocab), &added);
-    if (c < 0 || (added && PyList_Append(f->vocab, p->id) < 0)) {
+    int64_t c = table_code(&f->table, p->id, p->hash, f->n_vocab, &added);
+    if (c < 0) {
         return -1;
+    }
+    if (added) {
+        if (f->n_vocab == f->vocab_cap) {
+            Py_ssize_t cap = f->vocab_cap ? 2 * f->vocab_cap : 1024;
+            PyObject **grown = PyMem_Realloc(f->vocab, (size_t)cap * sizeof(PyObject *));
+            if (!grown) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            f->vocab = grown;
+            f->vocab_cap = cap;
+        }
+        Py_INCREF(p->id);
+        f->vocab[f->n_vocab++] = p->id;
     }
     f->code[p->at] = c;
     return 0;
+}
+
+/* The ids interned so far, as a tuple that takes over their references. */
+static PyObject *vocab_tuple(Flat *f) {
+    PyObject *t = PyTuple_New(f->n_vocab);
+    if (t) {
+        for (Py_ssize_t i = 0; i < f->n_vocab; i++) {
+            PyTuple_SET_ITEM(t, i, f->vocab[i]);
+        }
+        f->n_vocab = 0;
+    }
+    return t;
+}
+
+static void flat_free(Flat *f) {
+    if (f) {
+        table_free(f->table.slots);
+        for (Py_ssize_t i = 0; i < f->n_vocab; i++) {
+            Py_DECREF(f->vocab[i]);
+        }
+        PyMem_Free(f->vocab);
+        PyMem_Free(f);
+    }
 }
 
 /* The chunk's n entries, the first at index `base`: 0, 1 to decline, -1 with an exception on failure. */
@@ -428,8 +466,7 @@ static PyObject *flatten(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto error;
     }
-    f->vocab = PyList_New(0);
-    if (!offsets || !codes || !values || !f->vocab) {
+    if (!offsets || !codes || !values) {
         goto error;
     }
     if (table_init(&f->table, 1024) < 0) {
@@ -474,9 +511,11 @@ static PyObject *flatten(PyObject *self, PyObject *args) {
             goto error;
         }
     }
-    PyObject *vocab = f->vocab;
-    table_free(f->table.slots);
-    PyMem_Free(f);
+    PyObject *vocab = vocab_tuple(f);
+    if (!vocab) {
+        goto error;
+    }
+    flat_free(f);
     return Py_BuildValue("(NNNN)", offsets, codes, vocab, values);
 
 failed:
@@ -486,11 +525,7 @@ failed:
 decline: /* the Python path decides what this input means */
     declined = 1;
 error:
-    if (f) {
-        table_free(f->table.slots);
-        Py_XDECREF(f->vocab);
-        PyMem_Free(f);
-    }
+    flat_free(f);
     Py_XDECREF(offsets);
     Py_XDECREF(codes);
     Py_XDECREF(values);
@@ -1471,72 +1506,6 @@ done:
 
 /* ------------------------------------------------------------------ rows ranked by score */
 
-/* descending_rows(out, asc, offsets, values): rows of entries (row r: entries offsets[r]..offsets[r+1]), each
- * laid out as a row of `width` columns (padding past the row's count) and argsorted ascending by score (asc,
- * int64 columns). Writes each row's entries into out in descending score order (reading asc backwards,
- * skipping padding) and returns whether two neighbours in some row have equal scores (then break_ties
- * orders them). One pass, where numpy takes several of the whole layout. */
-static PyObject *descending_rows(PyObject *self, PyObject *args) {
-    Py_buffer out, asc, offsets, values;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "w*y*y*y*", &out, &asc, &offsets, &values)) {
-        return NULL;
-    }
-    PyObject *result = NULL;
-    int64_t *o = out.buf;
-    const int64_t *a = asc.buf, *off = offsets.buf;
-    const double *v = values.buf;
-    Py_ssize_t rows = offsets.len / 8 - 1, nv = values.len / 8, no = out.len / 8;
-    Py_ssize_t width = rows > 0 ? (asc.len / 8) / rows : 0;
-    int tied = 0;
-    if (rows < 0 || (rows > 0 && width * rows * 8 != asc.len) || off[0] < 0 || off[rows] > nv ||
-        off[rows] - off[0] != no) {
-        PyErr_SetString(PyExc_ValueError, "descending_rows: asc must hold rows x width cells, offsets lie within "
-                                          "values, and out hold their entries");
-        goto done;
-    }
-    Py_ssize_t w = 0;
-    for (Py_ssize_t r = 0; r < rows; r++) {
-        int64_t lo = off[r], count = off[r + 1] - off[r];
-        if (count < 0 || count > width) {
-            PyErr_SetString(PyExc_ValueError, "descending_rows: a row's count outside 0..width");
-            goto done;
-        }
-        const int64_t *row = a + r * width;
-        Py_ssize_t first = w;
-        for (Py_ssize_t c = width - 1; c >= 0; c--) {
-            int64_t col = row[c];
-            if (col < 0 || col >= width) {
-                PyErr_SetString(PyExc_ValueError, "descending_rows: a column outside the row");
-                goto done;
-            }
-            if (col >= count) {
-                continue; /* padding */
-            }
-            if (w - first == count) {
-                PyErr_SetString(PyExc_ValueError, "descending_rows: a row's columns repeat");
-                goto done;
-            }
-            o[w] = lo + col;
-            if (w > first && v[o[w]] == v[o[w - 1]]) {
-                tied = 1;
-            }
-            w++;
-        }
-        if (w - first != count) {
-            PyErr_SetString(PyExc_ValueError, "descending_rows: a row's columns repeat");
-            goto done;
-        }
-    }
-    result = PyBool_FromLong(tied);
-done:
-    PyBuffer_Release(&out);
-    PyBuffer_Release(&asc);
-    PyBuffer_Release(&offsets);
-    PyBuffer_Release(&values);
-    return result;
-}
-
 typedef struct {
     int64_t tie;
     int64_t entry;
@@ -1555,62 +1524,110 @@ static int compare_tied(const void *a, const void *b) {
     return tied_before(x, y) ? -1 : tied_before(y, x) ? 1 : 0;
 }
 
-/* break_ties(order, offsets, values, codes, tie): within each row of order (entries in descending score
- * order, offsets as for descending_rows), each run of equal scores is put in order of tie[codes[entry]]
- * descending (the rank of the entry's document id), then entry ascending. In place. Runs are short when
- * scores vary: an insertion sort; a long one goes through qsort. */
-static PyObject *break_ties(PyObject *self, PyObject *args) {
-    Py_buffer order, offsets, values, codes, tie;
+/* Orders at[0..m) (entries of one row with equal scores; the row's last entry is `end` - 1 and it holds
+ * `count` entries) by tie[code[entry]] descending, then entry ascending. 0, or -1 with an exception. */
+static int order_tied(int64_t *at, int64_t m, Tied *run, const int64_t *code, const int64_t *rank, Py_ssize_t nt,
+                      int64_t end, int64_t count) {
+    int small = m <= SHORT_RUN; /* and every key below fits in int64 */
+    for (int64_t k = 0; k < m; k++) {
+        int64_t c = code[at[k]];
+        if (c < 0 || c >= nt) {
+            PyErr_SetString(PyExc_ValueError, "rank_rows: a code outside tie");
+            return -1;
+        }
+        run[k].tie = rank[c];
+        run[k].entry = at[k];
+        small &= rank[c] >= 0 && rank[c] < INT64_MAX / (count + 1);
+    }
+    if (small) {
+        /* Each entry's place is the number of entries before it, from one key (the id's rank, then the
+         * entry's position in the row, reversed): no branch to mispredict, where a comparison sort of a few
+         * random keys mispredicts about every other comparison. */
+        int64_t key[SHORT_RUN];
+        for (int64_t k = 0; k < m; k++) {
+            key[k] = run[k].tie * (count + 1) + (end - run[k].entry);
+        }
+        for (int64_t k = 0; k < m; k++) {
+            int64_t place = 0;
+            for (int64_t q = 0; q < m; q++) {
+                place += key[q] > key[k];
+            }
+            at[place] = run[k].entry;
+        }
+    } else {
+        qsort(run, (size_t)m, sizeof(Tied), compare_tied);
+        for (int64_t k = 0; k < m; k++) {
+            at[k] = run[k].entry;
+        }
+    }
+    return 0;
+}
+
+/* rank_rows(out, asc, offsets, values, codes, tie): rows of entries (row r: entries offsets[r]..offsets[r+1]),
+ * each laid out as a row of `width` columns (padding past the row's count) and argsorted ascending by score
+ * (asc, int64 columns, a permutation of each row). Writes each row's entries into out in the ranking rule's
+ * order: descending score (asc read backwards, padding skipped), each run of equal scores by
+ * tie[codes[entry]] descending (the rank of the entry's document id), then entry ascending. Returns True; or
+ * False, out unfinished, at the first run of equal scores when tie is empty (the caller computes the
+ * ranks and calls again). One pass, each row's runs put in order while the row is in the CPU's cache. */
+static PyObject *rank_rows(PyObject *self, PyObject *args) {
+    Py_buffer out, asc, offsets, values, codes, tie;
     (void)self;
-    if (!PyArg_ParseTuple(args, "w*y*y*y*y*", &order, &offsets, &values, &codes, &tie)) {
+    if (!PyArg_ParseTuple(args, "w*y*y*y*y*y*", &out, &asc, &offsets, &values, &codes, &tie)) {
         return NULL;
     }
     PyObject *result = NULL;
     Tied *run = NULL;
-    int64_t *o = order.buf;
-    const int64_t *off = offsets.buf, *code = codes.buf, *rank = tie.buf;
+    int64_t *o = out.buf;
+    const int64_t *a = asc.buf, *off = offsets.buf, *code = codes.buf, *rank = tie.buf;
     const double *v = values.buf;
-    Py_ssize_t rows = offsets.len / 8 - 1, nv = values.len / 8, nt = tie.len / 8;
-    if (rows < 0 || codes.len != values.len || off[0] < 0 || off[rows] > nv ||
-        off[rows] - off[0] != order.len / 8) {
-        PyErr_SetString(PyExc_ValueError, "break_ties: offsets must lie within values (and codes, of one length), "
-                                          "and order hold their entries");
+    Py_ssize_t rows = offsets.len / 8 - 1, nv = values.len / 8, no = out.len / 8, nt = tie.len / 8;
+    Py_ssize_t width = rows > 0 ? (asc.len / 8) / rows : 0;
+    if (rows < 0 || (rows > 0 && width * rows * 8 != asc.len) || off[0] < 0 || off[rows] > nv ||
+        off[rows] - off[0] != no || (nt > 0 && codes.len != values.len)) {
+        PyErr_SetString(PyExc_ValueError, "rank_rows: asc must hold rows x width cells, offsets lie within values "
+                                          "(and codes, of one length), and out hold their entries");
         goto done;
     }
-    Py_ssize_t widest = 0;
-    for (Py_ssize_t r = 0; r < rows; r++) {
-        if (off[r + 1] < off[r]) {
-            PyErr_SetString(PyExc_ValueError, "break_ties: offsets must not decrease");
-            goto done;
-        }
-        if (off[r + 1] - off[r] > widest) {
-            widest = off[r + 1] - off[r];
-        }
-    }
-    run = PyMem_Malloc((size_t)(widest ? widest : 1) * sizeof(Tied));
+    run = PyMem_Malloc((size_t)(width ? width : 1) * sizeof(Tied));
     if (!run) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t r = 0, g = 0; r < rows; r++) {
-        int64_t lo = off[r], count = off[r + 1] - off[r];
-        for (int64_t i = 0; i < count; i++) {
-            if (o[g + i] < lo || o[g + i] >= lo + count) {
-                PyErr_SetString(PyExc_ValueError, "break_ties: an entry outside its row");
-                goto done;
-            }
-        }
-        g += count;
-    }
     int64_t *at = o; /* the row's entries in order */
     for (Py_ssize_t r = 0; r < rows; r++) {
-        int64_t count = off[r + 1] - off[r];
-        if (r + 1 < rows) { /* document codes come in no order: the next row's ranks are fetched a row ahead */
+        int64_t lo = off[r], count = off[r + 1] - off[r];
+        if (count < 0 || count > width) {
+            PyErr_SetString(PyExc_ValueError, "rank_rows: a row's count outside 0..width");
+            goto done;
+        }
+        if (nt > 0 && r + 1 < rows) { /* document codes come in no order: the next row's ranks, a row ahead */
             for (int64_t e = off[r + 1]; e < off[r + 2]; e++) {
                 if (code[e] >= 0 && code[e] < nt) {
                     __builtin_prefetch(&rank[code[e]]);
                 }
             }
+        }
+        const int64_t *row = a + r * width;
+        int64_t w = 0;
+        for (Py_ssize_t c = width - 1; c >= 0; c--) {
+            int64_t col = row[c];
+            if (col < 0 || col >= width) {
+                PyErr_SetString(PyExc_ValueError, "rank_rows: a column outside the row");
+                goto done;
+            }
+            if (col >= count) {
+                continue; /* padding */
+            }
+            if (w == count) {
+                PyErr_SetString(PyExc_ValueError, "rank_rows: a row's columns repeat");
+                goto done;
+            }
+            at[w++] = lo + col;
+        }
+        if (w != count) {
+            PyErr_SetString(PyExc_ValueError, "rank_rows: a row's columns repeat");
+            goto done;
         }
         for (int64_t i = 0; i < count;) {
             int64_t j = i + 1;
@@ -1618,50 +1635,26 @@ static PyObject *break_ties(PyObject *self, PyObject *args) {
             while (j < count && v[at[j]] == s) {
                 j++;
             }
-            int64_t m = j - i;
-            if (m > 1) {
-                int small = m <= SHORT_RUN; /* and every key below fits in int64 */
-                for (int64_t k = 0; k < m; k++) {
-                    int64_t c = code[at[i + k]];
-                    if (c < 0 || c >= nt) {
-                        PyErr_SetString(PyExc_ValueError, "break_ties: a code outside tie");
-                        goto done;
-                    }
-                    run[k].tie = rank[c];
-                    run[k].entry = at[i + k];
-                    small &= rank[c] >= 0 && rank[c] < INT64_MAX / (count + 1);
+            if (j - i > 1) {
+                if (nt == 0) { /* the ranks are needed */
+                    result = Py_False;
+                    Py_INCREF(result);
+                    goto done;
                 }
-                if (small) {
-                    /* Each entry's place is the number of entries before it, from one key (the id's rank, then
-                     * the entry's position in the row, reversed): no branch to mispredict, where a comparison
-                     * sort of a few random keys mispredicts about every other comparison. */
-                    int64_t key[SHORT_RUN];
-                    for (int64_t k = 0; k < m; k++) {
-                        key[k] = run[k].tie * (count + 1) + (off[r + 1] - run[k].entry);
-                    }
-                    for (int64_t k = 0; k < m; k++) {
-                        int64_t place = 0;
-                        for (int64_t q = 0; q < m; q++) {
-                            place += key[q] > key[k];
-                        }
-                        at[i + place] = run[k].entry;
-                    }
-                } else {
-                    qsort(run, (size_t)m, sizeof(Tied), compare_tied);
-                    for (int64_t k = 0; k < m; k++) {
-                        at[i + k] = run[k].entry;
-                    }
+                if (order_tied(at + i, j - i, run, code, rank, nt, lo + count, count) < 0) {
+                    goto done;
                 }
             }
             i = j;
         }
         at += count;
     }
-    result = Py_None;
+    result = Py_True;
     Py_INCREF(result);
 done:
     PyMem_Free(run);
-    PyBuffer_Release(&order);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&asc);
     PyBuffer_Release(&offsets);
     PyBuffer_Release(&values);
     PyBuffer_Release(&codes);
@@ -1672,7 +1665,8 @@ done:
 static PyMethodDef methods[] = {
     {"flatten", flatten, METH_VARARGS,
      "flatten(data, integral) -> (offsets, codes, vocab, values) or None: {qid: {doc_id: value}} as "
-     "int64 offsets and document codes (first appearance), the distinct ids, and int64 or float64 values."},
+     "int64 offsets and document codes (first appearance), the distinct ids (a tuple), and int64 or float64 "
+     "values."},
     {"columns_new", columns_new, METH_VARARGS,
      "columns_new(width, more, value_column, integral, doc_column=2, tabs=False) -> state for columns_add / "
      "columns_finish."},
@@ -1697,13 +1691,11 @@ static PyMethodDef methods[] = {
     {"has_repeats", has_repeats, METH_VARARGS,
      "has_repeats(seg, codes, n_codes) -> whether a code repeats within a segment, or None unless the int64 segments "
      "are non-negative and non-decreasing and the codes in [0, n_codes)."},
-    {"descending_rows", descending_rows, METH_VARARGS,
-     "descending_rows(out, asc, offsets, values) -> whether some row has equal neighbours: each row's entries "
-     "(offsets) written to out in descending score order, from its ascending argsort asc (rows x width int64 "
-     "columns, padding past the row's count skipped)."},
-    {"break_ties", break_ties, METH_VARARGS,
-     "break_ties(order, offsets, values, codes, tie) -> None: in each row of order, runs of equal scores put in "
-     "order of tie[codes[entry]] descending, then entry ascending (in place)."},
+    {"rank_rows", rank_rows, METH_VARARGS,
+     "rank_rows(out, asc, offsets, values, codes, tie) -> True: each row's entries (offsets) written to out by "
+     "descending score, from its ascending argsort asc (rows x width int64 columns, padding past the row's count "
+     "skipped), runs of equal scores by tie[codes[entry]] descending, then entry; False when a run needs the "
+     "ranks and tie is empty."},
     {"string_ranks", string_ranks, METH_O,
      "string_ranks(strings) -> int64 position of each str in ascending code-point order, or None unless all are "
      "exact str that encode to UTF-8."},

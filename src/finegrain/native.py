@@ -14,8 +14,7 @@ from typing import Any
 #: What the callers use; a module built from an older ``_native.c`` (a checkout updated without reinstalling)
 #: lacks some, and is then not used at all.
 FUNCTIONS = ("flatten", "columns_new", "columns_add", "columns_finish", "jsonl_add", "index_in", "judged_grades",
-             "has_repeats", "string_ranks", "segments_of", "positions_of", "descending_rows",
-             "break_ties")
+             "has_repeats", "string_ranks", "segments_of", "positions_of", "rank_rows")
 
 NATIVE: Any
 try:  # a compiled module: import-linter sees no Python source in it, and it imports nothing of finegrain

@@ -113,11 +113,13 @@ def _rank_blocks(
 def _rank_blocks_native(
     offsets: np.ndarray, counts: np.ndarray, width: int, scores: np.ndarray, tie_ranks: _TieRanks, rows: int,
 ) -> np.ndarray:
-    """The rule of :func:`_rank_rows`, compiled: each block's rows are argsorted by score (numpy), read back
-    in descending order (``descending_rows``), and only the runs of equal scores are sorted again, by
-    document id (``break_ties``): they are short, where a second sort of the whole layout is not."""
+    """The rule of :func:`_rank_rows`, compiled: each block's rows are argsorted by score (numpy), then read
+    back in descending order with only the runs of equal scores sorted again, by document id (``rank_rows``):
+    they are short, where a second sort of the whole layout is not. The ids' ranks are computed at the
+    first such run."""
     values = np.ascontiguousarray(scores, dtype=np.float64)
     out = np.empty(len(values), dtype=np.int64)
+    ties = (_EMPTY, _EMPTY)
     for a in range(0, len(counts), rows):
         b = min(a + rows, len(counts))
         lo, hi = int(offsets[a]), int(offsets[b])
@@ -131,10 +133,13 @@ def _rank_blocks_native(
             grid[np.arange(width) < block[:, None]] = values[lo:hi]
         asc = np.argsort(grid, axis=1)
         bounds = offsets[a : b + 1]
-        if NATIVE.descending_rows(out[lo:hi], asc, bounds, values):
-            codes, tie = tie_ranks.by_code()
-            NATIVE.break_ties(out[lo:hi], bounds, values, codes, tie)
+        if not NATIVE.rank_rows(out[lo:hi], asc, bounds, values, *ties):
+            ties = tie_ranks.by_code()
+            NATIVE.rank_rows(out[lo:hi], asc, bounds, values, *ties)
     return out
+
+
+_EMPTY = np.empty(0, dtype=np.int64)
 
 
 class _TieRanks:

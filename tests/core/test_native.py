@@ -10,6 +10,7 @@ read, or refused with the same error, by the Python path.
 from __future__ import annotations
 
 import shutil
+import sys
 import sysconfig
 from collections import OrderedDict
 from pathlib import Path
@@ -125,7 +126,7 @@ def test_numpy_float64_scores_and_shared_ids_take_the_c_walk() -> None:
     data = {"q1": {"d1": np.float64(0.25), "d2": 3}, "q2": {"d2": 1.5, "d3": -0.0}, "q3": {}}
     offsets, codes, vocab, values = native.flatten(data, False)
     assert np.frombuffer(offsets, np.int64).tolist() == [0, 2, 4, 4]
-    assert np.frombuffer(codes, np.int64).tolist() == [0, 1, 1, 2] and vocab == ["d1", "d2", "d3"]
+    assert np.frombuffer(codes, np.int64).tolist() == [0, 1, 1, 2] and vocab == ("d1", "d2", "d3")
     got = np.frombuffer(values, np.float64)
     assert got.tolist() == [0.25, 3.0, 1.5, 0.0] and np.signbit(got[3])
 
@@ -146,6 +147,23 @@ def test_long_walks_agree_across_chunk_and_lookahead_bounds(total, integral, mon
     fast, slow = _both(cls, data, monkeypatch)
     _same(fast, slow)
     assert native.flatten(data, integral) is not None
+
+
+@pytest.mark.skipif(native is None, reason="finegrain._native is not built")
+def test_the_walk_holds_each_id_once_per_table_and_lets_go_on_every_path() -> None:
+    """The vocabulary holds one reference per distinct id; a finished table lets go of them when freed, and
+    a declined walk (an entry it does not take after many interned) holds none."""
+    ids = [f"doc{i}" for i in range(3000)]
+    taken = {f"q{q}": {d: float(i) for i, d in enumerate(ids[q::3])} for q in range(3)}
+    declined = {**taken, "q9": {**dict.fromkeys(ids[:5], 1.0), 7: 1.0}}
+    before = [sys.getrefcount(d) for d in ids]
+    flat = native.flatten(taken, False)
+    assert [sys.getrefcount(d) for d in ids] == [n + 1 for n in before]
+    del flat
+    for _ in range(3):
+        native.flatten(taken, False)
+        assert native.flatten(declined, False) is None
+    assert [sys.getrefcount(d) for d in ids] == before
 
 
 @pytest.mark.skipif(native is None, reason="finegrain._native is not built")
@@ -309,26 +327,34 @@ def test_offsets_that_are_no_table_are_refused() -> None:
         native.segments_of(np.array([0, 3, 2], dtype=np.int64))
 
 
-# ---------------------------------------------------------------- runs of equal scores in a ranked row
+# ---------------------------------------------------------------- a run's rows in the ranking rule's order
 
 @pytest.mark.skipif(native is None, reason="finegrain._native is not built")
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.tuples(st.sampled_from([0.0, -0.0, 1.0, 2.5, -np.inf]), st.integers(0, 5)), max_size=40),
                 min_size=1, max_size=4),
-       st.lists(st.sampled_from([0, 1, 7, -3, 2**62, -(2**62), 2**63 - 1]), min_size=6, max_size=6))
-def test_break_ties_orders_each_run_of_equal_scores_by_rank_then_entry(rows, tie) -> None:
-    """Within a row already in descending score order, each run of equal scores ends up in order of its
-    ids' ranks descending, then entry ascending: short runs and long ones, ranks of any size and sign."""
-    scores, codes, order, offsets = [], [], [], [0]
-    for row in rows:
-        base = len(scores)
-        scores += [s for s, _ in row]
-        codes += [c for _, c in row]
-        order += sorted(range(base, base + len(row)), key=lambda e: -scores[e])  # equal scores: input order
-        offsets.append(len(scores))
+       st.lists(st.sampled_from([0, 1, 7, -3, 2**62, -(2**62), 2**63 - 1]), min_size=6, max_size=6),
+       st.randoms(use_true_random=False))
+def test_rank_rows_orders_by_score_then_rank_then_entry(rows, tie, rnd) -> None:
+    """From each row's ascending argsort (equal scores in any order, padding past the row's count), the
+    entries come out by score descending, each run of equal scores by its ids' ranks descending, then entry
+    ascending: short runs and long ones, ranks of any size and sign. Without ranks, a run of equal scores
+    stops it (False)."""
+    scores = [s for row in rows for s, _ in row]
+    codes = [c for row in rows for _, c in row]
+    offsets = np.concatenate([[0], np.cumsum([len(row) for row in rows])]).astype(np.int64)
+    width = max(len(row) for row in rows)
+    asc = np.zeros((len(rows), width), dtype=np.int64)
+    for r, row in enumerate(rows):
+        cols = list(range(width))
+        rnd.shuffle(cols)  # equal scores in any order
+        asc[r] = sorted(cols, key=lambda c: row[c][0] if c < len(row) else -np.inf)
     want = [e for a, b in zip(offsets, offsets[1:])
             for e in sorted(range(a, b), key=lambda e: (-scores[e], -tie[codes[e]], e))]
-    got = np.array(order, dtype=np.int64)
-    native.break_ties(got, np.array(offsets, dtype=np.int64), np.array(scores, dtype=np.float64),
-                      np.array(codes, dtype=np.int64), np.array(tie, dtype=np.int64))
+    args = (asc, offsets, np.array(scores, dtype=np.float64))
+    got = np.empty(len(scores), dtype=np.int64)
+    assert native.rank_rows(got, *args, np.array(codes, dtype=np.int64), np.array(tie, dtype=np.int64)) is True
     assert got.tolist() == want
+    tied = any(row[i][0] == row[j][0] for row in rows for i in range(len(row)) for j in range(i))
+    empty = np.empty(0, dtype=np.int64)
+    assert native.rank_rows(np.empty(len(scores), dtype=np.int64), *args, empty, empty) is (not tied)
