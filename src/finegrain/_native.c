@@ -35,13 +35,15 @@
  * int64 bytes, for sequences of exact str (else None: the caller's Python path); equal strings match, as in
  * a dict. With `distinct`, also None when an id repeats in `vocab`.
  *
- * judged_grades(jseg, jdocs, jgrades, seg, docs, n_codes, n_queries) looks each run entry up in its own
- * query's judgements (jseg, jdocs, jgrades: query, document code and grade of each; a query's judgements
- * contiguous). When the entries reach a new query, its judgements mark their documents in a table indexed
- * by document code (the query and the grade), so each lookup is one read, and no judgement is sorted.
- * Documents are codes below n_codes in one vocabulary (the caller maps the judgements into the run's; a
- * judgement's -1 names a document the run never names). It returns each entry's grade (0 when unjudged)
- * as int64 bytes and whether it is judged, a byte each (None for 2^32 - 1 queries or more).
+ * judged_grades(jseg, jdocs, jgrades, block_seg, block_start, entries, docs, n_codes, n_queries) looks each
+ * ranked run entry up in its own query's judgements (jseg, jdocs, jgrades: query, document code and grade of
+ * each; a query's judgements contiguous). The ranked entries come in blocks, one query's each (block b holds
+ * positions block_start[b] up to block_start[b + 1], query block_seg[b]); position i is run entry
+ * entries[i], of document docs[entries[i]]. For each block, its query's judgements mark their documents in
+ * a table indexed by document code, so each lookup is one read, and no judgement is sorted. Documents are
+ * codes below n_codes in one vocabulary (the caller maps the judgements into the run's; a judgement's -1
+ * names a document the run never names). It returns each entry's grade (0 when unjudged) as int64 bytes
+ * and whether it is judged, a byte each (None for 2^32 - 1 queries or more).
  *
  * rank_rows(out, asc, offsets, values, codes, tie) ranks a run's rows: each row argsorted by score (numpy)
  * is read back in descending order, and only runs of equal scores are ordered again, by document id
@@ -1181,10 +1183,11 @@ static PyObject *columns_finish(PyObject *self, PyObject *capsule) {
 /* ------------------------------------------------------------------ the qrels lookup of a run */
 
 static PyObject *judged_grades(PyObject *self, PyObject *args) {
-    Py_buffer jseg, jdocs, jgrades, seg, docs;
+    Py_buffer jseg, jdocs, jgrades, bseg, bstart, entries, docs;
     long long n_codes, n_queries;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*LL", &jseg, &jdocs, &jgrades, &seg, &docs, &n_codes, &n_queries)) {
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*LL", &jseg, &jdocs, &jgrades, &bseg, &bstart, &entries, &docs,
+                          &n_codes, &n_queries)) {
         return NULL;
     }
     PyObject *grade_out = NULL, *judged_out = NULL, *out = NULL;
@@ -1193,16 +1196,30 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
     uint32_t *marked = NULL;
     int64_t *marked_grade = NULL;
     int64_t *lo = NULL, *hi = NULL;
-    Py_ssize_t m = jseg.len / 8, n = seg.len / 8;
-    const int64_t *js = jseg.buf, *jd = jdocs.buf, *jg = jgrades.buf, *s = seg.buf, *d = docs.buf;
-    if (jdocs.len != jseg.len || jgrades.len != jseg.len || docs.len != seg.len || n_codes < 0 || n_queries < 0) {
-        PyErr_SetString(PyExc_ValueError, "judged_grades: the judgement columns, and seg and docs, must have one length");
+    Py_ssize_t m = jseg.len / 8, n = entries.len / 8, nb = bseg.len / 8, nd = docs.len / 8;
+    const int64_t *js = jseg.buf, *jd = jdocs.buf, *jg = jgrades.buf, *bs = bseg.buf, *start = bstart.buf;
+    const int64_t *e = entries.buf, *d = docs.buf;
+    if (jdocs.len != jseg.len || jgrades.len != jseg.len || bstart.len != bseg.len + 8 || n_codes < 0 ||
+        n_queries < 0) {
+        PyErr_SetString(PyExc_ValueError, "judged_grades: the judgement columns must have one length, and "
+                                          "block_start one more than block_seg");
         goto done;
     }
     if (n_queries >= (long long)UINT32_MAX) { /* a query's mark is 4 bytes: the caller's Python path */
         out = Py_None;
         Py_INCREF(out);
         goto done;
+    }
+    if (start[0] != 0 || start[nb] != n) {
+        PyErr_SetString(PyExc_ValueError, "judged_grades: the blocks must cover the entries from 0");
+        goto done;
+    }
+    for (Py_ssize_t b = 0; b < nb; b++) {
+        if (start[b + 1] < start[b] || bs[b] < 0 || bs[b] >= n_queries) {
+            PyErr_SetString(PyExc_ValueError, "judged_grades: a block's start decreases, or its query is outside "
+                                              "the queries");
+            goto done;
+        }
     }
     grade_out = column(n);
     judged_out = PyByteArray_FromStringAndSize(NULL, n);
@@ -1235,30 +1252,30 @@ static PyObject *judged_grades(PyObject *self, PyObject *args) {
     }
     int64_t *grade = (int64_t *)PyByteArray_AS_STRING(grade_out);
     char *judged = PyByteArray_AS_STRING(judged_out);
-    int64_t current = -1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t q = s[i], doc = d[i];
-        if (q < 0 || q >= n_queries || doc < 0 || doc >= n_codes) {
-            PyErr_SetString(PyExc_ValueError, "judged_grades: an entry outside the queries or the codes");
-            goto done;
-        }
-        if (q != current) { /* a query's entries are contiguous: its judgements are marked once */
-            current = q;
-            for (int64_t j = lo[q]; j >= 0 && j < hi[q]; j++) {
-                if (jd[j] >= 0) { /* -1: the run never names the document */
-                    marked[jd[j]] = (uint32_t)(q + 1);
-                    marked_grade[jd[j]] = jg[j];
-                }
+    for (Py_ssize_t b = 0; b < nb; b++) {
+        int64_t q = bs[b];
+        for (int64_t j = lo[q]; j >= 0 && j < hi[q]; j++) { /* the block's query's judgements mark their documents */
+            if (jd[j] >= 0) { /* -1: the run never names the document */
+                marked[jd[j]] = (uint32_t)(q + 1);
+                marked_grade[jd[j]] = jg[j];
             }
         }
-        /* Documents come in no order, so most reads miss the CPU's caches: each mark is fetched AHEAD
-         * entries before it is read. */
-        if (i + AHEAD < n && d[i + AHEAD] >= 0 && d[i + AHEAD] < n_codes) {
-            __builtin_prefetch(&marked[d[i + AHEAD]]);
+        for (int64_t i = start[b]; i < start[b + 1]; i++) {
+            int64_t doc = e[i] >= 0 && e[i] < nd ? d[e[i]] : -1;
+            if (doc < 0 || doc >= n_codes) {
+                PyErr_SetString(PyExc_ValueError, "judged_grades: an entry outside the documents or the codes");
+                goto done;
+            }
+            /* Documents come in no order, so most reads miss the CPU's caches: each mark is fetched AHEAD
+             * entries before it is read (its entry's document is near: the same query's). */
+            if (i + AHEAD < n && e[i + AHEAD] >= 0 && e[i + AHEAD] < nd && d[e[i + AHEAD]] >= 0 &&
+                d[e[i + AHEAD]] < n_codes) {
+                __builtin_prefetch(&marked[d[e[i + AHEAD]]]);
+            }
+            int hit = marked[doc] == (uint32_t)(q + 1);
+            grade[i] = hit ? marked_grade[doc] : 0;
+            judged[i] = (char)hit;
         }
-        int hit = marked[doc] == (uint32_t)(q + 1);
-        grade[i] = hit ? marked_grade[doc] : 0;
-        judged[i] = (char)hit;
     }
     out = PyTuple_Pack(2, grade_out, judged_out);
 done:
@@ -1271,7 +1288,9 @@ done:
     PyBuffer_Release(&jseg);
     PyBuffer_Release(&jdocs);
     PyBuffer_Release(&jgrades);
-    PyBuffer_Release(&seg);
+    PyBuffer_Release(&bseg);
+    PyBuffer_Release(&bstart);
+    PyBuffer_Release(&entries);
     PyBuffer_Release(&docs);
     return out;
 }
@@ -1681,9 +1700,11 @@ static PyMethodDef methods[] = {
      "index_in(vocab, ids, distinct=False) -> int64 positions in vocab (-1 where absent), or None unless both "
      "hold exact str (and, with distinct, no id repeats in vocab)."},
     {"judged_grades", judged_grades, METH_VARARGS,
-     "judged_grades(jseg, jdocs, jgrades, seg, docs, n_codes, n_queries) -> (int64 grades, bool judged): the "
-     "grade that query seg[i]'s judgements give document docs[i], 0 where they do not name it (documents as "
-     "codes below n_codes; a judgement's -1 names a document no entry has); None for 2^32 - 1 queries or more."},
+     "judged_grades(jseg, jdocs, jgrades, block_seg, block_start, entries, docs, n_codes, n_queries) -> (int64 "
+     "grades, bool judged): for each ranked entry i (block b: block_start[b] <= i < block_start[b + 1]), the "
+     "grade that query block_seg[b]'s judgements give document docs[entries[i]], 0 where they do not name it "
+     "(documents as codes below n_codes; a judgement's -1 names a document no entry has); None for 2^32 - 1 "
+     "queries or more."},
     {"segments_of", segments_of, METH_VARARGS,
      "segments_of(offsets) -> int64 segment of every entry, from int64 offsets (non-decreasing, from 0)."},
     {"positions_of", positions_of, METH_VARARGS,

@@ -182,40 +182,66 @@ judgements = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9), st.integer
 
 @pytest.mark.skipif(native is None, reason="finegrain._native is not built")
 @settings(max_examples=300, deadline=None)
-@given(judgements, st.lists(st.tuples(st.integers(0, 4), st.integers(0, 11)), max_size=40), st.booleans())
-def test_judged_grades_are_each_querys_own_judgements(judged, entries, unnamed) -> None:
-    """Each entry gets the grade its own query's judgements give its document (judged 0 and negative grades
-    included), or 0 and unjudged; entries of one query may come in several groups; a judgement of a document
-    the run never names (-1) marks nothing."""
+@given(judgements, st.lists(st.tuples(st.integers(0, 4), st.integers(0, 11)), max_size=40), st.booleans(),
+       st.randoms(use_true_random=False))
+def test_judged_grades_are_each_querys_own_judgements(judged, entries, unnamed, rnd) -> None:
+    """Each ranked entry gets the grade its own block's query's judgements give its document (judged 0 and
+    negative grades included), or 0 and unjudged; one query's entries may come in several blocks, the
+    entries in any order of the document column; a judgement of a document the run never names (-1) marks
+    nothing."""
     pairs = {(q, d): g for q, d, g in judged}  # one judgement per (query, document)
     ordered = sorted(pairs.items())  # a query's judgements together
     jseg = np.array([q for (q, _), _ in ordered], dtype=np.int64)
     jdocs = np.array([-1 if unnamed and d % 3 == 0 else d for (_, d), _ in ordered], dtype=np.int64)
     jgrades = np.array([g for _, g in ordered], dtype=np.int64)
     named = {(q, d): g for ((q, _), g), d in zip(ordered, jdocs.tolist()) if d >= 0}
-    seg = np.array([q for q, _ in entries], dtype=np.int64)
-    docs = np.array([d for _, d in entries], dtype=np.int64)
-    grade_b, judged_b = native.judged_grades(jseg, jdocs, jgrades, seg, docs, 12, 5)
-    want = [named.get((int(q), int(d)), 0) for q, d in zip(seg, docs)]
-    want_judged = [(int(q), int(d)) in named for q, d in zip(seg, docs)]
+    blocks: list[tuple[int, list[int]]] = []  # consecutive entries of one query: a block
+    for q, d in entries:
+        if blocks and blocks[-1][0] == q and rnd.random() < 0.7:
+            blocks[-1][1].append(d)
+        else:
+            blocks.append((q, [d]))
+    seg = [q for q, ds in blocks for _ in ds]
+    docs_ranked = [d for _, ds in blocks for d in ds]
+    entry_of = list(range(len(docs_ranked)))
+    rnd.shuffle(entry_of)  # position i is run entry entry_of[i]
+    docs = np.zeros(len(docs_ranked), dtype=np.int64)
+    docs[entry_of] = docs_ranked
+    block_seg = np.array([q for q, _ in blocks], dtype=np.int64)
+    block_start = np.concatenate([[0], np.cumsum([len(ds) for _, ds in blocks])]).astype(np.int64)
+    grade_b, judged_b = native.judged_grades(jseg, jdocs, jgrades, block_seg, block_start,
+                                             np.array(entry_of, dtype=np.int64), docs, 12, 5)
+    want = [named.get((q, d), 0) for q, d in zip(seg, docs_ranked)]
+    want_judged = [(q, d) in named for q, d in zip(seg, docs_ranked)]
     assert np.frombuffer(grade_b, np.int64).tolist() == want
     assert np.frombuffer(judged_b, bool).tolist() == want_judged
 
 
 @pytest.mark.skipif(native is None, reason="finegrain._native is not built")
 def test_judgements_out_of_bounds_or_apart_are_refused() -> None:
-    one = np.array([0], dtype=np.int64)
+    one, zero, blocks = np.array([0], dtype=np.int64), np.array([0], dtype=np.int64), np.array([0, 1], np.int64)
+
+    def call(jseg=one, jdocs=one, bseg=zero, bstart=blocks, entries=zero, docs=one, queries=1):
+        return native.judged_grades(jseg, jdocs, one, bseg, bstart, entries, docs, 3, queries)
+
     with pytest.raises(ValueError):  # a query's judgements apart
-        native.judged_grades(np.array([0, 1, 0]), np.array([0, 1, 2]), np.zeros(3, np.int64), one, one, 3, 2)
+        native.judged_grades(np.array([0, 1, 0]), np.array([0, 1, 2]), np.zeros(3, np.int64), zero, blocks, zero,
+                             one, 3, 2)
     with pytest.raises(ValueError):  # a judged document outside the codes
-        native.judged_grades(one, np.array([5]), one, one, one, 3, 1)
+        call(jdocs=np.array([5]))
     with pytest.raises(ValueError):  # below -1
-        native.judged_grades(one, np.array([-2]), one, one, one, 3, 1)
-    with pytest.raises(ValueError):  # an entry's query outside the queries
-        native.judged_grades(one, one, one, np.array([3]), one, 3, 1)
+        call(jdocs=np.array([-2]))
+    with pytest.raises(ValueError):  # a block's query outside the queries
+        call(bseg=np.array([3]))
+    with pytest.raises(ValueError):  # blocks that do not cover the entries
+        call(bstart=np.array([0, 2]))
+    with pytest.raises(ValueError):  # a block start that decreases
+        call(bseg=np.array([0, 0]), bstart=np.array([0, 2, 1]), entries=np.array([0, 0, 0]))
+    with pytest.raises(ValueError):  # an entry outside the document column
+        call(entries=np.array([4]))
     with pytest.raises(ValueError):  # an entry's document outside the codes (-1 included)
-        native.judged_grades(one, one, one, one, np.array([-1]), 3, 1)
-    assert native.judged_grades(one, one, one, one, one, 3, 2**32) is None  # a 4-byte query mark: Python's path
+        call(docs=np.array([-1]))
+    assert call(queries=2**32) is None  # a 4-byte query mark: Python's path
 
 
 @pytest.mark.skipif(native is None, reason="finegrain._native is not built")

@@ -74,3 +74,27 @@ def test_a_run_vocabulary_naming_a_document_twice_gives_both_codes_its_grade() -
     run = Run(["q1", "q2"], np.array([0, 2, 3]), np.array([0, 1, 2]), vocab, np.array([0.5, 0.4, 0.9]))
     joined = join(qrels, run)
     assert joined.grade.tolist() == [2, 1, 1] and joined.judged.all()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_located_entries_are_where_the_whole_columns_put_them(seed: int) -> None:
+    """``located`` finds the query and rank of selected entries from the blocks alone (positions or a mask,
+    before and after the whole columns exist), and the whole columns give each entry its block's query and
+    its place within it; on runs with queries outside the universe and universes reordered."""
+    qrels, run, universe = _tables(seed)
+    for queries in (None, universe):
+        joined = join(qrels, run, queries)
+        rng = np.random.default_rng(seed)
+        mask = rng.random(len(joined.grade)) < 0.4
+        positions = np.flatnonzero(mask)
+        early = joined.located(positions), joined.located(mask)
+        starts = joined.block_start
+        want_seg = np.repeat(joined.block_seg, np.diff(starts))
+        want_rank = np.arange(starts[-1]) - np.repeat(starts[:-1], np.diff(starts))
+        assert joined.seg.tolist() == want_seg.tolist() and joined.rank.tolist() == want_rank.tolist()
+        for seg, rank in (*early, joined.located(positions)):
+            assert seg.tolist() == want_seg[positions].tolist() and rank.tolist() == want_rank[positions].tolist()
+        for rel, k in [(1, 3), (1, None), (2, 1)]:
+            hits = joined.hit_entries(rel, k)
+            seg, rank = joined.located(hits)
+            assert seg.tolist() == want_seg[hits].tolist() and rank.tolist() == want_rank[hits].tolist()

@@ -32,8 +32,8 @@ def iprec_at_recall(j: Joined, spec: MetricSpec) -> QueryValues:
     R = j.n_relevant(spec.rel)
     relevant = j.hits(spec.rel)
     m = j.before(relevant)[relevant] + 1  # the m of each relevant item returned
-    seg = j.seg[relevant]
-    precision = m / (j.rank[relevant] + 1.0)
+    seg, rank = j.located(relevant)
+    precision = m / (rank + 1.0)
     c = np.floor(level * R.astype(np.float64) + 0.9).astype(np.int64)  # per query
     out = np.zeros(j.n_queries, dtype=np.float64)
     after = m >= np.maximum(c[seg], 1)

@@ -31,14 +31,16 @@ class Joined:
     """Ranked run entries with their grades, over a universe of ``U`` queries.
 
     Entry arrays (``seg``, ``rank``, ``grade``) follow ranked order; the entries
-    of one query are contiguous and ranks within it run 0, 1, 2, ...
+    of one query are contiguous (a block) and ranks within it run 0, 1, 2, ...
+    ``seg`` and ``rank`` of every entry are made when first asked for; most
+    metrics read them for the relevant entries only (:meth:`located`).
     """
 
     qids: tuple[str, ...]  # the universe, in order
     in_run: np.ndarray  # bool[U]: the query is in the run (possibly with no result)
     n_returned: np.ndarray  # int64[U]: results the run returned (0 if absent)
-    seg: np.ndarray  # int64[n]: universe index of each ranked entry
-    rank: np.ndarray  # int64[n]: 0-based rank within its query
+    block_seg: np.ndarray  # int64[B]: universe index of each block of ranked entries (one run query's)
+    block_start: np.ndarray  # int64[B + 1]: where each block starts among the ranked entries
     grade: np.ndarray  # int64[n]: qrels grade of the entry, 0 when unjudged
     judged: np.ndarray  # bool[n]: the qrels judge the entry (any grade, 0 and negative included)
     judged_seg: np.ndarray  # int64[m]: universe index of each judgement
@@ -48,10 +50,40 @@ class Joined:
     _ideal: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
     _entries: dict[tuple[int, int | None], np.ndarray] = field(default_factory=dict, repr=False)  # hit_entries
     _counts: dict[int | None, tuple[np.ndarray, np.ndarray] | None] = field(default_factory=dict, repr=False)
+    _located: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
+    _columns: dict[str, np.ndarray] = field(default_factory=dict, repr=False)  # seg, rank
 
     @property
     def n_queries(self) -> int:
         return len(self.qids)
+
+    @property
+    def seg(self) -> np.ndarray:
+        """int64[n]: universe index of each ranked entry (read-only; made on first use)."""
+        if "seg" not in self._columns:
+            self._columns["seg"] = _ro(np.repeat(self.block_seg, np.diff(self.block_start)))
+        return self._columns["seg"]
+
+    @property
+    def rank(self) -> np.ndarray:
+        """int64[n]: 0-based rank of each ranked entry within its query (read-only; made on first use)."""
+        if "rank" not in self._columns:
+            starts = np.repeat(self.block_start[:-1], np.diff(self.block_start))
+            self._columns["rank"] = _ro(np.arange(len(starts), dtype=np.int64) - starts)
+        return self._columns["rank"]
+
+    def located(self, entries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(seg, rank)`` of the ranked entries ``entries`` (a boolean mask, or ascending positions as
+        :meth:`hit_entries` gives), without making them for every entry: each position's block is found
+        by a search of the block starts. Kept for the arrays :meth:`hit_entries` gives."""
+        got = self._located.get(id(entries))
+        if got is not None and got[0] is entries:
+            return got[1], got[2]
+        if "seg" in self._columns and "rank" in self._columns:
+            return self._columns["seg"][entries], self._columns["rank"][entries]
+        positions = np.flatnonzero(entries) if entries.dtype == bool else entries
+        block = np.searchsorted(self.block_start, positions, side="right") - 1
+        return self.block_seg[block], positions - self.block_start[block]
 
     def n_relevant(self, rel: int = 1) -> np.ndarray:
         """Judged items with grade >= ``rel``, per universe query (int64[U], read-only)."""
@@ -141,17 +173,27 @@ class Joined:
         key = (rel, k)
         if key not in self._entries:
             if (rel, None) not in self._entries:
-                self._entries[rel, None] = _ro(np.flatnonzero(self.grade >= rel))
-            relevant = self._entries[rel, None]
+                self._keep((rel, None), np.flatnonzero(self.grade >= rel))
             if k is not None:
-                self._entries[key] = _ro(relevant[self.rank[relevant] < k])
+                relevant = self._entries[rel, None]
+                seg, rank = self.located(relevant)
+                within = rank < k
+                self._keep(key, relevant[within], seg[within], rank[within])
         return self._entries[key]
+
+    def _keep(self, key: tuple[int, int | None], entries: np.ndarray, seg: np.ndarray | None = None,
+              rank: np.ndarray | None = None) -> None:
+        """Keep ``entries`` as :meth:`hit_entries` ``key``, with where they are for :meth:`located`."""
+        self._entries[key] = _ro(entries)
+        if seg is None or rank is None:
+            seg, rank = self.located(entries)
+        self._located[id(entries)] = (entries, _ro(seg), _ro(rank))
 
     def count(self, mask: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """Per-query sum of ``weights`` (or count) over the entries selected by ``mask`` (a boolean mask, or
         ascending positions as :meth:`hit_entries` gives) (float64[U])."""
         w = None if weights is None else weights[mask]
-        return np.bincount(self.seg[mask], weights=w, minlength=self.n_queries).astype(np.float64)
+        return np.bincount(self.located(mask)[0], weights=w, minlength=self.n_queries).astype(np.float64)
 
     def before(self, values: np.ndarray) -> np.ndarray:
         """For every ranked entry, the sum of ``values`` (one per entry; a bool mask counts) over the entries
@@ -171,10 +213,10 @@ class Joined:
         """0-based rank of the first entry selected by ``mask`` (a boolean mask, or ascending positions) per
         query; -1 when there is none."""
         out = np.full(self.n_queries, -1, dtype=np.int64)
-        seg = self.seg[mask]
+        seg, rank = self.located(mask)
         if len(seg):
             first = np.flatnonzero(np.concatenate(([True], seg[1:] != seg[:-1])))
-            out[seg[first]] = self.rank[mask][first]
+            out[seg[first]] = rank[first]
         return out
 
 
@@ -201,15 +243,17 @@ def join(qrels: Qrels, run: Run, queries: Iterable[str] | None = None) -> Joined
     n_returned = np.zeros(U, dtype=np.int64)
     n_returned[run_u[kept]] = run.counts()[kept]
 
-    # Ranked entries of the run (grouped by run query, in rank order): Run.order never moves an
-    # entry out of its query, so the query and the position of the i-th ranked entry are those of entry i.
+    # Ranked entries of the run, a block per run query in the universe (Run.order never moves an entry out
+    # of its query): the entries' positions within blocks are their ranks.
     order = run.order
-    rank = run.positions
-    seg = run.segments if _is_identity(run_u, U) else run_u[run.segments]
-    docs = run.doc_codes[order]
-    if not all_kept:
-        keep = seg >= 0
-        seg, rank, docs = seg[keep], rank[keep], docs[keep]
+    counts = run.counts()
+    if all_kept:
+        block_seg, entries = run_u, order
+        block_start = run.offsets
+    else:
+        block_seg = run_u[kept]
+        block_start = np.concatenate(([0], np.cumsum(counts[kept]))).astype(np.int64)
+        entries = order[np.repeat(kept, counts)]
 
     # Judgements of universe queries.
     if _is_identity(qrels_u, U):
@@ -219,13 +263,13 @@ def join(qrels: Qrels, run: Run, queries: Iterable[str] | None = None) -> Joined
         jkeep = jseg >= 0
         jseg, jdocs, jgrade = jseg[jkeep], qrels.doc_codes[jkeep], qrels.values[jkeep]
 
-    grade, judged = _lookup_grades(seg, docs, run, jseg, jdocs, jgrade, qrels)
+    grade, judged = _lookup_grades(block_seg, block_start, entries, run, jseg, jdocs, jgrade, qrels)
     return Joined(
         qids=qids,
         in_run=_ro(in_run),
         n_returned=_ro(n_returned),
-        seg=_ro(seg),
-        rank=_ro(rank),
+        block_seg=_ro(np.array(block_seg, dtype=np.int64)),
+        block_start=_ro(np.array(block_start, dtype=np.int64)),
         grade=_ro(grade),
         judged=_ro(judged),
         judged_seg=_ro(jseg),
@@ -247,24 +291,28 @@ def _is_identity(index: np.ndarray, size: int) -> bool:
 
 
 def _lookup_grades(
-    seg: np.ndarray,
-    docs: np.ndarray,
+    block_seg: np.ndarray,
+    block_start: np.ndarray,
+    entries: np.ndarray,
     run: Run,
     jseg: np.ndarray,
     jdocs: np.ndarray,
     jgrade: np.ndarray,
     qrels: Qrels,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Grade of each (seg, run doc) entry (0 if unjudged) and whether it is judged."""
-    n = len(seg)
+    """Grade of each ranked entry (run entry ``entries[i]``, of the universe query of its block; 0 if
+    unjudged) and whether it is judged."""
+    n = len(entries)
     if n == 0 or len(jseg) == 0:
         return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
     jrun = _in_run_vocab(jdocs, qrels, run) if NATIVE is not None else None
     got = None if jrun is None else NATIVE.judged_grades(
-        _int64(jseg), jrun, _int64(jgrade), _int64(seg), _int64(docs), len(run.vocab),
-        int(max(seg.max(), jseg.max())) + 1)
+        _int64(jseg), jrun, _int64(jgrade), _int64(block_seg), _int64(block_start), _int64(entries),
+        _int64(run.doc_codes), len(run.vocab), int(max(block_seg.max(), jseg.max())) + 1)
     if got is not None:  # each query's judgements marked their documents (run codes); each entry was one read
         return np.frombuffer(got[0], dtype=np.int64), np.frombuffer(got[1], dtype=bool)
+    seg = np.repeat(block_seg, np.diff(block_start))
+    docs = run.doc_codes[entries]
     # In the qrels' vocabulary: key ``seg * V + doc``, one search.
     V = len(qrels.vocab)
     to_qrels = qrels.codes_of(run.vocab)

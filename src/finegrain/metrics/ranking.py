@@ -119,14 +119,14 @@ def average_precision(j: Joined, spec: MetricSpec) -> QueryValues:
     """
     R = j.n_relevant(spec.rel)
     hits = j.hit_entries(spec.rel, spec.k)
-    seg = j.seg[hits]
+    seg, rank = j.located(hits)
     # Number of relevant items up to and including each hit: its position among its query's hits.
     n = len(seg)
     start = np.concatenate(([True], seg[1:] != seg[:-1])) if n else np.zeros(0, dtype=bool)
     starts = np.flatnonzero(start)
     group = np.cumsum(start) - 1
     nth = np.arange(1, n + 1, dtype=np.float64) - starts[group] if n else np.zeros(0)
-    prec = nth / (j.rank[hits] + 1.0)
+    prec = nth / (rank + 1.0)
     total = np.bincount(seg, weights=prec, minlength=j.n_queries)
     return QueryValues(R > 0, total / np.maximum(R, 1))
 
@@ -218,8 +218,9 @@ def ndcg(j: Joined, spec: MetricSpec) -> QueryValues:
     """
     R = j.n_relevant(spec.rel)
     k = spec.k
-    mask = j.hit_entries(spec.rel, k)
-    dcg = np.bincount(j.seg[mask], weights=j.grade[mask] * _discount(j.rank[mask]), minlength=j.n_queries)
+    hits = j.hit_entries(spec.rel, k)
+    seg, rank = j.located(hits)
+    dcg = np.bincount(seg, weights=j.grade[hits] * _discount(rank), minlength=j.n_queries)
     idcg = _ideal_dcg(j, spec.rel, k)
     with np.errstate(divide="ignore", invalid="ignore"):
         values = np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), 0.0)
