@@ -143,8 +143,12 @@ static int table_init(Table *t, size_t expect) {
     return t->slots ? 0 : -1;
 }
 
+/* Up to a million slots a table grows fourfold: fewer grows, each of which moves every key to a random slot
+ * of the new table, for at most 16 MiB of table; beyond, it doubles. */
+#define GROW_FOURFOLD_BELOW ((size_t)1 << 20)
+
 static int table_grow(Table *t) {
-    size_t size = 2 * (t->mask + 1);
+    size_t size = (t->mask + 1 < GROW_FOURFOLD_BELOW ? 4 : 2) * (t->mask + 1);
     Slot *slots = table_alloc(size * sizeof(Slot));
     if (slots == NULL) {
         return -1;
