@@ -5,8 +5,9 @@ the entries of queries in the universe, and looks up the grade of every ranked
 entry in its own query's judgements (compiled: the judgements mapped into the
 run's vocabulary, each query's judgements mark their documents in a table by
 document code; in Python: the run mapped into the qrels' vocabulary, an
-integer key ``query * V + doc`` and ``np.searchsorted``); an unjudged entry has grade 0 and ``judged`` False (a
-judged 0 has ``judged`` True). Nothing here loops over queries in Python.
+integer key ``query * V + doc`` and ``np.searchsorted``); an unjudged entry has
+grade 0 and ``judged`` False (a judged 0 has ``judged`` True). Nothing here
+loops over queries in Python.
 
 The universe is the qrels' queries, or an explicit list (``--queries``). A
 universe query absent from the run has an empty prediction; a run query outside
