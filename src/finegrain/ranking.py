@@ -125,13 +125,7 @@ def _rank_blocks_native(
         lo, hi = int(offsets[a]), int(offsets[b])
         if hi == lo:
             continue  # rows with no entry
-        block = counts[a:b]
-        if bool((block == width).all()):
-            grid = values[lo:hi].reshape(b - a, width)
-        else:
-            grid = np.full((b - a, width), -np.inf)
-            grid[np.arange(width) < block[:, None]] = values[lo:hi]
-        asc = np.argsort(grid, axis=1)
+        asc = np.argsort(_score_grid(values[lo:hi], counts[a:b], width)[0], axis=1)
         bounds = offsets[a : b + 1]
         if not NATIVE.rank_rows(out[lo:hi], asc, bounds, values, *ties):
             ties = tie_ranks.by_code()
@@ -161,22 +155,27 @@ class _TieRanks:
         """``(codes, ranks)``: an int64 index per entry and the rank of each indexed id, such that the rank of
         entry ``i``'s id is ``ranks[codes[i]]``."""
         if self._by_code is None:
-            self(self._codes[:0])
-            assert self._ranks is not None
+            ranks = self._sorted()
             codes = self._codes if self._present is None else np.searchsorted(self._present, self._codes)
-            self._by_code = (np.ascontiguousarray(codes, dtype=np.int64), np.ascontiguousarray(self._ranks))
+            self._by_code = (np.ascontiguousarray(codes, dtype=np.int64), np.ascontiguousarray(ranks))
         return self._by_code
 
     def __call__(self, codes: np.ndarray) -> tuple[np.ndarray, int]:
+        ranks = self._sorted()
+        if self._present is None:
+            return ranks[codes], len(ranks)
+        return ranks[np.searchsorted(self._present, codes)], len(ranks)
+
+    def _sorted(self) -> np.ndarray:
+        """The ranks, sorted on first use: of the whole vocabulary, or of the run's documents only
+        (``_present``) when the vocabulary is much larger."""
         if self._ranks is None:
             if len(self._codes) * 4 >= len(self._vocab):
                 self._ranks = string_ranks(self._vocab)
             else:
                 self._present = np.unique(self._codes)
                 self._ranks = string_ranks([self._vocab[c] for c in self._present.tolist()])
-        if self._present is None:
-            return self._ranks[codes], len(self._ranks)
-        return self._ranks[np.searchsorted(self._present, codes)], len(self._ranks)
+        return self._ranks
 
 
 def _contiguous_offsets(segment: np.ndarray) -> np.ndarray | None:
@@ -201,15 +200,8 @@ def _rank_rows(
        last), then the input position, so equal entries keep their order.
        Document ids are compared only among the documents of those rows.
     """
-    n_rows = len(counts)
     values = np.asarray(scores, dtype=np.float64)
-    if bool((counts == width).all()):
-        grid = values.reshape(n_rows, width)
-        valid = None
-    else:
-        grid = np.full((n_rows, width), -np.inf)
-        valid = np.arange(width) < counts[:, None]
-        grid[valid] = values
+    grid, valid = _score_grid(values, counts, width)
     # Ascending sort, read backwards: score descending, padding (-inf) last.
     entry = np.argsort(grid, axis=1)[:, ::-1]
     entry += offsets[:-1, None]  # column -> entry index (padding cells point past their row)
@@ -225,7 +217,7 @@ def _rank_rows(
     del ranked
     tied_rows = np.flatnonzero(same.any(axis=1))
     if len(tied_rows):
-        every = len(tied_rows) == n_rows
+        every = len(tied_rows) == len(counts)
         sub = entry if every else entry[tied_rows]
         sub_same = same if every else same[tied_rows]
         tie, n_tie = tie_ranks(np.asarray(doc_codes)[sub].reshape(-1))
@@ -249,6 +241,17 @@ def _rank_rows(
         else:
             entry[tied_rows] = resorted
     return entry.reshape(-1) if valid is None else entry[valid]
+
+
+def _score_grid(values: np.ndarray, counts: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(grid, valid)``: the scores of rows of ``counts`` entries laid out ``(rows, width)``, padding cells -inf
+    (``valid`` marks the real cells; None when every row is full and the grid is a view of ``values``)."""
+    if bool((counts == width).all()):
+        return values.reshape(len(counts), width), None
+    grid = np.full((len(counts), width), -np.inf)
+    valid = np.arange(width) < counts[:, None]
+    grid[valid] = values
+    return grid, valid
 
 
 def _row_positions(sub: np.ndarray, offsets: np.ndarray, rows: np.ndarray, every: bool) -> np.ndarray:

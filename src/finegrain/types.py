@@ -303,16 +303,12 @@ class _Table(Mapping[str, Mapping[str, Any]]):
     @cached_property
     def segments(self) -> np.ndarray:
         """Query index of every entry."""
-        if NATIVE is not None:
-            return read_only(np.frombuffer(NATIVE.segments_of(np.ascontiguousarray(self._offsets)), dtype=np.int64))
-        return read_only(np.repeat(np.arange(len(self._qids), dtype=np.int64), np.diff(self._offsets)))
+        return read_only(segments_of(self._offsets))
 
     @cached_property
     def positions(self) -> np.ndarray:
         """0-based position of every entry within its query."""
-        if NATIVE is not None:
-            return read_only(np.frombuffer(NATIVE.positions_of(np.ascontiguousarray(self._offsets)), dtype=np.int64))
-        return read_only(np.arange(self.n_entries, dtype=np.int64) - self._offsets[self.segments])
+        return read_only(positions_of(self._offsets))
 
     def counts(self) -> np.ndarray:
         return np.diff(self._offsets)
@@ -447,8 +443,6 @@ class Run(_Table):
     _value_dtype = np.float64
     _what = "result"
 
-    _scores_checked = False  # set once _refuse_nan found no NaN
-
     def __init__(self, *args: Any, name: str = "run", **kw: Any) -> None:
         super().__init__(*args, **kw)
         self.name = name
@@ -497,7 +491,6 @@ class Run(_Table):
             q, d = self._entry(int(bad[0]))
             raise FinegrainError(f"score of document {d!r} for query {q!r} is NaN",
                                  "every score must be a number; drop or fix that result")
-        self._scores_checked = True  # the scores are read-only: no NaN now, none later
 
     def _entry(self, i: int) -> tuple[str, str]:
         """The (query id, document id) of entry ``i``."""
@@ -520,8 +513,7 @@ class Run(_Table):
     @cached_property
     def order(self) -> np.ndarray:
         """Entry indices in ranked order, query by query (the trec_eval sort); a NaN score is refused."""
-        if not self._scores_checked:
-            self._refuse_nan()
+        self._refuse_nan()
         return read_only(rank_order(self.segments, self._values, self._docs, self._vocab, offsets=self._offsets))
 
     def ranked(self, qid: str, k: int | None = None) -> list[str]:
@@ -562,6 +554,22 @@ class Run(_Table):
 
 
 _INT64 = np.iinfo(np.int64)
+
+
+def segments_of(offsets: np.ndarray) -> np.ndarray:
+    """The segment of every entry of a table whose segment ``i`` holds entries ``offsets[i]`` up to
+    ``offsets[i + 1]`` (int64 offsets, non-decreasing, from 0)."""
+    if NATIVE is not None:
+        return np.frombuffer(NATIVE.segments_of(np.ascontiguousarray(offsets, dtype=np.int64)), dtype=np.int64)
+    return np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
+
+
+def positions_of(offsets: np.ndarray) -> np.ndarray:
+    """The position of every entry within its segment (offsets as for :func:`segments_of`)."""
+    if NATIVE is not None:
+        return np.frombuffer(NATIVE.positions_of(np.ascontiguousarray(offsets, dtype=np.int64)), dtype=np.int64)
+    out: np.ndarray = np.arange(int(offsets[-1]), dtype=np.int64) - np.repeat(offsets[:-1], np.diff(offsets))
+    return out
 
 
 def _named(q_id_col: str | None, doc_id_col: str | None, score_col: str | None) -> dict[str, str]:

@@ -24,7 +24,7 @@ import numpy as np
 
 from finegrain.errors import check_unique_ids
 from finegrain.native import NATIVE
-from finegrain.types import Qrels, Run
+from finegrain.types import Qrels, Run, positions_of, segments_of
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,15 +62,14 @@ class Joined:
     def seg(self) -> np.ndarray:
         """int64[n]: universe index of each ranked entry (read-only; made on first use)."""
         if "seg" not in self._columns:
-            self._columns["seg"] = _ro(np.repeat(self.block_seg, np.diff(self.block_start)))
+            self._columns["seg"] = _ro(self.block_seg[segments_of(self.block_start)])
         return self._columns["seg"]
 
     @property
     def rank(self) -> np.ndarray:
         """int64[n]: 0-based rank of each ranked entry within its query (read-only; made on first use)."""
         if "rank" not in self._columns:
-            starts = np.repeat(self.block_start[:-1], np.diff(self.block_start))
-            self._columns["rank"] = _ro(np.arange(len(starts), dtype=np.int64) - starts)
+            self._columns["rank"] = _ro(positions_of(self.block_start))
         return self._columns["rank"]
 
     def located(self, entries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -241,13 +240,13 @@ def join(qrels: Qrels, run: Run, queries: Iterable[str] | None = None) -> Joined
     all_kept = bool(kept.all())
     in_run = np.zeros(U, dtype=bool)
     in_run[run_u[kept]] = True
+    counts = run.counts()
     n_returned = np.zeros(U, dtype=np.int64)
-    n_returned[run_u[kept]] = run.counts()[kept]
+    n_returned[run_u[kept]] = counts[kept]
 
     # Ranked entries of the run, a block per run query in the universe (Run.order never moves an entry out
     # of its query): the entries' positions within blocks are their ranks.
     order = run.order
-    counts = run.counts()
     if all_kept:
         block_seg, entries = run_u, order
         block_start = run.offsets
@@ -312,7 +311,7 @@ def _lookup_grades(
         _int64(run.doc_codes), len(run.vocab), int(max(block_seg.max(), jseg.max())) + 1)
     if got is not None:  # each query's judgements marked their documents (run codes); each entry was one read
         return np.frombuffer(got[0], dtype=np.int64), np.frombuffer(got[1], dtype=bool)
-    seg = np.repeat(block_seg, np.diff(block_start))
+    seg = block_seg[segments_of(block_start)]
     docs = run.doc_codes[entries]
     # In the qrels' vocabulary: key ``seg * V + doc``, one search.
     V = len(qrels.vocab)
