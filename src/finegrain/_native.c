@@ -71,6 +71,20 @@
 #include <sys/mman.h>
 #endif
 
+/* CPython 3.11 and 3.12 (not PyPy, not a free-threaded build): flatten reads a dict's entries in place,
+ * through the layout this very version's internal header declares. PyDict_Next reads each key's cached
+ * hash as it steps, a cache miss per entry (the ids lie anywhere in memory) that no later code can fetch
+ * ahead; reading the (key, value) pairs leaves each id untouched until the loop that hashes it, which
+ * fetches it AHEAD of its turn. Elsewhere, or for a dict of another kind (split, or keys not all str),
+ * PyDict_Next. */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000 && !defined(PYPY_VERSION) && \
+    !defined(Py_GIL_DISABLED) && !defined(Py_LIMITED_API)
+#define Py_BUILD_CORE 1
+#include "internal/pycore_dict.h"
+#undef Py_BUILD_CORE
+#define DICT_ENTRIES_IN_PLACE 1
+#endif
+
 /* How many entries ahead a loop asks the CPU to fetch what a later lookup reads. */
 #define AHEAD 12
 
@@ -491,7 +505,31 @@ static PyObject *flatten(PyObject *self, PyObject *args) {
      * the borrowed ids and values stay alive and the mappings cannot change under us. */
     while (PyDict_Next(outer, &pos, &key, &inner)) {
         Py_ssize_t at = 0;
-        while (PyDict_Next(inner, &at, &doc, &value)) {
+#ifdef DICT_ENTRIES_IN_PLACE
+        PyDictObject *d = (PyDictObject *)inner;
+        PyDictUnicodeEntry *entry = NULL;
+        Py_ssize_t end = 0;
+        if (d->ma_values == NULL && DK_IS_UNICODE(d->ma_keys)) {
+            entry = DK_UNICODE_ENTRIES(d->ma_keys);
+            end = d->ma_keys->dk_nentries;
+        }
+#endif
+        for (;;) {
+#ifdef DICT_ENTRIES_IN_PLACE
+            if (entry != NULL) {
+                while (at < end && entry[at].me_value == NULL) {
+                    at++; /* a deleted entry */
+                }
+                if (at == end) {
+                    break;
+                }
+                doc = entry[at].me_key;
+                value = entry[at++].me_value;
+            } else
+#endif
+            if (!PyDict_Next(inner, &at, &doc, &value)) {
+                break;
+            }
             if (i >= total) {
                 goto decline; /* a mapping that grew under us */
             }
@@ -1418,25 +1456,33 @@ static int compare_rest(const void *pa, const void *pb) {
     return a < b ? -1 : (a > b); /* equal strings: input order */
 }
 
-/* Stable LSD radix sort on the key, a byte at a time (a byte all keys share is skipped); the result in e. */
+/* Stable LSD radix sort on the key, a byte at a time; the result in e. One pass counts every byte's
+ * values; a byte all keys share is skipped. */
 static int radix_sort(Keyed *e, Py_ssize_t n) {
     Keyed *tmp = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(Keyed)), *src = e, *dst = tmp;
-    if (!tmp) {
+    Py_ssize_t(*count)[257] = PyMem_Calloc(8, sizeof(*count));
+    if (!tmp || !count) {
+        PyMem_Free(tmp);
+        PyMem_Free(count);
         return -1;
     }
-    for (int shift = 0; shift < 64; shift += 8) {
-        Py_ssize_t count[257] = {0};
-        for (Py_ssize_t i = 0; i < n; i++) {
-            count[((src[i].key >> shift) & 0xff) + 1]++;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t key = e[i].key;
+        for (int d = 0; d < 8; d++) {
+            count[d][((key >> (8 * d)) & 0xff) + 1]++;
         }
-        if (n && count[((src[0].key >> shift) & 0xff) + 1] == n) {
+    }
+    for (int d = 0; d < 8; d++) {
+        Py_ssize_t *c = count[d];
+        int shift = 8 * d;
+        if (n == 0 || c[((src[0].key >> shift) & 0xff) + 1] == n) {
             continue;
         }
-        for (int d = 0; d < 256; d++) {
-            count[d + 1] += count[d];
+        for (int b = 0; b < 256; b++) {
+            c[b + 1] += c[b];
         }
         for (Py_ssize_t i = 0; i < n; i++) {
-            dst[count[(src[i].key >> shift) & 0xff]++] = src[i];
+            dst[c[(src[i].key >> shift) & 0xff]++] = src[i];
         }
         Keyed *t = src;
         src = dst;
@@ -1446,6 +1492,7 @@ static int radix_sort(Keyed *e, Py_ssize_t n) {
         memcpy(e, src, (size_t)n * sizeof(Keyed));
     }
     PyMem_Free(tmp);
+    PyMem_Free(count);
     return 0;
 }
 
@@ -1466,7 +1513,10 @@ static PyObject *string_ranks(PyObject *self, PyObject *arg) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
+    for (Py_ssize_t i = 0; i < n; i++) { /* the strings lie anywhere in memory: each fetched AHEAD of its turn */
+        if (i + AHEAD < n) {
+            __builtin_prefetch(items[i + AHEAD]);
+        }
         const char *b = PyUnicode_CheckExact(items[i]) ? PyUnicode_AsUTF8AndSize(items[i], &len[i]) : NULL;
         if (!b) { /* not an exact str, or a lone surrogate (not UTF-8): the Python path */
             PyErr_Clear();
@@ -1487,6 +1537,9 @@ static PyObject *string_ranks(PyObject *self, PyObject *arg) {
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         uint64_t key = 0;
+        if (i + AHEAD < n) {
+            __builtin_prefetch(bytes[i + AHEAD] + common);
+        }
         for (Py_ssize_t j = common; j < common + 8; j++) {
             key = (key << 8) | (j < len[i] ? bytes[i][j] : 0);
         }
@@ -1548,10 +1601,11 @@ static int compare_tied(const void *a, const void *b) {
 }
 
 /* Orders at[0..m) (entries of one row with equal scores; the row's last entry is `end` - 1 and it holds
- * `count` entries) by tie[code[entry]] descending, then entry ascending. 0, or -1 with an exception. */
+ * `count` entries) by tie[code[entry]] descending, then entry ascending. 0, or -1 with an exception.
+ * rank_limit is INT64_MAX / (count + 1), computed once per row. */
 static int order_tied(int64_t *at, int64_t m, Tied *run, const int64_t *code, const int64_t *rank, Py_ssize_t nt,
-                      int64_t end, int64_t count) {
-    int small = m <= SHORT_RUN; /* and every key below fits in int64 */
+                      int64_t end, int64_t count, int64_t rank_limit) {
+    int small = m <= SHORT_RUN; /* and every key below fits in int64: ranks below rank_limit */
     for (int64_t k = 0; k < m; k++) {
         int64_t c = code[at[k]];
         if (c < 0 || c >= nt) {
@@ -1560,7 +1614,7 @@ static int order_tied(int64_t *at, int64_t m, Tied *run, const int64_t *code, co
         }
         run[k].tie = rank[c];
         run[k].entry = at[k];
-        small &= rank[c] >= 0 && rank[c] < INT64_MAX / (count + 1);
+        small &= rank[c] >= 0 && rank[c] < rank_limit;
     }
     if (small) {
         /* Each entry's place is the number of entries before it, from one key (the id's rank, then the
@@ -1632,6 +1686,7 @@ static PyObject *rank_rows(PyObject *self, PyObject *args) {
             }
         }
         const int64_t *row = a + r * width;
+        const int64_t rank_limit = INT64_MAX / (count + 1); /* a rank below it makes a key that fits */
         int64_t w = 0;
         for (Py_ssize_t c = width - 1; c >= 0; c--) {
             int64_t col = row[c];
@@ -1664,7 +1719,7 @@ static PyObject *rank_rows(PyObject *self, PyObject *args) {
                     Py_INCREF(result);
                     goto done;
                 }
-                if (order_tied(at + i, j - i, run, code, rank, nt, lo + count, count) < 0) {
+                if (order_tied(at + i, j - i, run, code, rank, nt, lo + count, count, rank_limit) < 0) {
                     goto done;
                 }
             }

@@ -175,6 +175,52 @@ def test_a_late_entry_it_does_not_take_declines_the_whole_walk(at) -> None:
     assert native.flatten(data, False) is None
 
 
+class _Holder:
+    """Its instances' ``__dict__`` is a split dict (keys shared with the class's other instances)."""
+
+
+def _with_history(entries: list[tuple[str, float]], history: str, junk: list[str]) -> dict:
+    """A dict whose items are ``entries`` in order, built so that its layout keeps a history: deleted entries
+    between the live ones (``holes``), a key that was not a str once (``general``: a dict of any key kind),
+    an instance's split dict (``split``), or entries deleted and put back at the end (``moved``)."""
+    if history == "split":
+        obj = _Holder()
+        vars(obj).update(entries)
+        return vars(obj)
+    d: dict = {0: None} if history == "general" else {}
+    for (doc, score), extra in zip(entries, junk * len(entries)):
+        if history == "holes":
+            d["~" + extra] = None  # "~" is in no id: a key of its own, deleted below
+        d[doc] = score
+        d.pop("~" + extra, None)
+    if history == "moved":
+        for doc, score in entries[: len(entries) // 2]:
+            del d[doc]
+            d[doc] = score
+    d.pop(0, None)
+    return d
+
+
+@pytest.mark.skipif(native is None, reason="finegrain._native is not built")
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.tuples(ids, st.floats(allow_nan=False)), max_size=8, unique_by=lambda e: e[0]),
+                max_size=5),
+       st.sampled_from(["holes", "general", "split", "moved"]), st.lists(ids, min_size=1, max_size=3))
+def test_the_walk_reads_dicts_of_any_layout_in_their_order(queries, history, junk) -> None:
+    """However a dict was built (deleted entries, keys of another kind once, a split table, entries moved), the
+    walk takes it, reads its items in their iteration order, and gives the Python path's table."""
+    data = {f"q{i}": _with_history(entries, history, junk) for i, entries in enumerate(queries)}
+    flat = native.flatten(data, False)
+    assert flat is not None
+    offsets, codes, vocab, values = flat
+    items = [item for inner in data.values() for item in inner.items()]
+    assert [vocab[c] for c in np.frombuffer(codes, np.int64).tolist()] == [doc for doc, _ in items]
+    assert np.frombuffer(values, np.float64).tolist() == [score for _, score in items]
+    assert np.frombuffer(offsets, np.int64).tolist() == np.cumsum([0, *map(len, data.values())]).tolist()
+    with pytest.MonkeyPatch.context() as mp:
+        _same(*_both(Run, data, mp))
+
+
 # ---------------------------------------------------------------- a run entry's grade in its query's judgements
 
 judgements = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 9), st.integers(-2, 3)), max_size=30)

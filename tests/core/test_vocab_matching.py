@@ -6,6 +6,9 @@ compiled lookup (``finegrain._native``, where it is built) and without it."""
 from __future__ import annotations
 
 import importlib.util
+import os
+import pickle
+import subprocess
 import sys
 
 import numpy as np
@@ -103,3 +106,21 @@ def test_worth_arrow_from_a_million_ids_or_ten_thousand_once_pyarrow_is_loaded(m
     assert not arrow_ids.worth_arrow(arrow_ids.ARROW_WARM_MIN_IDS)
     monkeypatch.setitem(sys.modules, "pyarrow", object())
     assert arrow_ids.worth_arrow(arrow_ids.ARROW_WARM_MIN_IDS) and not arrow_ids.worth_arrow(arrow_ids.ARROW_WARM_MIN_IDS - 1)
+
+
+def test_a_pickled_table_matches_ids_in_a_process_that_hashes_strings_another_way(tmp_path) -> None:
+    """What a table caches from its ids (its hash index holds this process's string hashes) is not pickled: a
+    process with another hash seed that loads it finds the same codes."""
+    qrels = Qrels.from_dict({"q1": {f"d{i}": 1 for i in range(50)}})
+    assert qrels._hash_index is not None  # cached on the table
+    path = tmp_path / "qrels.pkl"
+    path.write_bytes(pickle.dumps(qrels))
+    script = (
+        "import pickle, sys; from finegrain import types; types.NATIVE = None; "
+        "qrels = pickle.loads(open(sys.argv[1], 'rb').read()); "
+        "print(qrels.codes_of(['d3', 'd7', 'x']).tolist())"
+    )
+    for seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed})
+        assert out.stdout.strip() == "[3, 7, -1]"
