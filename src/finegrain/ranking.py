@@ -41,7 +41,7 @@ def string_ranks(vocab: Sequence[str]) -> np.ndarray:
 
 
 def rank_order(
-    segment: np.ndarray,
+    segment: np.ndarray | None,
     scores: np.ndarray,
     doc_codes: np.ndarray,
     vocab: Sequence[str],
@@ -50,7 +50,8 @@ def rank_order(
 ) -> np.ndarray:
     """Indices that sort entries by (segment ascending, score descending, doc id descending).
 
-    ``segment`` is the query index of each entry, ``doc_codes`` index ``vocab``.
+    ``segment`` is the query index of each entry (None when ``offsets`` are given: it is then made only if
+    the global sort needs it), ``doc_codes`` index ``vocab``.
     The sort is the same whatever order the entries come in; entries equal in
     all three keys keep their input order.
 
@@ -67,9 +68,10 @@ def rank_order(
     if len(nan):
         raise FinegrainError(f"cannot rank a NaN score (entry {int(nan[0])} of {n})",
                              "every score must be a number; drop or fix that result")
-    segment = np.asarray(segment)
     if offsets is None:
-        offsets = _contiguous_offsets(segment)
+        if segment is None:
+            raise ValueError("rank_order needs each entry's segment or the segments' offsets")
+        offsets = _contiguous_offsets(np.asarray(segment))
     if offsets is not None:
         counts = np.diff(offsets)
         width = int(counts.max()) if len(counts) else 0
@@ -77,7 +79,9 @@ def rank_order(
             got = _rank_blocks(np.asarray(offsets, dtype=np.int64), counts, width, scores, doc_codes, vocab)
             if got is not None:
                 return got
-    return _rank_global(segment, scores, doc_codes, vocab)
+        if segment is None:
+            segment = np.repeat(np.arange(len(counts)), counts)
+    return _rank_global(np.asarray(segment), scores, doc_codes, vocab)
 
 
 #: Entries per block of the row layout: each block's columns stay in the CPU's cache while it is

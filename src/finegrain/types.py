@@ -522,7 +522,7 @@ class Run(_Table):
     def order(self) -> np.ndarray:
         """Entry indices in ranked order, query by query (the trec_eval sort); a NaN score is refused."""
         self._refuse_nan()
-        return read_only(rank_order(self.segments, self._values, self._docs, self._vocab, offsets=self._offsets))
+        return read_only(rank_order(None, self._values, self._docs, self._vocab, offsets=self._offsets))
 
     def ranked(self, qid: str, k: int | None = None) -> list[str]:
         """Document ids of one query in ranked order, optionally cut at ``k``."""

@@ -80,6 +80,21 @@ def test_very_ragged_rows_use_the_global_sort_and_agree() -> None:
     assert rank_order(seg, sc, codes, vocab).tolist() == _reference(seg, sc, codes, vocab)
 
 
+@pytest.mark.parametrize("counts", [[3000] + [1] * 50, [4, 0, 7, 7, 1]])
+def test_offsets_alone_give_the_same_order_on_either_path(counts: list[int]) -> None:
+    """Given offsets and no segment column (as ``Run.order`` calls it), the row path and the global sort (very
+    ragged rows) make the segments they need and give the order the segment column gives."""
+    rng = np.random.default_rng(len(counts))
+    seg = np.repeat(np.arange(len(counts)), counts)
+    sc = np.round(rng.random(len(seg)) * 4) / 4
+    codes = rng.permutation(len(seg))
+    vocab = [f"x{i}" for i in range(len(seg))]
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    assert rank_order(None, sc, codes, vocab, offsets=offsets).tolist() == _reference(seg, sc, codes, vocab)
+    with pytest.raises(ValueError):
+        rank_order(None, sc, codes, vocab)
+
+
 def test_ties_among_few_documents_of_a_large_vocabulary() -> None:
     """Doc ids are compared only among the tied rows' documents (a dense index's whole corpus as vocabulary)."""
     rng = np.random.default_rng(2)
