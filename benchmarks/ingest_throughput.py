@@ -31,7 +31,8 @@ the end (``VmHWM``; ``--skip-memory`` leaves that out). Wall-clock seconds with 
 size: compare figures of one run only. Usage::
 
     .venv/bin/python benchmarks/ingest_throughput.py [--queries 3000 30000 300000] [--docs 100] [--seed 0]
-        [--repeats 2] [--skip ranx ir_measures] [--skip-memory] [--peers-up-to 30000] [--markdown docs/results/scale.md]
+        [--repeats 2] [--skip ranx ir_measures] [--skip-memory] [--peers-up-to 30000] [--section NAME]
+        [--markdown docs/results/scale.md]
 """
 
 from __future__ import annotations
@@ -259,6 +260,8 @@ def run_size(n_q: int, args: argparse.Namespace, folder: Path) -> tuple[list[tup
     print(f"  scored queries {len(scored):,} of {n_q:,}; max |mean difference| vs pytrec_eval "
           f"(from files and from dicts): {worst:.2e}; load {load()}")
     if not args.skip_memory:
+        del qrels_dict, run_dict, ev  # the children measure their own memory; this process lets go of its data
+        gc.collect()
         memory(paths, args)
     return rows, worst < 1e-9
 
@@ -335,9 +338,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peers-up-to", type=int, default=30_000,
                     help="ranx and ir_measures run at sizes up to this many queries only (at 300,000 they take "
                          "minutes and several GB each); pytrec_eval, the anchor, runs at every size")
+    ap.add_argument("--section", default=None,
+                    help="name of the results section (default: the script's; another name keeps the default one, "
+                         "as for a run of one size with every peer)")
     add_markdown_option(ap, "scale.md")
     args = ap.parse_args(argv)
-    with Recorder(__file__, args.markdown, argv) as rec:
+    with Recorder(__file__, args.markdown, argv, section=args.section) as rec:
         print(f"{os.cpu_count()} CPUs; load average (1/5/15 min) {load()}")
         ok = True
         with tempfile.TemporaryDirectory(prefix="ingest-") as tmp:
