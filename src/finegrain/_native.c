@@ -71,18 +71,20 @@
 #include <sys/mman.h>
 #endif
 
-/* CPython 3.11 and 3.12 (not PyPy, not a free-threaded build): flatten reads a dict's entries in place,
- * through the layout this very version's internal header declares. PyDict_Next reads each key's cached
- * hash as it steps, a cache miss per entry (the ids lie anywhere in memory) that no later code can fetch
- * ahead; reading the (key, value) pairs leaves each id untouched until the loop that hashes it, which
- * fetches it AHEAD of its turn. Elsewhere, or for a dict of another kind (split, or keys not all str),
- * PyDict_Next. */
-#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000 && !defined(PYPY_VERSION) && \
-    !defined(Py_GIL_DISABLED) && !defined(Py_LIMITED_API)
+/* CPython 3.11 (not PyPy), where its internal header is installed: flatten reads a dict's entries in place,
+ * through the layout this very version's header declares. PyDict_Next reads each key's cached hash as it
+ * steps, a cache miss per entry (the ids lie anywhere in memory) that no later code can fetch ahead; reading
+ * the (key, value) pairs leaves each id untouched until the loop that hashes it, which fetches it AHEAD of its
+ * turn. Other versions (3.12's internal headers do not build in an extension), a dict of another kind (split,
+ * or keys not all str): PyDict_Next. */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000 && !defined(PYPY_VERSION) && \
+    !defined(Py_LIMITED_API) && defined(__has_include)
+#if __has_include("internal/pycore_dict.h")
 #define Py_BUILD_CORE 1
 #include "internal/pycore_dict.h"
 #undef Py_BUILD_CORE
 #define DICT_ENTRIES_IN_PLACE 1
+#endif
 #endif
 
 /* How many entries ahead a loop asks the CPU to fetch what a later lookup reads. */
