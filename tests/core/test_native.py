@@ -2,7 +2,8 @@
 same tables as the pure-Python path, and hands back (None) every input it does not take as it is.
 
 Protected: the two paths agree column for column (query order, offsets, document codes in order of first
-appearance, the vocabulary, the values and their dtype) on any plain input; what the C walk declines
+appearance, the vocabulary, the values and their dtype) on any plain input, whatever the dicts' layout (deleted
+entries, split tables, keys once of another kind: where the walk reads entries in place); what the C walk declines
 (other mapping types, non-str ids, bools, numpy scalars that are not floats, ints out of range) is still
 read, or refused with the same error, by the Python path.
 """
