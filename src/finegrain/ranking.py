@@ -22,6 +22,7 @@ from finegrain.arrow_ids import id_array, sort_order, worth_arrow
 from finegrain.errors import FinegrainError
 from finegrain.native import NATIVE
 from finegrain.numbers import INT64_MAX
+from finegrain.segments import segments_of
 
 
 def string_ranks(vocab: Sequence[str]) -> np.ndarray:
@@ -80,7 +81,7 @@ def rank_order(
             if got is not None:
                 return got
         if segment is None:
-            segment = np.repeat(np.arange(len(counts)), counts)
+            segment = segments_of(offsets)
     return _rank_global(np.asarray(segment), scores, doc_codes, vocab)
 
 

@@ -41,6 +41,7 @@ from finegrain.frozen import EMPTY, read_only
 from finegrain.hooks import TABLE_IO
 from finegrain.native import NATIVE
 from finegrain.ranking import cut_depth, rank_order
+from finegrain.segments import positions_of, segments_of
 
 if TYPE_CHECKING:
     import os
@@ -562,22 +563,6 @@ class Run(_Table):
 
 
 _INT64 = np.iinfo(np.int64)
-
-
-def segments_of(offsets: np.ndarray) -> np.ndarray:
-    """The segment of every entry of a table whose segment ``i`` holds entries ``offsets[i]`` up to
-    ``offsets[i + 1]`` (int64 offsets, non-decreasing, from 0)."""
-    if NATIVE is not None:
-        return np.frombuffer(NATIVE.segments_of(np.ascontiguousarray(offsets, dtype=np.int64)), dtype=np.int64)
-    return np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
-
-
-def positions_of(offsets: np.ndarray) -> np.ndarray:
-    """The position of every entry within its segment (offsets as for :func:`segments_of`)."""
-    if NATIVE is not None:
-        return np.frombuffer(NATIVE.positions_of(np.ascontiguousarray(offsets, dtype=np.int64)), dtype=np.int64)
-    out: np.ndarray = np.arange(int(offsets[-1]), dtype=np.int64) - np.repeat(offsets[:-1], np.diff(offsets))
-    return out
 
 
 def _named(q_id_col: str | None, doc_id_col: str | None, score_col: str | None) -> dict[str, str]:

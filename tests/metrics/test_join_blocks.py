@@ -11,8 +11,7 @@ import importlib
 import numpy as np
 import pytest
 
-from finegrain import Qrels, Run
-from finegrain import types as fg_types
+from finegrain import Qrels, Run, segments
 from finegrain.metrics.join import join
 
 join_module = importlib.import_module("finegrain.metrics.join")  # the module (the package exports the function)
@@ -106,9 +105,9 @@ def test_segments_and_positions_of_offsets_with_empty_segments(monkeypatch: pyte
     """Each entry's segment and its place in it, from offsets with empty segments first, between and last,
     compiled and in numpy alike."""
     if not compiled:
-        monkeypatch.setattr(fg_types, "NATIVE", None)
-    elif fg_types.NATIVE is None:
+        monkeypatch.setattr(segments, "NATIVE", None)
+    elif segments.NATIVE is None:
         pytest.skip("finegrain._native is not built here")
     offsets = np.array([0, 0, 3, 3, 4, 6, 6])
-    assert fg_types.segments_of(offsets).tolist() == [1, 1, 1, 3, 4, 4]
-    assert fg_types.positions_of(offsets).tolist() == [0, 1, 2, 0, 0, 1]
+    assert segments.segments_of(offsets).tolist() == [1, 1, 1, 3, 4, 4]
+    assert segments.positions_of(offsets).tolist() == [0, 1, 2, 0, 0, 1]

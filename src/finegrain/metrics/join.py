@@ -24,7 +24,8 @@ import numpy as np
 
 from finegrain.errors import check_unique_ids
 from finegrain.native import NATIVE
-from finegrain.types import Qrels, Run, positions_of, segments_of
+from finegrain.segments import positions_of, segments_of
+from finegrain.types import Qrels, Run
 
 
 @dataclass(frozen=True, eq=False)
