@@ -156,7 +156,7 @@ class _Table(Mapping[str, Mapping[str, Any]]):
     def __getstate__(self) -> dict[str, Any]:
         """What pickling keeps: the columns (and a run's name), not what is cached from them, which is made
         again where it is read. A cached hash index holds this process's string hashes, and another process
-        (a worker, a later session) hashes strings with another seed."""
+        (a worker, a later run) hashes strings with another seed."""
         derived = {name for klass in type(self).__mro__ for name, attr in vars(klass).items()
                    if isinstance(attr, cached_property)}
         return {key: value for key, value in self.__dict__.items() if key not in derived}
