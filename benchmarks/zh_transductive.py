@@ -21,7 +21,11 @@ from its checkpoint):
 4. ``finegrain eval`` on capretrieval/zh (nDCG@10) of the untrained converted e5 and both trained
    models, and with ``--cv 5`` (fusion weights and RRF k chosen by 5-fold CV over the queries,
    out-of-fold figures) of: the untrained fusion, the fusion with each trained model as a fifth
-   member, and the fusion with each trained model in e5's place;
+   member, the fusion with each trained model in e5's place, and each trained model fused with the
+   a-priori untrained fusion as one part (``hybrid`` of ``hybrid-use`` and ``dense``: the CV weighs
+   the two, where the five-member grid's steps of 0.25 cannot give the student 0.8);
+   with ``--ensemble-with MODEL...`` (students trained earlier), ``finegrain fuse --cv 5`` of the
+   a-priori untrained fusion, those students and the trained models (RRF k=60, weights by CV);
 5. with several ``--lr``: ``finegrain soup`` of each kind's models (the uniform soup) as one more
    candidate, and the candidate chosen by 5-fold CV over the queries (each fold takes the one best
    on the other folds; ties: the first ``--lr``), reported out of fold;
@@ -38,7 +42,7 @@ Usage::
 
     .venv/bin/python benchmarks/zh_transductive.py --out /work/runs/zh-transductive [--steps 1000]
         [--models rules,distilled,distilled2,kl,kl2] [--lr 1.25e-5 2.5e-5] [--start-from MODEL] [--teacher-k 8] [--kl-weight 1] [--fusion-rows all|first] [--only train|all]
-        [--section NAME] [--markdown docs/results/training.md]
+        [--ensemble-with MODEL ...] [--section NAME] [--markdown docs/results/training.md]
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -86,6 +92,9 @@ def main() -> None:
                          "number of cores)")
     ap.add_argument("--fusion-rows", choices=("all", "first"), default="all",
                     help="fusion rows for every trained model (and soup), or for each kind's first lr only")
+    ap.add_argument("--ensemble-with", type=Path, nargs="+", default=[], metavar="MODEL",
+                    help="students trained earlier (folders finegrain train wrote): an ensemble row fuses the "
+                         "a-priori untrained fusion, these and the trained models, weights by 5-fold CV")
     ap.add_argument("--section", default=None,
                     help="name of the results section (default: the script's; another name keeps the default one)")
     add_markdown_option(ap, "training.md")
@@ -143,6 +152,30 @@ def cv_choice(root: Path, kind: str, names: list[str]) -> tuple[float, str]:
     value = 100 * float(json.loads((out / "results.json").read_text())["aggregate"]["ndcg@10"])
     chosen = ", ".join(f"fold {f.fold}: {f.setting['model']}" for f in cv.folds)
     return value, f"{chosen}; consensus {cv.consensus['model']}"
+
+
+def _short(model: Path) -> str:
+    """A folder name for a model's evaluation: its run folder and name, e.g. ``zh-kl-e2-model-kl-lr1.25e-05``."""
+    model = model.resolve()
+    return f"{model.parent.name}-{model.name}"
+
+
+def ensemble(root: Path, name: str, members: list[str]) -> tuple[float, str]:
+    """``finegrain fuse --cv 5`` of the evaluations ``members`` (RRF k=60, weights on a 0.1 grid chosen on
+    the other folds): its out-of-fold nDCG@10, saved as the evaluation ``eval/NAME``, and the weights per
+    fold as the command printed them."""
+    out = root / "eval" / name
+    printed = out / "weights.txt"
+    if not (out / "results.json").is_file() or not printed.is_file():
+        cmd = [sys.executable, "-m", "finegrain", "fuse", *(str(root / "eval" / m) for m in members),
+               "--cv", "5", "-m", "ndcg@10", "-o", str(out)]
+        print("$ finegrain " + " ".join(cmd[3:]), flush=True)
+        done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+        printed.write_text(done.stdout, encoding="utf-8")
+    folds = [line.strip() for line in printed.read_text(encoding="utf-8").splitlines()
+             if line.strip().startswith("fold ")]
+    value = 100 * float(json.loads((out / "results.json").read_text())["aggregate"]["ndcg@10"])
+    return value, f"members {', '.join(members)}; " + "; ".join(folds)
 
 
 def significance(root: Path, name: str, baseline: str, challengers: list[str]) -> dict[str, str]:
@@ -218,20 +251,33 @@ def run(args: argparse.Namespace) -> str:
     first = [("base", "dense", (f"encoder=st:{converted}",), False),
              *((k, "dense", (f"encoder=st:{m}",), False) for k, m in models.items()),
              ("fusion", "hybrid-use", (f"parts={parts}",), True)]
+    extra = {f"with-{_short(m)}": m.resolve() for m in args.ensemble_with}
+    first += [(k, "dense", (f"encoder=st:{m}",), False) for k, m in extra.items()]
+    if extra:
+        first.append(("fusion-apriori", "hybrid-use", (f"parts={parts}",), False))
     second = [row for k, m in fused.items() for row in (
         (f"fusion+{k}", "hybrid-use", (f"parts={parts},dense", f"dense.encoder=st:{m}"), True),
-        (f"fusion-swap-{k}", "hybrid-use", (f"parts={swapped}", f"dense.encoder=st:{m}"), True))]
+        (f"fusion-swap-{k}", "hybrid-use", (f"parts={swapped}", f"dense.encoder=st:{m}"), True),
+        (f"fusion-nested-{k}", "hybrid", ("parts=hybrid-use,dense", f"dense.encoder=st:{m}"), True))]
     scores: dict[str, float] = {}
     for wave in (first, second):
         values = _each(lambda e: evaluate(root, e[0], e[1], *e[2], cv=e[3]), wave, args.jobs)
         scores.update((e[0], v) for e, v in zip(wave, values))
+    ensemble_rows: list[str] = []
+    weights_note = ""
+    if extra:
+        members = ["fusion-apriori", *extra, *models]
+        name = "ensemble-" + hashlib.sha256("\n".join(members).encode()).hexdigest()[:8]
+        scores[name], weights_note = ensemble(root, name, members)
+        ensemble_rows.append(name)
     chosen: dict[str, tuple[float, str]] = {}
     for k, names in candidates.items():
         if len(names) > 1:
             chosen[k] = cv_choice(root, k, names)
             scores[f"{k}-cv"] = chosen[k][0]
     vs_base = significance(root, "base", "base", [*models, *(f"{k}-cv" for k in chosen)])
-    fusion_rows = [f"fusion+{k}" for k in fused] + [f"fusion-swap-{k}" for k in fused]
+    fusion_rows = ([f"fusion+{k}" for k in fused] + [f"fusion-swap-{k}" for k in fused]
+                   + [f"fusion-nested-{k}" for k in fused] + ensemble_rows)
     vs_fusion = significance(root, "fusion", "fusion", [*models, *(f"{k}-cv" for k in chosen), *fusion_rows])
 
     prov = json.loads((root / "distilled.jsonl.provenance.json").read_text(encoding="utf-8"))
@@ -251,6 +297,12 @@ def run(args: argparse.Namespace) -> str:
         label[name] = f"e5 trained on {what[k]}{at} (TRANSDUCTIVE)"
         label[f"fusion+{name}"] = f"fusion + {k} e5{at} as a 5th member, CV (TRANSDUCTIVE)"
         label[f"fusion-swap-{name}"] = f"fusion with {k} e5{at} in e5's place, CV (TRANSDUCTIVE)"
+        label[f"fusion-nested-{name}"] = (f"{k} e5{at} fused with the a-priori untrained fusion as one part, "
+                                          "the two weights and k by CV (TRANSDUCTIVE)")
+    for name in ensemble_rows:
+        kept = ", ".join(str(m) for m in extra.values())
+        label[name] = (f"ensemble: the a-priori untrained fusion + {kept} + this run's model(s), "
+                       "RRF k=60, weights by CV (TRANSDUCTIVE)")
     for k, names in candidates.items():
         if f"{k}-soup" in names:
             mix = " + ".join(f"lr {kinds[n][1]:g}" for n in names if n in kinds)
@@ -281,6 +333,7 @@ def run(args: argparse.Namespace) -> str:
     lines += ["", "CV rows: fusion weights and RRF k chosen by 5-fold CV over the queries (finegrain eval --cv 5), "
               "out-of-fold figures. Reference (paper): GTE-Qwen2-7B zero-shot 86.55."]
     lines += [f"CV choice ({k}): {note}" for k, (_, note) in chosen.items()]
+    lines += [f"Ensemble weights (finegrain fuse --cv 5): {weights_note}"] if weights_note else []
     lines += [f"Wall time this call: {time.perf_counter() - t_start:.0f} s"]
     md = "\n".join(lines) + "\n"
     (root / "table.md").write_text(md, encoding="utf-8")
