@@ -144,6 +144,21 @@ def test_factory_options_and_part_options(fake_registered: None) -> None:
     assert hybrid_retriever(parts="fake-dense", weights=2).weights == (2.0,)
 
 
+
+def test_a_fusion_is_a_part_of_a_fusion(fake_registered: None, captions) -> None:
+    """``parts=hybrid,fake-dense``: the inner fusion takes its options as ``hybrid.KEY``, retrieves as one part,
+    and the outer fuses its fused run with the other part -- how a strong encoder is weighed against a
+    whole fusion with two weights, where a flat fusion of all the parts would split the weight."""
+    h = hybrid_retriever(parts="hybrid,fake-dense", weights="1,3",
+                         **{"hybrid.parts": "bm25-okapi,fake-dense", "hybrid.k": 10, "fake-dense.dim": 64})
+    inner, outer_dense = h.parts
+    assert isinstance(inner, HybridRetriever) and [p.name for p in inner.parts] == ["bm25-okapi", "fake-dense"]
+    assert inner.k == 10 and inner.parts[1].dim == 257 and outer_dense.dim == 64
+    bm25 = get_retriever("bm25-okapi")
+    inner_run = rrf([_retrieve(bm25, captions, 1000), _retrieve(FakeDense(), captions, 1000)], k=10).cut(1000)
+    want = rrf([inner_run, _retrieve(FakeDense(dim=64), captions, 1000)], weights=[1.0, 3.0], k=60).cut(1000)
+    assert _retrieve(h, captions).to_dict() == want.to_dict()
+
 @pytest.mark.parametrize(
     ("opts", "error", "pattern"),
     [

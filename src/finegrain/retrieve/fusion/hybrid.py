@@ -40,7 +40,9 @@ and ``docs/results/levers.md``.
 
 Options (``finegrain eval --retriever hybrid --set KEY=VALUE``):
 
-* ``parts=bm25-okapi,e5`` — registered retriever names, each at most once;
+* ``parts=bm25-okapi,e5`` — registered retriever names, each at most once; a fusion is a retriever
+  too, so ``parts=hybrid-use,dense`` fuses a whole fusion's run with one more part, and ``--cv``
+  then weighs the two (a flat fusion of five parts has a coarser weight grid);
 * ``fusion=rrf|convex``; ``k=60`` (rrf only); ``norm=minmax|zscore|none``
   (convex only); ``weights=1,1`` (one per part, >= 0);
 * ``depth=1000`` — each part retrieves its top ``depth``; the fused run is cut
