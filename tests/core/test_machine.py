@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from finegrain.machine import SIMD_FLAGS, Machine, describe_machine, parse_cpuinfo
+from finegrain.machine import SIMD_FLAGS, Machine, describe_machine, has_native_bf16, parse_cpuinfo
 
 # a reported machine (AVX2, no AVX-512), two cores, shortened
 EPYC_AVX2 = """processor\t: 0
@@ -104,3 +104,15 @@ def test_eval_results_record_the_machine(tmp_path: Path) -> None:
     exp = Experiment(dataset="embedded/captions-en", retriever="bm25-okapi", metrics=("ndcg@10",))
     prov = run_experiment(exp, Settings(data_root=None), show_progress=False).results["provenance"]
     assert prov["machine"] == describe_machine().to_dict()
+
+
+def test_native_bf16_is_read_from_the_flags(tmp_path: Path) -> None:
+    """bfloat16 in hardware: AMX or AVX512-BF16 (x86), BF16 (Arm); AVX-512 alone is not it; no list is unknown."""
+    sapphire = XEON_AVX512.replace("avx512_vnni", "avx512_vnni avx512_bf16 amx_tile amx_bf16")
+    zen4 = EPYC_AVX2.replace("sha_ni", "avx512f avx512_bf16")
+    graviton = RASPBERRY_PI.replace("cpuid", "cpuid bf16 i8mm")
+    for name, text, want in (("spr", sapphire, True), ("zen4", zen4, True), ("arm", graviton, True),
+                             ("icx", XEON_AVX512, False), ("zen2", EPYC_AVX2, False), ("pi", RASPBERRY_PI, False)):
+        (tmp_path / name).write_text(text)
+        assert has_native_bf16(describe_machine(tmp_path / name)) is want, name
+    assert has_native_bf16(describe_machine(None)) is None

@@ -170,6 +170,59 @@ def test_resume_after_a_stop_ends_where_an_uninterrupted_run_ends(
     assert json.loads((out / "finegrain_training.json").read_text())["resumed_from"] == 3
 
 
+
+def test_bf16_runs_the_forward_pass_in_bfloat16_and_keeps_the_rest_in_float32(
+    tiny_st: Path, pairs_file: Path, tmp_path: Path, uninterrupted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--precision bf16: the encoder's matrix products run in bfloat16 (seen by a hook), the embeddings reach the
+    loss in float32, the losses stay near fp32's, the weights are saved in float32 and the provenance says so."""
+    import torch
+
+    from finegrain.train import finetune
+
+    seen: list[tuple[torch.dtype, torch.dtype]] = []
+    encode = finetune._encode
+
+    def spy(model, texts, precision="fp32"):
+        layer = model[0].auto_model.encoder.layer[0].attention.self.query
+        handle = layer.register_forward_hook(lambda m, i, o: seen.append((o.dtype, o.dtype)))
+        try:
+            out = encode(model, texts, precision)
+        finally:
+            handle.remove()
+        seen[-1] = (seen[-1][0], out.dtype)
+        return out
+
+    monkeypatch.setattr(finetune, "_encode", spy)
+    run = train_encoder(_config(tiny_st, pairs_file, tmp_path / "bf16", precision="bf16"))
+    assert seen and all(inner == torch.bfloat16 and out == torch.float32 for inner, out in seen)
+    seen.clear()
+    train_encoder(_config(tiny_st, pairs_file, tmp_path / "fp32"))
+    assert seen and all(inner == torch.float32 for inner, _ in seen)
+    np.testing.assert_allclose(run.train_losses, uninterrupted.train_losses, rtol=0.05)
+    assert run.train_losses != uninterrupted.train_losses  # the arithmetic did change
+    assert {w.dtype for w in _weights(run.out).values()} == {np.dtype("float32")}
+    prov = json.loads((run.out / "finegrain_training.json").read_text())
+    assert prov["hyperparameters"]["precision"] == "bf16"
+    assert json.loads((uninterrupted.out / "finegrain_training.json").read_text())["hyperparameters"]["precision"] == "fp32"
+
+
+def test_a_run_resumes_only_at_its_own_precision(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
+    """Precision is part of a run's identity; a checkpoint written before the setting existed ran in float32."""
+    import torch
+
+    out = tmp_path / "p"
+    train_encoder(_config(tiny_st, pairs_file, out, stop_after=2))
+    with pytest.raises(FinegrainError, match="precision is 'bf16' now but 'fp32'"):
+        train_encoder(_config(tiny_st, pairs_file, out, precision="bf16", resume=True))
+    ckpt = out / "checkpoints" / "step-000002.pt"
+    state = torch.load(ckpt, map_location="cpu", weights_only=True)
+    del state["identity"]["precision"]  # as an older finegrain wrote it
+    torch.save(state, ckpt)
+    with pytest.raises(FinegrainError, match="precision is 'bf16' now but 'fp32'"):
+        train_encoder(_config(tiny_st, pairs_file, out, precision="bf16", resume=True))
+    assert train_encoder(_config(tiny_st, pairs_file, out, resume=True)).finished
+
 def _train_args(tiny_st: Path, pairs: Path, out: Path) -> list[str]:
     """The CLI form of :func:`_config` with its defaults."""
     return ["train", "--base", f"st:{tiny_st}", "--pairs", str(pairs), "-o", str(out), "--steps", "6", "--batch-size", "8",
@@ -534,6 +587,7 @@ def test_pairs_are_read_by_the_shared_line_reader(tmp_path: Path, case: str) -> 
         ("no-folder", "sentence-transformers model folder '{d}/none' does not exist"),
         ("teacher-temperature", "teacher_temperature=0.0 is not a positive number (pass e.g. --teacher-temperature"),
         ("no-teacher", "--kl-weight 1 needs the teacher's best passages on every pair, and line 1 of"),
+        ("precision", "precision='fp16' is not one of fp32, bf16 (pass --precision fp32 (the default) or bf16)"),
     ],
 )
 def test_cli_bad_input_is_one_clear_error(tmp_path: Path, case: str, expect: str) -> None:
@@ -547,7 +601,8 @@ def test_cli_bad_input_is_one_clear_error(tmp_path: Path, case: str, expect: str
             "steps": ["--base", "minilm", "--pairs", str(bad), "--steps", "0"],
             "no-folder": ["--base", f"st:{tmp_path / 'none'}", "--pairs", str(bad)],
             "teacher-temperature": ["--base", "minilm", "--pairs", str(bad), "--teacher-temperature", "0"],
-            "no-teacher": ["--base", "minilm", "--pairs", str(good), "--kl-weight", "1"]}[case]
+            "no-teacher": ["--base", "minilm", "--pairs", str(good), "--kl-weight", "1"],
+            "precision": ["--base", "minilm", "--pairs", str(good), "--precision", "fp16"]}[case]
     result = CliRunner().invoke(app, ["train", *args, "-o", str(tmp_path / "out"), "-q"])
     assert result.exit_code == 2, result.output
     err = result.stderr if hasattr(result, "stderr") else result.output

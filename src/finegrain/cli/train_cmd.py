@@ -59,11 +59,17 @@ def train_command(
         0.05, "--teacher-temperature",
         help="Softmax temperature of the teacher's scores for --kl-weight, as a share of its top score "
              "(one value reads RRF sums, BM25 scores and cosines alike)."),
+    precision: str = typer.Option(
+        "fp32", "--precision",
+        help="fp32, or bf16: the encoder's forward pass in bfloat16 autocast (similarities, loss, AdamW and the "
+             "saved weights stay float32); faster on CPUs with bfloat16 in hardware (AMX, AVX512-BF16), slower "
+             "where torch emulates it."),
     lang: str = lang_option("Language of the BM25 tokenizer for --hard-negatives bm25:"),
     quiet: bool = quiet_option(),
     batch: int | None = retired_option("--batch", "--batch-size", min=1),
 ) -> None:
     """Fine-tune an encoder with InfoNCE and in-batch negatives, at the temperature and lr its base was trained with."""
+    from finegrain.machine import has_native_bf16
     from finegrain.train.finetune import TrainConfig, train_encoder, transductive_dataset
 
     batch = either(batch_size, batch, "--batch-size", "--batch")
@@ -73,8 +79,11 @@ def train_command(
         checkpoint_every=checkpoint_every, resume=resume, max_length=max_length, query_prefix=query_prefix,
         passage_prefix=passage_prefix, lang=lang, quiet=quiet, keep_checkpoints=keep_checkpoints, threads=threads,
         avoid_false_negatives=avoid_false_negatives, kl_weight=kl_weight, teacher_temperature=teacher_temperature,
-        **({} if batch is None else {"batch": batch}),  # else TrainConfig's default
+        precision=precision, **({} if batch is None else {"batch": batch}),  # else TrainConfig's default
     )
+    if config.precision == "bf16" and has_native_bf16() is False:
+        typer.echo("warning: --precision bf16: this CPU has no bfloat16 arithmetic in hardware (no AMX, "
+                   "AVX512-BF16 or Arm BF16), so torch emulates it and training runs slower than fp32", err=True)
     result = train_encoder(config)
     val = result.validation[-1] if result.validation else None
     held = f"; held-out loss {val.loss:.4f}, in-batch accuracy {val.accuracy:.3f}" if val else ""
@@ -84,7 +93,7 @@ def train_command(
         record = json.loads(result.provenance.read_text(encoding="utf-8"))
         hp, chosen = record["hyperparameters"], record["chosen_by"]
         typer.echo(f"temperature {hp['temperature']:g} ({chosen['temperature']}), lr {hp['lr']:g} ({chosen['lr']}), "
-                   f"threads {hp['threads']}; base: {record['base']['declared']['source']}")
+                   f"threads {hp['threads']}, precision {hp['precision']}; base: {record['base']['declared']['source']}")
     typer.echo(f"model: {result.out} (evaluate with --set encoder=st:{result.out}); provenance: {result.provenance}")
     dataset = transductive_dataset(result.out)
     if dataset is not None:
