@@ -78,6 +78,8 @@ def main() -> None:
                     help="train from this model that finegrain train wrote (its temperature, lr and prefixes carry "
                          "on; the schedule starts again: a further epoch) instead of the converted e5")
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: finegrain train's)")
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                    help="finegrain train --precision (bf16: the forward pass in bfloat16, fast where the CPU has it)")
     ap.add_argument("--teacher", default="hybrid-use", help="the retriever that relabels the pairs")
     ap.add_argument("--models", default="rules,distilled",
                     help="which trained models to build and report (comma list of rules, distilled, "
@@ -110,6 +112,7 @@ def train(args: argparse.Namespace, pairs: Path, out: Path, lr: float | None, kl
         extra = [] if lr is None else ["--lr", repr(lr)]
         extra += [] if args.threads is None else ["--threads", str(args.threads)]
         extra += ["--kl-weight", repr(args.kl_weight)] if kl else []
+        extra += ["--precision", args.precision] if args.precision != "fp32" else []
         base = "e5" if args.start_from is None else f"st:{args.start_from}"
         finegrain("train", "--base", base, "--pairs", str(pairs), "-o", str(out), "--lang", "zh",
                   "--steps", str(args.steps), "--batch-size", str(args.batch), "--seed", str(args.seed),
@@ -119,7 +122,8 @@ def train(args: argparse.Namespace, pairs: Path, out: Path, lr: float | None, kl
     hp = record["hyperparameters"]
     return {"steps": record["steps_done"], "train_wall_s": record["wall_time_s"], "threads": hp["threads"],
             "temperature": hp["temperature"], "lr": hp["lr"], "seed": record["seed"], "batch": hp["batch"],
-            "kl_weight": hp.get("kl_weight", 0.0), "teacher_temperature": hp.get("teacher_temperature")}
+            "kl_weight": hp.get("kl_weight", 0.0), "teacher_temperature": hp.get("teacher_temperature"),
+            "precision": hp.get("precision", "fp32")}
 
 
 def evaluate(root: Path, name: str, retriever: str, *sets: str, cv: bool = False) -> float:
@@ -321,7 +325,8 @@ def run(args: argparse.Namespace) -> str:
         f"TRANSDUCTIVE: the trained models saw {DATASET}'s passages (label-free), never its queries or qrels; "
         "their figures are not zero-shot.",
         f"Training: base {'e5' if args.start_from is None else args.start_from}, batch {c['batch']}, temperature {c['temperature']:g}, "
-        f"lr {lrs_shown}, seed {c['seed']}, {c['threads']} thread(s); {walls}. Distillation counts: "
+        f"lr {lrs_shown}, seed {c['seed']}, {c['threads']} thread(s), precision {c['precision']}; {walls}. "
+        "Distillation counts: "
         f"{json.dumps(prov.get('counts', {}), ensure_ascii=False)}",
         "",
         "| model | capretrieval/zh nDCG@10 | vs untrained e5 | vs untrained fusion (CV) |",
