@@ -26,7 +26,8 @@ Torch runs ``threads`` intra-op threads (default :func:`finegrain.machine.defaul
 one per physical core), set for the run and restored after it. ``precision="bf16"`` runs the encoder's
 forward pass under bfloat16 autocast and everything else in float32 (:data:`PRECISIONS`): faster where
 the CPU has bfloat16 in hardware (:func:`finegrain.machine.has_native_bf16`), slower where torch
-emulates it; the default stays float32, the arithmetic every recorded run used.
+emulates it. The default stays float32: the speed depends on the CPU, and what bfloat16 does to a trained
+model is measured (``benchmarks/train_precision.py``), not assumed.
 
 Why a small explicit torch loop over ST's model rather than ``SentenceTransformerTrainer``:
 the trainer needs ``datasets`` and ``accelerate``, and its resume skips data by replaying a
