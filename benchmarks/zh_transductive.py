@@ -17,15 +17,18 @@ from its checkpoint):
    ``kl`` distils again with the teacher's top ``--teacher-k`` passages and scores on every pair
    (``--teacher-scores``) and trains with ``--kl-weight``: InfoNCE plus the KL divergence from the
    teacher's distribution over those passages to the student's; kind ``kl2`` is the second round
-   of ``kl``: the teacher is the fusion with the ``kl`` model as one more member;
+   of ``kl``: the teacher is the fusion with the ``kl`` model as one more member; with
+   ``--query-only`` every training is ``finegrain train --query-only`` (the query encoder alone,
+   against the untrained e5's fixed passage embeddings);
 4. ``finegrain eval`` on capretrieval/zh (nDCG@10) of the untrained converted e5 and both trained
    models, and with ``--cv 5`` (fusion weights and RRF k chosen by 5-fold CV over the queries,
    out-of-fold figures) of: the untrained fusion, the fusion with each trained model as a fifth
    member, the fusion with each trained model in e5's place, and each trained model fused with the
    a-priori untrained fusion as one part (``hybrid`` of ``hybrid-use`` and ``dense``: the CV weighs
    the two, where the five-member grid's steps of 0.25 cannot give the student 0.8);
-   with ``--ensemble-with MODEL...`` (students trained earlier), ``finegrain fuse --cv 5`` of the
-   a-priori untrained fusion, those students and the trained models (RRF k=60, weights by CV);
+   with ``--ensemble-with MODEL...`` (students trained earlier) or ``--ensemble``, ``finegrain fuse
+   --cv 5`` of the a-priori untrained fusion, those students and the trained models (RRF k=60,
+   weights by CV);
 5. with several ``--lr``: ``finegrain soup`` of each kind's models (the uniform soup) as one more
    candidate, and the candidate chosen by 5-fold CV over the queries (each fold takes the one best
    on the other folds; ties: the first ``--lr``), reported out of fold;
@@ -42,7 +45,7 @@ Usage::
 
     .venv/bin/python benchmarks/zh_transductive.py --out /work/runs/zh-transductive [--steps 1000]
         [--models rules,distilled,distilled2,kl,kl2] [--lr 1.25e-5 2.5e-5] [--start-from MODEL] [--teacher-k 8] [--kl-weight 1] [--fusion-rows all|first] [--only train|all]
-        [--ensemble-with MODEL ...] [--section NAME] [--markdown docs/results/training.md]
+        [--query-only] [--ensemble] [--ensemble-with MODEL ...] [--section NAME] [--markdown docs/results/training.md]
 """
 
 from __future__ import annotations
@@ -80,6 +83,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: finegrain train's)")
     ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
                     help="finegrain train --precision (bf16: the forward pass in bfloat16, fast where the CPU has it)")
+    ap.add_argument("--query-only", action="store_true",
+                    help="finegrain train --query-only: the query encoder alone, against the untrained e5's fixed "
+                         "passage embeddings")
     ap.add_argument("--teacher", default="hybrid-use", help="the retriever that relabels the pairs")
     ap.add_argument("--models", default="rules,distilled",
                     help="which trained models to build and report (comma list of rules, distilled, "
@@ -94,6 +100,9 @@ def main() -> None:
                          "number of cores)")
     ap.add_argument("--fusion-rows", choices=("all", "first"), default="all",
                     help="fusion rows for every trained model (and soup), or for each kind's first lr only")
+    ap.add_argument("--ensemble", action="store_true",
+                    help="an ensemble row even without --ensemble-with: the a-priori untrained fusion and this "
+                         "run's models, weights by 5-fold CV")
     ap.add_argument("--ensemble-with", type=Path, nargs="+", default=[], metavar="MODEL",
                     help="students trained earlier (folders finegrain train wrote): an ensemble row fuses the "
                          "a-priori untrained fusion, these and the trained models, weights by 5-fold CV")
@@ -113,6 +122,7 @@ def train(args: argparse.Namespace, pairs: Path, out: Path, lr: float | None, kl
         extra += [] if args.threads is None else ["--threads", str(args.threads)]
         extra += ["--kl-weight", repr(args.kl_weight)] if kl else []
         extra += ["--precision", args.precision] if args.precision != "fp32" else []
+        extra += ["--query-only"] if args.query_only else []
         base = "e5" if args.start_from is None else f"st:{args.start_from}"
         finegrain("train", "--base", base, "--pairs", str(pairs), "-o", str(out), "--lang", "zh",
                   "--steps", str(args.steps), "--batch-size", str(args.batch), "--seed", str(args.seed),
@@ -123,7 +133,7 @@ def train(args: argparse.Namespace, pairs: Path, out: Path, lr: float | None, kl
     return {"steps": record["steps_done"], "train_wall_s": record["wall_time_s"], "threads": hp["threads"],
             "temperature": hp["temperature"], "lr": hp["lr"], "seed": record["seed"], "batch": hp["batch"],
             "kl_weight": hp.get("kl_weight", 0.0), "teacher_temperature": hp.get("teacher_temperature"),
-            "precision": hp.get("precision", "fp32")}
+            "precision": hp.get("precision", "fp32"), "query_only": hp.get("query_only", False)}
 
 
 def evaluate(root: Path, name: str, retriever: str, *sets: str, cv: bool = False) -> float:
@@ -257,7 +267,7 @@ def run(args: argparse.Namespace) -> str:
              ("fusion", "hybrid-use", (f"parts={parts}",), True)]
     extra = {f"with-{_short(m)}": m.resolve() for m in args.ensemble_with}
     first += [(k, "dense", (f"encoder=st:{m}",), False) for k, m in extra.items()]
-    if extra:
+    if extra or args.ensemble:
         first.append(("fusion-apriori", "hybrid-use", (f"parts={parts}",), False))
     second = [row for k, m in fused.items() for row in (
         (f"fusion+{k}", "hybrid-use", (f"parts={parts},dense", f"dense.encoder=st:{m}"), True),
@@ -269,7 +279,7 @@ def run(args: argparse.Namespace) -> str:
         scores.update((e[0], v) for e, v in zip(wave, values))
     ensemble_rows: list[str] = []
     weights_note = ""
-    if extra:
+    if extra or args.ensemble:
         members = ["fusion-apriori", *extra, *models]
         name = "ensemble-" + hashlib.sha256("\n".join(members).encode()).hexdigest()[:8]
         scores[name], weights_note = ensemble(root, name, members)
@@ -292,6 +302,8 @@ def run(args: argparse.Namespace) -> str:
                    f"top {args.teacher_k}"}
     label = {"base": "e5 (converted, untrained; zero-shot)",
              "fusion": f"{args.teacher} untrained fusion, CV (zero-shot)"}
+    if args.query_only:
+        what = {k: v + ", the query encoder alone (passages: the untrained e5's)" for k, v in what.items()}
     if args.start_from is not None:
         before = json.loads((args.start_from / "finegrain_training.json").read_text(encoding="utf-8"))
         after = f", then {args.steps} more steps from {args.start_from.name} ({before['steps_done']} steps)"
@@ -304,8 +316,8 @@ def run(args: argparse.Namespace) -> str:
         label[f"fusion-nested-{name}"] = (f"{k} e5{at} fused with the a-priori untrained fusion as one part, "
                                           "the two weights and k by CV (TRANSDUCTIVE)")
     for name in ensemble_rows:
-        kept = ", ".join(str(m) for m in extra.values())
-        label[name] = (f"ensemble: the a-priori untrained fusion + {kept} + this run's model(s), "
+        kept = "".join(f" + {m}" for m in extra.values())
+        label[name] = (f"ensemble: the a-priori untrained fusion{kept} + this run's model(s), "
                        "RRF k=60, weights by CV (TRANSDUCTIVE)")
     for k, names in candidates.items():
         if f"{k}-soup" in names:
@@ -325,7 +337,8 @@ def run(args: argparse.Namespace) -> str:
         f"TRANSDUCTIVE: the trained models saw {DATASET}'s passages (label-free), never its queries or qrels; "
         "their figures are not zero-shot.",
         f"Training: base {'e5' if args.start_from is None else args.start_from}, batch {c['batch']}, temperature {c['temperature']:g}, "
-        f"lr {lrs_shown}, seed {c['seed']}, {c['threads']} thread(s), precision {c['precision']}; {walls}. "
+        f"lr {lrs_shown}, seed {c['seed']}, {c['threads']} thread(s), precision {c['precision']}"
+        f"{', the query encoder alone' if c['query_only'] else ''}; {walls}. "
         "Distillation counts: "
         f"{json.dumps(prov.get('counts', {}), ensure_ascii=False)}",
         "",

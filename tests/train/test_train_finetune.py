@@ -405,16 +405,18 @@ def test_the_kl_term_is_the_kl_of_the_models_own_scores(tiny_st: Path, tmp_path:
     hold) equals the KL computed from scratch from the model's encodings."""
     import torch
 
-    from finegrain.train.finetune import _embed, _infonce, _load_st, _Loss
+    from finegrain.train.finetune import _embed, _infonce, _load_st, _Loss, _Passages
 
     pairs = read_pairs(_teacher_pairs(tmp_path)).pairs[::2][:8]  # eight passages: each in the batch once
-    config = _config(tiny_st, tmp_path / "teacher.jsonl", tmp_path / "o", kl_weight=1.0)
-    model = _load_st(tiny_st)
-    model.eval()
-    loss = _Loss(_infonce(model, 1 / 0.05), model, config, torch)
-    with torch.no_grad():
-        got = float(loss.kl(list(pairs), _embed(model, list(pairs), config)))
-    assert got == pytest.approx(_mean_kl(tiny_st, pairs, 0.05, 0.05), rel=1e-4)
+    for query_only in (False, True):  # the passages encoded at each step, or once before the first
+        config = _config(tiny_st, tmp_path / "teacher.jsonl", tmp_path / "o", kl_weight=1.0, query_only=query_only)
+        model = _load_st(tiny_st)
+        model.eval()
+        passages = _Passages(model, config, pairs, torch)
+        loss = _Loss(_infonce(model, 1 / 0.05), passages, config, torch)
+        with torch.no_grad():
+            got = float(loss.kl(list(pairs), _embed(model, passages, list(pairs), config)))
+        assert got == pytest.approx(_mean_kl(tiny_st, pairs, 0.05, 0.05), rel=1e-4)
 
 
 def test_a_kl_loss_without_teacher_lists_is_one_clear_error(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
@@ -608,3 +610,46 @@ def test_cli_bad_input_is_one_clear_error(tmp_path: Path, case: str, expect: str
     err = result.stderr if hasattr(result, "stderr") else result.output
     assert expect.format(d=tmp_path) in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- the query encoder alone
+
+
+def test_query_only_trains_the_query_route_and_keeps_the_bases_passages(
+    tiny_st: Path, pairs_file: Path, tmp_path: Path
+) -> None:
+    """``query_only``: the saved model encodes passages exactly as the base does (an index built with the base
+    stays valid) and queries with the trained encoder, through finegrain's ``st:`` encoder."""
+    from finegrain.retrieve.dense.encoders.registry import get_encoder
+
+    result = train_encoder(_config(tiny_st, pairs_file, tmp_path / "q", steps=20, warmup=0, query_only=True))
+    assert result.finished and np.mean(result.train_losses[-5:]) < np.mean(result.train_losses[:5])
+    base, trained = get_encoder(f"st:{tiny_st}"), get_encoder(f"st:{result.out}")
+    texts = [t for _, t in _passages()]
+    queries = ["red dog", "cat on snow", "bird on beach"]
+    assert np.allclose(trained.encode(texts, kind="passage"), base.encode(texts, kind="passage"), atol=1e-6)
+    assert not np.allclose(trained.encode(queries, kind="query"), base.encode(queries, kind="query"), atol=1e-3)
+    # the query route is the trained one: a query encoded as a passage reads the base
+    assert not np.allclose(trained.encode(queries, kind="query"), trained.encode(queries, kind="passage"), atol=1e-3)
+    prov = json.loads((result.out / "finegrain_training.json").read_text())
+    assert prov["hyperparameters"]["query_only"] is True and "fixed embeddings" in prov["loss"]
+    assert "router_config.json" in {p.name for p in result.out.iterdir()}
+
+
+def test_query_only_resumes_where_an_uninterrupted_run_ends(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
+    whole = train_encoder(_config(tiny_st, pairs_file, tmp_path / "whole", query_only=True))
+    out = tmp_path / "stopped"
+    assert not train_encoder(_config(tiny_st, pairs_file, out, query_only=True, stop_after=3)).finished
+    with pytest.raises(FinegrainError, match="query_only"):  # a two-sided resume of a query-only run
+        train_encoder(_config(tiny_st, pairs_file, out, resume=True))
+    done = train_encoder(_config(tiny_st, pairs_file, out, query_only=True, resume=True))
+    assert done.finished and done.train_losses == whole.train_losses
+    a, b = _weights(whole.out / "query_0_Transformer"), _weights(out / "query_0_Transformer")
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_an_asymmetric_base_is_one_clear_error(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
+    first = train_encoder(_config(tiny_st, pairs_file, tmp_path / "q", steps=2, query_only=True))
+    with pytest.raises(FinegrainError, match="asymmetric"):
+        train_encoder(TrainConfig(base=f"st:{first.out}", pairs=pairs_file, out=tmp_path / "again", steps=2, batch=8,
+                                  quiet=True))

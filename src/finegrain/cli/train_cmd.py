@@ -64,6 +64,11 @@ def train_command(
         help="fp32, or bf16: the encoder's forward pass in bfloat16 autocast (similarities, loss, AdamW and the "
              "saved weights stay float32); faster on CPUs with bfloat16 in hardware (AMX, AVX512-BF16), slower "
              "where torch emulates it."),
+    query_only: bool = typer.Option(
+        False, "--query-only",
+        help="Train the query encoder alone against the base model's fixed passage embeddings (each passage "
+             "encoded once): faster steps, and an index built with the base stays valid; saves an asymmetric "
+             "model (query and document routes)."),
     lang: str = lang_option("Language of the BM25 tokenizer for --hard-negatives bm25:"),
     quiet: bool = quiet_option(),
     batch: int | None = retired_option("--batch", "--batch-size", min=1),
@@ -79,7 +84,7 @@ def train_command(
         checkpoint_every=checkpoint_every, resume=resume, max_length=max_length, query_prefix=query_prefix,
         passage_prefix=passage_prefix, lang=lang, quiet=quiet, keep_checkpoints=keep_checkpoints, threads=threads,
         avoid_false_negatives=avoid_false_negatives, kl_weight=kl_weight, teacher_temperature=teacher_temperature,
-        precision=precision, **({} if batch is None else {"batch": batch}),  # else TrainConfig's default
+        precision=precision, query_only=query_only, **({} if batch is None else {"batch": batch}),  # else TrainConfig's default
     )
     if config.precision == "bf16" and has_native_bf16() is False:
         typer.echo("warning: --precision bf16: this CPU has no bfloat16 arithmetic in hardware (no AMX, "

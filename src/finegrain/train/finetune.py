@@ -22,6 +22,14 @@ reads any teacher's scale (RRF sums, BM25 scores, cosines), as the relative fals
 :mod:`finegrain.train.distill` does. In-batch negatives and the teacher's passages never mix: the KL
 term sees only each query's own list.
 
+With ``query_only`` only the query encoder trains: every passage the pairs name (positives, negatives, teacher
+lists) is encoded once by the base model, before the first step, and those fixed embeddings are the passage
+side of every loss. A step then encodes only its queries, so it costs a fraction of a two-sided step and the
+teacher's lists cost nothing; and an index built with the base model stays valid for the trained one. The
+saved folder is an asymmetric sentence-transformers model (a ``Router``: the trained encoder on the
+``query`` route, the base on the ``document`` route), which ``encode_query`` / ``encode_document`` and
+finegrain's ``st:`` encoder read the right way round.
+
 Torch runs ``threads`` intra-op threads (default :func:`finegrain.machine.default_torch_threads`:
 one per physical core), set for the run and restored after it. ``precision="bf16"`` runs the encoder's
 forward pass under bfloat16 autocast and everything else in float32 (:data:`PRECISIONS`): faster where
@@ -137,6 +145,7 @@ class TrainConfig:
     kl_weight: float = 0.0
     teacher_temperature: float = 0.05
     precision: str = "fp32"
+    query_only: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pairs", Path(self.pairs))
@@ -173,6 +182,8 @@ class TrainConfig:
                                  "weight decay >= 0, held-out fraction in [0, 1)")
         if self.warmup is not None and self.warmup > self.steps:
             raise FinegrainError(f"warmup={self.warmup} is more than steps={self.steps}", "pass --warmup <= --steps")
+        if not isinstance(self.query_only, bool):
+            raise FinegrainError(f"query_only={self.query_only!r} is not true or false", "pass --query-only or leave it out")
         if self.precision not in PRECISIONS:
             raise FinegrainError(f"precision={self.precision!r} is not one of {', '.join(PRECISIONS)}",
                                  "pass --precision fp32 (the default) or bf16")
@@ -288,6 +299,9 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
     state = _prepare_out(config, ckpt_dir, identity, torch)
 
     model = _load_st(base_path)
+    if _router(model) is not None:
+        raise FinegrainError(f"base {config.base!r} is an asymmetric model (a Router of query and document encoders)",
+                             "train from a model with one encoder, e.g. the base the asymmetric one was trained from")
     if config.max_length is not None:
         limit = _positions(model)
         if limit is not None and config.max_length > limit:
@@ -295,7 +309,8 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
                                  f"{config.base!r}", f"pass --max-length {limit} or less, or leave it out")
         model.max_seq_length = config.max_length
     assert config.temperature is not None and config.lr is not None  # filled by with_base_defaults
-    loss_fn = _Loss(_infonce(model, 1.0 / config.temperature), model, config, torch)
+    passages = _Passages(model, config, (*train, *val), torch)
+    loss_fn = _Loss(_infonce(model, 1.0 / config.temperature), passages, config, torch)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _linear(config.warmup_steps, config.steps))
     val_batches = one_pass(val, config.batch, config.seed, avoid_false_negatives=config.avoid_false_negatives)
@@ -319,7 +334,7 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
         t_step = time.perf_counter()
         torch.manual_seed(config.seed * _SEED_STRIDE + step)  # dropout: a function of (seed, step)
         batch = [train[i] for i in next(batches)]
-        loss = loss_fn(batch, _embed(model, batch, config))
+        loss = loss_fn(batch, _embed(model, passages, batch, config))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -340,6 +355,8 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
     finished = step == config.steps
     provenance = None
     if finished:
+        if config.query_only:
+            model = _asymmetric(model, base_path)
         if config.query_prefix or config.passage_prefix:
             model.prompts = {"query": config.query_prefix, "document": config.passage_prefix}
         model.save(str(config.out))
@@ -357,21 +374,53 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
                        provenance)
 
 
-def _embed(model: Any, batch: list[Pair], config: TrainConfig) -> list[Any]:
+def _embed(model: Any, passages: _Passages, batch: list[Pair], config: TrainConfig) -> list[Any]:
     """The embeddings of each column: queries, positives, then each hard-negative column."""
-    qp, pp = config.query_prefix or "", config.passage_prefix or ""
-    columns = [[qp + p.query for p in batch], [pp + p.passage for p in batch]]
+    columns = [[p.passage for p in batch]]
     for j in range(len(batch[0].negatives)):
-        columns.append([pp + p.negatives[j] for p in batch])
-    return [_encode(model, texts, config.precision) for texts in columns]
+        columns.append([p.negatives[j] for p in batch])
+    queries = _encode(model, [(config.query_prefix or "") + p.query for p in batch], config.precision)
+    return [queries, *(passages(texts) for texts in columns)]
+
+
+class _Passages:
+    """The passage side of the loss: ``passages(texts)`` are the texts' embeddings (passage prefix added), from
+    the model being trained, or, with ``query_only``, from the base model's fixed embeddings of every passage
+    in ``pairs``, encoded once here (in eval mode, float32, without gradients)."""
+
+    def __init__(self, model: Any, config: TrainConfig, pairs: Sequence[Pair], torch: Any) -> None:
+        self.model, self.config, self.torch = model, config, torch
+        self.row: dict[str, int] = {}
+        self.fixed: Any = None
+        if not config.query_only:
+            return
+        for p in pairs:
+            for t in (p.passage, *p.negatives, *(t for t, _ in p.teacher)):
+                self.row.setdefault(t, len(self.row))
+        texts = list(self.row)
+        tqdm = require("tqdm", "train", "tqdm").tqdm
+        chunks = []
+        was_training = model.training
+        model.eval()
+        with torch.no_grad():
+            for i in tqdm(range(0, len(texts), 64), disable=config.quiet, desc="base passages", unit="batch",
+                          file=sys.stderr):
+                chunks.append(_encode(model, [(config.passage_prefix or "") + t for t in texts[i:i + 64]]))
+        model.train(was_training)
+        self.fixed = torch.cat(chunks, dim=0) if chunks else None
+
+    def __call__(self, texts: list[str]) -> Any:
+        if self.fixed is None:
+            return _encode(self.model, [(self.config.passage_prefix or "") + t for t in texts], self.config.precision)
+        return self.fixed[self.torch.tensor([self.row[t] for t in texts], dtype=self.torch.long)]
 
 
 class _Loss:
     """The training loss of a batch: InfoNCE over the in-batch columns, plus ``kl_weight`` times the mean
     KL divergence from the teacher's distribution over each query's ``teacher`` passages to the student's."""
 
-    def __init__(self, infonce: Any, model: Any, config: TrainConfig, torch: Any) -> None:
-        self.infonce, self.model, self.config, self.torch = infonce, model, config, torch
+    def __init__(self, infonce: Any, passages: _Passages, config: TrainConfig, torch: Any) -> None:
+        self.infonce, self.passages, self.config, self.torch = infonce, passages, config, torch
 
     def __call__(self, batch: list[Pair], emb: list[Any]) -> Any:
         loss = self.infonce.compute_loss_from_embeddings(emb, None)
@@ -394,8 +443,7 @@ class _Loss:
                 if t not in row:
                     row[t] = len(columns) + len(fresh)
                     fresh.append(t)
-        encoded = ([_encode(self.model, [(config.passage_prefix or "") + t for t in fresh], config.precision)]
-                   if fresh else [])
+        encoded = [self.passages(fresh)] if fresh else []
         passages = torch.cat([*emb[1:], *encoded], dim=0)
         width = max(len(p.teacher) for p in batch)
         index = torch.zeros((len(batch), width), dtype=torch.long)
@@ -459,13 +507,39 @@ def _validate(model: Any, loss_fn: _Loss, val: tuple[Pair, ...], batches: list[l
     with torch.no_grad():
         for idx in batches:
             batch = [val[i] for i in idx]
-            emb = _embed(model, batch, config)
+            emb = _embed(model, loss_fn.passages, batch, config)
             loss_sum += float(loss_fn(batch, emb)) * len(idx)
             scores = loss_fn.infonce.similarity_fct(emb[0], torch.cat(emb[1:], dim=0))
             correct += int((scores.argmax(dim=1) == torch.arange(len(idx))).sum())
             total += len(idx)
     model.train()
     return ValPoint(step, round(loss_sum / total, 6), round(correct / total, 6))
+
+
+def _router_class() -> Any:
+    """sentence-transformers' ``Router`` (moved under ``base.modules`` in v6; none before v5)."""
+    for module in ("sentence_transformers.base.modules", "sentence_transformers.models"):
+        with contextlib.suppress(ImportError, FinegrainError):
+            cls = getattr(require(module, "train", "sentence-transformers"), "Router", None)
+            if cls is not None:
+                return cls
+    raise FinegrainError("--query-only saves an asymmetric model, and this sentence-transformers has no Router",
+                         "pip install 'sentence-transformers>=5'")
+
+
+def _router(model: Any) -> Any:
+    """The model's ``Router`` module (asymmetric query/document encoders), or None."""
+    return next((m for m in model.children() if type(m).__name__ == "Router"), None)
+
+
+def _asymmetric(query_model: Any, base_path: Path) -> Any:
+    """One sentence-transformers model: ``query_model`` on the ``query`` route, the base on the ``document`` route."""
+    st = require("sentence_transformers", "train", "sentence-transformers")
+    base = _load_st(base_path)
+    base.max_seq_length = query_model.max_seq_length  # the length the fixed passage embeddings were encoded at
+    router = _router_class().for_query_document(query_modules=list(query_model.children()),
+                                                 document_modules=list(base.children()))
+    return st.SentenceTransformer(modules=[router], device="cpu")
 
 
 def _linear(warmup: int, total: int) -> Any:
@@ -626,6 +700,8 @@ def _provenance(config: TrainConfig, base: BaseModel, chosen: dict[str, str], pa
         "hyperparameters": config.hyperparameters(),
         "chosen_by": chosen,
         "loss": f"MultipleNegativesRankingLoss (InfoNCE, in-batch negatives; {batches})" + (
+            "; passages: the base model's fixed embeddings, the query encoder trained alone"
+            if config.query_only else "") + (
             f" + {config.kl_weight:g} x KL(teacher || student) over each query's teacher_top passages (teacher "
             f"temperature {config.teacher_temperature:g} of its top score)" if config.kl_weight else ""),
         "hard_negatives": negatives,

