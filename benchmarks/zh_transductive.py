@@ -19,7 +19,8 @@ from its checkpoint):
    teacher's distribution over those passages to the student's; kind ``kl2`` is the second round
    of ``kl``: the teacher is the fusion with the ``kl`` model as one more member; with
    ``--query-only`` every training is ``finegrain train --query-only`` (the query encoder alone,
-   against the untrained e5's fixed passage embeddings);
+   against the untrained e5's fixed passage embeddings), with ``--freeze-embeddings``
+   ``finegrain train --freeze-embeddings``;
 4. ``finegrain eval`` on capretrieval/zh (nDCG@10) of the untrained converted e5 and both trained
    models, and with ``--cv 5`` (fusion weights and RRF k chosen by 5-fold CV over the queries,
    out-of-fold figures) of: the untrained fusion, the fusion with each trained model as a fifth
@@ -45,7 +46,7 @@ Usage::
 
     .venv/bin/python benchmarks/zh_transductive.py --out /work/runs/zh-transductive [--steps 1000]
         [--models rules,distilled,distilled2,kl,kl2] [--lr 1.25e-5 2.5e-5] [--start-from MODEL] [--teacher-k 8] [--kl-weight 1] [--fusion-rows all|first] [--only train|all]
-        [--query-only] [--ensemble] [--ensemble-with MODEL ...] [--section NAME] [--markdown docs/results/training.md]
+        [--query-only] [--freeze-embeddings] [--ensemble] [--ensemble-with MODEL ...] [--section NAME] [--markdown docs/results/training.md]
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ def main() -> None:
     ap.add_argument("--query-only", action="store_true",
                     help="finegrain train --query-only: the query encoder alone, against the untrained e5's fixed "
                          "passage embeddings")
+    ap.add_argument("--freeze-embeddings", action="store_true",
+                    help="finegrain train --freeze-embeddings: e5's token embedding table stays the base's")
     ap.add_argument("--teacher", default="hybrid-use", help="the retriever that relabels the pairs")
     ap.add_argument("--models", default="rules,distilled",
                     help="which trained models to build and report (comma list of rules, distilled, "
@@ -123,6 +126,7 @@ def train(args: argparse.Namespace, pairs: Path, out: Path, lr: float | None, kl
         extra += ["--kl-weight", repr(args.kl_weight)] if kl else []
         extra += ["--precision", args.precision] if args.precision != "fp32" else []
         extra += ["--query-only"] if args.query_only else []
+        extra += ["--freeze-embeddings"] if args.freeze_embeddings else []
         base = "e5" if args.start_from is None else f"st:{args.start_from}"
         finegrain("train", "--base", base, "--pairs", str(pairs), "-o", str(out), "--lang", "zh",
                   "--steps", str(args.steps), "--batch-size", str(args.batch), "--seed", str(args.seed),
@@ -133,7 +137,8 @@ def train(args: argparse.Namespace, pairs: Path, out: Path, lr: float | None, kl
     return {"steps": record["steps_done"], "train_wall_s": record["wall_time_s"], "threads": hp["threads"],
             "temperature": hp["temperature"], "lr": hp["lr"], "seed": record["seed"], "batch": hp["batch"],
             "kl_weight": hp.get("kl_weight", 0.0), "teacher_temperature": hp.get("teacher_temperature"),
-            "precision": hp.get("precision", "fp32"), "query_only": hp.get("query_only", False)}
+            "precision": hp.get("precision", "fp32"), "query_only": hp.get("query_only", False),
+            "freeze_embeddings": hp.get("freeze_embeddings", False)}
 
 
 def evaluate(root: Path, name: str, retriever: str, *sets: str, cv: bool = False) -> float:
@@ -338,7 +343,8 @@ def run(args: argparse.Namespace) -> str:
         "their figures are not zero-shot.",
         f"Training: base {'e5' if args.start_from is None else args.start_from}, batch {c['batch']}, temperature {c['temperature']:g}, "
         f"lr {lrs_shown}, seed {c['seed']}, {c['threads']} thread(s), precision {c['precision']}"
-        f"{', the query encoder alone' if c['query_only'] else ''}; {walls}. "
+        f"{', the query encoder alone' if c['query_only'] else ''}"
+        f"{', token embeddings frozen' if c['freeze_embeddings'] else ''}; {walls}. "
         "Distillation counts: "
         f"{json.dumps(prov.get('counts', {}), ensure_ascii=False)}",
         "",

@@ -653,3 +653,22 @@ def test_an_asymmetric_base_is_one_clear_error(tiny_st: Path, pairs_file: Path, 
     with pytest.raises(FinegrainError, match="asymmetric"):
         train_encoder(TrainConfig(base=f"st:{first.out}", pairs=pairs_file, out=tmp_path / "again", steps=2, batch=8,
                                   quiet=True))
+
+
+def test_frozen_embeddings_keep_the_bases_table_and_train_the_rest(
+    tiny_st: Path, pairs_file: Path, tmp_path: Path, uninterrupted
+) -> None:
+    result = train_encoder(_config(tiny_st, pairs_file, tmp_path / "f", freeze_embeddings=True))
+    base, trained, free = _weights(tiny_st), _weights(result.out), _weights(uninterrupted.out)
+    table = next(k for k in base if k.endswith("word_embeddings.weight"))
+    assert np.array_equal(trained[table], base[table]) and not np.array_equal(free[table], base[table])
+    moved = [k for k in base if k != table and not np.array_equal(trained[k], base[k])]
+    assert any("encoder.layer" in k for k in moved)
+    prov = json.loads((result.out / "finegrain_training.json").read_text())
+    assert prov["hyperparameters"]["freeze_embeddings"] is True and "token embeddings frozen" in prov["loss"]
+    out = tmp_path / "stopped"  # the setting is part of the run: a resume must keep it
+    train_encoder(_config(tiny_st, pairs_file, out, freeze_embeddings=True, stop_after=2))
+    with pytest.raises(FinegrainError, match="freeze_embeddings"):
+        train_encoder(_config(tiny_st, pairs_file, out, resume=True))
+    done = train_encoder(_config(tiny_st, pairs_file, out, freeze_embeddings=True, resume=True))
+    assert done.finished and done.train_losses == result.train_losses

@@ -69,6 +69,10 @@ def train_command(
         help="Train the query encoder alone against the base model's fixed passage embeddings (each passage "
              "encoded once): faster steps, and an index built with the base stays valid; saves an asymmetric "
              "model (query and document routes)."),
+    freeze_embeddings: bool = typer.Option(
+        False, "--freeze-embeddings",
+        help="Keep the token embedding table as the base has it (most of a multilingual model's weights): "
+             "faster steps, and words the pairs never use stay where the base put them."),
     lang: str = lang_option("Language of the BM25 tokenizer for --hard-negatives bm25:"),
     quiet: bool = quiet_option(),
     batch: int | None = retired_option("--batch", "--batch-size", min=1),
@@ -84,7 +88,7 @@ def train_command(
         checkpoint_every=checkpoint_every, resume=resume, max_length=max_length, query_prefix=query_prefix,
         passage_prefix=passage_prefix, lang=lang, quiet=quiet, keep_checkpoints=keep_checkpoints, threads=threads,
         avoid_false_negatives=avoid_false_negatives, kl_weight=kl_weight, teacher_temperature=teacher_temperature,
-        precision=precision, query_only=query_only, **({} if batch is None else {"batch": batch}),  # else TrainConfig's default
+        precision=precision, query_only=query_only, freeze_embeddings=freeze_embeddings, **({} if batch is None else {"batch": batch}),  # else TrainConfig's default
     )
     if config.precision == "bf16" and has_native_bf16() is False:
         typer.echo("warning: --precision bf16: this CPU has no bfloat16 arithmetic in hardware (no AMX, "
