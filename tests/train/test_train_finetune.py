@@ -672,3 +672,24 @@ def test_frozen_embeddings_keep_the_bases_table_and_train_the_rest(
         train_encoder(_config(tiny_st, pairs_file, out, resume=True))
     done = train_encoder(_config(tiny_st, pairs_file, out, freeze_embeddings=True, resume=True))
     assert done.finished and done.train_losses == result.train_losses
+
+
+def test_a_soup_of_query_only_models_averages_each_route(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
+    """An asymmetric model keeps one weights file per route; the soup averages each and still routes."""
+    from finegrain.retrieve.dense.encoders.registry import get_encoder
+    from finegrain.train.soup import soup
+
+    a = train_encoder(_config(tiny_st, pairs_file, tmp_path / "a", query_only=True)).out
+    b = train_encoder(_config(tiny_st, pairs_file, tmp_path / "b", query_only=True, seed=1)).out
+    mixed = soup([f"st:{a}", f"st:{b}"], tmp_path / "soup").out
+    for route in ("query_0_Transformer", "document_0_Transformer"):
+        wa, wb, ws = _weights(a / route), _weights(b / route), _weights(mixed / route)
+        assert all(np.allclose(ws[k], (wa[k] + wb[k]) / 2, atol=1e-6) for k in wa if wa[k].dtype.kind == "f")
+    assert not np.array_equal(_weights(a / "query_0_Transformer")["encoder.layer.0.output.dense.weight"],
+                              _weights(mixed / "query_0_Transformer")["encoder.layer.0.output.dense.weight"])
+    texts = [t for _, t in _passages()]
+    assert np.allclose(get_encoder(f"st:{mixed}").encode(texts, kind="passage"),
+                       get_encoder(f"st:{tiny_st}").encode(texts, kind="passage"), atol=1e-6)
+    record = json.loads((mixed / "finegrain_training.json").read_text())
+    assert set(record["members"][0]["weights_files"]) == {"query_0_Transformer/model.safetensors",
+                                                          "document_0_Transformer/model.safetensors"}

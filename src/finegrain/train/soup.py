@@ -5,9 +5,11 @@ their parameters is itself a good model, and often better than each: a *model so
 2022, "Model soups", the uniform soup). With the untouched base as one member, the mean interpolates
 between the zero-shot and the fine-tuned model (Wortsman et al., 2022, WiSE-FT), which keeps part of
 the base's generality when fine-tuning overfits its own pairs. Both are one operation here: every
-floating-point tensor of the members' ``model.safetensors`` is replaced by the weighted mean (computed
-in float64, stored in the tensor's own dtype); every other tensor (integer buffers such as position
-ids) must be equal in all members.
+floating-point tensor of the members' weights is replaced by the weighted mean (computed in float64,
+stored in the tensor's own dtype); every other tensor (integer buffers such as position ids) must be
+equal in all members. The weights are the folder's ``model.safetensors``, or each module folder's
+where the model keeps several (an asymmetric model, ``finegrain train --query-only``: one per route),
+and the members must keep the same files.
 
 The members must be one architecture with one tokenizer: the same tensor names, shapes and dtypes,
 the same module stack (``modules.json``) and tokenizer vocabulary (``tokenizer.json``), and they must embed with the same query and passage
@@ -110,48 +112,77 @@ def soup(specs: Sequence[str], out: str | Path, weights: Sequence[float] | None 
     w = normalise(weights, len(specs))
     out = require_empty_folder(out)  # before any work; atomic_folder checks again when it writes
     bases = [resolve_base(s) for s in specs]
-    for b in bases:
-        if not (b.path / WEIGHTS).is_file():
-            raise FinegrainError(f"{b.spec}: {b.path} holds no {WEIGHTS}",
-                                 "a soup reads safetensors weights; save the model with safe_serialization=True")
-    _check_same_files(bases)
+    rels = _weight_files(bases[0])
+    for b in bases[1:]:
+        if _weight_files(b) != rels:
+            raise FinegrainError(f"{b.spec}: its weight files ({', '.join(_weight_files(b))}) differ from "
+                                 f"{bases[0].spec}'s ({', '.join(rels)})", "soup models fine-tuned from one base")
+    _check_same_files(bases, rels)
     _check_prefixes(bases)
     st = require("safetensors.torch", "train")
     safetensors = require("safetensors", "train")
     torch = require("torch", "train")
+    mixed: dict[str, dict[str, Any]] = {}
+    tensors = averaged = 0
+    for rel in rels:
+        mixed[rel], n = _mix(bases, rel, w, safetensors, torch)
+        tensors, averaged = tensors + len(mixed[rel]), averaged + n
+    members = tuple(Member(s, wi) for s, wi in zip(specs, w))
+    record = _record(bases, members, averaged, tensors)
+    _write(out, bases[0].path, mixed, record, st)
+    return SoupResult(out, members, tensors, averaged, record)
+
+
+def _weight_files(b: BaseModel) -> tuple[str, ...]:
+    """The member's safetensors weights, relative to its folder: ``model.safetensors``, else each module
+    folder's (an asymmetric model keeps one per route, e.g. ``query_0_Transformer/model.safetensors``)."""
+    if (b.path / WEIGHTS).is_file():
+        return (WEIGHTS,)
+    found = tuple(sorted(p.relative_to(b.path).as_posix() for p in b.path.glob(f"*/{WEIGHTS}")
+                         if p.is_file() and p.parent.name != "checkpoints"))
+    if not found:
+        raise FinegrainError(f"{b.spec}: {b.path} holds no {WEIGHTS}",
+                             "a soup reads safetensors weights; save the model with safe_serialization=True")
+    return found
+
+
+def _mix(bases: Sequence[BaseModel], rel: str, w: Sequence[float], safetensors: Any,
+         torch: Any) -> tuple[dict[str, Any], int]:
+    """The weighted mean of the members' weight file ``rel``, and how many of its tensors were averaged."""
     with contextlib.ExitStack() as stack:
-        files = [stack.enter_context(_open(safetensors, b)) for b in bases]
-        names = sorted(files[0].keys())
+        files = [stack.enter_context(_open(safetensors, b, rel)) for b in bases]
         for b, f in zip(bases[1:], files[1:]):
             _check_tensors(bases[0], files[0], b, f)
         mixed: dict[str, Any] = {}
         averaged = 0
-        for k in names:  # one tensor at a time: memory is the soup plus one float64 tensor
-            first = _read(files[0], k, bases[0])
+        for k in sorted(files[0].keys()):  # one tensor at a time: memory is the soup plus one float64 tensor
+            first = _read(files[0], k, bases[0], rel)
             if first.is_floating_point():
                 total = first.to(torch.float64) * w[0]
                 for b, f, wi in zip(bases[1:], files[1:], w[1:]):
-                    total += _read(f, k, b).to(torch.float64) * wi
+                    total += _read(f, k, b, rel).to(torch.float64) * wi
                 mixed[k] = total.to(first.dtype).contiguous()
                 averaged += 1
                 continue
             for b, f in zip(bases[1:], files[1:]):
-                if k in f.keys() and not torch.equal(first, _read(f, k, b)):
+                if k in f.keys() and not torch.equal(first, _read(f, k, b, rel)):
                     raise FinegrainError(f"{b.spec}: tensor {k!r} ({first.dtype}) differs from {bases[0].spec}'s and "
                                          "is not floating-point, so it cannot be averaged",
                                          "soup models fine-tuned from one base")
             mixed[k] = first
-    members = tuple(Member(s, wi) for s, wi in zip(specs, w))
-    record = _record(bases, members, averaged, len(names))
-    _write(out, bases[0].path, mixed, record, st)
-    return SoupResult(out, members, len(names), averaged, record)
+    return mixed, averaged
 
 
 # --------------------------------------------------------------------------- checks
 
 
-def _check_same_files(bases: Sequence[BaseModel]) -> None:
-    for what, read in (("module stack (modules.json)", _modules), ("tokenizer vocabulary", _vocabulary)):
+def _check_same_files(bases: Sequence[BaseModel], rels: Sequence[str]) -> None:
+    """One module stack, and one tokenizer beside each weight file (a tokenizer lives in the module folder of
+    a model that keeps its weights there)."""
+    def vocabularies(folder: Path) -> list[Any]:
+        return [_vocabulary((folder / rel).parent) for rel in rels]
+
+    for what, read in (("module stack (modules.json)", _modules), ("tokenizer vocabulary", vocabularies)):
         want = read(bases[0].path)
         for b in bases[1:]:
             if read(b.path) != want:
@@ -218,9 +249,10 @@ def _dtype(f: Any, k: str) -> str:
 
 
 @contextlib.contextmanager
-def _open(safetensors: Any, b: BaseModel) -> Iterator[Any]:
-    """``b``'s weights file opened for reading tensor by tensor; an unreadable file is a :class:`FinegrainError`."""
-    path = b.path / WEIGHTS
+def _open(safetensors: Any, b: BaseModel, rel: str) -> Iterator[Any]:
+    """``b``'s weights file ``rel`` opened for reading tensor by tensor; an unreadable file is a
+    :class:`FinegrainError`."""
+    path = b.path / rel
     try:
         cm = safetensors.safe_open(str(path), framework="pt", device="cpu")
         f = cm.__enter__()
@@ -232,11 +264,11 @@ def _open(safetensors: Any, b: BaseModel) -> Iterator[Any]:
         cm.__exit__(None, None, None)
 
 
-def _read(f: Any, k: str, b: BaseModel) -> Any:
+def _read(f: Any, k: str, b: BaseModel, rel: str) -> Any:
     try:
         return f.get_tensor(k)
     except Exception as e:  # a truncated file is found only when its tensor is read
-        raise FinegrainError(f"{b.spec}: cannot read tensor {k!r} of {b.path / WEIGHTS}: {e}",
+        raise FinegrainError(f"{b.spec}: cannot read tensor {k!r} of {b.path / rel}: {e}",
                              "check that the folder holds a whole model") from None
 
 
@@ -245,8 +277,9 @@ def _read(f: Any, k: str, b: BaseModel) -> Any:
 
 def _member_record(b: BaseModel, m: Member) -> dict[str, Any]:
     own = _json(b.path / PROVENANCE)
+    files = {rel: sha256_of(b.path / rel) for rel in _weight_files(b)}
     return {"spec": m.spec, "name": b.name, "path": str(b.path), "weight": m.weight,
-            "weights_sha256": sha256_of(b.path / WEIGHTS),
+            "weights_sha256": files.get(WEIGHTS), "weights_files": files,
             "format": own.get("format") if own else None,
             "transductive_dataset": own.get("transductive_dataset") if own and own.get("transductive") else None}
 
@@ -284,16 +317,27 @@ def _json(path: Path) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _write(out: Path, template: Path, tensors: Mapping[str, Any], record: Mapping[str, Any], st: Any) -> None:
-    """The template folder's files (its config, tokenizer and modules), the mixed weights and the record, in a
-    temporary folder renamed onto ``out`` once whole (:func:`finegrain.atomic.atomic_folder`)."""
+def _write(out: Path, template: Path, tensors: Mapping[str, Mapping[str, Any]], record: Mapping[str, Any],
+           st: Any) -> None:
+    """The template folder's files (its config, tokenizer and modules), the mixed weight files (``tensors``:
+    each file's, by its path in the folder) and the record, in a temporary folder renamed onto ``out`` once
+    whole (:func:`finegrain.atomic.atomic_folder`)."""
+    mixed = {(template / rel).resolve() for rel in tensors}
+
+    def not_copied(folder: str, names: list[str]) -> list[str]:
+        return [n for n in names if (Path(folder) / n).resolve() in mixed]
+
     with atomic_folder(out) as tmp:
         try:
             for src in template.iterdir():
                 if src.name in (WEIGHTS, PROVENANCE, "checkpoints") or src.name.startswith("."):
                     continue
-                (shutil.copytree if src.is_dir() else shutil.copy2)(src, tmp / src.name)
-            st.save_file(dict(tensors), str(tmp / WEIGHTS), metadata={"format": "pt"})
+                if src.is_dir():
+                    shutil.copytree(src, tmp / src.name, ignore=not_copied)
+                else:
+                    shutil.copy2(src, tmp / src.name)
+            for rel, file_tensors in tensors.items():
+                st.save_file(dict(file_tensors), str(tmp / rel), metadata={"format": "pt"})
         except OSError as e:
             raise FinegrainError(f"cannot write {out}: {e.strerror or e}",
                                  "choose a writable -o with free space") from None
