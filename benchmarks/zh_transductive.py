@@ -254,7 +254,7 @@ def run(args: argparse.Namespace) -> str:
         candidates[k] = list(names)
         if len(lrs) > 1:  # the uniform soup of the kind's models as one more candidate (finegrain soup)
             folder = root / f"model-{k}-soup"
-            if not (folder / "model.safetensors").is_file():
+            if not (folder / "finegrain_training.json").is_file():  # written last: the soup is whole
                 finegrain("soup", *(f"st:{models[n]}" for n in candidates[k]), "-o", str(folder))
             models[f"{k}-soup"] = folder
             candidates[k].append(f"{k}-soup")
@@ -330,6 +330,8 @@ def run(args: argparse.Namespace) -> str:
             label[f"{k}-soup"] = f"uniform soup of the e5s trained on {what[k]} ({mix}) (TRANSDUCTIVE)"
             label[f"fusion+{k}-soup"] = f"fusion + the {k} soup as a 5th member, CV (TRANSDUCTIVE)"
             label[f"fusion-swap-{k}-soup"] = f"fusion with the {k} soup in e5's place, CV (TRANSDUCTIVE)"
+            label[f"fusion-nested-{k}-soup"] = (f"the {k} soup fused with the a-priori untrained fusion as one part, "
+                                                "the two weights and k by CV (TRANSDUCTIVE)")
     for k in chosen:
         label[f"{k}-cv"] = (f"e5 trained on {what[k]}: the model (lr, or the soup) chosen by 5-fold CV over queries "
                             "(TRANSDUCTIVE)")
