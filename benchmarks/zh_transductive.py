@@ -254,7 +254,7 @@ def run(args: argparse.Namespace) -> str:
         candidates[k] = list(names)
         if len(lrs) > 1:  # the uniform soup of the kind's models as one more candidate (finegrain soup)
             folder = root / f"model-{k}-soup"
-            if not (folder / "finegrain_training.json").is_file():  # written last: the soup is whole
+            if not (folder / "finegrain_training.json").is_file():  # a soup's folder appears whole or not at all
                 finegrain("soup", *(f"st:{models[n]}" for n in candidates[k]), "-o", str(folder))
             models[f"{k}-soup"] = folder
             candidates[k].append(f"{k}-soup")

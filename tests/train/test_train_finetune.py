@@ -693,3 +693,20 @@ def test_a_soup_of_query_only_models_averages_each_route(tiny_st: Path, pairs_fi
     record = json.loads((mixed / "finegrain_training.json").read_text())
     assert set(record["members"][0]["weights_files"]) == {"query_0_Transformer/model.safetensors",
                                                           "document_0_Transformer/model.safetensors"}
+
+
+def test_query_only_without_a_router_fails_before_the_first_step(
+    tiny_st: Path, pairs_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sentence-transformers without ``Router`` could not save the asymmetric model: say so before training."""
+    import finegrain.train.finetune as finetune
+
+    def no_router() -> None:
+        raise FinegrainError("no Router", "pip install 'sentence-transformers>=5'")
+
+    monkeypatch.setattr(finetune, "_router_class", no_router)
+    steps: list[int] = []
+    monkeypatch.setattr(finetune, "_embed", lambda *a, **k: steps.append(1))
+    with pytest.raises(FinegrainError, match="no Router"):
+        train_encoder(_config(tiny_st, pairs_file, tmp_path / "q", query_only=True))
+    assert steps == [] and not (tmp_path / "q" / "checkpoints").exists()

@@ -310,6 +310,8 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
     if _router(model) is not None:
         raise FinegrainError(f"base {config.base!r} is an asymmetric model (a Router of query and document encoders)",
                              "train from a model with one encoder, e.g. the base the asymmetric one was trained from")
+    if config.query_only:
+        _router_class()  # the asymmetric model is saved after the last step: fail now if it cannot be
     if config.max_length is not None:
         limit = _positions(model)
         if limit is not None and config.max_length > limit:

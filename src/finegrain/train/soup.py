@@ -114,8 +114,8 @@ def soup(specs: Sequence[str], out: str | Path, weights: Sequence[float] | None 
     bases = [resolve_base(s) for s in specs]
     rels = _weight_files(bases[0])
     for b in bases[1:]:
-        if _weight_files(b) != rels:
-            raise FinegrainError(f"{b.spec}: its weight files ({', '.join(_weight_files(b))}) differ from "
+        if (theirs := _weight_files(b)) != rels:
+            raise FinegrainError(f"{b.spec}: its weight files ({', '.join(theirs)}) differ from "
                                  f"{bases[0].spec}'s ({', '.join(rels)})", "soup models fine-tuned from one base")
     _check_same_files(bases, rels)
     _check_prefixes(bases)
@@ -128,7 +128,7 @@ def soup(specs: Sequence[str], out: str | Path, weights: Sequence[float] | None 
         mixed[rel], n = _mix(bases, rel, w, safetensors, torch)
         tensors, averaged = tensors + len(mixed[rel]), averaged + n
     members = tuple(Member(s, wi) for s, wi in zip(specs, w))
-    record = _record(bases, members, averaged, tensors)
+    record = _record(bases, members, rels, averaged, tensors)
     _write(out, bases[0].path, mixed, record, st)
     return SoupResult(out, members, tensors, averaged, record)
 
@@ -275,17 +275,18 @@ def _read(f: Any, k: str, b: BaseModel, rel: str) -> Any:
 # --------------------------------------------------------------------------- the record and the folder
 
 
-def _member_record(b: BaseModel, m: Member) -> dict[str, Any]:
+def _member_record(b: BaseModel, m: Member, rels: Sequence[str]) -> dict[str, Any]:
     own = _json(b.path / PROVENANCE)
-    files = {rel: sha256_of(b.path / rel) for rel in _weight_files(b)}
+    files = {rel: sha256_of(b.path / rel) for rel in rels}
     return {"spec": m.spec, "name": b.name, "path": str(b.path), "weight": m.weight,
             "weights_sha256": files.get(WEIGHTS), "weights_files": files,
             "format": own.get("format") if own else None,
             "transductive_dataset": own.get("transductive_dataset") if own and own.get("transductive") else None}
 
 
-def _record(bases: Sequence[BaseModel], members: Sequence[Member], averaged: int, tensors: int) -> dict[str, Any]:
-    entries = [_member_record(b, m) for b, m in zip(bases, members)]
+def _record(bases: Sequence[BaseModel], members: Sequence[Member], rels: Sequence[str], averaged: int,
+            tensors: int) -> dict[str, Any]:
+    entries = [_member_record(b, m, rels) for b, m in zip(bases, members)]
     datasets = sorted({e["transductive_dataset"] for e in entries if e["transductive_dataset"]})
     d = bases[0].defaults
     return {

