@@ -163,7 +163,8 @@ def test_declared_grids() -> None:
     assert [t.key for t in tunables("hybrid", {"k": 60.0})] == ["weights"]  # --set fixes an option
     assert [t.key for t in tunables("hybrid", {"fusion": "convex"})] == ["weights"]  # convex has no k
     assert len(tunables("hybrid", {"parts": ("bm25-okapi", "e5", "bm25")})[0].values) == 66
-    assert tunables("e5", {}) == ()
+    assert [t.key for t in tunables("e5", {})] == ["prf_depth", "rocchio_beta"]  # dense: vector PRF
+    assert tunables("e5", {"prf_depth": 0, "rocchio_beta": 0.6}) == ()
     assert len(grid_points(tunables("bm25-okapi", {}))) == 16
 
 
@@ -219,7 +220,8 @@ def test_cli_eval_cv_saves_choices_and_compares(tmp_path: Path, capsys: pytest.C
     assert main([*args, "-o", str(tmp_path / "plain")]) == 0
     cmp = load_comparison([tmp_path / "plain", tmp_path / "cv"])
     assert cmp.tests["ndcg@10"]  # paired over queries
-    assert main(["eval", "-d", "embedded/captions-en", "-r", "e5", "--cv", "5", "-o", str(tmp_path / "x")]) != 0
+    assert main(["eval", "-d", "embedded/captions-en", "-r", "e5", "--set", "prf_depth=0", "--set", "rocchio_beta=0.6",
+                 "--cv", "5", "-o", str(tmp_path / "x")]) != 0
     assert "nothing to tune" in capsys.readouterr().err
 
 

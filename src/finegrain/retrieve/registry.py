@@ -32,12 +32,14 @@ RRF_K_MAX = 1e6
 WEIGHT_MAX = 1e6
 SPARSE_TERMS_MAX = 4096  # the most latent terms per text the e5-sparse encoder keeps
 C_INT_MAX = 2**31 - 1  # options handed to C code (faiss, torch, tokenizers) as an int
+PRF_DEPTH_MAX = 1000  # vector PRF: the mean of more first-pass passages than a run holds by default is noise
 _K1_WHY = (f"at k1={BM25_K1_MAX:g} term frequency is already almost unsaturated; larger values only push "
            "BM25 scores toward overflow (inf, NaN)")
 _RRF_K_WHY = ("larger k makes 1/(k + rank) nearly the same for every rank (near 1e15 it is the same double) "
               "and the fused scores tie")
 _WEIGHT_WHY = "weights are relative; capping them at 1e6 keeps every weighted sum finite"
 _C_INT_WHY = "it is passed to C code as a 32-bit int"
+_PRF_DEPTH_WHY = "the feedback passages come from one first search of at most the default 1000 results"
 
 
 def _rrf_k(help: str, **extra: Any) -> Param:
@@ -120,6 +122,16 @@ def _dense(encoder: str | None) -> dict[str, Param]:
                             help="encoder option (st)"),
         "threads": Param(int, None, nullable=True, min=1, max=C_INT_MAX, why=_C_INT_WHY,
                          help="encoder option (use-m3)"),
+        "prf_depth": Param(int, 0, help="vector PRF: first-pass passages the query moves toward (0: none)",
+                           grid="finegrain.retrieve.dense.prf:depth_grid", min=0, max=PRF_DEPTH_MAX,
+                           why=_PRF_DEPTH_WHY),
+        "prf_method": Param(str, "rocchio", "finegrain.retrieve.dense.prf:METHODS", "vector PRF method",
+                            label="PRF method"),
+        "rocchio_alpha": Param(float, 0.4, help="vector PRF (rocchio): the query's weight", min=0,
+                               max=WEIGHT_MAX, why=_WEIGHT_WHY),
+        "rocchio_beta": Param(float, 0.6, help="vector PRF (rocchio): the feedback passages' weight",
+                              grid="finegrain.retrieve.dense.prf:beta_grid", min=0, max=WEIGHT_MAX,
+                              why=_WEIGHT_WHY),
     })
     return own
 

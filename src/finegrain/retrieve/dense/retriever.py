@@ -23,6 +23,11 @@ any local sentence-transformers model. Every option is a ``--set KEY=VALUE``:
   fewer); ``threshold=none``: keep only documents with score >= it.
 * ``backend=auto|numpy|faiss``, ``faiss_kind=flat|ivf|hnsw``, ``nprobe``,
   ``ef_search``: see :mod:`finegrain.retrieve.dense.index`.
+* ``prf_depth=0``, ``prf_method=rocchio|average``, ``rocchio_alpha=0.4``, ``rocchio_beta=0.6``:
+  vector pseudo-relevance feedback, Pyserini's options (:mod:`finegrain.retrieve.dense.prf`); off by
+  default. ``--cv`` tunes ``prf_depth`` (0 included, so cross-validation may turn feedback off) and
+  ``rocchio_beta``; passages and queries are encoded once for every grid point
+  (:meth:`DenseRetriever.retrieve_grid`).
 * ``cache=true``, ``cache_dir=none``: embeddings are cached on disk under
   ``cache_dir`` (default ``$FINEGRAIN_CACHE`` or ``~/.cache/finegrain``), so a
   second identical run encodes nothing (:mod:`finegrain.retrieve.dense.encoders.cache`).
@@ -34,8 +39,11 @@ title. Scores are inner products of unit vectors (cosine similarities).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+import numpy as np
 
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.retrieve.base import ShardForm
@@ -49,6 +57,7 @@ from finegrain.retrieve.dense.encoders.templates import (
     resolve_prompting,
 )
 from finegrain.retrieve.dense.index import BACKENDS, FAISS_KINDS, DenseIndex
+from finegrain.retrieve.dense.prf import Feedback, feedback_rows, moved_queries
 from finegrain.retrieve.registry import RETRIEVERS
 from finegrain.settings import default_cache_dir
 from finegrain.text.lang import LANGS
@@ -57,6 +66,8 @@ from finegrain.types import Corpus, Queries, Run
 
 DEFAULT_K = 1000
 _ENCODER_OPTIONS = ("batch_size", "device", "variant", "max_length", "threads")
+_PRF_OPTIONS = {"prf_depth": "depth", "prf_method": "method", "rocchio_alpha": "alpha", "rocchio_beta": "beta"}
+GRID_KEYS: tuple[str, ...] = tuple(_PRF_OPTIONS)  # what retrieve_grid varies without encoding again
 
 
 @dataclass(frozen=True)
@@ -91,6 +102,10 @@ class DenseRetriever:
     variant: str | None = None
     max_length: int | None = None
     threads: int | None = None
+    prf_depth: int = 0
+    prf_method: str = "rocchio"
+    rocchio_alpha: float = 0.4
+    rocchio_beta: float = 0.6
     _state: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -131,10 +146,16 @@ class DenseRetriever:
             )
         if self.cache_dir is not None and not str(self.cache_dir).strip():
             raise FinegrainError("cache_dir='' is empty", "pass a folder, or leave it unset for $FINEGRAIN_CACHE")
+        self.feedback()  # a bad PRF setting fails now
         # Fail on bad templates and prompt choices now, not after encoding a corpus.
         resolve_prompting(self.prompt, model_name="check", lang="en", folder_prompts=None,
                           instruction=self.instruction, query_template=self.query_template,
                           passage_template=self.passage_template)
+
+    def feedback(self, **changes: Any) -> Feedback:
+        """The PRF setting of this retriever, with ``changes`` (option names) applied."""
+        opts = {k: changes.get(k, getattr(self, k)) for k in _PRF_OPTIONS}
+        return Feedback(**{_PRF_OPTIONS[k]: v for k, v in opts.items()})
 
     # -- the encoder ----------------------------------------------------------------
 
@@ -193,6 +214,8 @@ class DenseRetriever:
             "faiss_kind": self.faiss_kind,
             "cache": self.cache,
         }
+        if self.prf_depth:
+            cfg["prf"] = self.feedback().to_dict()
         if self.faiss_kind == "ivf":
             cfg["nprobe"] = self.nprobe
         if self.faiss_kind == "hnsw":
@@ -209,8 +232,20 @@ class DenseRetriever:
     def retrieve(
         self, corpus: Corpus, queries: Queries, *, lang: str, top_k: int | None, show_progress: bool = True
     ) -> Run:
+        return self.retrieve_grid([{}], corpus, queries, lang=lang, top_k=top_k, show_progress=show_progress)[0]
+
+    def retrieve_grid(
+        self, settings: Sequence[Mapping[str, Any]], corpus: Corpus, queries: Queries, *, lang: str,
+        top_k: int | None, show_progress: bool = False,
+    ) -> list[Run]:
+        """One run per setting of the PRF options (:data:`GRID_KEYS`); texts are encoded and indexed once."""
         if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
             raise FinegrainError(f"top_k={top_k!r} is not a whole number >= 1", "pass top_k=1000 or None")
+        bad = sorted({key for s in settings for key in s} - set(GRID_KEYS))
+        if bad:
+            raise FinegrainError(f"{self.name!r} cannot vary {bad[0]!r} per grid point",
+                                 f"cross-validate only {', '.join(GRID_KEYS)} (fix the others with --set)")
+        feedbacks = [self.feedback(**s) for s in settings]
         enc = self.get_encoder()
         prompting = self.prompting(lang)
         cache = EmbeddingCache(self._cache_root()) if self.cache else None
@@ -224,14 +259,17 @@ class DenseRetriever:
         t1 = time.perf_counter()
         index = DenseIndex(doc_vecs, corpus.ids, backend=self.backend,  # type: ignore[arg-type]
                            faiss_kind=self.faiss_kind, nprobe=self.nprobe, ef_search=self.ef_search)
-        run = index.search(
-            query_vecs,
-            queries.ids,
-            k=top_k if top_k is not None else self.default_k,
-            threshold=self.threshold,
-            name=self.name,
-            show_progress=show_progress,
-        )
+        k = top_k if top_k is not None else self.default_k
+        depth = max(f.depth for f in feedbacks)
+        rows: list[np.ndarray] = []
+        if depth:
+            first = index.search(query_vecs, queries.ids, k=depth, name=self.name)
+            row_of = {d: i for i, d in enumerate(corpus.ids)}
+            rows = feedback_rows(first, queries.ids, row_of, depth)
+        vecs = np.asarray(doc_vecs, dtype=np.float32)
+        runs = [index.search(moved_queries(query_vecs, vecs, rows, f) if f.depth else query_vecs, queries.ids,
+                             k=k, threshold=self.threshold, name=self.name, show_progress=show_progress)
+                for f in feedbacks]
         t2 = time.perf_counter()
         self._state["last"] = {
             "lang": lang,
@@ -241,7 +279,7 @@ class DenseRetriever:
             "encode_seconds": round(t1 - t0, 3),
             "search_seconds": round(t2 - t1, 3),
         }
-        return run
+        return runs
 
     def _cache_root(self) -> str:
         if self.cache_dir is not None:
