@@ -26,7 +26,9 @@ from its checkpoint):
    out-of-fold figures) of: the untrained fusion, the fusion with each trained model as a fifth
    member, the fusion with each trained model in e5's place, and each trained model fused with the
    a-priori untrained fusion as one part (``hybrid`` of ``hybrid-use`` and ``dense``: the CV weighs
-   the two, where the five-member grid's steps of 0.25 cannot give the student 0.8);
+   the two, where the five-member grid's steps of 0.25 cannot give the student 0.8); with ``--convex`` also
+   that pair fused by convex score fusion (min-max, the two weights by CV); with ``--prf`` the untrained
+   e5 and each trained model with vector pseudo-relevance feedback, depth (0 included) and beta by CV;
    with ``--ensemble-with MODEL...`` (students trained earlier) or ``--ensemble``, ``finegrain fuse
    --cv 5`` of the a-priori untrained fusion, those students and the trained models (RRF k=60,
    weights by CV);
@@ -46,7 +48,7 @@ Usage::
 
     .venv/bin/python benchmarks/zh_transductive.py --out /work/runs/zh-transductive [--steps 1000]
         [--models rules,distilled,distilled2,kl,kl2] [--lr 1.25e-5 2.5e-5] [--start-from MODEL] [--teacher-k 8] [--kl-weight 1] [--fusion-rows all|first] [--only train|all]
-        [--query-only] [--freeze-embeddings] [--ensemble] [--ensemble-with MODEL ...] [--section NAME] [--markdown docs/results/training.md]
+        [--query-only] [--freeze-embeddings] [--prf] [--convex] [--ensemble] [--ensemble-with MODEL ...] [--section NAME] [--markdown docs/results/training.md]
 """
 
 from __future__ import annotations
@@ -109,6 +111,12 @@ def main() -> None:
     ap.add_argument("--ensemble-with", type=Path, nargs="+", default=[], metavar="MODEL",
                     help="students trained earlier (folders finegrain train wrote): an ensemble row fuses the "
                          "a-priori untrained fusion, these and the trained models, weights by 5-fold CV")
+    ap.add_argument("--prf", action="store_true",
+                    help="rows for vector PRF: the untrained e5 and each trained model with prf_depth and "
+                         "rocchio_beta chosen by 5-fold CV over the queries")
+    ap.add_argument("--convex", action="store_true",
+                    help="a row per trained model: fused with the a-priori untrained fusion by convex score "
+                         "fusion (min-max, weights by CV) instead of RRF")
     ap.add_argument("--section", default=None,
                     help="name of the results section (default: the script's; another name keeps the default one)")
     add_markdown_option(ap, "training.md")
@@ -278,6 +286,12 @@ def run(args: argparse.Namespace) -> str:
         (f"fusion+{k}", "hybrid-use", (f"parts={parts},dense", f"dense.encoder=st:{m}"), True),
         (f"fusion-swap-{k}", "hybrid-use", (f"parts={swapped}", f"dense.encoder=st:{m}"), True),
         (f"fusion-nested-{k}", "hybrid", ("parts=hybrid-use,dense", f"dense.encoder=st:{m}"), True))]
+    if args.prf:  # vector PRF, depth (0 included) and beta by CV: the encodings are the rows' above, cached
+        second += [(f"prf-{k}", "dense", (f"encoder=st:{m}",), True)
+                   for k, m in {"base": converted, **models}.items()]
+    if args.convex:
+        second += [(f"fusion-convex-{k}", "hybrid", ("parts=hybrid-use,dense", "fusion=convex",
+                                                    f"dense.encoder=st:{m}"), True) for k, m in fused.items()]
     scores: dict[str, float] = {}
     for wave in (first, second):
         values = _each(lambda e: evaluate(root, e[0], e[1], *e[2], cv=e[3]), wave, args.jobs)
@@ -295,9 +309,13 @@ def run(args: argparse.Namespace) -> str:
             chosen[k] = cv_choice(root, k, names)
             scores[f"{k}-cv"] = chosen[k][0]
     vs_base = significance(root, "base", "base", [*models, *(f"{k}-cv" for k in chosen)])
+    prf_rows = [f"prf-{k}" for k in ("base", *models)] if args.prf else []
     fusion_rows = ([f"fusion+{k}" for k in fused] + [f"fusion-swap-{k}" for k in fused]
-                   + [f"fusion-nested-{k}" for k in fused] + ensemble_rows)
-    vs_fusion = significance(root, "fusion", "fusion", [*models, *(f"{k}-cv" for k in chosen), *fusion_rows])
+                   + [f"fusion-nested-{k}" for k in fused]
+                   + ([f"fusion-convex-{k}" for k in fused] if args.convex else []) + ensemble_rows)
+    vs_base = {**vs_base, **(significance(root, "prf", "base", prf_rows) if prf_rows else {})}
+    vs_fusion = significance(root, "fusion", "fusion", [*models, *(f"{k}-cv" for k in chosen), *prf_rows[1:],
+                                                        *fusion_rows])
 
     prov = json.loads((root / "distilled.jsonl.provenance.json").read_text(encoding="utf-8"))
     what = {"rules": "rule KW+SM pairs", "distilled": f"pairs distilled by {args.teacher}",
@@ -320,6 +338,12 @@ def run(args: argparse.Namespace) -> str:
         label[f"fusion-swap-{name}"] = f"fusion with {k} e5{at} in e5's place, CV (TRANSDUCTIVE)"
         label[f"fusion-nested-{name}"] = (f"{k} e5{at} fused with the a-priori untrained fusion as one part, "
                                           "the two weights and k by CV (TRANSDUCTIVE)")
+    label["prf-base"] = "e5 (converted, untrained) with vector PRF, depth and beta by CV (zero-shot)"
+    for name, (k, lr) in kinds.items():
+        at = "" if lr is None else f", lr {lr:g}"
+        label[f"prf-{name}"] = f"{k} e5{at} with vector PRF, depth (0 included) and beta by CV (TRANSDUCTIVE)"
+        label[f"fusion-convex-{name}"] = (f"{k} e5{at} fused with the a-priori untrained fusion as one part by "
+                                          "convex score fusion (min-max), the two weights by CV (TRANSDUCTIVE)")
     for name in ensemble_rows:
         kept = "".join(f" + {m}" for m in extra.values())
         label[name] = (f"ensemble: the a-priori untrained fusion{kept} + this run's model(s), "
@@ -353,7 +377,7 @@ def run(args: argparse.Namespace) -> str:
         "| model | capretrieval/zh nDCG@10 | vs untrained e5 | vs untrained fusion (CV) |",
         "|---|---|---|---|",
     ]
-    for k in ["base", *models, *(f"{k}-cv" for k in chosen), "fusion", *fusion_rows]:
+    for k in ["base", *models, *(f"{k}-cv" for k in chosen), *prf_rows, "fusion", *fusion_rows]:
         v = scores[k]
         lines.append(f"| {label[k]} | {v:.2f} | {vs_base.get(k, '—')} | {vs_fusion.get(k, '—')} |")
     lines += ["", "CV rows: fusion weights and RRF k chosen by 5-fold CV over the queries (finegrain eval --cv 5), "
