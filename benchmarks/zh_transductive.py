@@ -356,6 +356,9 @@ def run(args: argparse.Namespace) -> str:
             label[f"fusion-swap-{k}-soup"] = f"fusion with the {k} soup in e5's place, CV (TRANSDUCTIVE)"
             label[f"fusion-nested-{k}-soup"] = (f"the {k} soup fused with the a-priori untrained fusion as one part, "
                                                 "the two weights and k by CV (TRANSDUCTIVE)")
+            label[f"prf-{k}-soup"] = f"the {k} soup with vector PRF, depth (0 included) and beta by CV (TRANSDUCTIVE)"
+            label[f"fusion-convex-{k}-soup"] = (f"the {k} soup fused with the a-priori untrained fusion as one part "
+                                                "by convex score fusion (min-max), the two weights by CV (TRANSDUCTIVE)")
     for k in chosen:
         label[f"{k}-cv"] = (f"e5 trained on {what[k]}: the model (lr, or the soup) chosen by 5-fold CV over queries "
                             "(TRANSDUCTIVE)")
