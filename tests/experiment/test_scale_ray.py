@@ -295,6 +295,27 @@ def test_dense_retriever_on_ray_equals_local_and_shares_the_cache(ray_local, tmp
     assert enc.n_encoded == 0 and local.last_retrieval["texts"]["misses"] == 0
 
 
+def test_dense_prf_on_ray_equals_local(ray_local, tmp_path: Path) -> None:
+    """Vector PRF is not dropped on Ray: the sharded run with prf_depth equals the local one, and differs from
+    the plain search."""
+    from dense_fakes import BagOfWordsEncoder
+    from finegrain.experiment.executors.ray_dense import retrieve_dense
+    from finegrain.retrieve.dense.retriever import DenseRetriever
+
+    corpus, queries = _dyadic_corpus()
+
+    def retriever(**kw: object) -> DenseRetriever:
+        return DenseRetriever(name="dense", encoder=BagOfWordsEncoder(256), cache_dir=str(tmp_path / "c"),
+                              default_k=6, **kw)  # type: ignore[arg-type]
+
+    prf = {"prf_depth": 2, "rocchio_alpha": 0.5, "rocchio_beta": 1.0}
+    reference = retriever(**prf).retrieve(corpus, queries, lang="en", top_k=None, show_progress=False)
+    plain = retriever().retrieve(corpus, queries, lang="en", top_k=None, show_progress=False)
+    assert any(dict(reference[q]) != dict(plain[q]) for q in reference)
+    same_run(retrieve_dense(executor(ray_local, shards=3), retriever(**prf), corpus, queries, lang="en", top_k=None),
+             reference)
+
+
 # --------------------------------------------------------------------------- the command line
 
 

@@ -15,6 +15,9 @@ differ from the single-process product in the last bits (about 1e-7 relative),
 and documents whose scores are that close may swap. Where the products are
 exact (vectors of small dyadic fractions, as in the tests) the sharded run
 equals the single-process run bit for bit.
+
+Vector PRF (``prf_depth`` > 0) searches twice the same way: the first search's top passages move each
+query vector (:mod:`finegrain.retrieve.dense.prf`), and the moved vectors are searched.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from finegrain.experiment.executors.ray_encode import encode_cached
 from finegrain.experiment.executors.shards import Candidates, doc_text, merge_candidates, shard_bounds
 from finegrain.ranking import string_ranks
 from finegrain.retrieve.dense.index import DenseIndex
+from finegrain.retrieve.dense.prf import feedback_rows, moved_queries
 
 if TYPE_CHECKING:
     from finegrain.experiment.executors.engine import RayExecutor
@@ -52,6 +56,12 @@ def retrieve_dense(ex: RayExecutor, r: DenseRetriever, corpus: Corpus, queries: 
     q_vecs, q_stats = encode_cached(ex.ray, r, q_texts, kind="query", workers=workers, show_progress=ex.show_progress)
     ex.stats["texts"] = {k: p_stats[k] + q_stats[k] for k in p_stats}
     index_options = {"backend": r.backend, "faiss_kind": r.faiss_kind, "nprobe": r.nprobe, "ef_search": r.ef_search}
+    feedback = r.feedback()
+    if feedback.depth:
+        first = search_sharded(ex, doc_vecs, corpus.ids, q_vecs, queries.ids, k=feedback.depth, threshold=None,
+                               name=r.name, index_options=index_options)
+        rows = feedback_rows(first, queries.ids, {d: i for i, d in enumerate(corpus.ids)}, feedback.depth)
+        q_vecs = moved_queries(q_vecs, np.asarray(doc_vecs, dtype=np.float32), rows, feedback)
     return search_sharded(ex, doc_vecs, corpus.ids, q_vecs, queries.ids, k=top_k if top_k is not None else r.default_k,
                           threshold=r.threshold, name=r.name, index_options=index_options)
 
