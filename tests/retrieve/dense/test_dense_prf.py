@@ -68,6 +68,12 @@ def test_prf_is_off_by_default_and_depth_zero_is_the_plain_search(tmp_path: Path
     assert on.config()["prf"] == {"prf_depth": 3, "prf_method": "rocchio", "rocchio_alpha": 0.4, "rocchio_beta": 0.6}
 
 
+def test_feedback_refuses_weights_that_are_not_finite_and_non_negative() -> None:
+    for w in (float("nan"), float("inf"), -1.0, True):
+        with pytest.raises(FinegrainError, match="rocchio_beta"):
+            Feedback(depth=2, beta=w)  # type: ignore[arg-type]
+
+
 def test_average_prf_is_the_mean_of_query_and_passages() -> None:
     q = np.array([[1.0, 0.0, 0.0]], dtype=np.float32)
     docs = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 1.0, 1.0]], dtype=np.float32)
@@ -105,6 +111,7 @@ def test_cv_tunes_depth_with_zero_and_beta_only_for_rocchio() -> None:
     ({"prf_method": "ance"}, "PRF method"),
     ({"rocchio_beta": -0.1}, "rocchio_beta"),
     ({"rocchio_alpha": float("nan")}, "rocchio_alpha"),
+    ({"prf_depth": 3, "rocchio_alpha": 0, "rocchio_beta": 0}, "every score ties"),
 ])
 def test_bad_prf_options_are_refused_before_encoding(opts: dict[str, object], words: str) -> None:
     with pytest.raises(FinegrainError, match=words):

@@ -57,6 +57,12 @@ class Feedback:
         if self.method not in METHODS:
             raise FinegrainError(f"prf_method={self.method!r} is not one of {', '.join(METHODS)}",
                                  "pass prf_method=rocchio or average")
+        for name, w in (("rocchio_alpha", self.alpha), ("rocchio_beta", self.beta)):
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w < float("inf"):
+                raise FinegrainError(f"{name}={w!r} is not a finite number >= 0", f"pass {name}=0.5, say")
+        if self.method == "rocchio" and self.depth and self.alpha == 0 and self.beta == 0:
+            raise FinegrainError("rocchio_alpha=0 and rocchio_beta=0 make every query vector zero (every score ties)",
+                                 "give the query or the passages a weight > 0")
 
     def weights(self, n: int) -> tuple[float, float]:
         """(query weight, passages' mean weight) for a query with ``n`` feedback passages."""
