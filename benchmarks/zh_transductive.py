@@ -27,7 +27,8 @@ from its checkpoint):
    member, the fusion with each trained model in e5's place, and each trained model fused with the
    a-priori untrained fusion as one part (``hybrid`` of ``hybrid-use`` and ``dense``: the CV weighs
    the two, where the five-member grid's steps of 0.25 cannot give the student 0.8); with ``--convex`` also
-   that pair fused by convex score fusion (min-max, the two weights by CV); with ``--prf`` the untrained
+   that pair fused by convex score fusion (min-max, the two weights by CV), and the ensemble also fused
+   that way (``finegrain fuse --method wsum``); with ``--prf`` the untrained
    e5 and each trained model with vector pseudo-relevance feedback, depth (0 included) and beta by CV;
    with ``--ensemble-with MODEL...`` (students trained earlier) or ``--ensemble``, ``finegrain fuse
    --cv 5`` of the a-priori untrained fusion, those students and the trained models (RRF k=60,
@@ -116,7 +117,7 @@ def main() -> None:
                          "rocchio_beta chosen by 5-fold CV over the queries")
     ap.add_argument("--convex", action="store_true",
                     help="a row per trained model: fused with the a-priori untrained fusion by convex score "
-                         "fusion (min-max, weights by CV) instead of RRF")
+                         "fusion (min-max, weights by CV) instead of RRF, and the ensemble fused that way too")
     ap.add_argument("--section", default=None,
                     help="name of the results section (default: the script's; another name keeps the default one)")
     add_markdown_option(ap, "training.md")
@@ -187,15 +188,15 @@ def _short(model: Path) -> str:
     return f"{model.parent.name}-{model.name}"
 
 
-def ensemble(root: Path, name: str, members: list[str]) -> tuple[float, str]:
-    """``finegrain fuse --cv 5`` of the evaluations ``members`` (RRF k=60, weights on a 0.1 grid chosen on
-    the other folds): its out-of-fold nDCG@10, saved as the evaluation ``eval/NAME``, and the weights per
-    fold as the command printed them."""
+def ensemble(root: Path, name: str, members: list[str], method: str = "rrf") -> tuple[float, str]:
+    """``finegrain fuse --cv 5`` of the evaluations ``members`` (``method``: RRF k=60, or ``wsum``, the convex
+    sum of min-max normalised scores; weights on a 0.1 grid chosen on the other folds): its out-of-fold
+    nDCG@10, saved as the evaluation ``eval/NAME``, and the weights per fold as the command printed them."""
     out = root / "eval" / name
     printed = out / "weights.txt"
     if not (out / "results.json").is_file() or not printed.is_file():
         cmd = [sys.executable, "-m", "finegrain", "fuse", *(str(root / "eval" / m) for m in members),
-               "--cv", "5", "-m", "ndcg@10", "-o", str(out)]
+               "--method", method, "--cv", "5", "-m", "ndcg@10", "-o", str(out)]
         print("$ finegrain " + " ".join(cmd[3:]), flush=True)
         done = subprocess.run(cmd, check=True, capture_output=True, text=True)
         printed.write_text(done.stdout, encoding="utf-8")
@@ -303,6 +304,10 @@ def run(args: argparse.Namespace) -> str:
         name = "ensemble-" + hashlib.sha256("\n".join(members).encode()).hexdigest()[:8]
         scores[name], weights_note = ensemble(root, name, members)
         ensemble_rows.append(name)
+        if args.convex:
+            scores[f"{name}-wsum"], note = ensemble(root, f"{name}-wsum", members, "wsum")
+            ensemble_rows.append(f"{name}-wsum")
+            weights_note += f"; convex: {note}"
     chosen: dict[str, tuple[float, str]] = {}
     for k, names in candidates.items():
         if len(names) > 1:
@@ -346,8 +351,9 @@ def run(args: argparse.Namespace) -> str:
                                           "convex score fusion (min-max), the two weights by CV (TRANSDUCTIVE)")
     for name in ensemble_rows:
         kept = "".join(f" + {m}" for m in extra.values())
+        how = "convex sum of min-max scores" if name.endswith("-wsum") else "RRF k=60"
         label[name] = (f"ensemble: the a-priori untrained fusion{kept} + this run's model(s), "
-                       "RRF k=60, weights by CV (TRANSDUCTIVE)")
+                       f"{how}, weights by CV (TRANSDUCTIVE)")
     for k, names in candidates.items():
         if f"{k}-soup" in names:
             mix = " + ".join(f"lr {kinds[n][1]:g}" for n in names if n in kinds)
