@@ -10,10 +10,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dense_fakes import BagOfWordsEncoder
+from finegrain.cli.main import app
 from finegrain.errors import FinegrainError, MissingDependencyError, UnknownNameError
-from finegrain.experiment.executors.engine import Engine, RayExecutor
+from finegrain.evaluate.evaluate import evaluate
+from finegrain.experiment.executors.engine import Engine, RayExecutor, _check_reachable
+from finegrain.experiment.executors.ray_bm25 import retrieve_bm25
+from finegrain.experiment.executors.ray_dense import retrieve_dense, search_sharded
+from finegrain.experiment.executors.ray_metrics import evaluate_sharded
 from finegrain.experiment.executors.shards import Candidates, merge_candidates, shard_bounds
+from finegrain.experiment.run import Experiment, run_experiment
 from finegrain.ranking import string_ranks, top_k_positions
+from finegrain.retrieve.dense.index import DenseIndex
+from finegrain.retrieve.dense.retriever import DenseRetriever
+from finegrain.retrieve.fusion.hybrid import HybridRetriever
+from finegrain.retrieve.registry import get_retriever
+from finegrain.settings import Settings
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -72,7 +84,6 @@ def test_an_address_nobody_answers_fails_at_once() -> None:
     import socket
     import time
 
-    from finegrain.experiment.executors.engine import _check_reachable
 
     with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
         s.bind(("127.0.0.1", 0))
@@ -158,8 +169,6 @@ def _text_corpus(seed: int = 3) -> tuple[Corpus, Queries]:
     ("bm25", {"variant": "atire", "default_k": 3}),
 ])
 def test_sharded_bm25_equals_the_single_index(ray_local, name: str, options: dict) -> None:
-    from finegrain.experiment.executors.ray_bm25 import retrieve_bm25
-    from finegrain.retrieve.registry import get_retriever
 
     corpus, queries = _text_corpus()
     r = get_retriever(name, **options)
@@ -172,8 +181,6 @@ def test_sharded_bm25_equals_the_single_index(ray_local, name: str, options: dic
 
 def test_capretrieval_zh_bm25_ray_equals_single_process(ray_local, data_root: Path) -> None:
     """What ``checks/F11-scale`` runs: saved aggregates, per-query values and the run are identical."""
-    from finegrain.experiment.run import Experiment, run_experiment
-    from finegrain.settings import Settings
 
     exp = Experiment("capretrieval/zh", "bm25-okapi", ("ndcg@10", "recall@100"))
     settings = Settings(data_root=data_root)
@@ -190,8 +197,6 @@ def test_capretrieval_zh_bm25_ray_equals_single_process(ray_local, data_root: Pa
 
 
 def test_sharded_metrics_equal_evaluate(ray_local) -> None:
-    from finegrain.evaluate.evaluate import evaluate
-    from finegrain.experiment.executors.ray_metrics import evaluate_sharded
 
     rng = np.random.default_rng(11)
     qrels = Qrels.from_records((f"q{q}", f"d{d}", int(rng.integers(0, 3)))
@@ -215,7 +220,6 @@ def test_sharded_metrics_equal_evaluate(ray_local) -> None:
 def _exact_vocabulary(dim: int = 256, n: int = 14) -> list[str]:
     """Words that the bag-of-words fake hashes to distinct buckets, so that texts of 1 or 4 distinct words
     encode to entries 1 or 0.5 and every inner product is exact (independent of summation order)."""
-    from dense_fakes import BagOfWordsEncoder
 
     enc, seen, words = BagOfWordsEncoder(dim), set(), []
     for i in range(200):
@@ -240,8 +244,6 @@ def _dyadic_corpus() -> tuple[Corpus, Queries]:
 
 @pytest.mark.parametrize(("k", "threshold"), [(5, None), (1000, None), (7, 0.5), (None, 0.25)])
 def test_sharded_dense_search_equals_single_search(ray_local, k: int | None, threshold: float | None) -> None:
-    from finegrain.experiment.executors.ray_dense import search_sharded
-    from finegrain.retrieve.dense.index import DenseIndex
 
     rng = np.random.default_rng(2)
     docs = rng.integers(-2, 3, size=(70, 8)).astype(np.float32) / 4  # small dyadic entries: exact products
@@ -256,7 +258,6 @@ def test_sharded_dense_search_equals_single_search(ray_local, k: int | None, thr
 
 
 def test_a_shards_finegrain_error_reaches_the_caller_as_itself(ray_local) -> None:
-    from finegrain.experiment.executors.ray_dense import search_sharded
 
     docs = np.ones((6, 4), dtype=np.float32)
     docs[4, 2] = np.nan  # found by the shard's DenseIndex, on a worker
@@ -268,9 +269,6 @@ def test_a_shards_finegrain_error_reaches_the_caller_as_itself(ray_local) -> Non
 def test_dense_retriever_on_ray_equals_local_and_shares_the_cache(ray_local, tmp_path: Path) -> None:
     """Ray Data encoding + sharded search give the local run; the embedding cache is one format: after a Ray
     run, a second Ray run and a local run encode nothing."""
-    from dense_fakes import BagOfWordsEncoder
-    from finegrain.experiment.executors.ray_dense import retrieve_dense
-    from finegrain.retrieve.dense.retriever import DenseRetriever
 
     corpus, queries = _dyadic_corpus()
 
@@ -298,9 +296,6 @@ def test_dense_retriever_on_ray_equals_local_and_shares_the_cache(ray_local, tmp
 def test_dense_prf_on_ray_equals_local(ray_local, tmp_path: Path) -> None:
     """Vector PRF is not dropped on Ray: the sharded run with prf_depth equals the local one, and differs from
     the plain search."""
-    from dense_fakes import BagOfWordsEncoder
-    from finegrain.experiment.executors.ray_dense import retrieve_dense
-    from finegrain.retrieve.dense.retriever import DenseRetriever
 
     corpus, queries = _dyadic_corpus()
 
@@ -324,7 +319,6 @@ def test_cli_engine_ray_and_address_checks(ray_local, tmp_path: Path) -> None:
 
     from typer.testing import CliRunner
 
-    from finegrain.cli.main import app
 
     runner = CliRunner()
     bad = runner.invoke(app, ["eval", "-d", "embedded/captions-en", "-r", "bm25", "-o", str(tmp_path / "x"),
@@ -342,10 +336,6 @@ def test_cli_engine_ray_and_address_checks(ray_local, tmp_path: Path) -> None:
 
 
 def test_hybrid_on_ray_runs_its_parts_sharded_and_fuses_as_locally(ray_local, tmp_path: Path) -> None:
-    from dense_fakes import BagOfWordsEncoder
-    from finegrain.retrieve.dense.retriever import DenseRetriever
-    from finegrain.retrieve.fusion.hybrid import HybridRetriever
-    from finegrain.retrieve.registry import get_retriever
 
     corpus, queries = _dyadic_corpus()
     hybrid = HybridRetriever(parts=(get_retriever("bm25"), DenseRetriever(

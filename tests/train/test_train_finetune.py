@@ -26,6 +26,7 @@ import pytest
 from typer.testing import CliRunner
 
 import finegrain
+import finegrain.train.finetune as finetune
 from finegrain.atomic import is_temporary
 from finegrain.cli.main import app, main
 from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
@@ -305,7 +306,6 @@ def test_torch_running_out_of_memory_is_one_error_line(
 ) -> None:
     import torch
 
-    import finegrain.train.finetune as finetune
 
     def embed_too_much(*args, **kwargs):
         return [torch.empty(10**13)]  # 40 TB: torch's CPU allocator refuses it with a RuntimeError
@@ -699,7 +699,6 @@ def test_query_only_without_a_router_fails_before_the_first_step(
     tiny_st: Path, pairs_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A sentence-transformers without ``Router`` could not save the asymmetric model: say so before training."""
-    import finegrain.train.finetune as finetune
 
     def no_router() -> None:
         raise FinegrainError("no Router", "pip install 'sentence-transformers>=5'")
