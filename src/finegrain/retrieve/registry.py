@@ -123,7 +123,7 @@ def _dense(encoder: str | None) -> dict[str, Param]:
         "threads": Param(int, None, nullable=True, min=1, max=C_INT_MAX, why=_C_INT_WHY,
                          help="encoder option (use-m3)"),
         "prf_depth": Param(int, 0, help="vector PRF: first-pass passages the query moves toward (0: none)",
-                           grid="finegrain.retrieve.dense.prf:depth_grid", min=0, max=PRF_DEPTH_MAX,
+                           grid=(0, 3, 5, 10), min=0, max=PRF_DEPTH_MAX,
                            why=_PRF_DEPTH_WHY),
         "prf_method": Param(str, "rocchio", "finegrain.retrieve.dense.prf:METHODS", "vector PRF method",
                             label="PRF method"),

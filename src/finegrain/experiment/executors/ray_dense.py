@@ -60,8 +60,8 @@ def retrieve_dense(ex: RayExecutor, r: DenseRetriever, corpus: Corpus, queries: 
     if feedback.depth:
         first = search_sharded(ex, doc_vecs, corpus.ids, q_vecs, queries.ids, k=feedback.depth, threshold=None,
                                name=r.name, index_options=index_options)
-        rows = feedback_rows(first, queries.ids, {d: i for i, d in enumerate(corpus.ids)}, feedback.depth)
-        q_vecs = moved_queries(q_vecs, np.asarray(doc_vecs, dtype=np.float32), rows, feedback)
+        rows = feedback_rows(first, queries.ids, corpus.ids, feedback.depth)
+        q_vecs = moved_queries(q_vecs, doc_vecs, rows, feedback)
     return search_sharded(ex, doc_vecs, corpus.ids, q_vecs, queries.ids, k=top_k if top_k is not None else r.default_k,
                           threshold=r.threshold, name=r.name, index_options=index_options)
 

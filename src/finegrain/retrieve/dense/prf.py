@@ -11,8 +11,8 @@ its ``prf_depth`` passages: ``alpha = 1 / (depth + 1)``, ``beta = depth / (depth
 not re-normalised: rankings by inner product do not depend on its length. ``prf_depth=0`` is no
 feedback: the first search is the result. Label-free: only the first search's ranks are read.
 
-A query with fewer first-pass results than ``prf_depth`` (a ``threshold``, a tiny corpus) takes
-the ones it has; with none it keeps its vector.
+The first search ignores the retriever's ``threshold``; a query with fewer results than ``prf_depth``
+(a corpus that small) takes the ones it has, and with none keeps its vector.
 """
 
 from __future__ import annotations
@@ -27,13 +27,7 @@ from finegrain.errors import FinegrainError
 from finegrain.types import Run
 
 METHODS: tuple[str, ...] = ("rocchio", "average")
-DEPTH_GRID: tuple[int, ...] = (0, 3, 5, 10)
 BETA_GRID: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8)
-
-
-def depth_grid(options: Mapping[str, Any]) -> tuple[int, ...]:
-    """``prf_depth`` values ``--cv`` tries (0 among them, so feedback may be turned off)."""
-    return DEPTH_GRID
 
 
 def beta_grid(options: Mapping[str, Any]) -> tuple[float, ...]:
@@ -77,8 +71,10 @@ class Feedback:
         return out
 
 
-def feedback_rows(first: Run, qids: Sequence[str], row_of: dict[str, int], depth: int) -> list[np.ndarray]:
-    """Per query (in ``qids`` order), the document rows of its first ``depth`` results in ``first``."""
+def feedback_rows(first: Run, qids: Sequence[str], doc_ids: Sequence[str], depth: int) -> list[np.ndarray]:
+    """Per query (in ``qids`` order), the rows (positions in ``doc_ids``) of its first ``depth`` results in
+    ``first``."""
+    row_of = {d: i for i, d in enumerate(doc_ids)}
     return [np.fromiter((row_of[d] for d in first.ranked(q)[:depth]), dtype=np.int64) if q in first
             else np.empty(0, dtype=np.int64) for q in qids]
 

@@ -262,13 +262,11 @@ class DenseRetriever:
         k = top_k if top_k is not None else self.default_k
         depth = max(f.depth for f in feedbacks)
         rows: list[np.ndarray] = []
-        if depth:
+        if depth:  # one first search at the deepest setting: each setting reads its own prefix
             first = index.search(query_vecs, queries.ids, k=depth, name=self.name)
-            row_of = {d: i for i, d in enumerate(corpus.ids)}
-            rows = feedback_rows(first, queries.ids, row_of, depth)
-        vecs = np.asarray(doc_vecs, dtype=np.float32)
-        runs = [index.search(moved_queries(query_vecs, vecs, rows, f) if f.depth else query_vecs, queries.ids,
-                             k=k, threshold=self.threshold, name=self.name, show_progress=show_progress)
+            rows = feedback_rows(first, queries.ids, corpus.ids, depth)
+        runs = [index.search(moved_queries(query_vecs, doc_vecs, rows, f), queries.ids, k=k,
+                             threshold=self.threshold, name=self.name, show_progress=show_progress)
                 for f in feedbacks]
         t2 = time.perf_counter()
         self._state["last"] = {
