@@ -66,6 +66,9 @@ from typing import Any
 from _results import Recorder, add_markdown_option
 from granularity_table import _each, finegrain
 
+from finegrain.datasets import load_dataset
+from finegrain.experiment.tuning.cv import choose, parse_cv
+from finegrain.io.trec import read_run, write_run
 from finegrain.train.bases import resolve_base
 
 DATASET = "capretrieval/zh"
@@ -163,10 +166,6 @@ def cv_choice(root: Path, kind: str, names: list[str]) -> tuple[float, str]:
     5-fold CV over the queries (each fold takes the member best on the other folds; ties: the first,
     the a-priori choice): its out-of-fold nDCG@10, saved as the evaluation ``eval/KIND-cv`` so
     ``significance`` can test it, and which member each fold chose."""
-    from finegrain.datasets import load_dataset
-    from finegrain.experiment.tuning.cv import choose, parse_cv
-    from finegrain.io.trec import read_run, write_run
-
     out = root / "eval" / f"{kind}-cv"
     ds = load_dataset(DATASET)
     runs = [read_run(root / "eval" / n / "run.trec") for n in names]
