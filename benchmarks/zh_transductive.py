@@ -27,8 +27,9 @@ from its checkpoint):
    member, the fusion with each trained model in e5's place, and each trained model fused with the
    a-priori untrained fusion as one part (``hybrid`` of ``hybrid-use`` and ``dense``: the CV weighs
    the two, where the five-member grid's steps of 0.25 cannot give the student 0.8); with ``--convex`` also
-   that pair fused by convex score fusion (min-max, the two weights by CV), and the ensemble also fused
-   that way (``finegrain fuse --method wsum``); with ``--prf`` the untrained
+   that pair fused by convex score fusion (min-max, the two weights by CV), the untrained fusion and the
+   fusion with each trained model as a fifth member fused that way (weights by CV), and the ensemble
+   also fused that way (``finegrain fuse --method wsum``); with ``--prf`` the untrained
    e5 and each trained model with vector pseudo-relevance feedback, depth (0 included) and beta by CV;
    with ``--ensemble-with MODEL...`` (students trained earlier) or ``--ensemble``, ``finegrain fuse
    --cv 5`` of the a-priori untrained fusion, those students and the trained models (RRF k=60,
@@ -119,8 +120,9 @@ def main() -> None:
                     help="rows for vector PRF: the untrained e5 and each trained model with prf_depth and "
                          "rocchio_beta chosen by 5-fold CV over the queries")
     ap.add_argument("--convex", action="store_true",
-                    help="a row per trained model: fused with the a-priori untrained fusion by convex score "
-                         "fusion (min-max, weights by CV) instead of RRF, and the ensemble fused that way too")
+                    help="rows fused by convex score fusion (min-max, weights by CV) instead of RRF: each trained "
+                         "model with the a-priori untrained fusion, the untrained fusion, the fusion with each "
+                         "trained model as a fifth member, and the ensemble")
     ap.add_argument("--section", default=None,
                     help="name of the results section (default: the script's; another name keeps the default one)")
     add_markdown_option(ap, "training.md")
@@ -289,9 +291,12 @@ def run(args: argparse.Namespace) -> str:
     if args.prf:  # vector PRF, depth (0 included) and beta by CV: the encodings are the rows' above, cached
         second += [(f"prf-{k}", "dense", (f"encoder=st:{m}",), True)
                    for k, m in {"base": converted, **models}.items()]
-    if args.convex:
+    if args.convex:  # the untrained fusion fused the same way is the convex rows' own baseline
+        second += [("fusion-convex", "hybrid-use", (f"parts={parts}", "fusion=convex"), True)]
         second += [(f"fusion-convex-{k}", "hybrid", ("parts=hybrid-use,dense", "fusion=convex",
                                                     f"dense.encoder=st:{m}"), True) for k, m in fused.items()]
+        second += [(f"fusion+convex-{k}", "hybrid-use", (f"parts={parts},dense", "fusion=convex",
+                                                       f"dense.encoder=st:{m}"), True) for k, m in fused.items()]
     scores: dict[str, float] = {}
     for wave in (first, second):
         values = _each(lambda e: evaluate(root, e[0], e[1], *e[2], cv=e[3]), wave, args.jobs)
@@ -316,7 +321,8 @@ def run(args: argparse.Namespace) -> str:
     prf_rows = [f"prf-{k}" for k in ("base", *models)] if args.prf else []
     fusion_rows = ([f"fusion+{k}" for k in fused] + [f"fusion-swap-{k}" for k in fused]
                    + [f"fusion-nested-{k}" for k in fused]
-                   + ([f"fusion-convex-{k}" for k in fused] if args.convex else []) + ensemble_rows)
+                   + (["fusion-convex", *(f"fusion-convex-{k}" for k in fused),
+                       *(f"fusion+convex-{k}" for k in fused)] if args.convex else []) + ensemble_rows)
     vs_base = {**vs_base, **(significance(root, "prf", "base", prf_rows) if prf_rows else {})}
     vs_fusion = significance(root, "fusion", "fusion", [*models, *(f"{k}-cv" for k in chosen), *prf_rows[1:],
                                                         *fusion_rows])
@@ -328,7 +334,9 @@ def run(args: argparse.Namespace) -> str:
             "kl2": f"pairs distilled by {args.teacher} + the kl model (round 2), + {args.kl_weight:g} x KL to its "
                    f"top {args.teacher_k}"}
     label = {"base": "e5 (converted, untrained; zero-shot)",
-             "fusion": f"{args.teacher} untrained fusion, CV (zero-shot)"}
+             "fusion": f"{args.teacher} untrained fusion, CV (zero-shot)",
+             "fusion-convex": f"{args.teacher} untrained fusion by convex score fusion (min-max), weights by CV "
+                              "(zero-shot)"}
     if args.query_only:
         what = {k: v + ", the query encoder alone (passages: the untrained e5's)" for k, v in what.items()}
     if args.start_from is not None:
@@ -348,6 +356,8 @@ def run(args: argparse.Namespace) -> str:
         label[f"prf-{name}"] = f"{k} e5{at} with vector PRF, depth (0 included) and beta by CV (TRANSDUCTIVE)"
         label[f"fusion-convex-{name}"] = (f"{k} e5{at} fused with the a-priori untrained fusion as one part by "
                                           "convex score fusion (min-max), the two weights by CV (TRANSDUCTIVE)")
+        label[f"fusion+convex-{name}"] = (f"fusion + {k} e5{at} as a 5th member by convex score fusion (min-max), "
+                                          "the five weights by CV (TRANSDUCTIVE)")
     for name in ensemble_rows:
         kept = "".join(f" + {m}" for m in extra.values())
         how = "convex sum of min-max scores" if name.endswith("-wsum") else "RRF k=60"
@@ -364,6 +374,8 @@ def run(args: argparse.Namespace) -> str:
             label[f"prf-{k}-soup"] = f"the {k} soup with vector PRF, depth (0 included) and beta by CV (TRANSDUCTIVE)"
             label[f"fusion-convex-{k}-soup"] = (f"the {k} soup fused with the a-priori untrained fusion as one part "
                                                 "by convex score fusion (min-max), the two weights by CV (TRANSDUCTIVE)")
+            label[f"fusion+convex-{k}-soup"] = (f"fusion + the {k} soup as a 5th member by convex score fusion "
+                                                "(min-max), the five weights by CV (TRANSDUCTIVE)")
     for k in chosen:
         label[f"{k}-cv"] = (f"e5 trained on {what[k]}: the model (lr, or the soup) chosen by 5-fold CV over queries "
                             "(TRANSDUCTIVE)")
