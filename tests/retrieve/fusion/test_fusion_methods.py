@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+import weakref
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from finegrain import Run, fuse
+from finegrain import Run, evaluate, fuse
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.experiment.tuning import fusion_weights
 from finegrain.experiment.tuning.fusion_weights import _grid, cv_weights
 from finegrain.retrieve.fusion.methods import (
     combmax,
@@ -145,12 +148,14 @@ def test_cv_never_fits_on_the_fold_it_scores(folds: int, seed: int, method: str)
     search = cv_weights(runs, qrels, method=method, folds=folds, seed=seed, step=0.25, objective=objective)
     grid = _grid(2, 0.25)
     n = len(grid)
-    assert len(calls) == folds * (n + 1) + 1  # per fold: the grid on the training folds, then the test fold; then all
+    # each vector's fusion is scored on every fold's training queries (vector by vector), then each fold's
+    # chosen fusion on its held-out queries, then the assembled run on all
+    assert len(calls) == n * folds + folds + 1
     everything = frozenset(qrels)
     for f, fold in enumerate(search.folds):
         test = frozenset(fold.test_qids)
-        block = calls[f * (n + 1): (f + 1) * (n + 1)]
-        fit, scored = block[:n], block[n]
+        fit = calls[f:n * folds:folds]
+        scored = calls[n * folds + f]
         for run_qids, qids, _ in fit:
             assert qids == everything - test  # fitted on the other folds only
             assert not run_qids & test  # the objective never even sees a test query's ranking
@@ -159,6 +164,48 @@ def test_cv_never_fits_on_the_fold_it_scores(folds: int, seed: int, method: str)
         assert fold.weights == grid[best]
         assert fold.train_value == fit[best][2] and fold.test_value == scored[2]
     assert calls[-1][1] == everything
+
+
+def test_cv_choice_equals_scoring_each_cut_run() -> None:
+    """The default objective evaluates each fusion once and takes every fold's aggregate from it; the
+    choices and values equal those of the metric computed on the run cut to each fold's training queries."""
+    rng = np.random.default_rng(3)
+    docs = [f"d{j}" for j in range(15)]
+    # graded judgements, one query without a relevant document, one missing from every run
+    qrels = Qrels.from_dict({f"q{i}": {d: int(rng.integers(0, 3)) for d in rng.choice(docs, 5, replace=False)}
+                             for i in range(24)} | {"none": {"d1": 0}, "absent": {"d2": 1}})
+    members = [Run.from_dict({f"q{i}": {d: float(rng.normal()) for d in rng.choice(docs, 10, replace=False)}
+                              for i in range(24)} | {"none": {"d1": 1.0}}, name=f"r{m}") for m in range(3)]
+
+    def cut_metric(run: Run, qids: frozenset[str]) -> float | None:
+        return evaluate(qrels, run, "ndcg@3", queries=[q for q in qrels if q in qids], warn=False)["ndcg@3"].value
+
+    for method in ("wsum", "rrf"):
+        fast = cv_weights(members, qrels, metric="ndcg@3", method=method, folds=4, step=0.25, seed=1)
+        slow = cv_weights(members, qrels, metric="ndcg@3", method=method, folds=4, step=0.25, seed=1,
+                          objective=cut_metric)
+        assert fast.folds == slow.folds and fast.held_out == slow.held_out
+        assert fast.run.to_dict() == slow.run.to_dict()
+
+
+def test_cv_keeps_one_fusion_in_memory_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grid of thousands of vectors must not hold thousands of fused runs: each is scored and dropped."""
+    runs, qrels = _cv_case()
+    alive: list[weakref.ref[Run]] = []
+    most = 0
+    real = fusion_weights.fuse
+
+    def tracked(*args: object, **kw: object) -> Run:
+        nonlocal most
+        run = real(*args, **kw)
+        alive.append(weakref.ref(run))
+        most = max(most, sum(r() is not None for r in alive))
+        return run
+
+    monkeypatch.setattr(fusion_weights, "fuse", tracked)
+    cv_weights([runs[0], runs[1], runs[0]], qrels, method="wsum", folds=3, step=0.1, show_progress=False)
+    assert len(alive) >= len(_grid(3, 0.1))
+    assert most <= 2 + 3  # the fusion being scored, the one before it awaiting collection, the folds' choices
 
 
 def test_cv_arguments_are_checked() -> None:

@@ -13,7 +13,10 @@ The held-out mean is the metric over all queries of the run assembled from
 each fold's held-out part: every query is scored with weights that never saw
 it. The grid is every vector of non-negative multiples of ``step`` summing to
 1 (the ranking of ``wsum`` and ``rrf`` depends on the ratios of the weights
-only), or the vectors given.
+only), or the vectors given. Each vector's fusion is made once, scored on every fold's training
+queries (with the default objective, from one evaluation: the metric's aggregate over each fold's
+queries) and dropped, so memory holds one fused run whatever the grid's size; the folds' chosen
+vectors are fused again at the end.
 
 >>> search = cv_weights([bm25, e5], qrels, metric="ndcg@10", method="wsum", folds=5)  # doctest: +SKIP
 >>> print(search)                                                                  # doctest: +SKIP
@@ -25,6 +28,8 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from tqdm.auto import tqdm
 
 from finegrain.errors import FinegrainError
 from finegrain.evaluate.evaluate import evaluate
@@ -101,6 +106,7 @@ def cv_weights(
     k: float | None = None,
     depth: int | None = None,
     objective: Objective | None = None,
+    show_progress: bool = True,
 ) -> WeightSearch:
     """Choose fusion weights per fold by grid search on the other folds (see the module docstring).
 
@@ -109,7 +115,7 @@ def cv_weights(
     :func:`~finegrain.retrieve.fusion.methods.fuse`. ``objective(run, qids)`` scores a
     fused run on a set of queries (default: ``metric``'s aggregate from
     :func:`finegrain.evaluate` over ``qids``); the run it is given holds only
-    those queries.
+    those queries. ``show_progress``: a progress bar over the weight vectors (grids of 50 or more).
     """
 
     if method not in FUSIONS or "weights" not in (FUSIONS.params(method) or {}):
@@ -123,22 +129,31 @@ def cv_weights(
     if isinstance(folds, bool) or not isinstance(folds, int) or not 2 <= folds <= len(qids):
         raise FinegrainError(f"folds={folds!r} for {len(qids)} queries", f"use a whole number from 2 to {len(qids)}")
     vectors = _grid(len(run_list), step) if grid is None else _check_grid(grid, len(run_list))
-    score = objective or _metric_objective(qrels_t, metric)
-    fused = [fuse(run_list, method, weights=list(w), norm=norm, k=k, depth=depth) for w in vectors]
     parts = fold_members(qids, folds, seed)
+    trains = [frozenset(qids) - frozenset(test) for test in parts]
+    fit = _fit_scorer(qrels_t, metric) if objective is None else _each_set(objective)
+    score = objective or _metric_objective(qrels_t, metric)
+
+    def fused(w: Sequence[float]) -> Run:
+        return fuse(run_list, method, weights=list(w), norm=norm, k=k, depth=depth)
+
+    # one fusion at a time, scored on every fold's training queries and dropped: memory stays one run
+    # whatever the grid's size
+    best: list[tuple[int, float | None]] = [(0, None)] * len(parts)
+    shown = tqdm(vectors, desc="weight vectors", unit="vector", disable=not show_progress or len(vectors) < 50)
+    for i, w in enumerate(shown):
+        for f, v in enumerate(fit(fused(w), trains)):
+            kept = best[f][1]
+            if v is not None and (kept is None or v > kept):  # ties: the first in grid order
+                best[f] = (i, v)
+    chosen_runs = {i: fused(vectors[i]) for i in dict.fromkeys(i for i, _ in best)}
     chosen: list[Fold] = []
     source: dict[str, Run] = {}  # each held-out query's run: the fusion chosen without its fold
-    for f, test in enumerate(parts):
+    for f, (test, (i, v)) in enumerate(zip(parts, best)):
         test_set = frozenset(test)
-        train = frozenset(q for q in qids if q not in test_set)
-        best_i, best_v = 0, None
-        for i, run in enumerate(fused):
-            v = score(select_queries(run, train), train)
-            if v is not None and (best_v is None or v > best_v):
-                best_i, best_v = i, v
-        part = select_queries(fused[best_i], test_set)
-        chosen.append(Fold(f, tuple(test), tuple(float(x) for x in vectors[best_i]), best_v, score(part, test_set)))
-        source.update(dict.fromkeys(test, fused[best_i]))
+        part = select_queries(chosen_runs[i], test_set)
+        chosen.append(Fold(f, tuple(test), tuple(float(x) for x in vectors[i]), v, score(part, test_set)))
+        source.update(dict.fromkeys(test, chosen_runs[i]))
     order = [q for test in parts for q in test]
     assembled = assemble([source[q] for q in order], order, name=f"cv-{method}({','.join(r.name for r in run_list)})")
     return WeightSearch(method, metric, tuple(r.name for r in run_list), tuple(chosen),
@@ -146,6 +161,27 @@ def cv_weights(
 
 
 # --------------------------------------------------------------------------- internals
+
+
+def _fit_scorer(qrels: Qrels, metric: str) -> Callable[[Run, Sequence[frozenset[str]]], list[float | None]]:
+    """``metric`` on each query set, from one evaluation of the run: each value is the metric's own
+    aggregate over that set's scored queries, as :func:`_metric_objective` gives it on the run cut to the set."""
+    key = parse_metric(metric).key
+
+    def scores(run: Run, sets: Sequence[frozenset[str]]) -> list[float | None]:
+        result = evaluate(qrels, run, key, queries=list(qrels), warn=False)[key]
+        return [result.value_over(qids)[0] for qids in sets]
+
+    return scores
+
+
+def _each_set(objective: Objective) -> Callable[[Run, Sequence[frozenset[str]]], list[float | None]]:
+    """A given objective on each query set, handed the run cut to that set (it never sees other queries)."""
+
+    def scores(run: Run, sets: Sequence[frozenset[str]]) -> list[float | None]:
+        return [objective(select_queries(run, qids), qids) for qids in sets]
+
+    return scores
 
 
 def _metric_objective(qrels: Qrels, metric: str) -> Objective:
