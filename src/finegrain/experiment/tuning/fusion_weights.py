@@ -132,7 +132,9 @@ def cv_weights(
     parts = fold_members(qids, folds, seed)
     trains = [frozenset(qids) - frozenset(test) for test in parts]
     fit = _fit_scorer(qrels_t, metric) if objective is None else _each_set(objective)
-    score = objective or _metric_objective(qrels_t, metric)
+
+    def score(run: Run, qids: frozenset[str]) -> float | None:
+        return fit(run, [qids])[0]
 
     def fused(w: Sequence[float]) -> Run:
         return fuse(run_list, method, weights=list(w), norm=norm, k=k, depth=depth)
@@ -150,9 +152,7 @@ def cv_weights(
     chosen: list[Fold] = []
     source: dict[str, Run] = {}  # each held-out query's run: the fusion chosen without its fold
     for f, (test, (i, v)) in enumerate(zip(parts, best)):
-        test_set = frozenset(test)
-        part = select_queries(chosen_runs[i], test_set)
-        chosen.append(Fold(f, tuple(test), tuple(float(x) for x in vectors[i]), v, score(part, test_set)))
+        chosen.append(Fold(f, tuple(test), tuple(float(x) for x in vectors[i]), v, score(chosen_runs[i], frozenset(test))))
         source.update(dict.fromkeys(test, chosen_runs[i]))
     order = [q for test in parts for q in test]
     assembled = assemble([source[q] for q in order], order, name=f"cv-{method}({','.join(r.name for r in run_list)})")
@@ -165,8 +165,8 @@ def cv_weights(
 
 def _fit_scorer(qrels: Qrels, metric: str) -> Callable[[Run, Sequence[frozenset[str]]], list[float | None]]:
     """``metric`` on each query set, from one evaluation of the run: each value is the metric's own
-    aggregate over that set's scored queries, as :func:`_metric_objective` gives it on the run cut to the set."""
-    key = parse_metric(metric).key
+    aggregate over that set's scored queries, as an evaluation of the run cut to the set gives it."""
+    key = parse_metric(metric).key  # a bad metric fails before any fusion
 
     def scores(run: Run, sets: Sequence[frozenset[str]]) -> list[float | None]:
         result = evaluate(qrels, run, key, queries=list(qrels), warn=False)[key]
@@ -182,16 +182,6 @@ def _each_set(objective: Objective) -> Callable[[Run, Sequence[frozenset[str]]],
         return [objective(select_queries(run, qids), qids) for qids in sets]
 
     return scores
-
-
-def _metric_objective(qrels: Qrels, metric: str) -> Objective:
-    key = parse_metric(metric).key  # a bad metric fails before any fusion
-
-    def objective(run: Run, qids: frozenset[str]) -> float | None:
-        universe = [q for q in qrels if q in qids]
-        return evaluate(qrels, run, key, queries=universe, warn=False)[key].value
-
-    return objective
 
 
 def _grid(n: int, step: float) -> list[tuple[float, ...]]:
