@@ -14,10 +14,10 @@ bash scripts/install-faces.sh
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} \
        MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
 # Lint (ruff), types (mypy on the core types, metrics, evaluation, the saved results and their comparison,
-# the atomic writer and the experiment) and layers before the tests.
+# the atomic writer, the experiment and the dense retrievers with their encoders) and layers before the tests.
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/mypy src/finegrain/types.py src/finegrain/metrics src/finegrain/evaluate src/finegrain/results \
-    src/finegrain/compare src/finegrain/atomic.py src/finegrain/experiment/run.py
+    src/finegrain/compare src/finegrain/atomic.py src/finegrain/experiment/run.py src/finegrain/retrieve/dense
 # The layer contract (pyproject.toml [tool.importlinter]; imports inside functions count).
 .venv/bin/lint-imports --no-cache
 # The documentation site builds offline with no warning: no broken link or anchor, no missing reference

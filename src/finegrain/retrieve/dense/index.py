@@ -152,7 +152,7 @@ class DenseIndex:
         elif backend == "numpy" and faiss_kind != "flat":
             raise FinegrainError(f"faiss_kind={faiss_kind!r} needs backend='faiss'", "set backend=faiss")
         self.backend: str = backend
-        self._faiss = self._build_faiss() if backend == "faiss" else None
+        self._faiss: Any = self._build_faiss() if backend == "faiss" else None  # faiss ships no type stubs
 
     # -- description -------------------------------------------------------------
 
@@ -162,7 +162,7 @@ class DenseIndex:
 
     @property
     def dim(self) -> int:
-        return self.vectors.shape[1]
+        return int(self.vectors.shape[1])
 
     def __repr__(self) -> str:
         kind = f", {self.faiss_kind}" if self.backend == "faiss" else ""

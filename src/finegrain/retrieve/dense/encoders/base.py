@@ -53,7 +53,7 @@ class Encoder(Protocol):
 def check_kind(kind: str) -> Kind:
     if kind not in KINDS:
         raise FinegrainError(f"unknown text kind {kind!r}", "use kind='query' or kind='passage'")
-    return kind  # type: ignore[return-value]
+    return kind
 
 
 def check_texts(texts: Sequence[str]) -> list[str]:

@@ -106,7 +106,7 @@ class CLIPEncoder(LocalFolderEncoder):
             except ImportError:
                 raise MissingDependencyError("transformers", "clip") from None
             try:
-                model = CLIPModel.from_pretrained(str(self.path), local_files_only=True)
+                model: Any = CLIPModel.from_pretrained(str(self.path), local_files_only=True)
                 processor = CLIPProcessor.from_pretrained(str(self.path), local_files_only=True)
             except Exception as e:
                 raise load_error("CLIP model", self.path, e,
@@ -138,4 +138,4 @@ def load_image(path: str | Path) -> Any:
 def _features(output: Any) -> np.ndarray:
     """Projected features as float32 numpy: transformers 4 returns a tensor, 5 an output with ``pooler_output``."""
     tensor = output if hasattr(output, "detach") else output.pooler_output
-    return tensor.detach().to("cpu").float().numpy()
+    return np.asarray(tensor.detach().to("cpu").float().numpy())
