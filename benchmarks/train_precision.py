@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from _results import Recorder, add_markdown_option
-from granularity_table import evaluate, finegrain, gen_pairs, in_domain_pool
+from granularity_table import evaluate, finegrain, gen_pairs, in_domain_pool, significance
 
 from finegrain.machine import has_native_bf16
 
@@ -104,9 +104,7 @@ def run(args: argparse.Namespace) -> str:
     if not cmp_path.is_file():
         finegrain("compare", *(str(root / "eval" / "capretrieval-en" / folder) for _, folder, _ in variants),
                   "-b", "0", "-m", "ndcg@10", "-o", str(cmp_path))
-    test = json.loads(cmp_path.read_text(encoding="utf-8"))["tests"]["ndcg@10"]
-    name = next(iter(test))
-    delta = f"{100 * test[name]['mean_diff']:+.2f}, p={test[name]['p_rand_holm']:.4f}"
+    (delta,) = significance(json.loads(cmp_path.read_text(encoding="utf-8")))
     first, second = (name for name, _, _ in variants)
     c = cells[first]
     lines = [

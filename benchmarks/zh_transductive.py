@@ -66,6 +66,7 @@ from typing import Any
 
 from _results import Recorder, add_markdown_option
 from granularity_table import _each, finegrain
+from granularity_table import significance as deltas
 
 from finegrain.datasets import load_dataset
 from finegrain.experiment.tuning.cv import choose, parse_cv
@@ -213,11 +214,7 @@ def significance(root: Path, name: str, baseline: str, challengers: list[str]) -
     if not path.is_file():
         finegrain("compare", *(str(root / "eval" / n) for n in [baseline, *challengers]), "-b", "0",
                   "-m", "ndcg@10", "-o", str(path))
-    cmp = json.loads(path.read_text(encoding="utf-8"))
-    tests = cmp["tests"]["ndcg@10"]
-    names = [s["name"] for s in cmp["systems"] if not s["is_baseline"]]
-    return {c: f"{100 * tests[n]['mean_diff']:+.2f}, p={tests[n]['p_rand_holm']:.4f}"
-               f"{' *' if tests[n]['significant'] else ''}" for c, n in zip(challengers, names)}
+    return dict(zip(challengers, deltas(json.loads(path.read_text(encoding="utf-8"))), strict=True))
 
 
 def run(args: argparse.Namespace) -> str:
