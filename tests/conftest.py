@@ -5,6 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from finegrain.album.engine.catalog.local_server import LocalPostgres, ServerUnavailable
+from finegrain.io.photobench import read_album
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -39,8 +42,6 @@ def album_dir(data_root: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def album(album_dir: Path):
-    from finegrain.io.photobench import read_album
-
     return read_album(album_dir)
 
 
@@ -65,8 +66,6 @@ def captioned(catalog_target):
 
 @pytest.fixture(scope="session")
 def postgres_server():
-    from finegrain.album.engine.catalog.local_server import LocalPostgres, ServerUnavailable
-
     try:
         server = LocalPostgres()
     except ServerUnavailable as e:

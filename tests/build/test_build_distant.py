@@ -23,9 +23,12 @@ from finegrain.build.distant import (
     span_f1,
     write_qrels,
 )
+from finegrain.build.passages import split_passages
 from finegrain.build.units import units
 from finegrain.cli.main import main
+from finegrain.datasets import load_dataset
 from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.io.beir import iter_qrels_tsv
 
 
 def _brute(p: list[str], a: list[str]) -> float:
@@ -160,9 +163,6 @@ def test_every_answer_must_be_a_string(bad: str, tmp_path: Path, capsys) -> None
 
 
 def test_answers_cut_from_real_passages_label_them(with_data_root: Path) -> None:
-    from finegrain.build.passages import split_passages
-    from finegrain.datasets import load_dataset
-
     ds = load_dataset("dureader/mini")
     ps = split_passages("dureader/mini", max_chars=256)
     corpus = {p.id: p.text for p in ps}
@@ -188,8 +188,6 @@ def test_answers_cut_from_real_passages_label_them(with_data_root: Path) -> None
 
 
 def test_cli_labels_passages_written_by_finegrain_passages(tmp_path: Path, with_data_root: Path, capsys) -> None:
-    from finegrain.io.beir import iter_qrels_tsv
-
     corpus = tmp_path / "corpus.jsonl"
     assert main(["passages", "dureader/mini", "--max-chars", "256", "-o", str(corpus)]) == 0
     first = json.loads(corpus.read_text(encoding="utf-8").split("\n")[0])

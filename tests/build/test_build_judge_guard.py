@@ -17,6 +17,8 @@ from test_build_judge import make_pool  # noqa: E402
 
 from finegrain.build.judge.app import create_app  # noqa: E402
 from finegrain.build.judge.store import JudgmentStore  # noqa: E402
+from finegrain.build.pool_file import write_pool
+from finegrain.cli import serving
 from finegrain.cli.main import main  # noqa: E402
 from finegrain.web_guard import LOOPBACK_NAMES  # noqa: E402
 
@@ -90,9 +92,6 @@ def test_without_allowed_hosts_the_origin_rule_still_holds(tmp_path: Path) -> No
 
 def test_judge_serve_on_the_ipv6_loopback_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``judge POOL --serve --host ::1``: the app it builds answers ``Host: [::1]:PORT``."""
-    from finegrain.build.pool_file import write_pool
-    from finegrain.cli import serving
-
     pool = write_pool(make_pool(), tmp_path / "pool.jsonl")
     served: dict[str, Any] = {}
     monkeypatch.setattr(serving, "serve", lambda app, host, port, extra: served.update(app=app, host=host, port=port))

@@ -19,6 +19,7 @@ from finegrain.build.overlap import DEFAULT_THRESHOLDS, find_overlap, shingles, 
 from finegrain.build.textset import TextSet, read_text_set, write_without
 from finegrain.build.units import exact_key, shared_units, units
 from finegrain.cli.main import main
+from finegrain.datasets import load_dataset
 from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
 from finegrain.io.idlist import read_overlap_ids
 
@@ -264,8 +265,6 @@ def test_drop_copies_the_other_rows_byte_for_byte(tmp_path: Path, data_root: Pat
 
 
 def test_drop_of_jsonl_and_of_a_dataset(tmp_path: Path, with_data_root: Path) -> None:
-    from finegrain.datasets import load_dataset
-
     q = _write(tmp_path / "q.jsonl", '{"_id": "a", "text": "微信分享链接打开app"}\n{"_id": "b", "text": "新的问题"}\n')
     out = write_without(read_text_set(q), ["a"], tmp_path / "q.clean.jsonl")
     assert out.read_text(encoding="utf-8") == '{"_id": "b", "text": "新的问题"}\n'

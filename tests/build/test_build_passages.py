@@ -24,7 +24,9 @@ from finegrain.build.passages import (
     write_passages,
 )
 from finegrain.cli.main import main
+from finegrain.datasets import load_dataset
 from finegrain.errors import FinegrainError
+from finegrain.io.beir import read_corpus
 
 
 def _texts(text: str, max_chars: int, stride: int = 0, lang: str = "zh") -> list[str]:
@@ -154,8 +156,6 @@ def test_strided_passages_overlap_by_at_most_the_stride_and_cover_everything(tex
 
 
 def test_dureader_passages_fit_and_short_documents_stay_whole(with_data_root: Path) -> None:
-    from finegrain.datasets import load_dataset
-
     ds = load_dataset("dureader/mini")
     ps = split_passages("dureader/mini", max_chars=256)
     assert ps.lang == "zh" and ps.n_documents == len(ds.corpus) and ps.longest <= 256
@@ -172,8 +172,6 @@ def test_dureader_passages_fit_and_short_documents_stay_whole(with_data_root: Pa
 
 
 def test_cli_writes_a_beir_corpus_with_the_document_mapping(tmp_path: Path, with_data_root: Path, capsys) -> None:
-    from finegrain.io.beir import read_corpus
-
     out = tmp_path / "passages" / "corpus.jsonl"
     code = main(["passages", "dureader/mini", "--max-chars", "200", "--stride", "20", "-o", str(out)])
     assert code == 0

@@ -12,7 +12,10 @@ import pytest
 
 from finegrain.build.pool import pool_results, pool_runs, pool_table, summarise
 from finegrain.build.pool_file import SCHEMA, Pool, read_pool, write_pool
+from finegrain.cli.main import main
+from finegrain.datasets import load_dataset
 from finegrain.errors import FinegrainError
+from finegrain.metrics import metric_values
 from finegrain.results.companions import Companion
 from finegrain.types import Qrels, Run
 
@@ -155,8 +158,6 @@ def test_pool_items_hold_int64_numbers(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("dataset", [["a"], 12345678901234567890])
 def test_judge_serve_refuses_a_bad_pool_header_with_one_line(dataset: object, tmp_path: Path, capsys) -> None:
-    from finegrain.cli.main import main
-
     path = _pool_file(tmp_path / "pool.jsonl", {**_HEADER, "dataset": dataset})
     db = tmp_path / "j.sqlite"
     code = main(["judge", str(path), "--db", str(db), "--serve", "--port", "1"])
@@ -220,8 +221,6 @@ def test_matches_a_brute_force_pool(seed: int, depth: int) -> None:
 
 
 def test_single_run_pool_judged_share_equals_judged_at_depth() -> None:
-    from finegrain.metrics import metric_values
-
     runs = random_runs(9, n_runs=1)
     qrels = Qrels.from_dict({f"q{i}": {f"d{j}": j % 2 for j in range(0, 60, 3)} for i in range(30)})
     pool = pool_runs(runs, depth=5, qrels=qrels)
@@ -278,8 +277,6 @@ def test_sources_that_are_not_results(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> dict[str, Path]:
-    from finegrain.cli.main import main
-
     base = tmp_path_factory.mktemp("pool")
     out = {}
     with pytest.MonkeyPatch.context() as mp:
@@ -291,8 +288,6 @@ def folders(tmp_path_factory: pytest.TempPathFactory, data_root: Path) -> dict[s
 
 
 def test_pool_of_dureader_results_folders(folders: dict[str, Path], with_data_root: Path) -> None:
-    from finegrain.datasets import load_dataset
-
     ds = load_dataset("dureader/mini")
     pool = pool_results([folders["bm25-okapi"], folders["bm25"]], depth=10, seed=0)
     assert pool.systems == ("bm25-okapi", "bm25") and pool.dataset == "dureader/mini" and pool.lang == "zh"
@@ -350,8 +345,6 @@ def test_dataset_that_does_not_load_is_a_warning(folders: dict[str, Path], monke
 
 def test_cli_writes_the_pool_and_prints_a_summary(folders: dict[str, Path], tmp_path: Path, with_data_root: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    from finegrain.cli.main import main
-
     out = tmp_path / "pool"
     code = main(["pool", str(folders["bm25-okapi"]), str(folders["bm25"]), "--depth", "10", "--out", str(out)])
     printed = capsys.readouterr().out
@@ -370,8 +363,6 @@ def test_cli_writes_the_pool_and_prints_a_summary(folders: dict[str, Path], tmp_
 
 
 def test_cli_errors_are_one_line(folders: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from finegrain.cli.main import main
-
     code = main(["pool", str(folders["bm25"]), "--depth", "0", "--out", str(tmp_path / "p")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code != 0 and len(err) == 1 and "depth 0" in err[0]

@@ -19,7 +19,12 @@ import pytest
 from dense_fakes import BagOfWordsEncoder
 from finegrain.build.pool_file import read_pool
 from finegrain.build.triage import FEATURES, evidence_path, triage, write_triage
+from finegrain.cli.main import main
+from finegrain.compare.relabel import hide_relevant
+from finegrain.datasets import load_dataset
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.io.trec import write_qrels
+from finegrain.retrieve.registry import get_retriever
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
 DOCS = {
@@ -143,19 +148,12 @@ def test_bad_input_is_one_clear_error() -> None:
 
 
 def _eval(tmp_path: Path, retriever: str) -> Path:
-    from finegrain.cli.main import main
-
     out = tmp_path / retriever
     assert main(["eval", "-d", "embedded/captions-en", "-r", retriever, "-m", "ndcg@10", "-o", str(out), "-q"]) == 0
     return out
 
 
 def test_cli_writes_a_pool_the_judging_page_reads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from finegrain.cli.main import main
-    from finegrain.compare.relabel import hide_relevant
-    from finegrain.datasets import load_dataset
-    from finegrain.io.trec import write_qrels
-
     dirs = [str(_eval(tmp_path, r)) for r in ("bm25-okapi", "bm25")]
     ds = load_dataset("embedded/captions-en")
     holed, hidden = hide_relevant(ds.qrels, 0.3, seed=0)
@@ -181,10 +179,6 @@ def test_cli_writes_a_pool_the_judging_page_reads(tmp_path: Path, capsys: pytest
 
 
 def test_capretrieval_bm25_triage_puts_hidden_labels_first(with_data_root: Path) -> None:
-    from finegrain.compare.relabel import hide_relevant
-    from finegrain.datasets import load_dataset
-    from finegrain.retrieve.registry import get_retriever
-
     ds = load_dataset("capretrieval/zh")
     run = get_retriever("bm25-okapi").retrieve(ds.corpus, ds.queries, lang=ds.lang, top_k=10, show_progress=False)
     holed, hidden = hide_relevant(ds.qrels, 0.1, seed=1)

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from finegrain.cli.main import app
+from finegrain.cli.list_cmd import catalogue
+from finegrain.cli.main import app, main
 from finegrain.io.trec import write_qrels, write_run
-from finegrain.results.files import read_any_run
+from finegrain.results.files import read_any_run, write_results
+from finegrain.results.saved import SavedResults
 from finegrain.retrieve.fusion.methods import fuse
 from finegrain.types import Qrels, Run
 
@@ -67,8 +69,6 @@ def test_fuse_refuses_bad_options_with_one_line(tmp_path: Path) -> None:
 
 
 def test_fuse_set_takes_every_parameter_list_fusion_shows(tmp_path: Path) -> None:
-    from finegrain.cli.list_cmd import catalogue
-
     pa, pb, _ = _runs(tmp_path)
     values = {"weights": "1,3", "k": "10", "norm": "zscore", "depth": "2"}
     for entry in catalogue("fusion"):
@@ -106,8 +106,6 @@ def test_fuse_s_retired_spellings_still_fuse_with_one_warning_each(tmp_path: Pat
 
 def test_a_saved_run_gets_back_the_queries_that_retrieved_nothing(tmp_path: Path) -> None:
     from finegrain import evaluate
-    from finegrain.results.files import write_results
-    from finegrain.results.saved import SavedResults
 
     pa, _, _ = _runs(tmp_path)
     run = read_any_run(pa)
@@ -122,8 +120,6 @@ def test_a_saved_run_gets_back_the_queries_that_retrieved_nothing(tmp_path: Path
 
 
 def test_fuse_refuses_bad_numbers_and_out_of_range_options_with_one_line(tmp_path: Path, capsys) -> None:
-    from finegrain.cli.main import main
-
     pa, pb, _ = _runs(tmp_path)
     for args in (["--set", "k=1e20"], ["--set", "weights=1,1e300"], ["--set", "weights=1_0,1"], ["--set", "k=1_0"],
                  ["--set", "depth=１０"], ["--set", "depth=0"], ["--cv", "3", "--seed", "1e3"]):
@@ -139,8 +135,6 @@ def test_fuse_refuses_bad_numbers_and_out_of_range_options_with_one_line(tmp_pat
 
 
 def _eval_folders(tmp_path: Path) -> tuple[Path, Path]:
-    from finegrain.cli.main import main
-
     out = []
     for r in ("bm25-okapi", "bm25"):
         d = tmp_path / r
@@ -150,9 +144,7 @@ def _eval_folders(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_fusing_eval_folders_writes_a_results_folder_that_compare_and_report_read(tmp_path: Path) -> None:
-    from finegrain.cli.main import main
     from finegrain.evaluate.evaluate import evaluate
-    from finegrain.results.saved import SavedResults
 
     a, b = _eval_folders(tmp_path)
     res = runner.invoke(app, ["fuse", str(a), str(b), "-o", str(tmp_path / "rrf")])
@@ -176,8 +168,6 @@ def test_fusing_eval_folders_writes_a_results_folder_that_compare_and_report_rea
 
 
 def test_fuse_with_a_qrels_file_or_a_dataset_name(tmp_path: Path) -> None:
-    from finegrain.results.saved import SavedResults
-
     pa, pb, pq = _runs(tmp_path)
     res = runner.invoke(app, ["fuse", str(pa), str(pb), "--qrels", str(pq), "-m", "mrr", "-o", str(tmp_path / "q")])
     assert res.exit_code == 0, res.output

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from finegrain.cli.app import VERBS, build_cli
+from finegrain.cli.eval_cmd import cv_spec
 from finegrain.cli.main import main
 from finegrain.cli.options import _number_type
+from finegrain.datasets import load_dataset
 from finegrain.errors import FinegrainError
 from finegrain.io.trec import read_run
 
@@ -72,8 +74,6 @@ def test_eval_refuses_a_bad_top_k_with_one_line(k: str, tmp_path: Path, capsys: 
 
 
 def test_a_top_k_above_the_corpus_size_is_the_corpus_size(tmp_path: Path) -> None:
-    from finegrain.datasets import load_dataset
-
     n = len(load_dataset("embedded/captions-en").corpus)
     runs = {}
     for k in (str(n), "99999999999", str(2**63 - 1)):  # used to allocate k results per query: MemoryError
@@ -87,8 +87,6 @@ def test_a_top_k_above_the_corpus_size_is_the_corpus_size(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("cv", ["1_0", "٣", "５", " 3_0 "])
 def test_eval_cv_reads_the_one_grammar(cv: str) -> None:
-    from finegrain.cli.eval_cmd import cv_spec
-
     with pytest.raises(FinegrainError, match="not a whole number of folds"):  # int() read these as 10, 3, 5, 30
         cv_spec(cv, None, None)
     assert cv_spec(" 7 ", None, None) == "7,seed=0"

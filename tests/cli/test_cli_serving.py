@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from finegrain.album.engine.web import server
 from finegrain.cli import serving
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
@@ -14,8 +15,6 @@ from finegrain.errors import FinegrainError
 
 def test_album_serve_on_a_busy_port_is_one_error_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from finegrain.album.engine.web import server
-
     started: list[int] = []
     monkeypatch.setattr(server, "serve", lambda app, host, port, keep_alive: started.append(port))
     catalog = tmp_path / "catalog.sqlite"

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from finegrain.cli.app import VERBS, build_cli
 from finegrain.cli.main import main
-from finegrain.cli.options import SHORT_FLAGS, VERB_SHORT_FLAGS
+from finegrain.cli.options import SHORT_FLAGS, VERB_SHORT_FLAGS, _lang
 from finegrain.text.lang import LANGS
 
 
@@ -115,8 +115,6 @@ def test_language_is_lang_zh_en_everywhere(tree) -> None:
 
 
 def test_lang_accepts_zh_and_cn_only_as_deprecated_alias() -> None:
-    from finegrain.cli.options import _lang
-
     assert _lang("zh") == "zh" and _lang("EN") == "en" and _lang(None) is None
     assert _lang("cn") == "zh"
     with pytest.raises(Exception, match="unknown language 'fr'"):

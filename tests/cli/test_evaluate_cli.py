@@ -13,6 +13,9 @@ import pytest
 import pytrec_eval
 
 from finegrain.cli.main import main
+from finegrain.datasets import load_dataset
+from finegrain.io.trec import write_qrels, write_run
+from finegrain.types import Run
 
 
 @pytest.fixture(autouse=True)
@@ -176,10 +179,6 @@ def test_default_metrics(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 def test_a_dataset_name_is_read_as_its_qrels(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from finegrain.datasets import load_dataset
-    from finegrain.io.trec import write_qrels, write_run
-    from finegrain.types import Run
-
     ds = load_dataset("embedded/captions-en")
     qids = list(ds.queries)
     run = Run.from_dict({q: {d: float(i % 7) for i, d in enumerate(list(ds.corpus)[j:j + 12])}

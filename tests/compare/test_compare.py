@@ -15,6 +15,7 @@ from finegrain.compare.comparison import compare, load_comparison
 from finegrain.compare.stats import batch_size
 from finegrain.errors import FinegrainError
 from finegrain.results.files import read_results, write_results
+from finegrain.retrieve.registry import get_retriever
 
 TYPES = ["entity", "event", "condition"]
 
@@ -253,8 +254,6 @@ def test_capretrieval_bm25_variants(tmp_path: Path, with_data_root: Path, capsys
 def test_capretrieval_bm25_vs_e5_matches_scipy(tmp_path: Path, with_data_root: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """The acceptance run: bm25-okapi vs e5 on capretrieval/zh, per-type W/T/L and marks, checked with scipy."""
-    from finegrain.retrieve.registry import get_retriever
-
     try:
         get_retriever("e5")
     except (ImportError, FinegrainError) as e:
@@ -298,8 +297,6 @@ def test_capretrieval_bm25_vs_e5_matches_scipy(tmp_path: Path, with_data_root: P
 def test_compare_tables_fit_80_columns_without_cutting_cells(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from finegrain.cli.main import main
-
     for r in ("bm25-okapi", "bm25"):
         assert main(["eval", "-d", "embedded/captions-en", "-r", r, "-m", "ndcg@10,recall@10,mrr@10",
                      "-o", str(tmp_path / r), "-q"]) == 0

@@ -16,8 +16,14 @@ from pathlib import Path
 import pytest
 import scipy.stats as st
 
+from finegrain.cli.main import main
 from finegrain.compare.relabel import format_relabel, hide_relevant, kendall_tau, relabel_delta
+from finegrain.datasets import load_dataset
 from finegrain.errors import FinegrainError
+from finegrain.evaluate.evaluate import evaluate
+from finegrain.io.trec import write_qrels
+from finegrain.results.files import save_run, write_results
+from finegrain.retrieve.registry import get_retriever
 from finegrain.types import Qrels, Run
 
 # q1: d1 relevant; d2 a false negative. q2: d3 judged relevant, really irrelevant; d4 a false negative.
@@ -140,9 +146,6 @@ def test_json_and_text() -> None:
 
 
 def _folder(tmp_path: Path, name: str, run: dict[str, dict[str, float]], qrels: Qrels) -> Path:
-    from finegrain.evaluate.evaluate import evaluate
-    from finegrain.results.files import save_run, write_results
-
     r = Run.from_dict(run, name=name)
     ev = evaluate(qrels, r, ["mrr@10", "ndcg@10"])
     body = {**ev.to_json_dict(), "aggregation": ev.aggregation(),
@@ -154,15 +157,11 @@ def _folder(tmp_path: Path, name: str, run: dict[str, dict[str, float]], qrels: 
 
 
 def _write_qrels(path: Path, q: dict[str, dict[str, int]]) -> Path:
-    from finegrain.io.trec import write_qrels
-
     write_qrels(Qrels.from_dict(q), path)
     return path
 
 
 def test_cli_compare_with_two_qrels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from finegrain.cli.main import main
-
     old = Qrels.from_dict(OLD)
     dirs = [str(_folder(tmp_path, n, RUNS[n], old)) for n in RUNS]
     o, n = _write_qrels(tmp_path / "old.qrels", OLD), _write_qrels(tmp_path / "new.qrels", NEW)
@@ -188,9 +187,6 @@ def test_cli_compare_with_two_qrels(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_capretrieval_bm25_relabelling_with_the_hidden_labels(with_data_root: Path) -> None:
-    from finegrain.datasets import load_dataset
-    from finegrain.retrieve.registry import get_retriever
-
     ds = load_dataset("capretrieval/zh")
     run = get_retriever("bm25-okapi").retrieve(ds.corpus, ds.queries, lang=ds.lang, top_k=10, show_progress=False)
     holed, hidden = hide_relevant(ds.qrels, 0.1, seed=1)

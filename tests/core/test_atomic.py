@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from finegrain.atomic import atomic_write, is_temporary, remove_stale, write_bytes, write_text
+from finegrain.atomic import (
+    atomic_folder,
+    atomic_path,
+    atomic_write,
+    is_temporary,
+    remove_stale,
+    write_bytes,
+    write_text,
+)
 from finegrain.errors import FinegrainError
 
 
@@ -68,8 +76,6 @@ def test_sigkill_mid_write_leaves_old_file_and_a_recognisable_temporary(tmp_path
 
 
 def test_atomic_path_renames_what_a_path_writer_wrote_and_removes_it_on_error(tmp_path: Path) -> None:
-    from finegrain.atomic import atomic_path
-
     target = tmp_path / "x.bin"
     with atomic_path(target) as tmp:
         assert tmp.parent == tmp_path and is_temporary(tmp)
@@ -82,8 +88,6 @@ def test_atomic_path_renames_what_a_path_writer_wrote_and_removes_it_on_error(tm
 
 
 def test_atomic_folder_appears_whole_or_not_at_all(tmp_path: Path) -> None:
-    from finegrain.atomic import atomic_folder
-
     target = tmp_path / "model"
     with pytest.raises(RuntimeError), atomic_folder(target) as tmp:
         (tmp / "config.json").write_text("{}")

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from finegrain.experiment.run import Experiment, run_experiment
 from finegrain.machine import SIMD_FLAGS, Machine, describe_machine, has_native_bf16, parse_cpuinfo
+from finegrain.settings import Settings
 
 # a reported machine (AVX2, no AVX-512), two cores, shortened
 EPYC_AVX2 = """processor\t: 0
@@ -98,9 +100,6 @@ def test_this_machine() -> None:
 
 
 def test_eval_results_record_the_machine(tmp_path: Path) -> None:
-    from finegrain.experiment.run import Experiment, run_experiment
-    from finegrain.settings import Settings
-
     exp = Experiment(dataset="embedded/captions-en", retriever="bm25-okapi", metrics=("ndcg@10",))
     prov = run_experiment(exp, Settings(data_root=None), show_progress=False).results["provenance"]
     assert prov["machine"] == describe_machine().to_dict()

@@ -21,8 +21,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from finegrain import ranking
 from finegrain import types as fg_types
 from finegrain.errors import FinegrainError
+from finegrain.io import _columns
 from finegrain.native import NATIVE as native
 from finegrain.types import Qrels, Run
 
@@ -339,8 +341,6 @@ def test_string_ranks_decline_what_utf8_bytes_do_not_order() -> None:
 
 def test_ranking_order_is_the_same_with_and_without_the_module(monkeypatch: pytest.MonkeyPatch) -> None:
     """``string_ranks`` (the docno order of every tie) gives one answer on every path."""
-    from finegrain import ranking
-
     rng = np.random.default_rng(0)
     vocab = [f"d{int(x)}" for x in rng.permutation(5000)] + ["\u00e9", "e\x00", "e", "\U0001f600"]
     first = ranking.string_ranks(vocab).tolist()
@@ -367,8 +367,6 @@ def test_has_repeats_finds_a_pair_twice_exactly_when_one_is(pairs) -> None:
 
 
 def test_a_repeated_pair_is_found_with_and_without_the_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    from finegrain.io import _columns
-
     cases = [([0, 0, 1, 1], [3, 4, 3, 4], False), ([0, 0, 1, 1], [3, 4, 4, 4], True),
              ([1, 0, 1], [2, 2, 2], True), ([1, 0, 0], [2, 2, 3], False), ([], [], False)]
     for path in ("compiled", "numpy"):

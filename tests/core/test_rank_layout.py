@@ -14,7 +14,7 @@ import pytest
 
 from finegrain import ranking
 from finegrain.errors import FinegrainError
-from finegrain.ranking import _rank_global, rank_order, string_ranks
+from finegrain.ranking import _rank_global, cut_depth, rank_docs, rank_order, string_ranks, top_k_positions
 from finegrain.types import Qrels, Run
 from native_paths import both_paths
 
@@ -146,8 +146,6 @@ def test_from_dict_refuses_bad_values_with_the_reason() -> None:
 
 
 def test_a_nan_score_is_refused_not_ranked() -> None:
-    from finegrain.ranking import rank_docs
-
     with pytest.raises(FinegrainError, match="cannot rank a NaN score"):
         rank_order(np.zeros(3, dtype=np.int64), np.array([1.0, np.nan, 0.5]), np.arange(3), VOCAB)
     with pytest.raises(FinegrainError, match="NaN score of document 'b'"):
@@ -160,8 +158,6 @@ def test_a_nan_score_is_refused_not_ranked() -> None:
 
 
 def test_the_top_k_cut_refuses_nan_and_plus_infinity_and_keeps_minus_infinity_last() -> None:
-    from finegrain.ranking import top_k_positions
-
     docs, tie = np.arange(4), np.arange(4)
     for bad in (np.nan, np.inf):
         with pytest.raises(FinegrainError, match="cannot be ranked"):
@@ -180,8 +176,6 @@ def test_require_finite_names_the_retriever_the_query_and_the_document() -> None
 
 
 def test_a_cut_deeper_than_the_results_keeps_them_all_and_absurd_depths_are_refused() -> None:
-    from finegrain.ranking import cut_depth
-
     assert cut_depth(None, 5) is None and cut_depth(3, 5) == 3 and cut_depth(99999999999, 5) == 5
     assert cut_depth(np.int64(7), 5) == 5 and cut_depth(2**63 - 1, 0) == 0
     for bad in (0, -1, 2**63, 1.5, True, "10"):

@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 from finegrain.cli.main import main
 from finegrain.cli.options import encoder_options, parse_set, retriever_options
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.metrics import METRICS
+from finegrain.metrics.spec import metric_names
 from finegrain.registry import Param, Registry, check_options
+from finegrain.retrieve.bm25.retriever import BM25Retriever
+from finegrain.retrieve.dense.encoders.registry import ENCODERS
+from finegrain.retrieve.dense.retriever import DenseRetriever
+from finegrain.retrieve.registry import FUSIONS, RERANKERS, RETRIEVERS
 
 # --------------------------------------------------------------------------- Param and check_options
 
@@ -135,10 +141,6 @@ def _fields(cls: type) -> list[str]:
 
 
 def test_declared_retriever_params_are_the_factories_keywords() -> None:
-    from finegrain.retrieve.bm25.retriever import BM25Retriever
-    from finegrain.retrieve.dense.retriever import DenseRetriever
-    from finegrain.retrieve.registry import RETRIEVERS
-
     for name in ("bm25-okapi", "bm25"):
         assert list(RETRIEVERS.params(name)) == _fields(BM25Retriever)
     assert list(RETRIEVERS.params("dense")) == _fields(DenseRetriever)
@@ -155,10 +157,6 @@ def test_declared_retriever_params_are_the_factories_keywords() -> None:
 
 
 def test_declared_choices_resolve() -> None:
-    from finegrain.metrics import METRICS
-    from finegrain.retrieve.dense.encoders.registry import ENCODERS
-    from finegrain.retrieve.registry import FUSIONS, RERANKERS, RETRIEVERS
-
     n = 0
     for reg in (RETRIEVERS, FUSIONS, RERANKERS, ENCODERS, METRICS):
         for entry in reg.entries():
@@ -193,9 +191,6 @@ def test_fusion_params_match_the_functions() -> None:
 
 
 def test_metric_registry_declares_rel_and_beta() -> None:
-    from finegrain.metrics import METRICS
-    from finegrain.metrics.spec import metric_names
-
     assert METRICS.names() == metric_names()
     assert set(METRICS.params("set_fbeta")) == {"rel", "beta"}
     assert set(METRICS.params("ndcg")) == {"rel"}
@@ -252,8 +247,6 @@ def test_list_fits_80_columns(kind: str, capsys, monkeypatch) -> None:
 
 
 def test_list_shows_parameters_and_json_is_complete(capsys) -> None:
-    from finegrain.retrieve.registry import RETRIEVERS
-
     assert main(["list", "retrievers"]) == 0
     out = capsys.readouterr().out
     for name in RETRIEVERS.names():
@@ -282,8 +275,6 @@ def test_list_unknown_kind_suggests(capsys) -> None:
 
 
 def _numeric_params() -> list[tuple[str, str, Param]]:
-    from finegrain.retrieve.registry import FUSIONS, RERANKERS, RETRIEVERS
-
     out = []
     for registry in (RETRIEVERS, FUSIONS, RERANKERS):
         for entry in registry.entries():
@@ -347,8 +338,6 @@ def test_out_of_range_values_name_the_parameter_the_value_and_the_range(name: st
 
 
 def test_python_values_get_the_same_ranges() -> None:
-    from finegrain.retrieve.registry import FUSIONS
-
     with pytest.raises(FinegrainError, match=r"k=1e\+20 is not a number in \[0, 1000000\]"):
         FUSIONS.check("rrf", {"k": 1e20})
     with pytest.raises(FinegrainError, match="outside the range -2\\^63"):

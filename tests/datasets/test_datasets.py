@@ -15,6 +15,7 @@ from finegrain.cli.main import app
 from finegrain.datasets import DEFAULT_DATASET, Dataset, detect_format, list_datasets, load_dataset
 from finegrain.datasets.registry import EMBEDDED_ROOT
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.io.photobench import read_album
 from finegrain.settings import Settings
 
 NO_ROOT = Settings(data_root=None)
@@ -251,8 +252,6 @@ def test_dureader_mini() -> None:
 
 @needs_data
 def test_photobench_album1() -> None:
-    from finegrain.io.photobench import read_album
-
     album = read_album(_DATA / "photobench" / "album1")
     assert len(album.photos) == 1069 and len(album.people) == 10 and len(album.queries) == 483
     assert sum(not p.has_gps for p in album.photos.values()) == 22

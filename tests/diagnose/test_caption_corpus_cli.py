@@ -11,6 +11,7 @@ import pytest
 from dense_fakes import BagOfWordsEncoder
 from finegrain.cli.main import main
 from finegrain.io.trec import read_run
+from finegrain.retrieve.dense.encoders import registry
 
 CAPTIONS = {
     "1.jpg": ["a dog runs on grass", "dog running grass", "brown dog on a lawn", "dog plays outside", "a dog"],
@@ -23,8 +24,6 @@ CAPTIONS = {
 
 @pytest.fixture
 def fake_encoder(monkeypatch: pytest.MonkeyPatch) -> BagOfWordsEncoder:
-    from finegrain.retrieve.dense.encoders import registry
-
     enc = BagOfWordsEncoder(dim=512)
     monkeypatch.setattr(registry, "get_encoder", lambda spec, **opts: enc)
     return enc

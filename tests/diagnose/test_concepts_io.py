@@ -8,13 +8,19 @@ from pathlib import Path
 
 import pytest
 
+from finegrain.cli.main import main
+from finegrain.diagnose.concepts.coco import SYNSET_OVERRIDES, coco_synset, load_coco_captions, load_coco_objects
 from finegrain.diagnose.concepts.objects import (
+    BOX_LIMIT,
+    MIN_SIDE,
     ConceptObject,
     ObjectSet,
     read_object_set,
     write_object_set,
 )
+from finegrain.diagnose.concepts.visual_genome import load_vg_objects, load_vg_regions
 from finegrain.errors import DataFormatError, FinegrainError
+from finegrain.lexicons.wordnet import wordnet
 
 # ---------------------------------------------------------------- ObjectSet JSON
 
@@ -60,8 +66,6 @@ def test_boxes_outside_the_pixel_range_are_refused_naming_the_file_and_the_box(t
 
 
 def test_cli_concepts_refuses_an_extreme_box_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from finegrain.cli.main import main
-
     gt, rt = tmp_path / "g.json", tmp_path / "r.json"
     gt.write_text(json.dumps({"objects": [{"synset": "dog.n.01", "bbox": [0, 0, 10, 10]},
                                           {"synset": "dog.n.01", "bbox": [0, 0, 1e-200, 1]}]}), encoding="utf-8")
@@ -75,8 +79,6 @@ def test_cli_concepts_refuses_an_extreme_box_with_one_line(tmp_path: Path, capsy
 
 
 def test_boxes_at_the_limits_are_kept() -> None:
-    from finegrain.diagnose.concepts.objects import BOX_LIMIT, MIN_SIDE, ConceptObject
-
     assert ConceptObject("dog.n.01", (-BOX_LIMIT, BOX_LIMIT, MIN_SIDE, BOX_LIMIT)).area == MIN_SIDE * BOX_LIMIT
 
 
@@ -113,8 +115,6 @@ def vg(data_root: Path) -> Path:
 
 
 def test_vg_objects_against_the_raw_file(vg: Path) -> None:
-    from finegrain.diagnose.concepts.visual_genome import load_vg_objects
-
     objects = load_vg_objects(vg)
     raw = json.loads((vg / "objects_first100.json").read_text(encoding="utf-8"))
     assert sorted(objects) == list(range(1, 101))
@@ -128,8 +128,6 @@ def test_vg_objects_against_the_raw_file(vg: Path) -> None:
 
 
 def test_vg_two_synset_objects_give_two_concepts_with_one_box(vg: Path) -> None:
-    from finegrain.diagnose.concepts.visual_genome import load_vg_objects
-
     raw = json.loads((vg / "objects_first100.json").read_text(encoding="utf-8"))
     im, ob = next((im, ob) for im in raw for ob in im["objects"] if len(ob["synsets"]) == 2)
     got = [o for o in load_vg_objects(vg)[im["image_id"]] if o.bbox == (ob["x"], ob["y"], ob["w"], ob["h"])]
@@ -137,8 +135,6 @@ def test_vg_two_synset_objects_give_two_concepts_with_one_box(vg: Path) -> None:
 
 
 def test_vg_regions_against_the_raw_file(vg: Path) -> None:
-    from finegrain.diagnose.concepts.visual_genome import load_vg_regions
-
     regions = load_vg_regions(vg)
     raw = json.loads((vg / "region_descriptions_first100.json").read_text(encoding="utf-8"))
     assert len(regions) == 100
@@ -148,8 +144,6 @@ def test_vg_regions_against_the_raw_file(vg: Path) -> None:
 
 
 def test_vg_loader_errors(tmp_path: Path) -> None:
-    from finegrain.diagnose.concepts.visual_genome import load_vg_objects, load_vg_regions
-
     with pytest.raises(FinegrainError, match="objects_first100.json"):
         load_vg_objects(tmp_path)
     bad = tmp_path / "objects.json"
@@ -172,9 +166,6 @@ def coco(data_root: Path) -> Path:
 
 
 def test_coco_categories_map_to_physical_synsets(coco: Path) -> None:
-    from finegrain.diagnose.concepts.coco import SYNSET_OVERRIDES, coco_synset
-    from finegrain.lexicons.wordnet import wordnet
-
     wn = wordnet()
     cats = [c["name"] for c in json.loads((coco / "instances_val2017.json").read_text())["categories"]]
     assert len(cats) == 80
@@ -197,8 +188,6 @@ def test_coco_categories_map_to_physical_synsets(coco: Path) -> None:
 
 
 def test_coco_objects_against_the_raw_files(coco: Path) -> None:
-    from finegrain.diagnose.concepts.coco import coco_synset, load_coco_objects
-
     objects = load_coco_objects(coco)
     want: dict[int, Counter] = {}
     n_images = 0
@@ -218,8 +207,6 @@ def test_coco_objects_against_the_raw_files(coco: Path) -> None:
 
 
 def test_coco_captions(coco: Path) -> None:
-    from finegrain.diagnose.concepts.coco import load_coco_captions
-
     caps = load_coco_captions(coco)
     assert len(caps) == 159 and all(len(c) == 5 for c in caps.values())
     raw = json.loads((coco / "captions_val2017.json").read_text(encoding="utf-8"))
@@ -228,8 +215,6 @@ def test_coco_captions(coco: Path) -> None:
 
 
 def test_coco_unknown_category_is_an_error() -> None:
-    from finegrain.diagnose.concepts.coco import coco_synset
-
     with pytest.raises(FinegrainError, match="SYNSET_OVERRIDES"):
         coco_synset("flux capacitor")
 

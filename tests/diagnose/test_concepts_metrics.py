@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from finegrain.diagnose.concepts.matching import min_weight_full_matching
 from finegrain.diagnose.concepts.metrics import (
     compare_concepts,
     concept_scores,
@@ -19,6 +20,7 @@ from finegrain.diagnose.concepts.metrics import (
     size_pairs,
 )
 from finegrain.diagnose.concepts.objects import ConceptObject, ObjectSet
+from finegrain.errors import FinegrainError
 from finegrain.lexicons.wordnet import wordnet
 
 
@@ -287,15 +289,11 @@ def test_query_informed_keeps_only_mentioned_concepts() -> None:
 
 
 def test_bad_threshold_is_an_error() -> None:
-    from finegrain.errors import FinegrainError
-
     with pytest.raises(FinegrainError, match="td"):
         concept_scores(objs("dog"), objs("dog"), td=-1.0)
 
 
 def test_the_size_matching_never_sees_an_infinite_or_nan_cost() -> None:
-    from finegrain.diagnose.concepts.matching import min_weight_full_matching
-
     # linear_sum_assignment calls such a matrix "infeasible"; huge finite costs overflow its sums
     assert min_weight_full_matching(np.array([[np.inf, 1.0], [np.nan, np.inf]])) == [(0, 1), (1, 0)]
     assert min_weight_full_matching(np.array([[1e308, 1e308], [1e308, 1.0]])) == [(0, 0), (1, 1)]

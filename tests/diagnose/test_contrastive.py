@@ -22,6 +22,7 @@ from finegrain.diagnose.contrastive import (
     run_contrast,
     score,
 )
+from finegrain.diagnose.contrastive.sugarcrepe import SUGARCREPE_CATEGORIES
 from finegrain.errors import FinegrainError
 from finegrain.results.probes import ContrastBootstrap, ContrastEncoder, PairsSource
 
@@ -141,8 +142,6 @@ def test_ccd_taxonomy_names_and_aliases():
 
 
 def test_sugarcrepe_mapping_covers_all_seven_categories():
-    from finegrain.diagnose.contrastive.sugarcrepe import SUGARCREPE_CATEGORIES
-
     assert set(SUGARCREPE_TO_CCD) == set(SUGARCREPE_CATEGORIES) and len(SUGARCREPE_CATEGORIES) == 7
     assert set(SUGARCREPE_MAPPING_NOTES) == set(SUGARCREPE_CATEGORIES)
     assert all(v in CCD_CATEGORIES for v in SUGARCREPE_TO_CCD.values())

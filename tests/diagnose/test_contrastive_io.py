@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from finegrain.cli.main import main
 from finegrain.diagnose.contrastive.sugarcrepe import (
     SUGARCREPE_CATEGORIES,
     read_contrast_jsonl,
@@ -122,8 +123,6 @@ def test_jsonl_loader_duplicate_id(tmp_path: Path):
 
 
 def test_cli_malformed_line_names_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
-    from finegrain.cli.main import main
-
     good = json.dumps({"id": "ok", "category": "x", "target": "t", "contrastive": "c", "query": "q"})
     f = _write(tmp_path / "pairs.jsonl", [good, good.replace('"ok"', '"ok2"'), "{not json"])
     code = main(["contrast", "--pairs", str(f), "--encoder", "minilm", "--out", str(tmp_path / "out"), "-q"])
@@ -133,8 +132,6 @@ def test_cli_malformed_line_names_file_and_line(tmp_path: Path, capsys: pytest.C
 
 
 def test_cli_unknown_pairs_and_missing_clip_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
-    from finegrain.cli.main import main
-
     assert main(["contrast", "--pairs", str(tmp_path / "none.jsonl"), "--encoder", "e5", "--out", str(tmp_path)]) == 2
     assert "neither 'sugarcrepe' nor an existing file" in capsys.readouterr().err
     good = _write(tmp_path / "p.jsonl", [json.dumps({"category": "x", "target": "t", "contrastive": "c", "query": "q"})])

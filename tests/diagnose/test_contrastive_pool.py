@@ -33,6 +33,7 @@ from finegrain.diagnose.contrastive import (
 )
 from finegrain.errors import FinegrainError
 from finegrain.results.probes import ContrastBootstrap, ContrastEncoder, PairsSource
+from finegrain.retrieve.dense.encoders import registry
 
 # the header finegrain contrast writes around the outcome's sections
 HEADER = {"version": "0", "pairs": PairsSource(name="pairs.jsonl", path="pairs.jsonl", n_pairs=1),
@@ -233,8 +234,6 @@ def test_ablation_table_counts_pairs_units_and_keeps_empty_cells() -> None:
 
 
 def test_cli_pool_prints_both_settings_the_cosines_and_the_ablation(tmp_path: Path, monkeypatch, capsys) -> None:
-    from finegrain.retrieve.dense.encoders import registry
-
     monkeypatch.setattr(registry, "get_encoder", lambda spec, **kw: TableEncoder())
     f = tmp_path / "pairs.jsonl"
     f.write_text("".join(json.dumps({"id": p.pair_id, "category": p.category, "target": p.target_text,

@@ -9,6 +9,10 @@ import pytest
 from finegrain.datasets import load_dataset
 from finegrain.diagnose import ErrorAnalysis, analyse_errors
 from finegrain.errors import FinegrainError
+from finegrain.experiment.run import Experiment, error_section, run_experiment
+from finegrain.results.diagnosis import ErrorsSection
+from finegrain.retrieve.registry import get_retriever
+from finegrain.settings import Settings
 from finegrain.text import normalize
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
@@ -204,8 +208,6 @@ def test_bad_input_is_refused() -> None:
 
 
 def test_end_to_end_embedded_captions_zh_with_bm25() -> None:
-    from finegrain.retrieve.registry import get_retriever
-
     ds = load_dataset("embedded/captions-zh")
     run = get_retriever("bm25-okapi").retrieve(ds.corpus, ds.queries, lang=ds.lang, top_k=None, show_progress=False)
     ea = analyse_errors(ds.corpus, ds.queries, ds.qrels, run, lang="zh", k=10)
@@ -232,9 +234,6 @@ def test_end_to_end_embedded_captions_zh_with_bm25() -> None:
 
 
 def test_pipeline_stores_errors_and_never_breaks(monkeypatch: pytest.MonkeyPatch) -> None:
-    from finegrain.experiment.run import Experiment, error_section, run_experiment
-    from finegrain.settings import Settings
-
     out = run_experiment(Experiment("embedded/captions-zh", "bm25-okapi", ("ndcg@10",)), Settings.from_env(),
                          show_progress=False)
     errors = out.results["errors"]
@@ -258,8 +257,6 @@ def test_pipeline_stores_errors_and_never_breaks(monkeypatch: pytest.MonkeyPatch
 
 
 def test_the_saved_section_reads_back_what_the_analysis_wrote(zh: ErrorAnalysis) -> None:
-    from finegrain.results.diagnosis import ErrorsSection
-
     body = json.loads(json.dumps(zh.to_json_dict()))
     section = ErrorsSection.read(body, "zh")
     assert section.analysed and section.counts["literal_miss"].items == body["counts"]["literal_miss"]["items"]

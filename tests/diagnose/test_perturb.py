@@ -26,6 +26,7 @@ from finegrain.diagnose.perturb.stats import (
     rank_changes,
 )
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.lexicons.wordnet import wordnet
 from finegrain.types import Qrels, Run
 
 
@@ -116,8 +117,6 @@ def test_zh_colours_keep_form_and_corpus_pool() -> None:
 
 
 def test_english_antonyms_come_from_wordnet() -> None:
-    from finegrain.lexicons.wordnet import wordnet
-
     wn = wordnet()
     direct = {a.name() for s in wn.synsets("big", pos="a") for l in s.lemmas() if l.name() == "big" for a in l.antonyms()}
     assert direct and set(en_antonyms("big")) == direct and direct & {"small", "little"}

@@ -13,7 +13,7 @@ import pytest
 from dense_fakes import BagOfWordsEncoder
 from finegrain.cli.main import main
 from finegrain.diagnose.caption_corpus import build_caption_corpus, run_caption_corpus
-from finegrain.diagnose.perturb import PerturbConfig, run_perturbation
+from finegrain.diagnose.perturb import PerturbConfig, caption_corpus, run_perturbation
 from finegrain.diagnose.perturb.caption_corpus import (
     CAPTION_METRICS,
     encoder_for,
@@ -22,6 +22,7 @@ from finegrain.diagnose.perturb.caption_corpus import (
     run_caption_perturbation,
 )
 from finegrain.errors import FinegrainError
+from finegrain.retrieve.dense.encoders import registry
 
 ITEMS = [
     ("1.jpg", ["a red dog runs on grass", "dog running grass", "brown dog on a lawn", "dog plays outside"]),
@@ -116,9 +117,6 @@ def test_bad_metric_and_retriever_fail_before_any_work() -> None:
 def test_cli_on_real_flickr8k_reproduces_caption_corpus_r_at_1(with_data_root: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     """Flickr8k test (1,000 images) with the fake encoder in place of MiniLM: both commands, one R@1."""
-    from finegrain.diagnose.perturb import caption_corpus
-    from finegrain.retrieve.dense.encoders import registry
-
     fake = lambda spec, **kw: BagOfWordsEncoder(256)  # noqa: E731
     monkeypatch.setattr(registry, "get_encoder", fake)  # the caption-corpus command's
     monkeypatch.setattr(caption_corpus, "get_encoder", fake)  # the perturbation's

@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from finegrain.cli.main import main
+from finegrain.datasets import load_dataset
+from finegrain.evaluate.evaluate import evaluate
+from finegrain.retrieve.registry import get_retriever
 
 
 def _perturb(tmp_path: Path, *args: str) -> tuple[dict, list[dict]]:
@@ -22,10 +25,6 @@ def _perturb(tmp_path: Path, *args: str) -> tuple[dict, list[dict]]:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_cli_writes_the_out_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lang: str) -> None:
-    from finegrain.datasets import load_dataset
-    from finegrain.evaluate.evaluate import evaluate
-    from finegrain.retrieve.registry import get_retriever
-
     monkeypatch.setenv("FINEGRAIN_DATA", str(tmp_path / "nowhere"))
     name = f"embedded/captions-{lang}"
     res, lines = _perturb(tmp_path, "--dataset", name, "--retriever", "bm25-okapi",

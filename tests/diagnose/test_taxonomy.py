@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from finegrain.cli.main import main
 from finegrain.diagnose.taxonomy import (
     SCHEMA,
     TAGS,
@@ -205,8 +206,6 @@ def test_bad_input_is_one_clear_error() -> None:
 
 
 def test_eval_writes_the_taxonomy_section(tmp_path: Path) -> None:
-    from finegrain.cli.main import main
-
     out = tmp_path / "bm25"
     assert main(["eval", "--dataset", "embedded/captions-en", "--retriever", "bm25-okapi", "--out", str(out),
                  "--quiet"]) == 0

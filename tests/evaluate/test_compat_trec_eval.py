@@ -18,6 +18,7 @@ from finegrain.errors import FinegrainError
 from finegrain.evaluate import evaluate
 from finegrain.evaluate.compat import Compat, CompatOptions
 from finegrain.evaluate.files import evaluate_files
+from finegrain.io.beir import qrels_path, read_beir
 from finegrain.io.files import QrelsFormat, detect_qrels_format, read_qrels_file
 from finegrain.metrics.spec import parse_metric
 from finegrain.types import Qrels, Run
@@ -340,8 +341,6 @@ def test_beir_ids_with_spaces_are_not_taken_for_trec(tmp_path: Path) -> None:
 
 
 def test_beir_folder_written_by_finegrain_is_read(tmp_path: Path) -> None:
-    from finegrain.io.beir import qrels_path, read_beir
-
     folder = tmp_path / "beir"
     (folder / "qrels").mkdir(parents=True)
     (folder / "corpus.jsonl").write_text('{"_id": "d1", "text": "x"}\n{"_id": "d2", "text": "y"}\n')

@@ -9,6 +9,9 @@ import pytest
 
 from finegrain.cli.main import main
 from finegrain.io.trec import read_run
+from finegrain.registry import Entry
+from finegrain.retrieve import registry
+from finegrain.types import Run
 
 
 def _eval(tmp_path: Path, *args: str) -> dict:
@@ -99,10 +102,6 @@ def test_eval_warns_when_no_document_has_text(tmp_path: Path, capsys: pytest.Cap
 
 def test_eval_refuses_a_retriever_whose_scores_are_not_finite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
-    from finegrain.registry import Entry
-    from finegrain.retrieve import registry
-    from finegrain.types import Run
-
     class Overflowing:  # what BM25 with k1=1e308 used to return: inf and NaN scores, ranked and saved
         name = "overflowing"
 

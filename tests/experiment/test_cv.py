@@ -10,10 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from finegrain.cli.main import main
+from finegrain.compare.comparison import load_comparison
 from finegrain.errors import FinegrainError
 from finegrain.experiment.tuning.cv import CVSpec, assemble, choose, grid_points, parse_cv, tunables
 from finegrain.experiment.tuning.folds import fold_of
 from finegrain.experiment.tuning.grid import cross_validate
+from finegrain.retrieve.fusion.hybrid import hybrid_retriever
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
 HIT, MISS = {"rel": 2.0, "other": 1.0}, {"rel": 1.0, "other": 2.0}
@@ -178,8 +181,6 @@ QRELS_T = Qrels.from_dict({"q0": {"d0": 1}, "q1": {"d2": 1}, "q2": {"d7": 1}, "q
 
 
 def test_hybrid_grid_runs_equal_one_retrieval_per_setting() -> None:
-    from finegrain.retrieve.fusion.hybrid import hybrid_retriever
-
     h = hybrid_retriever(parts=("bm25-okapi", "bm25"), **{"bm25.tokenizer": "capretrieval"})
     settings = [{"weights": (0.2, 0.8), "k": 10.0}, {"weights": None, "k": 60}, {"weights": (1.0, 0.0), "k": 30.0}]
     grid = h.retrieve_grid(settings, CORPUS, QUERIES, lang="en", top_k=5, show_progress=False)
@@ -206,9 +207,6 @@ def test_cross_validate_bm25_end_to_end() -> None:
 
 
 def test_cli_eval_cv_saves_choices_and_compares(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from finegrain.cli.main import main
-    from finegrain.compare.comparison import load_comparison
-
     args = ["eval", "-d", "embedded/captions-en", "-r", "bm25-okapi", "-q"]
     assert main([*args, "--set", "k1=1.5", "--cv", "3", "--seed", "1", "-o", str(tmp_path / "cv")]) == 0
     printed = capsys.readouterr().out
@@ -228,8 +226,6 @@ def test_cli_eval_cv_saves_choices_and_compares(tmp_path: Path, capsys: pytest.C
 def test_a_named_fusion_tunes_one_weight_per_part() -> None:
     """A grid that depends on other options sees the retriever's own defaults: ``hybrid-sparse``
     fuses three parts, so every weight vector has three entries (it used to get hybrid's two)."""
-    from finegrain.experiment.tuning.cv import tunables
-
     by_key = {t.key: t for t in tunables("hybrid-sparse", {})}
     assert {len(w) for w in by_key["weights"].values} == {3}
     assert len(by_key["weights"].values) == 66  # multiples of 0.1 over three parts summing to 1
@@ -239,7 +235,5 @@ def test_a_named_fusion_tunes_one_weight_per_part() -> None:
 
 @pytest.mark.parametrize("text", ["1_0", "٣", "５", "5,seed=1_0", "5,seed=99999999999999999999999"])
 def test_cv_numbers_follow_the_one_number_grammar(text: str) -> None:
-    from finegrain.experiment.tuning.cv import parse_cv
-
     with pytest.raises(FinegrainError, match="--cv"):
         parse_cv(text)

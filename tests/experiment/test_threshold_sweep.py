@@ -192,8 +192,6 @@ def test_capretrieval_sweep_matches_the_retrievers_own_threshold(tmp_path: Path,
 @pytest.mark.parametrize("text", ["threshold=0:1:0.1,folds=1_0", "threshold=0:1:0.1,seed=٣",
                                   "threshold=0:1:0.1,folds=99999999999999999999999"])
 def test_sweep_numbers_follow_the_one_number_grammar(text: str) -> None:
-    from finegrain.experiment.tuning.threshold import parse_sweep
-
     with pytest.raises(FinegrainError, match="--sweep"):
         parse_sweep(text)
 

@@ -16,8 +16,11 @@ import pytest
 
 import finegrain
 from finegrain import Qrels, Run, evaluate
+from finegrain.cli.main import main
 from finegrain.errors import FinegrainError, MissingDependencyError
 from finegrain.interop import as_qrels, as_run
+from finegrain.io.files import QrelsFormat, read_qrels_file
+from finegrain.io.trec import write_qrels
 
 pd = pytest.importorskip("pandas")
 
@@ -130,9 +133,6 @@ def test_ranx_objects_and_files(tmp_path: Path) -> None:
 
 
 def test_json_and_parquet_run_files_on_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from finegrain.cli.main import main
-    from finegrain.io.trec import write_qrels
-
     write_qrels(Qrels.from_dict(QRELS), tmp_path / "qrels.txt")
     (tmp_path / "run.json").write_text(__import__("json").dumps(RUN))
     _frame(RUN, ["q_id", "doc_id", "score"]).to_parquet(tmp_path / "run.parquet")
@@ -236,8 +236,6 @@ def test_top_level_names_import_lazily_and_evaluate_is_callable() -> None:
 
 
 def test_qrels_format_table_reads_a_ranx_json_qrels(tmp_path: Path) -> None:
-    from finegrain.io.files import QrelsFormat, read_qrels_file
-
     p = tmp_path / "qrels.json"
     p.write_text('{"q1": {"d1": 2, "d2": 0}}', encoding="utf-8")
     for fmt in ("table", "auto"):

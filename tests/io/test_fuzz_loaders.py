@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from finegrain.testing.fuzz import Target, classify, mutate, run
+from finegrain.testing.fuzz import Report, Target, chunks, classify, mutate, run, run_chunks
 from finegrain.testing.fuzz_targets import all_targets, trec_qrels_reference
 
 N = 300  # inputs per target here; benchmarks/fuzz_loaders.py runs 100,000 per target
@@ -80,8 +80,6 @@ def test_mutations_keep_gzip_streams_mostly_valid() -> None:
 
 
 def test_chunked_runs_give_the_same_report_for_any_number_of_processes() -> None:
-    from finegrain.testing.fuzz import chunks, run_chunks
-
     assert chunks(2500, 1000) == [(0, 0, 1000), (1, 1000, 1000), (2, 2000, 500)]
     targets = [t for t in all_targets() if t.name in ("trec-qrels-strict", "trec-run-compat")]
     one, two = run_chunks(targets, 2100, seed=3, jobs=1), run_chunks(targets, 2100, seed=3, jobs=2)
@@ -91,8 +89,6 @@ def test_chunked_runs_give_the_same_report_for_any_number_of_processes() -> None
 
 
 def test_merged_reports_add_counts_and_keep_the_first_findings() -> None:
-    from finegrain.testing.fuzz import Report
-
     a, b = Report(keep=1), Report()
     a.add("t", "ok", "", {})
     b.add("t", "crash", "first", {})

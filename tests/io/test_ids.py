@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from finegrain.build.pool_file import Pool, PoolItem, read_pool, write_pool
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.io.beir import read_qrels_tsv, write_beir
+from finegrain.io.beir import read_corpus, read_qrels_tsv, write_beir
 from finegrain.io.idlist import read_ids
 from finegrain.io.ids import MAX_ID_CHARS, IdSyntax, first_bad_id, id_problem
 from finegrain.io.run_jsonl import is_trec_safe, read_run_jsonl, write_run_jsonl
@@ -221,8 +221,6 @@ def test_beir_qrels_reader_refuses_control_characters_but_keeps_spaces(tmp_path:
     ({"_id": LONG, "text": "x"}, "1,001 characters"),
 ])
 def test_json_line_readers_refuse_empty_blank_and_over_long_ids(tmp_path: Path, record: dict, what: str) -> None:
-    from finegrain.io.beir import read_corpus
-
     p = _w(tmp_path / "corpus.jsonl", json.dumps({"_id": "d1", "text": "x"}) + "\n" + json.dumps(record) + "\n")
     with pytest.raises(DataFormatError, match=rf"corpus.jsonl:2: expected a document id .*{what}"):
         list(read_corpus(p).values())

@@ -13,10 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from finegrain.cli.list_cmd import catalogue
+from finegrain.cli.main import main
+from finegrain.datasets import load_dataset
 from finegrain.errors import FinegrainError
 from finegrain.evaluate import evaluate
 from finegrain.metrics import METRICS, metric_values
 from finegrain.metrics.spec import MetricSpec, metric_params, parse_metric
+from finegrain.retrieve.registry import get_retriever
 from finegrain.types import Qrels, Run
 
 ir_measures = pytest.importorskip("ir_measures")
@@ -91,8 +95,6 @@ def test_grammar_canonical_keys_and_no_rel() -> None:
 
 
 def test_registered_and_listed() -> None:
-    from finegrain.cli.list_cmd import catalogue
-
     assert "judged" in METRICS.names()
     params = METRICS.params("judged")
     assert params is not None and dict(params) == {}  # declared: no parameter at all
@@ -101,8 +103,6 @@ def test_registered_and_listed() -> None:
 
 
 def test_list_metrics_cli_shows_judged(capsys: pytest.CaptureFixture[str]) -> None:
-    from finegrain.cli.main import main
-
     assert main(["list", "metrics"]) == 0
     assert "judged" in capsys.readouterr().out
 
@@ -190,9 +190,6 @@ def _rev(doc: str) -> str:
 
 
 def _bm25_run(name: str):
-    from finegrain.datasets import load_dataset
-    from finegrain.retrieve.registry import get_retriever
-
     ds = load_dataset(name)
     run = get_retriever("bm25-okapi").retrieve(ds.corpus, ds.queries, lang=ds.lang, top_k=None, show_progress=False)
     return ds, run
@@ -221,8 +218,6 @@ def test_dureader_mini_bm25_okapi_golden(with_data_root: Path) -> None:
 
 
 def test_eval_cli_saves_judged_at_10(tmp_path: Path, with_data_root: Path) -> None:
-    from finegrain.cli.main import main
-
     out = tmp_path / "j"
     assert main(["eval", "-d", "dureader/mini", "-r", "bm25-okapi", "-m", "judged@10", "-o", str(out), "--quiet"]) == 0
     res = json.loads((out / "results.json").read_text(encoding="utf-8"))

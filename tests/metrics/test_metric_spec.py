@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from finegrain.cli.main import main
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.metrics.spec import (
     MAX_CUTOFF,
@@ -233,8 +234,6 @@ def test_a_cutoff_is_read_only_from_ascii_digits(digits: str) -> None:
 
 @pytest.mark.parametrize("metric", ["set_f1@9223372036854775808", "ndcg@٣", "ndcg@１０"])
 def test_cli_refuses_a_bad_cutoff_with_one_line(metric: str, tmp_path, capsys) -> None:
-    from finegrain.cli.main import main
-
     code = main(["eval", "-d", "embedded/captions-en", "-r", "bm25", "-m", metric, "-o", str(tmp_path / "o"), "-q"])
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.strip()]

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from finegrain.errors import DuplicateIdError
 from finegrain.evaluate import evaluate
 from finegrain.types import Qrels, Run
 
@@ -202,8 +203,6 @@ def test_queries_list_defines_the_universe() -> None:
 
 
 def test_duplicate_query_in_the_list_is_an_error() -> None:
-    from finegrain.errors import DuplicateIdError
-
     with pytest.raises(DuplicateIdError, match="'q1'"):
         ev({"q1": {"a": 1}}, {}, ["ndcg"], queries=["q1", "q1"])
 

@@ -24,6 +24,8 @@ import pytest
 
 from chromium import find_chromium, missing
 from finegrain.cli.main import main
+from finegrain.results.files import read_saved_run
+from finegrain.results.saved import SavedResults
 
 WIDTH, HEIGHT = 1280, 2000
 FLAGS = [
@@ -153,9 +155,6 @@ def test_page_loads_nothing_from_the_network(rendered: tuple[Path, Path, str, st
 
 def _expected_lists(folder: Path, qid: str) -> list[tuple[str, str]]:
     """(doc id, grade text) of the top 10 of ``qid`` in a results folder, from its run file and saved grades."""
-    from finegrain.results.files import read_saved_run
-    from finegrain.results.saved import SavedResults
-
     judged = SavedResults.load(folder).judged
     assert judged is not None, "finegrain eval saved no grades"
     run = read_saved_run(folder)

@@ -19,7 +19,7 @@ from finegrain.cli.main import main
 from finegrain.compare.comparison import compare
 from finegrain.compare.systems import LabelledResults
 from finegrain.report import charts
-from finegrain.report.html import fmt, load_systems, readable, render_report
+from finegrain.report.html import fmt, load_systems, readable, render_report, write_report
 from finegrain.results.files import read_results
 
 pytest.importorskip("jinja2")
@@ -288,8 +288,6 @@ def test_error_taxonomy_is_left_out_when_absent_and_noted_when_skipped(folders: 
 
 def test_eval_only_page_has_no_probe_sections_and_matches_the_systems_render(folders: tuple[Path, Path],
                                                                               tmp_path: Path) -> None:
-    from finegrain.report.html import write_report
-
     path = write_report(list(folders), tmp_path / "eval-only.html")
     html = path.read_text(encoding="utf-8")
     assert html == render_report(load_systems(list(folders)))  # the folder sorting changes nothing for eval folders

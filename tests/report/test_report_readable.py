@@ -9,10 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from finegrain.errors import DataFormatError
+from finegrain.cli.main import main
+from finegrain.compare.comparison import compare
+from finegrain.diagnose.errors import analyse_errors
+from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.experiment.run import judged_section
+from finegrain.report.diff_charts import ForestRow, difference_histogram, forest_plot, histogram_bins
+from finegrain.report.format import fmt
+from finegrain.report.headline import headline_metric
+from finegrain.report.html import load_systems, render_report
 from finegrain.results.saved import SavedResults
-from finegrain.types import Qrels, Run
+from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
 
 def _run(rankings: dict[str, list[str]]) -> Run:
@@ -75,8 +82,6 @@ def _axis_map(root: object, cls: str, coord: str) -> tuple[float, float]:
 
 
 def test_forest_plot_draws_each_interval_and_point_at_its_values() -> None:
-    from finegrain.report.diff_charts import ForestRow, forest_plot
-
     rows = [ForestRow("e5", 0.0312, -0.0105, 0.0731, "p = 0.041 *", "#E69F00"),
             ForestRow("bm25 <b>", -0.052, -0.121, -0.004, "p = 0.200", "#009E73"),
             ForestRow("mteb only", None, None, None)]
@@ -97,8 +102,6 @@ def test_forest_plot_draws_each_interval_and_point_at_its_values() -> None:
 
 
 def test_histogram_bins_hold_every_value_once_with_ties_in_the_middle() -> None:
-    from finegrain.report.diff_charts import histogram_bins
-
     values = [0.0, 0.0, 0.0, 0.25, -0.25, 1.0, -0.6309, 0.04]
     edges, counts = histogram_bins(values)
     assert len(counts) == 21 and len(edges) == 22 and sum(counts) == len(values)
@@ -133,8 +136,6 @@ def test_histogram_bins_cover_tiny_and_huge_differences_and_return(top: float) -
 
 
 def test_histogram_bar_heights_are_the_counts() -> None:
-    from finegrain.report.diff_charts import difference_histogram, histogram_bins
-
     values = [0.0] * 7 + [0.1] * 3 + [-0.3, 0.5, 0.5]
     root = _svg(difference_histogram(values, title="e5 - bm25", x_label="Δ ndcg@10 per query (x100)"))
     yscale, yoff = _axis_map(root, "ytick", "y")
@@ -172,15 +173,10 @@ def _results(keys: list[str], aggregation: dict[str, str] | None = None) -> Save
     (["map", "mrr"], "map"),  # no cutoff at all: the first ranking metric
 ])
 def test_headline_is_the_first_ranking_metric_at_the_largest_shared_cutoff(keys: list[str], expected: str) -> None:
-    from finegrain.report.headline import headline_metric
-
     assert headline_metric([_results(keys)]) == expected
 
 
 def test_headline_uses_only_shared_metrics_and_the_one_asked_for() -> None:
-    from finegrain.errors import FinegrainError
-    from finegrain.report.headline import headline_metric
-
     a, b = _results(["ndcg@10", "recall@100"]), _results(["ndcg@10", "recall@10"])
     assert headline_metric([a, b]) == "ndcg@10"  # recall@100 is not in b
     assert headline_metric([a, b], "nDCG@10") == "ndcg@10"  # --metric, canonical key
@@ -194,9 +190,6 @@ def test_headline_uses_only_shared_metrics_and_the_one_asked_for() -> None:
 
 
 def test_error_analysis_shows_the_query_words_as_written_and_keeps_the_stems() -> None:
-    from finegrain.diagnose.errors import analyse_errors
-    from finegrain.types import Corpus, Document, Queries, Query
-
     corpus = Corpus([Document("a", "Kitchen ranges and tables for sale"), Document("b", "a table in the garden"),
                      Document("g", "gas range")])
     queries = Queries([Query("q", "Gas Ranges on the Tables", "condition")])
@@ -218,9 +211,6 @@ def test_error_analysis_shows_the_query_words_as_written_and_keeps_the_stems() -
 
 
 def test_shared_terms_rule_names_words_not_stems() -> None:
-    from finegrain.diagnose.errors import analyse_errors
-    from finegrain.types import Corpus, Document, Queries, Query
-
     corpus = Corpus([Document("x", "the ranges were quiet"), Document("y", "a dog")])
     queries = Queries([Query("q", "Ranges", None)])
     an = analyse_errors(corpus, queries, Qrels.from_dict({"q": {"y": 1}}), _run({"q": ["x"]}), lang="en")
@@ -234,8 +224,6 @@ def test_shared_terms_rule_names_words_not_stems() -> None:
 
 @pytest.fixture(scope="module")
 def two_folders(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    from finegrain.cli.main import main
-
     base = tmp_path_factory.mktemp("readable")
     out = []
     for retriever in ("bm25-okapi", "bm25"):
@@ -253,9 +241,6 @@ def _section(html: str, sid: str) -> str:
 
 
 def test_page_headline_is_ndcg10_and_the_forest_plot_holds_the_comparisons_interval(two_folders: list[Path]) -> None:
-    from finegrain.compare.comparison import compare
-    from finegrain.report.html import load_systems, render_report
-
     html = render_report(load_systems(two_folders))
     assert "headline metric of the charts" in html and "<strong>ndcg@10</strong>" in html  # not ndcg@1
     sec = _section(html, "vs-baseline")
@@ -277,8 +262,6 @@ def _header_labels(html: str, table_class: str) -> str:
 
 
 def test_every_table_with_a_value_per_system_names_the_systems(two_folders: list[Path]) -> None:
-    from finegrain.report.html import load_systems, render_report
-
     html = render_report(load_systems(two_folders))
     # tables whose columns are per system: each system's label is in the header
     for table in ("by-type", "error-tags", "error-types", "taxonomy", "taxonomy-types", "per-query"):
@@ -340,9 +323,6 @@ def test_drilldown_data_is_escaped_json_with_lists_and_grades(two_folders: list[
 
 
 def test_per_query_rows_show_each_query_text_values_and_difference(two_folders: list[Path]) -> None:
-    from finegrain.report.format import fmt
-    from finegrain.report.html import load_systems, render_report
-
     html = render_report(load_systems(two_folders))
     table = re.search(r'<table class="per-query">.*?<tbody>(.*?)</tbody>', html, re.S)
     assert table

@@ -16,6 +16,7 @@ import mteb
 import pytest
 
 from finegrain.cli.main import main
+from finegrain.datasets import load_dataset
 from finegrain.evaluate.evaluate import evaluate
 from finegrain.results import mteb as mteb_file
 from finegrain.results.saved import SavedResults
@@ -109,8 +110,6 @@ def test_task_name_and_revision(dataset: dict[str, object], task: str, revision:
 
 
 def test_registered_datasets_carry_their_mteb_name_and_revision(with_data_root: Path) -> None:
-    from finegrain.datasets import load_dataset
-
     for name, task in (("capretrieval/zh", "CapRetrieval"), ("capretrieval/en", "CapRetrievalEn")):
         meta = load_dataset(name).meta
         assert (meta["mteb_task"], meta["revision"]) == (task, "e055902")

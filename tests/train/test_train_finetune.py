@@ -31,7 +31,8 @@ from finegrain.atomic import is_temporary
 from finegrain.cli.main import app, main
 from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
 from finegrain.io._lines import iter_jsonl
-from finegrain.train.finetune import MAX_SEED, MAX_STEPS, TrainConfig, train_encoder
+from finegrain.retrieve.dense.encoders.registry import get_encoder
+from finegrain.train.finetune import MAX_SEED, MAX_STEPS, TrainConfig, teacher_distribution, train_encoder
 from finegrain.train.finetune_data import (
     Pair,
     _epoch,
@@ -40,6 +41,7 @@ from finegrain.train.finetune_data import (
     read_pairs,
     split_by_passage,
 )
+from finegrain.train.soup import soup
 
 COLOURS = ["red", "blue", "green", "black", "white", "brown"]
 ANIMALS = ["dog", "cat", "horse", "bird"]
@@ -119,8 +121,6 @@ def uninterrupted(tiny_st: Path, pairs_file: Path, tmp_path_factory: pytest.Temp
 
 
 def test_loss_falls_and_the_folder_loads_as_st(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
-    from finegrain.retrieve.dense.encoders.registry import get_encoder
-
     out = tmp_path / "model"
     result = train_encoder(_config(tiny_st, pairs_file, out, steps=40, checkpoint_every=20, warmup=0))
     assert result.finished and result.steps_done == 40 and len(result.train_losses) == 40
@@ -358,9 +358,6 @@ def _teacher_pairs(root: Path) -> Path:
 
 def _mean_kl(model_dir: Path, pairs: Sequence[Pair], temperature: float, teacher_temperature: float) -> float:
     """The mean KL(teacher || model) over ``pairs``' teacher lists, computed with numpy from the saved model."""
-    from finegrain.retrieve.dense.encoders.registry import get_encoder
-    from finegrain.train.finetune import teacher_distribution
-
     enc = get_encoder(f"st:{model_dir}")
     total = 0.0
     for p in pairs:
@@ -374,8 +371,6 @@ def _mean_kl(model_dir: Path, pairs: Sequence[Pair], temperature: float, teacher
 
 
 def test_teacher_distribution_reads_any_scale_and_sums_to_one() -> None:
-    from finegrain.train.finetune import teacher_distribution
-
     rrf = teacher_distribution([0.066, 0.060, 0.040], 0.05)
     assert rrf.sum() == pytest.approx(1.0) and rrf[0] > rrf[1] > rrf[2]
     # a share of the top score: scaling every score by 1000 changes nothing
@@ -620,8 +615,6 @@ def test_query_only_trains_the_query_route_and_keeps_the_bases_passages(
 ) -> None:
     """``query_only``: the saved model encodes passages exactly as the base does (an index built with the base
     stays valid) and queries with the trained encoder, through finegrain's ``st:`` encoder."""
-    from finegrain.retrieve.dense.encoders.registry import get_encoder
-
     result = train_encoder(_config(tiny_st, pairs_file, tmp_path / "q", steps=20, warmup=0, query_only=True))
     assert result.finished and np.mean(result.train_losses[-5:]) < np.mean(result.train_losses[:5])
     base, trained = get_encoder(f"st:{tiny_st}"), get_encoder(f"st:{result.out}")
@@ -676,9 +669,6 @@ def test_frozen_embeddings_keep_the_bases_table_and_train_the_rest(
 
 def test_a_soup_of_query_only_models_averages_each_route(tiny_st: Path, pairs_file: Path, tmp_path: Path) -> None:
     """An asymmetric model keeps one weights file per route; the soup averages each and still routes."""
-    from finegrain.retrieve.dense.encoders.registry import get_encoder
-    from finegrain.train.soup import soup
-
     a = train_encoder(_config(tiny_st, pairs_file, tmp_path / "a", query_only=True)).out
     b = train_encoder(_config(tiny_st, pairs_file, tmp_path / "b", query_only=True, seed=1)).out
     mixed = soup([f"st:{a}", f"st:{b}"], tmp_path / "soup").out

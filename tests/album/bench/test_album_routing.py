@@ -10,6 +10,7 @@ import pytest
 
 from finegrain.album.bench.routing import evaluate_routing
 from finegrain.album.engine.plan.records import SOURCE_TYPES, Plan
+from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
 from finegrain.io.photobench import Album, Person, Photo, PhotoQuery, read_album
 
@@ -71,9 +72,6 @@ def test_album1_routing_accuracy(album1: Album, lang: str) -> None:
 
 
 def test_cli_eval_routing(album1: Album, capsys: pytest.CaptureFixture[str]) -> None:
-    from finegrain.cli import album_plan_cmd  # noqa: F401  (adds the commands)
-    from finegrain.cli.main import main
-
     code = main(["album", "eval-routing", "--photobench", album1.path, "--lang", "cn"])
     out = capsys.readouterr().out
     assert code == 0

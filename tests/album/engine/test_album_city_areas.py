@@ -8,7 +8,13 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from finegrain.album.engine.catalog import open_catalog
+from finegrain.album.engine.outcome import OutcomeKind
+from finegrain.album.engine.plan.vocabulary import builtin_gazetteer
 from finegrain.album.engine.profile.cities import MAX_KM, MIN_KM, area_radius_km, areas_at, city_areas
+from finegrain.album.engine.profile.places import reverse_geocode
+from finegrain.album.engine.records import Person, Photo, PhotoPlace
+from finegrain.album.engine.search import search
 
 # (name, lat, lon, country, city, borough): famous spots inside a city, and a point well outside it
 INSIDE = [
@@ -65,8 +71,6 @@ def test_table_names_cities_in_both_languages():
 def test_the_planners_abroad_gazetteer_cities_are_areas_with_the_same_chinese_name():
     """A photo's city and the planner's known city must be one key, or "photos in Paris" on an
     album without Paris photos and with them would name two different places."""
-    from finegrain.album.engine.plan.vocabulary import builtin_gazetteer
-
     zh = {a.zh for a in city_areas()}
     abroad = [g for g in builtin_gazetteer() if g.level == "city" and not g.name_zh.endswith(("市", "州", "盟", "地区"))
               and not (18 < g.lat < 54 and 73 < g.lon < 135 and g.name_zh not in ("首尔", "釜山", "东京", "大阪", "京都"))]
@@ -84,8 +88,6 @@ geo = pytest.mark.skipif(
 
 @geo
 def test_the_eiffel_tower_is_in_paris_not_the_nearest_towns_department():
-    from finegrain.album.engine.profile.places import reverse_geocode
-
     p = reverse_geocode(48.8584, 2.2945)
     assert (p.city.en, p.city.zh) == ("Paris", "巴黎")
     assert {"paris", "巴黎"} <= set(p.city.aliases)
@@ -130,8 +132,6 @@ QUERIES = [
 @geo
 @pytest.mark.parametrize("en, zh, expected", QUERIES, ids=[q[0] for q in QUERIES])
 def test_a_named_city_finds_the_photos_in_its_area(abroad_catalog, en, zh, expected):
-    from finegrain.album.engine.search import search
-
     for query in (en, zh):
         if query is None:
             continue
@@ -142,9 +142,6 @@ def test_a_named_city_finds_the_photos_in_its_area(abroad_catalog, en, zh, expec
 
 @geo
 def test_a_city_with_no_photo_in_its_area_still_says_so(abroad_catalog):
-    from finegrain.album.engine.outcome import OutcomeKind
-    from finegrain.album.engine.search import search
-
     for query in ("photos in Berlin", "柏林的照片"):
         result = search(abroad_catalog, query)
         assert result.abstained and result.outcome.kind is OutcomeKind.NO_PHOTO_AT_PLACE, query
@@ -153,11 +150,6 @@ def test_a_city_with_no_photo_in_its_area_still_says_so(abroad_catalog):
 def test_a_catalog_indexed_before_city_areas_finds_the_city_by_position(tmp_path):
     """Stored names from the nearest town only (as the geocoder gave them before city areas): the
     engine must not answer "no photo taken there" while a photo's position is inside Paris."""
-    from finegrain.album.engine.catalog import open_catalog
-    from finegrain.album.engine.outcome import OutcomeKind
-    from finegrain.album.engine.records import Person, Photo, PhotoPlace
-    from finegrain.album.engine.search import search
-
     store = open_catalog(tmp_path / "old.sqlite")
     store.put_person(Person("1", ("me",), True))
     old = {"eiffel": (48.8584, 2.2945, "Departement des Hauts-de-Seine"),

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from finegrain.album.engine.catalog import open_catalog
+from finegrain.album.engine.indexer import Profiler
+from finegrain.album.engine.photobench import import_photobench
 from finegrain.album.engine.profile.datum import (
     claim_input_datum,
     gcj02_to_wgs84,
@@ -17,6 +19,8 @@ from finegrain.album.engine.profile.datum import (
     wgs84_to_gcj02,
 )
 from finegrain.album.engine.profile.places import km
+from finegrain.album.engine.records import Photo
+from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
 
 # WGS-84 points a few hundred metres from a Shenzhen district border (metres to the border
@@ -100,9 +104,6 @@ def _tiny_album(folder, points):
 
 
 def test_import_reads_gcj02_into_wgs84_and_the_catalog_keeps_its_datum(tmp_path):
-    from finegrain.album.engine.indexer import Profiler
-    from finegrain.album.engine.photobench import import_photobench
-
     wgs = [p for p, *_ in BORDER_POINTS]
     gcj = [tuple(float(v) for v in wgs84_to_gcj02(*p)) for p in wgs]
     album = _tiny_album(tmp_path / "a", gcj)
@@ -117,8 +118,6 @@ def test_import_reads_gcj02_into_wgs84_and_the_catalog_keeps_its_datum(tmp_path)
 
 
 def test_a_catalog_from_before_the_option_counts_as_wgs84(tmp_path):
-    from finegrain.album.engine.records import Photo
-
     with open_catalog(tmp_path / "c.sqlite") as store:
         store.put_photo(Photo("a", "/a.jpg", lat=22.5, lon=114.0))
         with pytest.raises(FinegrainError, match="--datum wgs84"):
@@ -127,8 +126,6 @@ def test_a_catalog_from_before_the_option_counts_as_wgs84(tmp_path):
 
 
 def test_cli_import_takes_the_datum_and_names_a_bad_one(tmp_path, capsys):
-    from finegrain.cli.main import main
-
     album = _tiny_album(tmp_path / "a", [tuple(float(v) for v in wgs84_to_gcj02(22.52, 113.984))])
     catalog = tmp_path / "c.sqlite"
     assert main(["album", "import-photobench", str(album), "--catalog", str(catalog), "--datum", "bd09", "-q"]) == 2

@@ -11,6 +11,7 @@ import pytest
 
 from finegrain.album.engine.profile.events import cluster_events
 from finegrain.errors import FinegrainError
+from finegrain.io.photobench import read_album
 
 T0 = datetime(2025, 10, 4, 16, 40, 41)
 
@@ -85,8 +86,6 @@ def test_aware_times_and_bad_input() -> None:
 
 
 def test_album1_events(data_root: Path) -> None:
-    from finegrain.io.photobench import read_album
-
     folder = data_root / "photobench" / "album1"
     if not folder.is_dir():
         pytest.skip(f"{folder} not found")

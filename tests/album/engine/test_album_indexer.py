@@ -21,8 +21,9 @@ Image = pytest.importorskip("PIL.Image")
 
 from dense_fakes import BagOfWordsEncoder  # noqa: E402
 from finegrain.album.engine.catalog import open_catalog  # noqa: E402
-from finegrain.album.engine.indexer import Profiler, index_folder, read_sidecar  # noqa: E402
+from finegrain.album.engine.indexer import SUMMARY_LINES, IndexReport, Profiler, index_folder, read_sidecar  # noqa: E402
 from finegrain.cli.main import main  # noqa: E402
+from finegrain.errors import FinegrainError
 
 # (file, local time, offset, (lat, lon), camera) — three photos within two hours form an event.
 SHOTS = (
@@ -221,8 +222,6 @@ def test_read_sidecar_formats(tmp_path):
 
 
 def test_missing_folder_is_an_error(tmp_path):
-    from finegrain.errors import FinegrainError
-
     with open_catalog(tmp_path / "c.sqlite") as store, pytest.raises(FinegrainError, match="nowhere"):
         index_folder(tmp_path / "nowhere", store, show_progress=False)
 
@@ -290,8 +289,6 @@ def test_faces_are_detected_clustered_and_names_survive_reindexing(tmp_path, dat
 
 
 def test_one_catalog_holds_one_folder_and_follows_a_move(album, tmp_path, catalog_target):
-    from finegrain.errors import FinegrainError
-
     catalog = catalog_target
     _, before = run(album, catalog)
     other = tmp_path / "other"
@@ -307,16 +304,12 @@ def test_one_catalog_holds_one_folder_and_follows_a_move(album, tmp_path, catalo
 
 
 def test_indexing_a_missing_folder_is_an_error_and_creates_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from finegrain.cli.main import main
-
     missing = tmp_path / "no-such-folder"
     assert main(["album", "index", str(missing), "--no-faces", "-q"]) == 2
     assert "does not exist" in capsys.readouterr().err and not missing.exists()
 
 
 def test_the_index_summary_caps_each_kind_of_detail_line() -> None:
-    from finegrain.album.engine.indexer import SUMMARY_LINES, IndexReport
-
     problems = tuple((f"p{i}.jpg", "GPS", "one rational") for i in range(SUMMARY_LINES + 5))
     report = IndexReport(root="r", metadata_problems=problems)
     lines = report.summary().splitlines()

@@ -11,6 +11,7 @@ import pytest
 
 from finegrain.album.engine.catalog import open_catalog
 from finegrain.album.engine.catalog.migrate import PARTS, catalog_counts, migrate_catalog
+from finegrain.album.engine.photobench import import_photobench
 from finegrain.album.engine.records import FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
@@ -106,8 +107,6 @@ def test_a_value_postgres_cannot_store_rolls_the_whole_copy_back(tmp_path, postg
 
 
 def test_a_photobench_album_migrates_with_every_count(album_dir, tmp_path, postgres_url) -> None:
-    from finegrain.album.engine.photobench import import_photobench
-
     src = tmp_path / "album1.sqlite"
     with open_catalog(src) as s:
         import_photobench(album_dir, s, lang="en")

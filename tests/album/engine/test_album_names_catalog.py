@@ -10,6 +10,7 @@ import pytest
 
 from finegrain.album.engine.catalog import open_catalog
 from finegrain.album.engine.records import FaceOccurrence, Person, Photo
+from finegrain.cli.main import main
 from finegrain.errors import FinegrainError, UnknownNameError
 
 
@@ -81,8 +82,6 @@ def test_a_catalog_written_before_aliases_reads_and_gains_aliases(tmp_path):
 
 
 def _cli(args, capsys):
-    from finegrain.cli.main import main
-
     code = main(["album", "people", "-c", *args])
     out = capsys.readouterr()
     return code, out.out, out.err

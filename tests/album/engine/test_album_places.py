@@ -20,6 +20,7 @@ from finegrain.album.engine.profile.places import (  # noqa: E402
 )
 from finegrain.album.engine.profile.records import Place, PlaceKey  # noqa: E402
 from finegrain.errors import FinegrainError  # noqa: E402
+from finegrain.io.photobench import read_album
 
 
 def test_keqiao_shaoxing_zhejiang() -> None:
@@ -130,8 +131,6 @@ def test_vocabulary_prefers_broader_levels() -> None:
 
 
 def test_every_album1_point_resolves(data_root: Path) -> None:
-    from finegrain.io.photobench import read_album
-
     folder = data_root / "photobench" / "album1"
     if not folder.is_dir():
         pytest.skip(f"{folder} not found")

@@ -9,10 +9,14 @@ from datetime import date
 
 import pytest
 
+from finegrain.album.engine.catalog import open_catalog
+from finegrain.album.engine.outcome import OutcomeKind
 from finegrain.album.engine.plan import plan_query
 from finegrain.album.engine.plan.landmarks import is_landmark, pinyin_shaped
 from finegrain.album.engine.plan.records import PlaceKey
 from finegrain.album.engine.plan.vocabulary import AlbumVocabulary
+from finegrain.album.engine.records import Person, Photo
+from finegrain.album.engine.search import search
 
 pytest.importorskip("jieba", reason="Chinese sights are found on jieba's words")
 
@@ -142,11 +146,6 @@ def test_pinyin_shaped(name, expected):
 
 
 def test_the_engine_searches_a_sight_instead_of_saying_no_such_place(tmp_path):
-    from finegrain.album.engine.catalog import open_catalog
-    from finegrain.album.engine.outcome import OutcomeKind
-    from finegrain.album.engine.records import Person, Photo
-    from finegrain.album.engine.search import search
-
     store = open_catalog(tmp_path / "sights.sqlite")
     store.put_person(Person("1", ("me",), True))
     store.put_photo(Photo(id="a.jpg", path="a.jpg"))

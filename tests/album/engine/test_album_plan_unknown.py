@@ -9,6 +9,7 @@ from datetime import date
 import pytest
 
 from finegrain.album.engine.plan import AlbumVocabulary, PlaceKey, Plan, UnknownMention, plan_query
+from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
 
 HANGZHOU = PlaceKey("city", "杭州市")
@@ -84,8 +85,6 @@ def test_unknown_mention_kind_is_checked() -> None:
 
 
 def test_cli_plan_names_the_unknown_person(capsys: pytest.CaptureFixture[str]) -> None:
-    from finegrain.cli.main import main
-
     code = main(["album", "plan", "photos with Zoe", "--today", "2025-06-01"])
     out = capsys.readouterr().out
     assert code in (0, None) and "'Zoe' is not in the album" in out

@@ -8,9 +8,13 @@ from datetime import date
 
 import pytest
 
+from finegrain.album.engine.catalog import open_catalog
+from finegrain.album.engine.outcome import OutcomeKind
 from finegrain.album.engine.plan import plan_query
 from finegrain.album.engine.plan.records import PlaceKey
 from finegrain.album.engine.plan.vocabulary import AlbumVocabulary
+from finegrain.album.engine.records import Person, Photo
+from finegrain.album.engine.search import search
 
 pytest.importorskip("jieba", reason="Chinese venues are found on jieba's words")
 
@@ -80,11 +84,6 @@ def test_a_typo_an_area_or_a_city_stays_an_unknown_place(vocab, query, name):
 
 
 def test_the_engine_searches_a_venue_instead_of_saying_no_such_place(tmp_path):
-    from finegrain.album.engine.catalog import open_catalog
-    from finegrain.album.engine.outcome import OutcomeKind
-    from finegrain.album.engine.records import Person, Photo
-    from finegrain.album.engine.search import search
-
     store = open_catalog(tmp_path / "venues.sqlite")
     store.put_person(Person("1", ("me",), True))
     store.put_photo(Photo(id="a.jpg", path="a.jpg"))

@@ -11,6 +11,7 @@ import pytest
 from finegrain.album.engine.catalog import open_catalog
 from finegrain.album.engine.records import FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.cli.album_search_cmd import place_label
+from finegrain.cli.main import main
 
 YANTIAN = PhotoPlace(country_en="China", country_zh="中国", province_en="Guangdong", province_zh="广东省",
                      city_en="Shenzhen", city_zh="深圳市", district_en="Yantian District", district_zh="盐田区",
@@ -35,8 +36,6 @@ def catalog(catalog_target):
 
 
 def _search(catalog, query, capsys):
-    from finegrain.cli.main import main
-
     code = main(["album", "search", "-c", catalog, query])
     return code, capsys.readouterr().out
 

@@ -175,14 +175,10 @@ def test_cli_search_explains_an_impossible_date(dated, query, capsys) -> None:
 
 @pytest.mark.parametrize("text", ["my year 12 formal", "year 2 at uni", "year 10 reunion"])
 def test_a_school_year_is_not_a_calendar_year(text: str) -> None:
-    from finegrain.album.engine.plan.time_rules import find_times
-
     ranges, matches = find_times(text, "en", date(2025, 6, 1))
     assert ranges == () and matches == ()
 
 
 def test_a_year_of_thousands_of_digits_is_impossible_not_a_crash() -> None:
-    from finegrain.album.engine.plan.time_rules import find_times
-
     ranges, matches = find_times("photos from year " + "9" * 5000, "en", date(2025, 6, 1))
     assert ranges == () and len(matches) == 1

@@ -29,7 +29,10 @@ from finegrain.album.engine.catalog import open_catalog  # noqa: E402
 from finegrain.album.engine.catalog.migrate import migrate_catalog  # noqa: E402
 from finegrain.album.engine.indexer import index_folder  # noqa: E402
 from finegrain.album.engine.plan import PlaceKey, PlaceMatch, Plan, TimeRange  # noqa: E402
+from finegrain.album.engine.records import FaceOccurrence, Person
 from finegrain.album.engine.web.app import PhotoRefused, create_app, resolve_photo_file  # noqa: E402
+from finegrain.cli.main import main
+from finegrain.cli.serving import is_loopback
 from finegrain.errors import FinegrainError  # noqa: E402
 
 
@@ -303,8 +306,6 @@ def test_resolve_photo_file_contract(album: tuple[Path, Path, Path]) -> None:
 
 
 def test_a_missing_catalog_is_an_error(tmp_path: Path) -> None:
-    from finegrain.errors import FinegrainError
-
     with pytest.raises(FinegrainError, match="no catalog"):
         create_app(tmp_path / "nope.sqlite", engine=stand_in_search)
     assert not (tmp_path / "nope.sqlite").exists()
@@ -319,9 +320,6 @@ def test_allowed_hosts_blocks_foreign_host_headers(album: tuple[Path, Path, Path
 
 
 def test_serve_refuses_a_non_loopback_host(album: tuple[Path, Path, Path]) -> None:
-    from finegrain.cli.main import main
-    from finegrain.cli.serving import is_loopback
-
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1") and is_loopback("127.0.0.2")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.2") and not is_loopback("example.com")
     _, catalog, _ = album
@@ -446,8 +444,6 @@ def test_the_server_keeps_idle_connections_longer_than_clients(album: tuple[Path
 def test_a_person_s_cover_is_their_face_cropped_from_the_photo(tmp_path: Path) -> None:
     """People covers are face crops (``/face/ID?i=N``) of the newest photo with a face box; a face the
     catalog has no box for falls back to the thumbnail; unknown faces are 404, a missing file a placeholder."""
-    from finegrain.album.engine.records import FaceOccurrence, Person
-
     root = tmp_path / "photos"
     _jpeg(root / "old.jpg", (200, 40, 40), "2023:05:01 10:00:00")
     _jpeg(root / "new.jpg", (40, 40, 200), "2023:06:01 10:00:00")

@@ -24,7 +24,9 @@ from album_photo_fixtures import good_fields, jpeg_with  # noqa: E402
 from finegrain.album.engine.catalog import open_catalog  # noqa: E402
 from finegrain.album.engine.indexer import index_folder  # noqa: E402
 from finegrain.album.engine.records import FaceOccurrence, Person  # noqa: E402
+from finegrain.album.engine.web import server
 from finegrain.album.engine.web.app import create_app  # noqa: E402
+from finegrain.cli.main import main
 from finegrain.web_guard import LOOPBACK_NAMES  # noqa: E402
 
 PORT = 8765
@@ -108,9 +110,6 @@ def test_a_missing_or_doubled_host_is_400(app: Any) -> None:
 
 def test_the_cli_s_host_rule_answers_an_ipv6_server(catalog: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``album serve --host ::1``: the app it builds answers a client that says ``Host: [::1]:PORT``."""
-    from finegrain.album.engine.web import server
-    from finegrain.cli.main import main
-
     served: dict[str, Any] = {}
     monkeypatch.setattr(server, "serve", lambda app, host, port, keep_alive: served.update(app=app, host=host))
     assert main(["album", "serve", "-c", str(catalog), "--host", "::1", "--port", str(PORT), "--search-processes", "0"]) == 0

@@ -36,6 +36,7 @@ from finegrain.album.engine.catalog.migrate import migrate_catalog  # noqa: E402
 from finegrain.album.engine.records import Photo  # noqa: E402
 from finegrain.album.engine.web.app import create_app  # noqa: E402
 from finegrain.album.engine.web.queries import CatalogReader  # noqa: E402
+from finegrain.album.engine.web.thumbs import cache_dir_for
 from finegrain.cli.main import main  # noqa: E402
 from finegrain.errors import FinegrainError  # noqa: E402
 
@@ -249,8 +250,6 @@ def test_text_postgres_cannot_hold_is_an_error_or_no_match(pair: tuple[Path, str
 
 def test_thumbnails_of_a_postgres_catalog_go_to_the_cache_named_without_the_password(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from finegrain.album.engine.web.thumbs import cache_dir_for
-
     monkeypatch.setenv("FINEGRAIN_CACHE", str(tmp_path))
     one = cache_dir_for("postgresql://me:secret@db.example/album")
     assert one.parent == tmp_path / "album-thumbs" and "secret" not in str(one)

@@ -16,6 +16,9 @@ from finegrain.errors import DuplicateIdError, FinegrainError, UnknownNameError
 from finegrain.ranking import rank_docs
 from finegrain.retrieve.base import Retriever
 from finegrain.retrieve.bm25 import BM25
+from finegrain.retrieve.bm25.index import build_index
+from finegrain.retrieve.bm25.scoring import BM25Params
+from finegrain.retrieve.bm25.search import search_index
 from finegrain.retrieve.registry import get_retriever
 from finegrain.types import Corpus, Document, Queries, Query, Run
 
@@ -385,9 +388,6 @@ def test_retriever_errors() -> None:
 
 
 def test_an_index_whose_weights_overflow_is_refused_before_any_search() -> None:
-    from finegrain.retrieve.bm25.index import build_index
-    from finegrain.retrieve.bm25.scoring import BM25Params
-
     p = BM25Params("okapi")
     object.__setattr__(p, "k1", 1e308)  # past the declared range, as a bug in a new variant could be
     with np.errstate(over="ignore"), \
@@ -397,8 +397,6 @@ def test_an_index_whose_weights_overflow_is_refused_before_any_search() -> None:
 
 @pytest.mark.parametrize("backend", ["numba", "scipy"])
 def test_a_k_above_the_corpus_size_is_the_corpus_size(backend: str) -> None:
-    from finegrain.retrieve.bm25.search import search_index
-
     if backend == "numba":
         pytest.importorskip("numba")
     bm = BM25("lucene").index([["a", "b"], ["b", "c"], ["c", "a", "a"]], ["d1", "d2", "d3"])

@@ -9,6 +9,7 @@ import pytest
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.bm25 import BM25
 from finegrain.retrieve.bm25.retriever import BM25Retriever
+from finegrain.retrieve.fusion.methods import rrf
 from finegrain.retrieve.registry import RETRIEVERS, get_retriever
 from finegrain.text import Tokenizer, get_tokenizer
 from finegrain.text.bigrams import CJKBigramSplitter, cjk_bigrams, fold_width
@@ -102,8 +103,6 @@ def test_variant_retrievers_resolve_and_rank() -> None:
 
 
 def test_jieba_bigram_fusion_is_rrf_of_the_two() -> None:
-    from finegrain.retrieve.fusion.methods import rrf
-
     h = get_retriever("bm25-jieba-bigram")
     assert h.name == "bm25-jieba-bigram" and [p.name for p in h.parts] == ["bm25-okapi", "bm25-okapi-bigram"]
     assert (h.fusion, h.k, h.weights, h.depth) == ("rrf", 60, None, 1000)

@@ -6,18 +6,18 @@ import pytest
 
 from finegrain.errors import FinegrainError
 from finegrain.experiment.tuning.cv import tunables
+from finegrain.lexicons.categories import _wordnet
 from finegrain.retrieve.bm25 import BM25
 from finegrain.retrieve.bm25.expanded import ExpandedBM25Retriever
 from finegrain.retrieve.query.expand import Expansion, expand_query
 from finegrain.retrieve.registry import RETRIEVERS, get_retriever
 from finegrain.text import get_tokenizer
+from finegrain.text.segment import load_jieba
 from finegrain.types import Corpus, Document, Queries, Query, Run
 
 
 @pytest.fixture(scope="module")
 def wordnet_present() -> None:
-    from finegrain.lexicons.categories import _wordnet
-
     if _wordnet() is None:
         pytest.skip("WordNet (nltk + Debian wordnet-base) is not installed")
 
@@ -42,8 +42,6 @@ def test_zh_seafood_expands_to_crabs_and_shrimps() -> None:
 
 
 def test_zh_members_follow_jieba_frequency_and_sub_words_are_found() -> None:
-    from finegrain.text.segment import load_jieba
-
     freq = load_jieba().dt.FREQ
     members = expand_query("水果", "zh", max_members=50).terms
     counts = [freq.get(m) or 0 for m in members]

@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("PIL")
 
+from finegrain.cli.main import main
 from finegrain.diagnose.contrastive import make_pair, run_contrast
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.dense.encoders.registry import get_encoder
@@ -124,8 +125,6 @@ def test_both_directions_match_independent_numpy(tiny_clip: Path, coco: list[dic
 
 def test_cli_with_clip_on_a_pairs_file(tiny_clip: Path, coco: list[dict], tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]):
-    from finegrain.cli.main import main
-
     f = tmp_path / "pairs.jsonl"
     f.write_text("\n".join(json.dumps({
         "id": p.pair_id, "category": p.category, "target": p.target_text, "contrastive": p.contrastive_text,

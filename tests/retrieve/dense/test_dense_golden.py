@@ -22,6 +22,9 @@ from pathlib import Path
 import pytest
 
 from e5_figures import assert_e5_figure
+from finegrain.datasets import load_dataset
+from finegrain.evaluate.evaluate import evaluate
+from finegrain.retrieve.registry import get_retriever
 from finegrain.settings import Settings
 
 pytestmark = pytest.mark.slow
@@ -36,10 +39,6 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _ndcg10(lang: str, data_root: Path, cache_dir: Path, lowercase: bool) -> tuple[float, dict]:
-    from finegrain.datasets import load_dataset
-    from finegrain.evaluate.evaluate import evaluate
-    from finegrain.retrieve.registry import get_retriever
-
     ds = load_dataset(f"capretrieval/{lang}", Settings(data_root=data_root))
     r = get_retriever("e5", cache_dir=str(cache_dir), lowercase=lowercase)
     run = r.retrieve(ds.corpus, ds.queries, lang=ds.lang, top_k=None, show_progress=False)

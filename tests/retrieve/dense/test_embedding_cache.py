@@ -14,6 +14,7 @@ from finegrain.errors import FinegrainError
 from finegrain.retrieve.dense.encoders import cache as cache_mod
 from finegrain.retrieve.dense.encoders.cache import CachedEncoder, EmbeddingCache, EmbeddingCacheWarning, text_key
 from finegrain.retrieve.dense.retriever import DenseRetriever
+from finegrain.settings import Settings
 from finegrain.types import Corpus, Document, Queries, Query
 
 TEXTS = ["a red car", "a blue car", "the cat sleeps", "a red car", "dogs run fast", "二只猫", "tea {x} and {text}"]
@@ -205,8 +206,6 @@ def test_a_second_retriever_run_encodes_nothing(tmp_path: Path) -> None:
 
 
 def test_the_cache_folder_comes_from_finegrain_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from finegrain.settings import Settings
-
     monkeypatch.setenv("FINEGRAIN_CACHE", str(tmp_path / "c"))
     assert Settings.from_env().cache_dir == tmp_path / "c"
     r = DenseRetriever(encoder=BagOfWordsEncoder())

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from finegrain.errors import FinegrainError
 from finegrain.ranking import rank_docs
 from finegrain.retrieve.fusion.methods import convex, fuse, normalize, rrf
+from finegrain.retrieve.registry import RRF_K_MAX, WEIGHT_MAX
 from finegrain.types import Run
 
 A = {"q": {"d1": 3.0, "d2": 2.0, "d3": 1.0}}
@@ -146,8 +147,6 @@ def test_errors_name_the_bad_value(call, pattern: str) -> None:
 
 
 def test_rrf_k_and_weights_have_declared_upper_bounds() -> None:
-    from finegrain.retrieve.registry import RRF_K_MAX, WEIGHT_MAX
-
     with pytest.raises(FinegrainError, match=r"RRF: k=1e\+20 is not a number in \[0, 1000000\]"):
         rrf([run(A), run(B)], k=1e20)  # every rank's 1/(k + rank) is the same double: all fused scores tie
     with pytest.raises(FinegrainError, match=r"weight 1e\+300 .* is not in \[0, 1000000\]"):

@@ -7,7 +7,7 @@ import pytest
 
 from finegrain.experiment.run import in_sample_warning
 from finegrain.retrieve.fusion.presets import HYBRID_USE_K10
-from finegrain.retrieve.registry import get_retriever
+from finegrain.retrieve.registry import RETRIEVERS, get_retriever
 
 
 def test_hybrid_use_k10_fixes_the_consensus_settings_and_says_where_they_came_from() -> None:
@@ -32,8 +32,6 @@ def test_a_score_on_the_tuning_dataset_is_labelled_in_sample() -> None:
 
 
 def test_the_old_names_still_build_the_renamed_presets_with_a_deprecation_warning() -> None:
-    from finegrain.retrieve.registry import RETRIEVERS
-
     for old, new in (("best-zh", "hybrid-use-k10"), ("best-zh-rerank", "hybrid-use-k10-coverage")):
         assert old in RETRIEVERS and old not in RETRIEVERS.names()  # usable, not listed
         with pytest.warns(FutureWarning, match=f"now called '{new}'") as caught:

@@ -20,9 +20,11 @@ from finegrain.io.trec import read_run
 from finegrain.registry import Entry
 from finegrain.retrieve import registry
 from finegrain.retrieve.base import Retriever
+from finegrain.retrieve.dense.encoders import get_encoder
 from finegrain.retrieve.fusion.hybrid import DEV_CHECK, HybridRetriever, hybrid_retriever
 from finegrain.retrieve.fusion.methods import convex, rrf
 from finegrain.retrieve.registry import get_retriever
+from finegrain.settings import Settings
 from finegrain.types import Corpus, Queries, Run
 
 
@@ -214,8 +216,6 @@ def _reference_e5_ndcg10(ds) -> float:
     """nDCG@10 of e5 computed here, not by the retriever: the encoder's own vectors, float64 inner products,
     every document scored, ranked by ``evaluate``'s one rule. Machine-independent as a check of the pipeline:
     whatever the engine's vectors are, the retriever must score them to this figure."""
-    from finegrain.retrieve.dense.encoders import get_encoder
-
     enc = get_encoder("e5")  # no cache: the vectors are encoded again, in other batches
 
     def norm(texts: list[str]) -> list[str]:  # the retriever's defaults: lowercase, collapse whitespace
@@ -268,8 +268,6 @@ def e5_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_capretrieval_hybrid_beats_both_parts(lang: str, data_root: Path, e5_cache: Path) -> None:
-    from finegrain.settings import Settings
-
     ds = load_dataset(f"capretrieval/{lang}", Settings(data_root=data_root))
     q = list(ds.queries)
     hybrid = hybrid_retriever(**{"e5.cache_dir": str(e5_cache)})

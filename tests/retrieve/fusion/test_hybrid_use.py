@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from finegrain.errors import FinegrainError
+from finegrain.experiment.tuning.cv import grid_points, tunables
+from finegrain.retrieve.registry import RETRIEVERS, get_retriever
 
 
 def test_hybrid_use_parts_and_options() -> None:
-    from finegrain.retrieve.registry import RETRIEVERS, get_retriever
-
     h = get_retriever("hybrid-use")  # models load on first retrieval, not here
     assert h.name == "hybrid-use"
     assert [p.name for p in h.parts] == ["bm25-okapi", "e5", "e5-sparse", "use-m3"]
@@ -22,8 +22,6 @@ def test_hybrid_use_parts_and_options() -> None:
 
 def test_cv_grid_over_four_parts() -> None:
     """--cv tries every vector of multiples of 0.25 over the four parts (35) and four RRF k: 140 fusions."""
-    from finegrain.experiment.tuning.cv import grid_points, tunables
-
     by_key = {t.key: t for t in tunables("hybrid-use", {})}
     weights = by_key["weights"].values
     assert len(weights) == 35 and len(set(weights)) == 35

@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from finegrain.errors import FinegrainError
-from finegrain.retrieve.rerank.coverage import TermCoverage
+from finegrain.retrieve.registry import RERANKERS, get_retriever
+from finegrain.retrieve.rerank.coverage import CoverageScorer, TermCoverage
 from finegrain.retrieve.rerank.cross_encoder import Reranker
+from finegrain.types import Corpus, Document, Queries, Query
 
 EN = ["a red car parked on the street", "a blue car on the road", "a dog on the grass",
       "the cat sleeps on the sofa", "a red apple on the table"]
@@ -78,10 +80,6 @@ def test_unknown_preset_is_a_clear_error() -> None:
 
 
 def test_rerank_with_coverage_fits_idf_on_the_whole_corpus_and_moves_fuller_passages_up() -> None:
-    from finegrain.retrieve.registry import RERANKERS, get_retriever
-    from finegrain.retrieve.rerank.coverage import CoverageScorer
-    from finegrain.types import Corpus, Document, Queries, Query
-
     docs = ["a red car parked on the street", "a blue car on the road", "a dog on the grass",
             "the cat sleeps on the sofa", "a red apple on the table", "car"]
     corpus = Corpus(Document(f"d{i}", t) for i, t in enumerate(docs))
@@ -95,9 +93,6 @@ def test_rerank_with_coverage_fits_idf_on_the_whole_corpus_and_moves_fuller_pass
 
 
 def test_the_coverage_scorer_refuses_to_score_before_it_is_fitted_and_with_model() -> None:
-    from finegrain.retrieve.registry import get_retriever
-    from finegrain.retrieve.rerank.coverage import CoverageScorer
-
     with pytest.raises(FinegrainError, match="not fitted"):
         CoverageScorer().score("red car", ["a red car"])
     with pytest.raises(FinegrainError, match="model"):

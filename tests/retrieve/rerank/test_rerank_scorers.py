@@ -12,10 +12,17 @@ import numpy as np
 import pytest
 
 from finegrain.errors import FinegrainError
+from finegrain.experiment.tuning.cv import tunables
 from finegrain.retrieve.registry import RERANKERS, RETRIEVERS
 from finegrain.retrieve.rerank.cross_encoder import Reranker
 from finegrain.retrieve.rerank.retriever import ALPHA_GRID, RerankRetriever, assemble, rerank, rerank_retriever
-from finegrain.retrieve.rerank.scorers import E5_INSTRUCT, BiEncoderScorer, SparseScorer, make_scorer
+from finegrain.retrieve.rerank.scorers import (
+    E5_INSTRUCT,
+    HYBRID_USE_K10_COVERAGE,
+    BiEncoderScorer,
+    SparseScorer,
+    make_scorer,
+)
 from finegrain.types import Corpus, Document, Queries, Query, Run
 
 PASSAGES = ["A red car parked by the sea", "Two dogs run on the beach", "A cat sleeps on a red sofa",
@@ -204,8 +211,6 @@ def test_retrieve_grid_equals_one_retrieve_per_alpha() -> None:
 
 
 def test_alpha_is_tunable_by_cv() -> None:
-    from finegrain.experiment.tuning.cv import tunables
-
     t = tunables("rerank", RETRIEVERS.check("rerank", {"scorer": "e5"}))
     assert [(x.key, x.values, x.default) for x in t] == [("alpha", ALPHA_GRID, None), ("fuse", ("rrf", "minmax"), "rrf")]
     fixed = tunables("rerank", RETRIEVERS.check("rerank", {"scorer": "e5", "fuse": "minmax"}))
@@ -266,8 +271,6 @@ def test_finegrain_eval_cv_tunes_alpha_and_fuse(tmp_path: Path) -> None:
 
 
 def test_hybrid_use_k10_coverage_is_in_sample_on_capretrieval_zh() -> None:
-    from finegrain.retrieve.rerank.scorers import HYBRID_USE_K10_COVERAGE
-
     r = RETRIEVERS.build("hybrid-use-k10-coverage")
     assert (r.name, r.first_stage.name, r.reranker.name, r.depth, r.alpha, r.fuse) == (
         "hybrid-use-k10-coverage", "hybrid-use-k10", "coverage", 100, HYBRID_USE_K10_COVERAGE["alpha"], HYBRID_USE_K10_COVERAGE["fuse"])
