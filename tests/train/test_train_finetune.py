@@ -135,6 +135,7 @@ def test_loss_falls_and_the_folder_loads_as_st(tiny_st: Path, pairs_file: Path, 
     prov = json.loads((out / "finegrain_training.json").read_text())
     assert prov["steps_done"] == 40 and prov["seed"] == 0
     assert prov["hyperparameters"]["scale"] == pytest.approx(20.0) and prov["hyperparameters"]["warmup"] == 0
+    assert prov["hyperparameters"]["device"] == "cpu"
     assert prov["pairs"]["provenance"] == {"pool": "toy", "generator": "rules"}
     assert prov["pairs"]["records"] == 48 and prov["pairs"]["train"] + prov["pairs"]["held_out"] == 48
     assert len(prov["base"]["weights_sha256"]) == 64 and prov["base"]["path"] == str(tiny_st.resolve())
@@ -585,9 +586,13 @@ def test_pairs_are_read_by_the_shared_line_reader(tmp_path: Path, case: str) -> 
         ("teacher-temperature", "teacher_temperature=0.0 is not a positive number (pass e.g. --teacher-temperature"),
         ("no-teacher", "--kl-weight 1 needs the teacher's best passages on every pair, and line 1 of"),
         ("precision", "precision='fp16' is not one of fp32, bf16 (pass --precision fp32 (the default) or bf16)"),
+        ("device", "device='tpu' is not a torch device (pass --device cpu (the default), cuda, cuda:N or mps)"),
+        ("no-gpu", "--device cuda:7: this torch sees "),
     ],
 )
 def test_cli_bad_input_is_one_clear_error(tmp_path: Path, case: str, expect: str) -> None:
+    if case == "no-gpu" and pytest.importorskip("torch").cuda.device_count() > 7:
+        pytest.skip("a machine with eight GPUs has cuda:7")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"query": "a", "passage": "b"}\n{"query": "a", passage: b}\n')
     good = tmp_path / "good.jsonl"
@@ -599,7 +604,9 @@ def test_cli_bad_input_is_one_clear_error(tmp_path: Path, case: str, expect: str
             "no-folder": ["--base", f"st:{tmp_path / 'none'}", "--pairs", str(bad)],
             "teacher-temperature": ["--base", "minilm", "--pairs", str(bad), "--teacher-temperature", "0"],
             "no-teacher": ["--base", "minilm", "--pairs", str(good), "--kl-weight", "1"],
-            "precision": ["--base", "minilm", "--pairs", str(good), "--precision", "fp16"]}[case]
+            "precision": ["--base", "minilm", "--pairs", str(good), "--precision", "fp16"],
+            "device": ["--base", "minilm", "--pairs", str(good), "--device", "tpu"],
+            "no-gpu": ["--base", "minilm", "--pairs", str(good), "--device", "cuda:7"]}[case]
     result = CliRunner().invoke(app, ["train", *args, "-o", str(tmp_path / "out"), "-q"])
     assert result.exit_code == 2, result.output
     err = result.stderr if hasattr(result, "stderr") else result.output

@@ -73,6 +73,10 @@ def train_command(
         False, "--freeze-embeddings",
         help="Keep the token embedding table as the base has it (most of a multilingual model's weights): "
              "faster steps, and words the pairs never use stay where the base put them."),
+    device: str = typer.Option(
+        "cpu", "--device",
+        help="Torch device to train on: cpu, cuda (or cuda:N) or mps; the saved model and its provenance are the "
+             "same kind whichever trains it."),
     lang: str = lang_option("Language of the BM25 tokenizer for --hard-negatives bm25:"),
     quiet: bool = quiet_option(),
     batch: int | None = retired_option("--batch", "--batch-size", min=1),
@@ -88,9 +92,9 @@ def train_command(
         checkpoint_every=checkpoint_every, resume=resume, max_length=max_length, query_prefix=query_prefix,
         passage_prefix=passage_prefix, lang=lang, quiet=quiet, keep_checkpoints=keep_checkpoints, threads=threads,
         avoid_false_negatives=avoid_false_negatives, kl_weight=kl_weight, teacher_temperature=teacher_temperature,
-        precision=precision, query_only=query_only, freeze_embeddings=freeze_embeddings, **({} if batch is None else {"batch": batch}),  # else TrainConfig's default
+        precision=precision, query_only=query_only, freeze_embeddings=freeze_embeddings, device=device, **({} if batch is None else {"batch": batch}),  # else TrainConfig's default
     )
-    if config.precision == "bf16" and has_native_bf16() is False:
+    if config.precision == "bf16" and config.device == "cpu" and has_native_bf16() is False:
         typer.echo("warning: --precision bf16: this CPU has no bfloat16 arithmetic in hardware (no AMX, "
                    "AVX512-BF16 or Arm BF16), so torch emulates it and training runs slower than fp32", err=True)
     result = train_encoder(config)
@@ -102,7 +106,7 @@ def train_command(
         record = json.loads(result.provenance.read_text(encoding="utf-8"))
         hp, chosen = record["hyperparameters"], record["chosen_by"]
         typer.echo(f"temperature {hp['temperature']:g} ({chosen['temperature']}), lr {hp['lr']:g} ({chosen['lr']}), "
-                   f"threads {hp['threads']}, precision {hp['precision']}; base: {record['base']['declared']['source']}")
+                   f"threads {hp['threads']}, precision {hp['precision']}, device {hp.get('device', 'cpu')}; base: {record['base']['declared']['source']}")
     typer.echo(f"model: {result.out} (evaluate with --set encoder=st:{result.out}); provenance: {result.provenance}")
     dataset = transductive_dataset(result.out)
     if dataset is not None:

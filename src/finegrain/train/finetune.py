@@ -106,12 +106,14 @@ HARD_NEGATIVES = ("bm25",)
 #: float32's resolution, which bfloat16's 8-bit mantissa would not.
 PRECISIONS: tuple[str, ...] = ("fp32", "bf16")
 # Fields that may differ between a run and its --resume.
-_RUN_ONLY = ("resume", "quiet", "stop_after", "keep_checkpoints", "checkpoint_every", "threads")
+_RUN_ONLY = ("resume", "quiet", "stop_after", "keep_checkpoints", "checkpoint_every", "threads", "device")
 #: The settings whose default is the base model's own (:class:`finegrain.train.bases.Defaults`).
 BASE_DEFAULTED = ("temperature", "lr", "query_prefix", "passage_prefix")
 #: Upper bounds of ``steps`` and ``seed``: dropout is seeded with ``seed * _SEED_STRIDE + step``, which must stay
 #: inside torch's 64-bit seed range; a billion steps is far beyond any run (the paper's is about 4K).
 MAX_STEPS = 10**9
+#: The torch devices ``--device`` accepts: the CPU, a CUDA GPU (``cuda:N`` picks one) or Apple's MPS.
+_DEVICE = re.compile(r"cpu|cuda(:\d+)?|mps")
 MAX_SEED = 10**12
 _SEED_STRIDE = 1_000_003
 
@@ -152,6 +154,7 @@ class TrainConfig:
     precision: str = "fp32"
     query_only: bool = False
     freeze_embeddings: bool = False
+    device: str = "cpu"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pairs", Path(self.pairs))
@@ -192,6 +195,9 @@ class TrainConfig:
             if not isinstance(getattr(self, name), bool):
                 raise FinegrainError(f"{name}={getattr(self, name)!r} is not true or false",
                                      f"pass --{name.replace('_', '-')} or leave it out")
+        if not isinstance(self.device, str) or not _DEVICE.fullmatch(self.device):
+            raise FinegrainError(f"device={self.device!r} is not a torch device", "pass --device cpu (the default), "
+                                 "cuda, cuda:N or mps")
         if self.precision not in PRECISIONS:
             raise FinegrainError(f"precision={self.precision!r} is not one of {', '.join(PRECISIONS)}",
                                  "pass --precision fp32 (the default) or bf16")
@@ -306,7 +312,8 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
     ckpt_dir = config.out / CHECKPOINTS
     state = _prepare_out(config, ckpt_dir, identity, torch)
 
-    model = _load_st(base_path)
+    _require_device(config.device, torch)
+    model = _load_st(base_path, config.device)
     if _router(model) is not None:
         raise FinegrainError(f"base {config.base!r} is an asymmetric model (a Router of query and document encoders)",
                              "train from a model with one encoder, e.g. the base the asymmetric one was trained from")
@@ -369,7 +376,7 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
     provenance = None
     if finished:
         if config.query_only:
-            model = _asymmetric(model, base_path)
+            model = _asymmetric(model, base_path, config.device)
         if config.query_prefix or config.passage_prefix:
             model.prompts = {"query": config.query_prefix, "document": config.passage_prefix}
         model.save(str(config.out))
@@ -468,6 +475,7 @@ class _Loss:
             mask[i, :k] = True
             target[i, :k] = torch.from_numpy(teacher_distribution([s for _, s in p.teacher],
                                                                   config.teacher_temperature))
+        index, mask, target = (t.to(queries.device) for t in (index, mask, target))
         q = torch.nn.functional.normalize(queries, dim=-1)
         d = torch.nn.functional.normalize(passages, dim=-1)[index]  # (batch, width, dim)
         logits = torch.einsum("bd,bkd->bk", q, d) / config.temperature
@@ -523,7 +531,7 @@ def _validate(model: Any, loss_fn: _Loss, val: tuple[Pair, ...], batches: list[l
             emb = _embed(model, loss_fn.passages, batch, config)
             loss_sum += float(loss_fn(batch, emb)) * len(idx)
             scores = loss_fn.infonce.similarity_fct(emb[0], torch.cat(emb[1:], dim=0))
-            correct += int((scores.argmax(dim=1) == torch.arange(len(idx))).sum())
+            correct += int((scores.argmax(dim=1) == torch.arange(len(idx), device=scores.device)).sum())
             total += len(idx)
     model.train()
     return ValPoint(step, round(loss_sum / total, 6), round(correct / total, 6))
@@ -555,14 +563,14 @@ def _router(model: Any) -> Any:
     return next((m for m in model.children() if type(m).__name__ == "Router"), None)
 
 
-def _asymmetric(query_model: Any, base_path: Path) -> Any:
+def _asymmetric(query_model: Any, base_path: Path, device: str = "cpu") -> Any:
     """One sentence-transformers model: ``query_model`` on the ``query`` route, the base on the ``document`` route."""
     st = require("sentence_transformers", "train", "sentence-transformers")
-    base = _load_st(base_path)
+    base = _load_st(base_path, device)
     base.max_seq_length = query_model.max_seq_length  # the length the fixed passage embeddings were encoded at
     router = _router_class().for_query_document(query_modules=list(query_model.children()),
                                                  document_modules=list(base.children()))
-    return st.SentenceTransformer(modules=[router], device="cpu")
+    return st.SentenceTransformer(modules=[router], device=device)
 
 
 def _linear(warmup: int, total: int) -> Any:
@@ -574,10 +582,21 @@ def _linear(warmup: int, total: int) -> Any:
     return factor
 
 
-def _load_st(path: Path) -> Any:
+def _require_device(device: str, torch: Any) -> None:
+    """Fail before any work when ``device`` is not on this machine."""
+    kind = device.split(":")[0]
+    if kind == "cuda" and (not torch.cuda.is_available() or int((device.split(":") + ["0"])[1]) >= torch.cuda.device_count()):
+        raise FinegrainError(f"--device {device}: this torch sees {torch.cuda.device_count()} CUDA GPU(s)"
+                             f"{'' if torch.cuda.is_available() else ' (a CPU build, or no driver)'}",
+                             "pass --device cpu, or install a CUDA build of torch on a machine with the GPU")
+    if kind == "mps" and not torch.backends.mps.is_available():
+        raise FinegrainError(f"--device {device}: MPS is not available here", "pass --device cpu")
+
+
+def _load_st(path: Path, device: str = "cpu") -> Any:
     st = require("sentence_transformers", "train", "sentence-transformers")
     try:
-        return st.SentenceTransformer(str(path), device="cpu", local_files_only=True, trust_remote_code=False)
+        return st.SentenceTransformer(str(path), device=device, local_files_only=True, trust_remote_code=False)
     except Exception as e:  # noqa: BLE001 - library errors vary; name the folder and the cause
 
         raise load_error("sentence-transformers model", path, e,
