@@ -106,7 +106,7 @@ def train_command(
         record = json.loads(result.provenance.read_text(encoding="utf-8"))
         hp, chosen = record["hyperparameters"], record["chosen_by"]
         typer.echo(f"temperature {hp['temperature']:g} ({chosen['temperature']}), lr {hp['lr']:g} ({chosen['lr']}), "
-                   f"threads {hp['threads']}, precision {hp['precision']}, device {hp.get('device', 'cpu')}; base: {record['base']['declared']['source']}")
+                   f"threads {hp['threads']}, precision {hp['precision']}, device {hp['device']}; base: {record['base']['declared']['source']}")
     typer.echo(f"model: {result.out} (evaluate with --set encoder=st:{result.out}); provenance: {result.provenance}")
     dataset = transductive_dataset(result.out)
     if dataset is not None:

@@ -112,10 +112,10 @@ BASE_DEFAULTED = ("temperature", "lr", "query_prefix", "passage_prefix")
 #: Upper bounds of ``steps`` and ``seed``: dropout is seeded with ``seed * _SEED_STRIDE + step``, which must stay
 #: inside torch's 64-bit seed range; a billion steps is far beyond any run (the paper's is about 4K).
 MAX_STEPS = 10**9
-#: The torch devices ``--device`` accepts: the CPU, a CUDA GPU (``cuda:N`` picks one) or Apple's MPS.
-_DEVICE = re.compile(r"cpu|cuda(:\d+)?|mps")
 MAX_SEED = 10**12
 _SEED_STRIDE = 1_000_003
+#: The torch devices ``--device`` accepts: the CPU, a CUDA GPU (``cuda:N`` picks one) or Apple's MPS.
+_DEVICE = re.compile(r"cpu|cuda(:\d+)?|mps")
 
 
 @dataclass(frozen=True)
@@ -290,6 +290,7 @@ def train_encoder(config: TrainConfig) -> TrainResult:
 
 def _train(config: TrainConfig, torch: Any) -> TrainResult:
     t0 = time.perf_counter()
+    _require_device(config.device, torch)
     resolve_base(config.base, convert=False)  # a wrong base fails before the pairs are read
     data = read_pairs(config.pairs)
     base = resolve_base(config.base)  # e5: converted on first use, once the inputs are known to be good
@@ -312,7 +313,6 @@ def _train(config: TrainConfig, torch: Any) -> TrainResult:
     ckpt_dir = config.out / CHECKPOINTS
     state = _prepare_out(config, ckpt_dir, identity, torch)
 
-    _require_device(config.device, torch)
     model = _load_st(base_path, config.device)
     if _router(model) is not None:
         raise FinegrainError(f"base {config.base!r} is an asymmetric model (a Router of query and document encoders)",
@@ -584,8 +584,8 @@ def _linear(warmup: int, total: int) -> Any:
 
 def _require_device(device: str, torch: Any) -> None:
     """Fail before any work when ``device`` is not on this machine."""
-    kind = device.split(":")[0]
-    if kind == "cuda" and (not torch.cuda.is_available() or int((device.split(":") + ["0"])[1]) >= torch.cuda.device_count()):
+    kind, index = torch.device(device).type, torch.device(device).index or 0
+    if kind == "cuda" and (not torch.cuda.is_available() or index >= torch.cuda.device_count()):
         raise FinegrainError(f"--device {device}: this torch sees {torch.cuda.device_count()} CUDA GPU(s)"
                              f"{'' if torch.cuda.is_available() else ' (a CPU build, or no driver)'}",
                              "pass --device cpu, or install a CUDA build of torch on a machine with the GPU")
