@@ -1,4 +1,4 @@
-"""TRANSDUCTIVE Chinese training on this CPU: e5 trained on capretrieval/zh's own passages, alone and in the fusion.
+"""TRANSDUCTIVE Chinese training: e5 trained on capretrieval/zh's own passages, alone and in the fusion.
 
 No Chinese caption pool other than CapRetrieval exists offline, so every training run here uses
 the evaluation corpus's passages (label-free: ``finegrain gen-queries --pool-from-eval-corpus``
@@ -34,11 +34,14 @@ from its checkpoint):
    with ``--ensemble-with MODEL...`` (students trained earlier) or ``--ensemble``, ``finegrain fuse
    --cv 5`` of the a-priori untrained fusion, those students and the trained models (RRF k=60,
    weights by CV);
-5. with several ``--lr``: ``finegrain soup`` of each kind's models (the uniform soup) as one more
-   candidate, and the candidate chosen by 5-fold CV over the queries (each fold takes the one best
-   on the other folds; ties: the first ``--lr``), reported out of fold;
+5. with several ``--lr`` or ``--seed``: ``finegrain soup`` of each kind's models (the uniform soup) as
+   one more candidate, and the candidate chosen by 5-fold CV over the queries (each fold takes the one
+   best on the other folds; ties: the first), reported out of fold;
 6. ``finegrain compare``: each trained model against the untrained converted e5, and each fusion
    row against the untrained fusion (paired randomization test, Holm).
+
+A ``PLAN.md`` in the ``--out`` folder, written before any evaluation, is quoted under the table: it
+says which row is the one to quote.
 
 Nothing here is tuned on capretrieval/zh's queries: the training settings are a priori (the
 base's declared ones, or ``--lr``), and the fusion settings and the choice among several lrs
@@ -85,7 +88,12 @@ def main() -> None:
     ap.add_argument("--lr", type=float, nargs="+", default=None,
                     help="one or more lrs (default: e5's declared lr, finegrain train's); with several, each "
                          "model is trained at each and the lr is also chosen by 5-fold CV over the queries")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, nargs="+", default=[0],
+                    help="one or more training seeds (the held-out split, the batch order and dropout); with "
+                         "several, a model is trained at each lr and each seed, and their uniform soup is one "
+                         "more candidate (the queries are generated at the first)")
+    ap.add_argument("--checkpoint-every", type=int, default=100,
+                    help="finegrain train --checkpoint-every (each checkpoint also validates on the held-out pairs)")
     ap.add_argument("--start-from", type=Path, default=None,
                     help="train from this model that finegrain train wrote (its temperature, lr and prefixes carry "
                          "on; the schedule starts again: a further epoch) instead of the converted e5")
@@ -140,7 +148,8 @@ def main() -> None:
         rec.body = run(args).rstrip("\n").splitlines()
 
 
-def train(args: argparse.Namespace, pairs: Path, out: Path, lr: float | None, kl: bool = False) -> dict[str, Any]:
+def train(args: argparse.Namespace, pairs: Path, out: Path, lr: float | None, seed: int,
+          kl: bool = False) -> dict[str, Any]:
     prov = out / "finegrain_training.json"
     if not prov.is_file():
         resume = ["--resume"] if (out / "checkpoints").is_dir() else []
@@ -153,8 +162,8 @@ def train(args: argparse.Namespace, pairs: Path, out: Path, lr: float | None, kl
         extra += ["--device", args.device] if args.device != "cpu" else []
         base = "e5" if args.start_from is None else f"st:{args.start_from}"
         finegrain("train", "--base", base, "--pairs", str(pairs), "-o", str(out), "--lang", "zh",
-                  "--steps", str(args.steps), "--batch-size", str(args.batch), "--seed", str(args.seed),
-                  "--checkpoint-every", "100", "-q", *extra, *resume)
+                  "--steps", str(args.steps), "--batch-size", str(args.batch), "--seed", str(seed),
+                  "--checkpoint-every", str(args.checkpoint_every), "-q", *extra, *resume)
     record = json.loads(prov.read_text(encoding="utf-8"))
     assert record["transductive"] and record["transductive_dataset"] == DATASET, f"{out} lost its label"
     hp = record["hyperparameters"]
@@ -233,7 +242,7 @@ def run(args: argparse.Namespace) -> str:
     pairs, distilled = root / "pairs.jsonl", root / "distilled.jsonl"
     if not pairs.is_file():
         finegrain("gen-queries", "--pool-from-eval-corpus", DATASET, "--style", "both", "-l", "zh",
-                  "--seed", str(args.seed), "-o", str(pairs))
+                  "--seed", str(args.seed[0]), "-o", str(pairs))
     if not distilled.is_file():
         finegrain("distill", str(pairs), "-r", args.teacher, "--pool", DATASET, "-o", str(distilled), "-q")
     wanted = [m.strip() for m in args.models.split(",") if m.strip()]
@@ -245,7 +254,8 @@ def run(args: argparse.Namespace) -> str:
     sources = {"rules": pairs, "distilled": distilled, "distilled2": root / "distilled2.jsonl",
                "kl": root / "distilled-kl.jsonl", "kl2": root / "distilled-kl2.jsonl"}
     lrs: list[float | None] = list(args.lr) if args.lr else [None]
-    kinds: dict[str, tuple[str, float | None]] = {}
+    seeds: list[int] = list(dict.fromkeys(args.seed))
+    kinds: dict[str, tuple[str, float | None, int]] = {}
     models: dict[str, Path] = {}
     cells: dict[str, dict[str, Any]] = {}
     candidates: dict[str, list[str]] = {}
@@ -260,15 +270,16 @@ def run(args: argparse.Namespace) -> str:
             scores = ["--teacher-scores", str(args.teacher_k)] if k != "distilled2" else []
             finegrain("distill", str(pairs), "-r", args.teacher, *member, "--pool", DATASET, *scores,
                       "-o", str(sources[k]), "-q")
-        names = [k if lr is None else f"{k}-lr{lr:g}" for lr in lrs]
-        for name, lr in zip(names, lrs):
-            kinds[name] = (k, lr)
+        grid = [(lr, seed) for lr in lrs for seed in seeds]
+        names = [(k if lr is None else f"{k}-lr{lr:g}") + (f"-s{seed}" if len(seeds) > 1 else "") for lr, seed in grid]
+        for name, (lr, seed) in zip(names, grid):
+            kinds[name] = (k, lr, seed)
             models[name] = root / f"model-{name}"
-        trained = _each(lambda n: train(args, sources[k], models[n], kinds[n][1], kl=k in ("kl", "kl2")),  # noqa: B023
-                        names, args.jobs)
+        trained = _each(lambda n: train(args, sources[k], models[n], kinds[n][1], kinds[n][2],  # noqa: B023
+                                        kl=k in ("kl", "kl2")), names, args.jobs)  # noqa: B023
         cells.update(zip(names, trained))
         candidates[k] = list(names)
-        if len(lrs) > 1:  # the uniform soup of the kind's models as one more candidate (finegrain soup)
+        if len(grid) > 1:  # the uniform soup of the kind's models as one more candidate (finegrain soup)
             folder = root / f"model-{k}-soup"
             if not (folder / "finegrain_training.json").is_file():  # a soup's folder appears whole or not at all
                 finegrain("soup", *(f"st:{models[n]}" for n in candidates[k]), "-o", str(folder))
@@ -277,7 +288,8 @@ def run(args: argparse.Namespace) -> str:
     if args.only == "train":
         return json.dumps(cells, indent=2)
     if args.only == "students":
-        alone = _each(lambda n: evaluate(root, n, "dense", f"encoder=st:{models[n]}"), list(models), args.jobs)
+        on = [f"device={args.device}"] if args.device != "cpu" else []  # encode on the machine's accelerator too
+        alone = _each(lambda n: evaluate(root, n, "dense", f"encoder=st:{models[n]}", *on), list(models), args.jobs)
         return json.dumps({"cells": cells, "ndcg@10": dict(zip(models, alone))}, indent=2)
 
     converted = resolve_base("e5").path
@@ -363,16 +375,16 @@ def run(args: argparse.Namespace) -> str:
         before = json.loads((args.start_from / "finegrain_training.json").read_text(encoding="utf-8"))
         after = f", then {args.steps} more steps from {args.start_from.name} ({before['steps_done']} steps)"
         what = {k: v + after for k, v in what.items()}
-    for name, (k, lr) in kinds.items():
-        at = "" if lr is None else f", lr {lr:g}"
+    for name, (k, lr, seed) in kinds.items():
+        at = ("" if lr is None else f", lr {lr:g}") + (f", seed {seed}" if len(seeds) > 1 else "")
         label[name] = f"e5 trained on {what[k]}{at} (TRANSDUCTIVE)"
         label[f"fusion+{name}"] = f"fusion + {k} e5{at} as a 5th member, CV (TRANSDUCTIVE)"
         label[f"fusion-swap-{name}"] = f"fusion with {k} e5{at} in e5's place, CV (TRANSDUCTIVE)"
         label[f"fusion-nested-{name}"] = (f"{k} e5{at} fused with the a-priori untrained fusion as one part, "
                                           "the two weights and k by CV (TRANSDUCTIVE)")
     label["prf-base"] = "e5 (converted, untrained) with vector PRF, depth and beta by CV (zero-shot)"
-    for name, (k, lr) in kinds.items():
-        at = "" if lr is None else f", lr {lr:g}"
+    for name, (k, lr, seed) in kinds.items():
+        at = ("" if lr is None else f", lr {lr:g}") + (f", seed {seed}" if len(seeds) > 1 else "")
         label[f"prf-{name}"] = f"{k} e5{at} with vector PRF, depth (0 included) and beta by CV (TRANSDUCTIVE)"
         label[f"fusion-convex-{name}"] = (f"{k} e5{at} fused with the a-priori untrained fusion as one part by "
                                           "convex score fusion (min-max), the two weights by CV (TRANSDUCTIVE)")
@@ -388,7 +400,9 @@ def run(args: argparse.Namespace) -> str:
                        f"{how}, weights by CV (TRANSDUCTIVE)")
     for k, names in candidates.items():
         if f"{k}-soup" in names:
-            mix = " + ".join(f"lr {kinds[n][1]:g}" for n in names if n in kinds)
+            mix = " + ".join(", ".join(([f"lr {kinds[n][1]:g}"] if kinds[n][1] is not None else [])
+                                       + ([f"seed {kinds[n][2]}"] if len(seeds) > 1 else [])) or n
+                             for n in names if n in kinds)
             label[f"{k}-soup"] = f"uniform soup of the e5s trained on {what[k]} ({mix}) (TRANSDUCTIVE)"
             label[f"fusion+{k}-soup"] = f"fusion + the {k} soup as a 5th member, CV (TRANSDUCTIVE)"
             label[f"fusion-swap-{k}-soup"] = f"fusion with the {k} soup in e5's place, CV (TRANSDUCTIVE)"
@@ -409,12 +423,13 @@ def run(args: argparse.Namespace) -> str:
     walls = ", ".join(f"{k} {v['steps']} steps in {v['train_wall_s']:.0f} s" for k, v in cells.items())
     kl_cells = sorted({(v["kl_weight"], v["teacher_temperature"]) for v in cells.values() if v["kl_weight"]})
     walls += "".join(f"; KL weight {w:g}, teacher temperature {t:g} of its top score" for w, t in kl_cells)
-    lrs_shown = ", ".join(f"{v['lr']:g}" for v in cells.values())
+    lrs_shown = ", ".join(dict.fromkeys(f"{v['lr']:g}" for v in cells.values()))
+    seeds_shown = ", ".join(dict.fromkeys(str(v["seed"]) for v in cells.values()))
     lines = [
         f"TRANSDUCTIVE: the trained models saw {DATASET}'s passages (label-free), never its queries or qrels; "
         "their figures are not zero-shot.",
         f"Training: base {'e5' if args.start_from is None else args.start_from}, batch {c['batch']}, temperature {c['temperature']:g}, "
-        f"lr {lrs_shown}, seed {c['seed']}, {c['threads']} thread(s), precision {c['precision']}"
+        f"lr {lrs_shown}, seed {seeds_shown}, {c['threads']} thread(s), precision {c['precision']}"
         f"{', the query encoder alone' if c['query_only'] else ''}"
         f"{', token embeddings frozen' if c['freeze_embeddings'] else ''}; {walls}. "
         "Distillation counts: "
@@ -429,6 +444,11 @@ def run(args: argparse.Namespace) -> str:
     lines += ["", "CV rows: fusion weights and RRF k chosen by 5-fold CV over the queries (finegrain eval --cv 5), "
               "out-of-fold figures. Reference (paper): GTE-Qwen2-7B zero-shot 86.55."]
     lines += [f"CV choice ({k}): {note}" for k, (_, note) in chosen.items()]
+    plan = root / "PLAN.md"  # written before any evaluation: which row is the one to quote
+    if plan.is_file():
+        text = " ".join(x.strip() for x in plan.read_text(encoding="utf-8").splitlines() if x.strip()
+                        and not x.startswith("#"))
+        lines += ["", f"Pre-registered (the run folder's PLAN.md, written before any evaluation): {text}"]
     lines += [f"Ensemble weights (finegrain fuse --cv 5): {weights_note}"] if weights_note else []
     lines += [f"Wall time this call: {time.perf_counter() - t_start:.0f} s"]
     md = "\n".join(lines) + "\n"
