@@ -21,9 +21,11 @@ from typer.testing import CliRunner
 
 from finegrain.cli.main import app, main
 from finegrain.errors import FinegrainError, UnknownNameError
-from finegrain.train.distill import DistillRule, Ranking, distill, relabel
+from finegrain.retrieve.registry import get_retriever
+from finegrain.train.distill import DistillRule, Ranking, distill, relabel, teacher_queries
 from finegrain.train.finetune import TrainConfig, train_encoder
 from finegrain.train.finetune_data import Pair, read_pairs
+from finegrain.types import Corpus, Document
 
 POOL = {f"p{i}": f"passage {i}" for i in range(12)}
 
@@ -303,3 +305,22 @@ def test_each_pair_keeps_its_positives_group() -> None:
     by_query = {d.query: d for d in out}
     assert by_query["q"].group == "imgA" and by_query["q"].to_json()["group"] == "imgA"
     assert by_query["r"].passage_id == "p0" and by_query["r"].group == "imgA"  # the teacher's top-1's group
+
+
+def test_a_teacher_run_saved_over_teacher_queries_relabels_as_the_live_teacher(toy: Path, tmp_path: Path) -> None:
+    """A teacher that cannot run here ranks teacher_queries elsewhere; the saved run, served by the run
+    retriever, gives the same pairs as the live teacher (same positives, negatives and teacher scores)."""
+    rule = DistillRule(source_k=1, window=(2, 12), negatives=2, margin=0.05, scores_k=3)
+    pool = toy / "toy" / "corpus.jsonl"
+    live = distill(toy / "pairs.jsonl", pool, retriever="bm25-okapi", rule=rule, lang="en", show_progress=False)
+    queries = teacher_queries(read_pairs(toy / "pairs.jsonl").pairs)
+    assert list(queries)[:2] == ["q0", "q1"] and len(queries) == live.counts.queries
+    docs = [json.loads(line) for line in pool.read_text().splitlines()]
+    corpus = Corpus(Document(d["_id"], d["text"]) for d in docs)
+    get_retriever("bm25-okapi").retrieve(corpus, queries, lang="en", top_k=rule.depth,
+                                         show_progress=False).save(tmp_path / "teacher.trec")
+    saved = distill(toy / "pairs.jsonl", pool, retriever="run", retriever_options={"path": str(tmp_path / "teacher.trec")},
+                    rule=rule, lang="en", show_progress=False)
+    assert [p.to_json() for p in saved.pairs] == [p.to_json() for p in live.pairs]
+    assert saved.counts == live.counts
+    assert saved.provenance["teacher"]["config"]["sha256"]  # which run taught is on record

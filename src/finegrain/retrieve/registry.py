@@ -152,6 +152,13 @@ RETRIEVERS.register(
     help="any encoder: --set encoder=e5|minilm|use-m3|st:/path/to/model",
     params=_dense(None),
 )
+RETRIEVERS.register(
+    "run",
+    "finegrain.retrieve.saved:saved_run_retriever",
+    help="a saved run (TREC, run.jsonl, ranx JSON, Parquet) served by query id: --set path=RUN; a part of hybrid, "
+         "rerank's first stage or distill's teacher",
+    params={"path": Param(str, None, nullable=True, help="the run file")},
+)
 
 
 # --------------------------------------------------------------------------- hybrid and rerank

@@ -343,6 +343,14 @@ def _dropped_text(counts: DistillCounts) -> str:
     return ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in counts.dropped.items() if n) or "none dropped"
 
 
+def teacher_queries(pairs: Sequence[Pair]) -> Queries:
+    """The queries the teacher ranks: each distinct query text once, as ``q0``, ``q1``, ... in the order
+    the texts first appear in ``pairs``. A run saved over these ids is a teacher too (the ``run``
+    retriever), so a teacher that cannot run here can rank them elsewhere."""
+    texts = list(dict.fromkeys(p.query for p in pairs))
+    return Queries(Query(f"q{n}", t) for n, t in enumerate(texts))
+
+
 def distill(pairs: str | Path | PairsFile, pool: str | Path, *, retriever: str,
             retriever_options: Mapping[str, Any] | None = None, rule: DistillRule | None = None,
             lang: str | None = None, show_progress: bool = True) -> Distilled:
@@ -359,9 +367,8 @@ def distill(pairs: str | Path | PairsFile, pool: str | Path, *, retriever: str,
     language = str(check_lang(read, lang if lang is not None else str(ts.lang)))  # gen-queries' rule
     teacher = get_retriever(retriever, **options)
     corpus = Corpus(Document(i.id, i.text, i.title) for i in ts.items)
-    texts = list(dict.fromkeys(p.query for p in data.pairs))
-    qids = [f"q{n}" for n in range(len(texts))]
-    queries = Queries(Query(q, t) for q, t in zip(qids, texts, strict=True))
+    queries = teacher_queries(data.pairs)
+    qids, texts = list(queries), [queries[q].text for q in queries]
     started = time.perf_counter()
     run = teacher.retrieve(corpus, queries, lang=language, top_k=rule.depth, show_progress=show_progress)
     seconds = time.perf_counter() - started
