@@ -25,7 +25,7 @@ from finegrain.retrieve.registry import get_retriever
 from finegrain.train.distill import DistillRule, Ranking, distill, relabel, teacher_queries
 from finegrain.train.finetune import TrainConfig, train_encoder
 from finegrain.train.finetune_data import Pair, read_pairs
-from finegrain.types import Corpus, Document
+from finegrain.types import Corpus, Document, Queries, Query
 
 POOL = {f"p{i}": f"passage {i}" for i in range(12)}
 
@@ -324,3 +324,29 @@ def test_a_teacher_run_saved_over_teacher_queries_relabels_as_the_live_teacher(t
     assert [p.to_json() for p in saved.pairs] == [p.to_json() for p in live.pairs]
     assert saved.counts == live.counts
     assert saved.provenance["teacher"]["config"]["sha256"]  # which run taught is on record
+
+
+def test_the_cli_round_trip_through_a_teacher_run_saved_elsewhere(toy: Path, tmp_path: Path) -> None:
+    """--write-queries gives the ids a saved teacher run must use; -r run with that run writes the same pairs
+    as the live teacher; without a teacher, pool or output (and no --write-queries) it is one error line."""
+    queries_file = tmp_path / "queries.jsonl"
+    result = CliRunner().invoke(app, ["distill", str(toy / "pairs.jsonl"), "--write-queries", str(queries_file)])
+    assert result.exit_code == 0, result.output
+    written = [json.loads(line) for line in queries_file.read_text().splitlines()]
+    assert [(q["_id"], q["text"]) for q in written] == [
+        (q.id, q.text) for q in teacher_queries(read_pairs(toy / "pairs.jsonl").pairs).values()]
+    docs = [json.loads(line) for line in (toy / "toy" / "corpus.jsonl").read_text().splitlines()]
+    corpus = Corpus(Document(d["_id"], d["text"]) for d in docs)
+    queries = Queries(Query(q["_id"], q["text"]) for q in written)  # as another tool would read the file
+    get_retriever("bm25-okapi").retrieve(corpus, queries, lang="en", top_k=50, show_progress=False).save(
+        tmp_path / "teacher.trec")
+    common = ["distill", str(toy / "pairs.jsonl"), "--pool", str(toy / "toy" / "corpus.jsonl"), "-l", "en", "-q",
+              "--source-k", "1", "--window", "2:12", "--negatives", "2", "--teacher-scores", "3"]
+    live = CliRunner().invoke(app, [*common, "-r", "bm25-okapi", "-o", str(tmp_path / "live.jsonl")])
+    saved = CliRunner().invoke(app, [*common, "-r", "run", "--set", f"path={tmp_path / 'teacher.trec'}",
+                                     "-o", str(tmp_path / "saved.jsonl")])
+    assert live.exit_code == 0 and saved.exit_code == 0, (live.output, saved.output)
+    assert (tmp_path / "saved.jsonl").read_text() == (tmp_path / "live.jsonl").read_text()
+    bad = CliRunner().invoke(app, ["distill", str(toy / "pairs.jsonl"), "--pool", str(toy / "toy")])
+    err = bad.stderr if hasattr(bad, "stderr") else bad.output
+    assert bad.exit_code == 2 and "missing -r/--retriever, -o/--out" in err and len(err.strip().splitlines()) == 1

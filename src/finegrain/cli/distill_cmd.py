@@ -20,14 +20,20 @@ from finegrain.numbers import NumberError, parse_int
 def distill_command(
     pairs: Path = typer.Argument(..., metavar="PAIRS", help="Pairs JSONL (finegrain gen-queries): the queries to "
                                  "relabel and the passages they came from."),
-    retriever: str = opt.retriever_option("The teacher: a retriever name (finegrain list retrievers), e.g. "
-                                          "bm25-okapi or hybrid-use (BM25 + e5 + e5-sparse + USE-m3, RRF)."),
+    retriever: str | None = opt.retriever_option("The teacher: a retriever name (finegrain list retrievers), e.g. "
+                                                 "bm25-okapi or hybrid-use (BM25 + e5 + e5-sparse + USE-m3, RRF), "
+                                                 "or run (--set path=RUN: a run saved elsewhere over the queries "
+                                                 "--write-queries writes).", None),
     options: list[str] = opt.set_option("Teacher option KEY=VALUE (repeatable), as on finegrain eval."),
-    pool: str = typer.Option(..., "--pool", help="The passages the teacher ranks: a JSON-lines corpus (_id/id + "
+    pool: str | None = typer.Option(None, "--pool", help="The passages the teacher ranks: a JSON-lines corpus (_id/id + "
                              "text), a BEIR folder or a dataset name (its corpus; the output is then "
                              "TRANSDUCTIVE for that dataset)."),
-    out: Path = opt.out_option("Write the relabelled pairs here as JSON lines (query, passage, passage_id, "
-                               "negatives, ...), with OUT.provenance.json next to it."),
+    out: Path | None = opt.out_option("Write the relabelled pairs here as JSON lines (query, passage, passage_id, "
+                                      "negatives, ...), with OUT.provenance.json next to it.", None),
+    write_queries: Path | None = typer.Option(None, "--write-queries", metavar="FILE", help="Only write the "
+                                              "queries the teacher ranks (BEIR queries.jsonl: ids q0, q1, ... in "
+                                              "first-appearance order) and stop; a teacher run saved over them "
+                                              "elsewhere then relabels with -r run --set path=RUN."),
     lang: str | None = opt.lang_option("Language of the pool (default: a dataset's own).", None),
     source_k: int = typer.Option(3, "--source-k", min=1, help="Keep the source passage as the positive when "
                                  "the teacher ranks it in its top K; else the teacher's top-1 (1: always it)."),
@@ -47,9 +53,22 @@ def distill_command(
     quiet: bool = opt.quiet_option(),
 ) -> None:
     """Relabel PAIRS with a teacher: its positive and hard negatives, false negatives filtered (GIST)."""
+    from finegrain.io.beir import write_queries_jsonl
     from finegrain.retrieve.registry import without_cache
-    from finegrain.train.distill import DistillRule, distill
+    from finegrain.train.distill import DistillRule, distill, teacher_queries
+    from finegrain.train.finetune_data import read_pairs
 
+    if write_queries is not None:
+        queries = teacher_queries(read_pairs(pairs).pairs)
+        path = write_queries_jsonl(queries, write_queries)
+        typer.echo(f"wrote {path} ({len(queries):,} queries): rank them over the pool with any teacher, save the "
+                   "run, then relabel with -r run --set path=RUN")
+        return
+    missing = [name for name, given in (("-r/--retriever", retriever), ("--pool", pool), ("-o/--out", out))
+               if given is None]
+    if missing or retriever is None or pool is None or out is None:
+        raise FinegrainError(f"missing {', '.join(missing)}",
+                             "pass -r TEACHER --pool POOL -o OUT, or --write-queries FILE alone")
     checked = opt.retriever_options(retriever, options)
     if no_cache:
         checked = without_cache(retriever, checked)

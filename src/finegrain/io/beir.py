@@ -291,6 +291,16 @@ def write_beir(
     write_qrels_tsv(qrels, path)
 
 
+def write_queries_jsonl(queries: Queries, path: PathLike) -> Path:
+    """Write BEIR's ``queries.jsonl`` (one ``{"_id", "text"}`` object per line, in order); returns the path."""
+    path = Path(path)
+    check_ids(list(queries), "query id", IdSyntax.JSON, target=f"{str(path)!r}", hint="rename it")
+    with open_text_write(path) as f:
+        for q in queries.values():
+            f.write(_dumps({"_id": q.id, "text": q.text, **_extra(q.meta, ("_id", "text"))}))
+    return path
+
+
 def write_qrels_tsv(qrels: Qrels, path: PathLike) -> Path:
     """Write BEIR/MTEB qrels (a ``query-id corpus-id score`` header, then one tab-separated line per
     judgement, queries in order); returns the path. A query without judgement has no line."""
