@@ -584,7 +584,8 @@ def _linear(warmup: int, total: int) -> Any:
 
 def _require_device(device: str, torch: Any) -> None:
     """Fail before any work when ``device`` is not on this machine."""
-    kind, index = torch.device(device).type, torch.device(device).index or 0
+    parsed = torch.device(device)
+    kind, index = parsed.type, parsed.index or 0
     if kind == "cuda" and (not torch.cuda.is_available() or index >= torch.cuda.device_count()):
         raise FinegrainError(f"--device {device}: this torch sees {torch.cuda.device_count()} CUDA GPU(s)"
                              f"{'' if torch.cuda.is_available() else ' (a CPU build, or no driver)'}",
