@@ -31,8 +31,9 @@ from pathlib import Path
 import numpy as np
 from granularity_table import _data_root
 from safetensors.numpy import load_file, save_file
+from zh_transductive import DATASET, FUSION, FUSION_RUN_DEPTH
 
-from finegrain.datasets import load_dataset
+from finegrain.datasets import Dataset, load_dataset
 from finegrain.retrieve.registry import get_retriever
 from finegrain.text.words import normalize_texts
 from finegrain.train.bases import resolve_base
@@ -40,13 +41,10 @@ from finegrain.train.distill import teacher_queries
 from finegrain.train.finetune_data import read_pairs
 
 PAIRS = ("pairs.jsonl", "distilled.jsonl", "distilled-kl.jsonl")
-FUSION = ("bm25-okapi", "e5", "e5-sparse", "use-m3")  # zh_transductive.py's untrained fusion
-FUSION_DEPTH = 100  # deeper than any distill rule looks (its window ends at 50)
 EMBEDDINGS = "embeddings.word_embeddings.weight"
-DATASET = "capretrieval/zh"
 
 
-def texts_of(run: Path, dataset: str, query_prefix: str, passage_prefix: str) -> list[str]:
+def texts_of(run: Path, ds: Dataset, query_prefix: str, passage_prefix: str) -> list[str]:
     """Every text the students will encode, prefixed as the model sees it: as training reads it, and as
     the dense retriever (evaluation, a teacher's dense part) reads it, lower-cased with its spaces collapsed."""
     queries: set[str] = set()
@@ -60,7 +58,6 @@ def texts_of(run: Path, dataset: str, query_prefix: str, passage_prefix: str) ->
                 r = json.loads(line)
                 queries.add(r["query"])
                 passages.update((r["passage"], *r.get("negatives", []), *(r.get("teacher_top") or {}).get("texts", [])))
-    ds = load_dataset(dataset)
     queries.update(q.text for q in ds.queries.values())
     passages.update(d.text for d in ds.corpus.values())
     out = set()
@@ -70,17 +67,29 @@ def texts_of(run: Path, dataset: str, query_prefix: str, passage_prefix: str) ->
     return sorted(out)
 
 
-def fusion_run(run: Path, dataset: str, out: Path) -> None:
+def fusion_run(run: Path, ds: Dataset, out: Path) -> None:
     """The a-priori untrained fusion's run over the generated pairs' queries, as distill's teacher sees them."""
     queries = teacher_queries(read_pairs(run / "pairs.jsonl").pairs)
-    ds = load_dataset(dataset)
     fusion = get_retriever("hybrid-use", parts=list(FUSION))
-    fusion.retrieve(ds.corpus, queries, lang=dataset.split("/")[-1], top_k=FUSION_DEPTH).save(out)
+    fusion.retrieve(ds.corpus, queries, lang=str(ds.lang), top_k=FUSION_RUN_DEPTH).save(out)
 
 
 def _xz(src: Path, dst: Path) -> None:
     with src.open("rb") as f, lzma.open(dst, "wb", preset=6) as g:
         shutil.copyfileobj(f, g, 1 << 20)
+
+
+def _unpack_folder(src: Path, dst: Path) -> None:
+    """``src``'s files into ``dst``, each ``NAME.xz`` decompressed to ``NAME``."""
+    dst.mkdir(parents=True, exist_ok=True)
+    for p in src.iterdir():
+        if p.is_dir():
+            shutil.copytree(p, dst / p.name, dirs_exist_ok=True)
+        elif p.suffix == ".xz":
+            with lzma.open(p, "rb") as f, (dst / p.stem).open("wb") as g:
+                shutil.copyfileobj(f, g, 1 << 20)
+        else:
+            shutil.copy2(p, dst / p.name)
 
 
 def pack(run: Path, out: Path, dataset: str, sample: int) -> None:
@@ -91,10 +100,13 @@ def pack(run: Path, out: Path, dataset: str, sample: int) -> None:
     src = Path(base.path)
     if out.exists():
         raise SystemExit(f"error: {out} exists: remove it or pass another --out")
+    if not (run / "pairs.jsonl").is_file():
+        raise SystemExit(f"error: {run} has no pairs.jsonl: pass zh_transductive.py's --out folder as --run")
+    ds = load_dataset(dataset)
     stage = out.with_name(out.name + ".partial")
     shutil.rmtree(stage, ignore_errors=True)
     (stage / "model").mkdir(parents=True)
-    texts = texts_of(run, dataset, base.defaults.query_prefix, base.defaults.passage_prefix)
+    texts = texts_of(run, ds, base.defaults.query_prefix, base.defaults.passage_prefix)
     tok = Tokenizer.from_file(str(src / "tokenizer.json"))
     used = {int(i) for enc in tok.encode_batch(texts) for i in enc.ids} | {0, 1, 2, 3}  # the special tokens
     ids = np.array(sorted(used), dtype=np.int64)
@@ -121,7 +133,7 @@ def pack(run: Path, out: Path, dataset: str, sample: int) -> None:
         _xz(stage / "model" / name, stage / "model" / f"{name}.xz")
         (stage / "model" / name).unlink()
     (stage / "run").mkdir()
-    fusion_run(run, dataset, stage / "run" / "fusion-gen.trec")
+    fusion_run(run, ds, stage / "run" / "fusion-gen.trec")
     _xz(stage / "run" / "fusion-gen.trec", stage / "run" / "fusion-gen.trec.xz")
     (stage / "run" / "fusion-gen.trec").unlink()
     for name in PAIRS:
@@ -152,22 +164,11 @@ def rebuild(model: Path) -> None:
 
 
 def unpack(pack_dir: Path, model: Path, run: Path) -> None:
-    for folder in (model, run):
-        folder.mkdir(parents=True, exist_ok=True)
-    for p in (pack_dir / "model").iterdir():
-        if p.suffix == ".xz":
-            with lzma.open(p, "rb") as f, (model / p.stem).open("wb") as g:
-                shutil.copyfileobj(f, g, 1 << 20)
-        else:
-            (shutil.copytree if p.is_dir() else shutil.copy2)(p, model / p.name, **({"dirs_exist_ok": True}
-                                                                                    if p.is_dir() else {}))
+    if not (pack_dir / "PACK.json").is_file():
+        raise SystemExit(f"error: {pack_dir} is not a pack (no PACK.json): pass the folder zh_pack.py pack wrote")
+    _unpack_folder(pack_dir / "model", model)
     rebuild(model)
-    for p in (pack_dir / "run").iterdir():
-        if p.suffix == ".xz":
-            with lzma.open(p, "rb") as f, (run / p.stem).open("wb") as g:
-                shutil.copyfileobj(f, g, 1 << 20)
-        else:
-            shutil.copy2(p, run / p.name)
+    _unpack_folder(pack_dir / "run", run)
     print(f"unpacked {pack_dir}: model {model}, pairs in {run}")
 
 

@@ -391,16 +391,18 @@ def run(args: argparse.Namespace) -> str:
         before = json.loads((args.start_from / "finegrain_training.json").read_text(encoding="utf-8"))
         after = f", then {args.steps} more steps from {args.start_from.name} ({before['steps_done']} steps)"
         what = {k: v + after for k, v in what.items()}
-    for name, (k, lr, seed) in kinds.items():
-        at = ("" if lr is None else f", lr {lr:g}") + (f", seed {seed}" if len(seeds) > 1 else "")
+    ats = {name: ("" if lr is None else f", lr {lr:g}") + (f", seed {seed}" if len(seeds) > 1 else "")
+           for name, (_, lr, seed) in kinds.items()}
+    for name, (k, _, _) in kinds.items():
+        at = ats[name]
         label[name] = f"e5 trained on {what[k]}{at} (TRANSDUCTIVE)"
         label[f"fusion+{name}"] = f"fusion + {k} e5{at} as a 5th member, CV (TRANSDUCTIVE)"
         label[f"fusion-swap-{name}"] = f"fusion with {k} e5{at} in e5's place, CV (TRANSDUCTIVE)"
         label[f"fusion-nested-{name}"] = (f"{k} e5{at} fused with the a-priori untrained fusion as one part, "
                                           "the two weights and k by CV (TRANSDUCTIVE)")
     label["prf-base"] = "e5 (converted, untrained) with vector PRF, depth and beta by CV (zero-shot)"
-    for name, (k, lr, seed) in kinds.items():
-        at = ("" if lr is None else f", lr {lr:g}") + (f", seed {seed}" if len(seeds) > 1 else "")
+    for name, (k, _, _) in kinds.items():
+        at = ats[name]
         label[f"prf-{name}"] = f"{k} e5{at} with vector PRF, depth (0 included) and beta by CV (TRANSDUCTIVE)"
         label[f"fusion-convex-{name}"] = (f"{k} e5{at} fused with the a-priori untrained fusion as one part by "
                                           "convex score fusion (min-max), the two weights by CV (TRANSDUCTIVE)")
