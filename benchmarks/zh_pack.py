@@ -17,11 +17,20 @@ There (``FINEGRAIN_DATA=PACK/data``; the model is for those texts only, never fo
 
     python3 benchmarks/zh_pack.py unpack .pack --model /tmp/e5 --run /tmp/zh-run
     python3 benchmarks/zh_transductive.py --out /tmp/zh-run --start-from /tmp/e5 --device cuda --only students ...
+    python3 benchmarks/zh_pack.py strip /tmp/zh-run/model-kl-soup --base /tmp/e5 --out /tmp/zh-run/weights/kl-soup
+
+A student trained with ``--freeze-embeddings`` differs from its base only outside the token-embedding
+table, so ``strip`` keeps everything else (``layers.safetensors``, about a fifth of the model) after
+checking that the table is the base's; back here, ``graft`` puts the full conversion's table under those
+layers, which is the student the full model would have trained (the table's other rows were never read)::
+
+    .venv/bin/python benchmarks/zh_pack.py graft RUN/weights/kl-soup --out /work/runs/kl-soup
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import lzma
 import shutil
@@ -40,8 +49,9 @@ from finegrain.train.bases import resolve_base
 from finegrain.train.distill import teacher_queries
 from finegrain.train.finetune_data import read_pairs
 
-PAIRS = ("pairs.jsonl", "distilled.jsonl", "distilled-kl.jsonl")
+PAIRS = ("pairs.jsonl", "distilled.jsonl", "distilled-kl.jsonl", "distilled-kl2.jsonl")
 EMBEDDINGS = "embeddings.word_embeddings.weight"
+EMBEDDING_TOLERANCE = 1e-6
 
 
 def texts_of(run: Path, ds: Dataset, query_prefix: str, passage_prefix: str) -> list[str]:
@@ -172,6 +182,69 @@ def unpack(pack_dir: Path, model: Path, run: Path) -> None:
     print(f"unpacked {pack_dir}: model {model}, pairs in {run}")
 
 
+def _table_digest(table: np.ndarray, ids: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(table[ids], dtype=np.float32).tobytes()).hexdigest()
+
+
+def strip(model: Path, base: Path, out: Path, dtype: str) -> None:
+    """``model``'s weights without its token-embedding table, refused unless that table is ``base``'s (frozen)."""
+    if not (model / "model.safetensors").is_file():
+        raise SystemExit(f"error: {model} has no model.safetensors: pass a trained model's folder")
+    if out.exists():
+        raise SystemExit(f"error: {out} exists: remove it or pass another --out")
+    weights = load_file(str(model / "model.safetensors"))
+    table = weights.pop(EMBEDDINGS)
+    start = load_file(str(base / "model.safetensors"))[EMBEDDINGS]
+    ids = np.flatnonzero(np.abs(start).sum(axis=1) > 0)  # the pack's rows (the others are zero there)
+    gap = float(np.abs(table.astype(np.float64) - start).max()) if table.shape == start.shape else float("inf")
+    if gap > EMBEDDING_TOLERANCE:  # a soup's mean of equal rows may round in the last bit; training moves far more
+        raise SystemExit(f"error: {model}'s token embeddings differ from {base}'s by {gap:g}: only a student "
+                         "trained with --freeze-embeddings from that base can be stripped")
+    stage = out.with_name(out.name + ".partial")
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir(parents=True)
+    cast = np.float16 if dtype == "fp16" else None
+    save_file({k: np.ascontiguousarray(v.astype(cast) if cast is not None and v.dtype.kind == "f" else v)
+               for k, v in weights.items()}, str(stage / "layers.safetensors"))
+    for p in model.iterdir():
+        if p.name not in ("model.safetensors", "tokenizer.json", "checkpoints"):
+            (shutil.copytree if p.is_dir() else shutil.copy2)(p, stage / p.name)
+    (stage / "STRIPPED.json").write_text(json.dumps({
+        "model": str(model), "base": str(base), "dtype": dtype, "rows_checked": len(ids),
+        "max_abs_difference_from_base": gap, "rows_sha256": _table_digest(start, ids),
+        "rows": ids.tolist()}) + "\n", encoding="utf-8")
+    stage.rename(out)
+    print(f"stripped {model} to {out} ({dtype}); its token embeddings are {base}'s (max difference {gap:g})")
+
+
+def graft(stripped: Path, out: Path) -> None:
+    """A whole model from ``strip``'s folder and the full conversion's token-embedding table and tokenizer."""
+    meta_path = stripped / "STRIPPED.json"
+    if not meta_path.is_file():
+        raise SystemExit(f"error: {stripped} was not written by zh_pack.py strip (no STRIPPED.json)")
+    if out.exists():
+        raise SystemExit(f"error: {out} exists: remove it or pass another --out")
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    src = Path(resolve_base("e5").path)
+    table = load_file(str(src / "model.safetensors"))[EMBEDDINGS]
+    if _table_digest(table, np.array(meta["rows"], dtype=np.int64)) != meta["rows_sha256"]:
+        raise SystemExit(f"error: {src}'s token embeddings are not those {stripped} was trained from: "
+                         "graft onto the conversion the pack was made from")
+    weights = load_file(str(stripped / "layers.safetensors"))
+    weights = {k: (v.astype(table.dtype) if v.dtype == np.float16 else v) for k, v in weights.items()}
+    weights[EMBEDDINGS] = table
+    stage = out.with_name(out.name + ".partial")
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir(parents=True)
+    for p in stripped.iterdir():
+        if p.name not in ("layers.safetensors", "STRIPPED.json"):
+            (shutil.copytree if p.is_dir() else shutil.copy2)(p, stage / p.name)
+    shutil.copy2(src / "tokenizer.json", stage / "tokenizer.json")
+    save_file(weights, str(stage / "model.safetensors"), metadata={"format": "pt"})
+    stage.rename(out)
+    print(f"grafted {stripped} onto {src}'s token embeddings: {out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="verb", required=True)
@@ -184,11 +257,23 @@ def main() -> None:
     u.add_argument("pack", type=Path)
     u.add_argument("--model", type=Path, required=True, help="folder for the rebuilt model (--start-from)")
     u.add_argument("--run", type=Path, required=True, help="zh_transductive.py's --out folder there")
+    s = sub.add_parser("strip", help="there: a --freeze-embeddings student without its token embeddings")
+    s.add_argument("model", type=Path, help="the trained model's folder")
+    s.add_argument("--base", type=Path, required=True, help="the model unpack rebuilt (the students' --start-from)")
+    s.add_argument("--out", type=Path, required=True, help="folder to write (must not exist)")
+    s.add_argument("--dtype", choices=("fp32", "fp16"), default="fp32", help="fp16 halves it, inexactly")
+    g = sub.add_parser("graft", help="here: a whole model from a stripped student and the full conversion")
+    g.add_argument("stripped", type=Path)
+    g.add_argument("--out", type=Path, required=True, help="folder for the whole model (must not exist)")
     args = ap.parse_args()
     if args.verb == "pack":
         pack(args.run, args.out, args.dataset, args.sample)
-    else:
+    elif args.verb == "unpack":
         unpack(args.pack, args.model, args.run)
+    elif args.verb == "strip":
+        strip(args.model, args.base, args.out, args.dtype)
+    else:
+        graft(args.stripped, args.out)
 
 
 if __name__ == "__main__":

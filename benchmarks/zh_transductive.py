@@ -17,7 +17,8 @@ from its checkpoint):
    ``kl`` distils again with the teacher's top ``--teacher-k`` passages and scores on every pair
    (``--teacher-scores``) and trains with ``--kl-weight``: InfoNCE plus the KL divergence from the
    teacher's distribution over those passages to the student's; kind ``kl2`` is the second round
-   of ``kl``: the teacher is the fusion with the ``kl`` model as one more member; with
+   of ``kl``: the teacher is the fusion with the ``kl`` model as one more member (``kl2`` alone
+   trains from a ``distilled-kl2.jsonl`` already in ``--out``, distilled beforehand by such a teacher); with
    ``--query-only`` every training is ``finegrain train --query-only`` (the query encoder alone,
    against the untrained e5's fixed passage embeddings), with ``--freeze-embeddings``
    ``finegrain train --freeze-embeddings``;
@@ -255,11 +256,13 @@ def run(args: argparse.Namespace) -> str:
     wanted = [m.strip() for m in args.models.split(",") if m.strip()]
     kinds_known = ("rules", "distilled", "distilled2", "kl", "kl2")
     needs = {"distilled2": "distilled", "kl2": "kl"}
-    if not wanted or sorted(set(wanted) - set(kinds_known)) or any(needs[k] not in wanted for k in needs if k in wanted):
-        raise SystemExit(f"error: --models {args.models!r}: choose from {', '.join(kinds_known)} "
-                         "(distilled2 needs distilled, kl2 needs kl)")
     sources = {"rules": pairs, "distilled": distilled, "distilled2": root / "distilled2.jsonl",
                "kl": root / "distilled-kl.jsonl", "kl2": root / "distilled-kl2.jsonl"}
+    # a second round needs its first in the same call, unless its pairs were distilled beforehand (elsewhere)
+    if not wanted or sorted(set(wanted) - set(kinds_known)) or any(
+            needs[k] not in wanted and not sources[k].is_file() for k in needs if k in wanted):
+        raise SystemExit(f"error: --models {args.models!r}: choose from {', '.join(kinds_known)} "
+                         "(distilled2 needs distilled, kl2 needs kl, unless their pairs are in --out already)")
     lrs: list[float | None] = list(args.lr) if args.lr else [None]
     seeds: list[int] = list(dict.fromkeys(args.seed))
     kinds: dict[str, tuple[str, float | None, int]] = {}
@@ -378,7 +381,11 @@ def run(args: argparse.Namespace) -> str:
             "kl": f"pairs distilled by {args.teacher}, + {args.kl_weight:g} x KL to its top {args.teacher_k}",
             "kl2": f"pairs distilled by {args.teacher} + the kl model (round 2), + {args.kl_weight:g} x KL to its "
                    f"top {args.teacher_k}"}
-    if args.fusion_run is not None:
+    if "kl2" in wanted and "kl" not in wanted:  # the round-2 pairs were distilled beforehand
+        what["kl2"] = (f"pairs distilled by a first-round kl model fused with the a-priori {args.teacher} (round 2; "
+                       f"the teacher as distilled-kl2.jsonl.provenance.json records it), + {args.kl_weight:g} x KL to "
+                       f"its top {args.teacher_k}")
+    elif args.fusion_run is not None:
         what["kl2"] = (f"pairs distilled by the a-priori {args.teacher} and the kl {'soup' if 'kl-soup' in candidates.get('kl', []) else 'model'} "
                        f"(RRF, equal weights; round 2), + {args.kl_weight:g} x KL to its top {args.teacher_k}")
     label = {"base": "e5 (converted, untrained; zero-shot)",
