@@ -8,10 +8,16 @@
 #
 # e.g. bash benchmarks/zh_gpu.sh .pack /tmp/zh-run "$OUT" --models kl,kl2 --lr 5e-5 --seed 0 1 2 3 4 --steps 1000 \
 #        --freeze-embeddings --precision bf16 --checkpoint-every 250 --device cuda --jobs 5 --threads 2
-# Then, here: cat back.tar.xz* | tar xJf - -C RUN_HERE; for each returned student,
-# zh_pack.py graft RUN_HERE/weights/NAME --out MODEL makes it whole (the full conversion's token embeddings); copy the untrained rows' evaluations (eval/base, eval/fusion,
-# eval/fusion-apriori, eval/fusion-convex) in, and run zh_transductive.py with the same arguments and --runs-only.
+# Then, here: cat back.tar.xz* | tar xJf - -C RUN_HERE; zh_pack.py graft RUN_HERE/weights/NAME --out MODEL makes
+# each returned student whole (the full conversion's token embeddings); copy the untrained rows' evaluations
+# (eval/base, eval/fusion, eval/fusion-apriori, eval/fusion-convex) in, and run zh_transductive.py with the same
+# arguments and --runs-only.
 # A second call with the same arguments resumes (trainings from their checkpoints; finished parts are kept).
+# A second round over two device sessions: BACK_MODELS=kl-soup brings the first round's soup back; here,
+# zh_pack.py graft it, distil the round-2 pairs with the saved fusion run and it as the teacher (CPU minutes):
+#   finegrain distill RUN_HERE/pairs.jsonl -r hybrid --set parts=run,dense --set run.path=RUN/fusion-gen.trec \
+#     --set depth=100 --set dense.encoder=st:SOUP --pool capretrieval/zh --teacher-scores 8 -o RUN_HERE/distilled-kl2.jsonl
+# then pack RUN_HERE again and run --models kl2 there (kl2 alone trains from those pairs).
 set -u -o pipefail
 [ $# -ge 3 ] || { echo "error: usage: zh_gpu.sh PACK RUN OUT [zh_transductive.py arguments...]" >&2; exit 2; }
 PACK=$(realpath "$1"); RUN=$2; OUT=$3; shift 3

