@@ -102,7 +102,7 @@ def _unpack_folder(src: Path, dst: Path) -> None:
             shutil.copy2(p, dst / p.name)
 
 
-def pack(run: Path, out: Path, dataset: str, sample: int) -> None:
+def pack(run: Path, out: Path, dataset: str, sample: int, with_fusion_run: bool = True) -> None:
     from sentence_transformers import SentenceTransformer
     from tokenizers import Tokenizer
 
@@ -143,9 +143,10 @@ def pack(run: Path, out: Path, dataset: str, sample: int) -> None:
         _xz(stage / "model" / name, stage / "model" / f"{name}.xz")
         (stage / "model" / name).unlink()
     (stage / "run").mkdir()
-    fusion_run(run, ds, stage / "run" / "fusion-gen.trec")
-    _xz(stage / "run" / "fusion-gen.trec", stage / "run" / "fusion-gen.trec.xz")
-    (stage / "run" / "fusion-gen.trec").unlink()
+    if with_fusion_run:  # only a second round distilled there needs it
+        fusion_run(run, ds, stage / "run" / "fusion-gen.trec")
+        _xz(stage / "run" / "fusion-gen.trec", stage / "run" / "fusion-gen.trec.xz")
+        (stage / "run" / "fusion-gen.trec").unlink()
     for name in PAIRS:
         if (run / name).is_file():
             _xz(run / name, stage / "run" / f"{name}.xz")
@@ -155,7 +156,7 @@ def pack(run: Path, out: Path, dataset: str, sample: int) -> None:
     (stage / "PACK.json").write_text(json.dumps({
         "base": str(src), "dataset": dataset, "texts": len(texts), "token_rows": len(ids),
         "rows_of": int(table.shape[0]), "checked_texts": len(picked), "max_abs_difference": gap,
-        "pairs": [n for n in PAIRS if (run / n).is_file()]}, indent=2) + "\n", encoding="utf-8")
+        "pairs": [n for n in PAIRS if (run / n).is_file()], "fusion_run": with_fusion_run}, indent=2) + "\n", encoding="utf-8")
     stage.rename(out)
     print(f"packed {out}: {len(ids)} of {table.shape[0]} token rows for {len(texts)} texts; "
           f"{len(picked)} sampled texts embed exactly as the full conversion")
@@ -253,6 +254,9 @@ def main() -> None:
     p.add_argument("--out", type=Path, required=True, help="the pack folder to write (must not exist)")
     p.add_argument("--dataset", default=DATASET)
     p.add_argument("--sample", type=int, default=128, help="texts embedded by both models in the exactness check")
+    p.add_argument("--no-fusion-run", action="store_true",
+                   help="leave out the a-priori fusion's run (a quarter of the pack's size), which only a second "
+                        "round distilled there reads: e.g. when --run holds distilled-kl2.jsonl already")
     u = sub.add_parser("unpack", help="there: the model and the pairs from a pack")
     u.add_argument("pack", type=Path)
     u.add_argument("--model", type=Path, required=True, help="folder for the rebuilt model (--start-from)")
@@ -267,7 +271,7 @@ def main() -> None:
     g.add_argument("--out", type=Path, required=True, help="folder for the whole model (must not exist)")
     args = ap.parse_args()
     if args.verb == "pack":
-        pack(args.run, args.out, args.dataset, args.sample)
+        pack(args.run, args.out, args.dataset, args.sample, with_fusion_run=not args.no_fusion_run)
     elif args.verb == "unpack":
         unpack(args.pack, args.model, args.run)
     elif args.verb == "strip":

