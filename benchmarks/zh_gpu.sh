@@ -18,8 +18,8 @@
 #   finegrain distill RUN_HERE/pairs.jsonl -r hybrid --set parts=run,dense --set run.path=RUN/fusion-gen.trec \
 #     --set depth=100 --set dense.encoder=st:SOUP [--set fusion=convex] --pool capretrieval/zh --teacher-scores 8 \
 #     -o RUN_HERE/distilled-kl2.jsonl
-# then zh_pack.py pack --run RUN_HERE --no-fusion-run, and run --models kl2 [--round2-fusion convex] there (kl2
-# alone trains from those pairs; --round2-fusion only names the teacher's fusion in the labels).
+# then zh_pack.py pack --run RUN_HERE --no-fusion-run, and run --models kl2 there (kl2 alone trains from those
+# pairs; the labels name the teacher's fusion as their provenance records it).
 set -u -o pipefail
 [ $# -ge 3 ] || { echo "error: usage: zh_gpu.sh PACK RUN OUT [zh_transductive.py arguments...]" >&2; exit 2; }
 PACK=$(realpath "$1"); RUN=$2; OUT=$3; shift 3

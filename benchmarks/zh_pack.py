@@ -194,6 +194,9 @@ def strip(model: Path, base: Path, out: Path, dtype: str) -> None:
     if out.exists():
         raise SystemExit(f"error: {out} exists: remove it or pass another --out")
     weights = load_file(str(model / "model.safetensors"))
+    if EMBEDDINGS not in weights:
+        raise SystemExit(f"error: {model}/model.safetensors has no {EMBEDDINGS}: pass a student trained from the "
+                         "packed e5 (one encoder, not --query-only)")
     table = weights.pop(EMBEDDINGS)
     start = load_file(str(base / "model.safetensors"))[EMBEDDINGS]
     ids = np.flatnonzero(np.abs(start).sum(axis=1) > 0)  # the pack's rows (the others are zero there)
@@ -255,7 +258,7 @@ def main() -> None:
     p.add_argument("--dataset", default=DATASET)
     p.add_argument("--sample", type=int, default=128, help="texts embedded by both models in the exactness check")
     p.add_argument("--no-fusion-run", action="store_true",
-                   help="leave out the a-priori fusion's run (a quarter of the pack's size), which only a second "
+                   help="leave out the a-priori fusion's run (about half the pack), which only a second "
                         "round distilled there reads: e.g. when --run holds distilled-kl2.jsonl already")
     u = sub.add_parser("unpack", help="there: the model and the pairs from a pack")
     u.add_argument("pack", type=Path)

