@@ -64,9 +64,9 @@ def distill_command(
         typer.echo(f"wrote {path} ({len(queries):,} queries): rank them over the pool with any teacher, save the "
                    "run, then relabel with -r run --set path=RUN")
         return
-    missing = [name for name, given in (("-r/--retriever", retriever), ("--pool", pool), ("-o/--out", out))
-               if given is None]
-    if missing or retriever is None or pool is None or out is None:
+    if retriever is None or pool is None or out is None:
+        missing = [name for name, given in (("-r/--retriever", retriever), ("--pool", pool), ("-o/--out", out))
+                   if given is None]
         raise FinegrainError(f"missing {', '.join(missing)}",
                              "pass -r TEACHER --pool POOL -o OUT, or --write-queries FILE alone")
     checked = opt.retriever_options(retriever, options)

@@ -285,9 +285,7 @@ def write_beir(
     with open_text_write(root / "corpus.jsonl") as f:
         for d in corpus.values():
             f.write(_dumps({"_id": d.id, "title": d.title, "text": d.text, **_extra(d.meta, ("_id", "title", "text"))}))
-    with open_text_write(root / "queries.jsonl") as f:
-        for q in queries.values():
-            f.write(_dumps({"_id": q.id, "text": q.text, **_extra(q.meta, ("_id", "text"))}))
+    _write_queries(queries, root / "queries.jsonl")
     write_qrels_tsv(qrels, path)
 
 
@@ -295,10 +293,15 @@ def write_queries_jsonl(queries: Queries, path: PathLike) -> Path:
     """Write BEIR's ``queries.jsonl`` (one ``{"_id", "text"}`` object per line, in order); returns the path."""
     path = Path(path)
     check_ids(list(queries), "query id", IdSyntax.JSON, target=f"{str(path)!r}", hint="rename it")
+    _write_queries(queries, path)
+    return path
+
+
+def _write_queries(queries: Queries, path: Path) -> None:
+    """The lines of ``queries.jsonl``, ids already checked."""
     with open_text_write(path) as f:
         for q in queries.values():
             f.write(_dumps({"_id": q.id, "text": q.text, **_extra(q.meta, ("_id", "text"))}))
-    return path
 
 
 def write_qrels_tsv(qrels: Qrels, path: PathLike) -> Path:
