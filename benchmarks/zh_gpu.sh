@@ -13,7 +13,7 @@
 # (eval/base, eval/fusion, eval/fusion-apriori, eval/fusion-convex) in, and run zh_transductive.py with the same
 # arguments and --runs-only.
 # A second call with the same arguments resumes (trainings from their checkpoints; finished parts are kept).
-# A second round over two device sessions: BACK_MODELS=kl-soup brings the first round's soup back; here,
+# A second round in two calls there: the first with BACK_MODELS=kl-soup brings the first round's soup back; here,
 # zh_pack.py graft it, distil the round-2 pairs with the saved fusion run and it as the teacher (CPU minutes):
 #   finegrain distill RUN_HERE/pairs.jsonl -r hybrid --set parts=run,dense --set run.path=RUN/fusion-gen.trec \
 #     --set depth=100 --set dense.encoder=st:SOUP [--set fusion=convex] --pool capretrieval/zh --teacher-scores 8 \

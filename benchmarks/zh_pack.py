@@ -200,7 +200,7 @@ def strip(model: Path, base: Path, out: Path, dtype: str) -> None:
     table = weights.pop(EMBEDDINGS)
     start = load_file(str(base / "model.safetensors"))[EMBEDDINGS]
     ids = np.flatnonzero(np.abs(start).sum(axis=1) > 0)  # the pack's rows (the others are zero there)
-    gap = float(np.abs(table.astype(np.float64) - start).max()) if table.shape == start.shape else float("inf")
+    gap = float(np.abs(table - start).max()) if table.shape == start.shape else float("inf")
     if gap > EMBEDDING_TOLERANCE:  # a soup's mean of equal rows may round in the last bit; training moves far more
         raise SystemExit(f"error: {model}'s token embeddings differ from {base}'s by {gap:g}: only a student "
                          "trained with --freeze-embeddings from that base can be stripped")

@@ -305,14 +305,14 @@ def run(args: argparse.Namespace) -> str:
                 raise SystemExit(f"error: --only pairs: {k}'s teacher needs the trained {first} model; "
                                  f"leave {k} out of --models")
             if first:
-                model = ["--set", f"dense.encoder=st:{models[candidates[first][-1]]}",
-                         "--set", f"fusion={args.round2_fusion or 'rrf'}"]
-                model += ["--set", f"dense.device={args.device}"] if args.device != "cpu" else []
+                student = ["--set", f"dense.encoder=st:{models[candidates[first][-1]]}",
+                           "--set", f"fusion={args.round2_fusion or 'rrf'}"]
+                student += ["--set", f"dense.device={args.device}"] if args.device != "cpu" else []
                 if args.fusion_run is None:
-                    teacher += ["--set", f"parts={','.join(FUSION)},dense", *model]
-                else:  # the a-priori fusion's saved run and the first round's model, RRF k=60, equal weights
+                    teacher += ["--set", f"parts={','.join(FUSION)},dense", *student]
+                else:  # the a-priori fusion's saved run and the first round's model, equal weights
                     teacher = ["-r", "hybrid", "--set", "parts=run,dense", "--set", f"run.path={args.fusion_run}",
-                               "--set", f"depth={FUSION_RUN_DEPTH}", *model]
+                               "--set", f"depth={FUSION_RUN_DEPTH}", *student]
             scores = ["--teacher-scores", str(args.teacher_k)] if k != "distilled2" else []
             finegrain("distill", str(pairs), *teacher, "--pool", DATASET, *scores, "-o", str(sources[k]), "-q")
         if args.only == "pairs":
