@@ -92,6 +92,8 @@ case ${BACK_RUNS:-all} in
          || echo "warning: no run files fit; they stay in $RUN there" ;;
   # shellcheck disable=SC2086
   models) archive runs $model_runs || echo "warning: the runs of ${BACK_MODELS:-no model} do not fit" ;;
+  none) ;;
+  *) echo "error: BACK_RUNS=$BACK_RUNS: choose all, models or none; no run files came back" >&2; rc=$(( rc ? rc : 5 )) ;;
 esac
 weights=$(for n in ${BACK_MODELS:-}; do [ -d "$RUN/weights/$n" ] && echo "weights/$n"; done)
 if [ -n "$weights" ]; then
@@ -99,6 +101,7 @@ if [ -n "$weights" ]; then
   archive weights $weights || echo "warning: the weights of $BACK_MODELS do not fit beside the rest (BACK_RUNS=models or none)"
 fi
 for a in "$OUT"/*.tar.xz; do
+  [ -e "$a" ] || continue
   [ "$(stat -c %s "$a")" -le $((15 * 1024 * 1024)) ] || { split -b 15M -d "$a" "$a." && rm "$a"; }
 done
 ls -l "$OUT"
