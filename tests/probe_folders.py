@@ -18,6 +18,8 @@ import pytest
 
 from dense_fakes import BagOfWordsEncoder
 from finegrain.cli.main import main
+from finegrain.diagnose.perturb import caption_corpus
+from finegrain.retrieve.dense.encoders import registry
 
 PAIRS = [
     {"id": "a1", "category": "add_att", "target": "a red car on the road", "contrastive": "a red car on the green road",
@@ -52,9 +54,6 @@ def make_probe_folders(base: Path) -> dict[str, Path]:
     assert main(["perturb", "--dataset", "embedded/captions-en", "--retriever", "bm25-okapi", "--resamples", "200",
                  "--out", str(out["perturb"]), "-q"]) == 0
     with pytest.MonkeyPatch.context() as mp:
-        from finegrain.diagnose.perturb import caption_corpus
-        from finegrain.retrieve.dense.encoders import registry
-
         fake = lambda spec, **kw: BagOfWordsEncoder(64, model_id=f"fake/{spec}")  # noqa: E731
         mp.setattr(registry, "get_encoder", fake)
         mp.setattr(caption_corpus, "get_encoder", fake)

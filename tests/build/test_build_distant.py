@@ -28,7 +28,7 @@ from finegrain.build.units import units
 from finegrain.cli.main import main
 from finegrain.datasets import load_dataset
 from finegrain.errors import DataFormatError, FinegrainError
-from finegrain.io.beir import iter_qrels_tsv
+from finegrain.io.beir import iter_qrels_tsv, read_qrels_tsv
 
 
 def _brute(p: list[str], a: list[str]) -> float:
@@ -229,8 +229,6 @@ def test_cli_refuses_ids_a_qrels_line_cannot_hold_and_writes_nothing(tmp_path: P
 
 def test_ids_with_spaces_are_fine_in_beir_qrels(tmp_path: Path) -> None:
     got = distant_label({"IMG 1.jpg": "the cat sat"}, {"q 1": ["the cat sat"]}, threshold=0.5, lang="en")
-    from finegrain.io.beir import read_qrels_tsv
-
     assert read_qrels_tsv(write_qrels(got, tmp_path / "qrels.tsv")).to_dict() == {"q 1": {"IMG 1.jpg": 1}}
 
 

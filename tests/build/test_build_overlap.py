@@ -22,6 +22,7 @@ from finegrain.cli.main import main
 from finegrain.datasets import load_dataset
 from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
 from finegrain.io.idlist import read_overlap_ids
+from finegrain.results.saved import SavedResults
 
 UPSTREAM = ("dureader_mini", "upstream")
 
@@ -314,8 +315,6 @@ def test_eval_split_by_overlap_reports_overlap_and_others(tmp_path: Path, with_d
     assert {q: r["type"] for q, r in res["queries"].items()} == {
         q: "Overlap" if q in inside else "Others" for q in res["queries"]}
     assert res["provenance"]["query_groups"]["groups"] == {"Overlap": len(inside), "Others": 8 - len(inside)}
-    from finegrain.results.saved import SavedResults
-
     saved = SavedResults.from_json(res)
     assert set(saved.query_groups().values()) == {"Overlap", "Others"}
 

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from finegrain.cli.list_cmd import catalogue
 from finegrain.cli.main import app, main
+from finegrain.datasets import load_dataset
 from finegrain.io.trec import write_qrels, write_run
 from finegrain.results.files import read_any_run, write_results
 from finegrain.results.saved import SavedResults
@@ -155,8 +156,6 @@ def test_fusing_eval_folders_writes_a_results_folder_that_compare_and_report_rea
     assert list(saved.metrics) == ["ndcg@10", "recall@10"]  # the inputs' metrics
     assert saved.dataset_name == "embedded/captions-en" and saved.by_type and saved.errors is not None
     assert saved.judged is not None and saved.passages is not None and saved.passages.text
-    from finegrain.datasets import load_dataset
-
     ds = load_dataset("embedded/captions-en")
     want = evaluate(ds.qrels, fused, ["ndcg@10"], queries=list(ds.queries))
     assert saved.aggregate["ndcg@10"] == pytest.approx(want["ndcg@10"].value)

@@ -17,6 +17,7 @@ import typer
 from typer.testing import CliRunner
 
 import finegrain
+from finegrain.cli import app as app_module
 from finegrain.cli.main import app, main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,8 +79,6 @@ def _installed_version() -> str | None:
 
 def test_version_falls_back_to_the_package_attribute(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib import metadata
-
-    from finegrain.cli import app as app_module
 
     def missing(name: str) -> str:
         raise metadata.PackageNotFoundError(name)

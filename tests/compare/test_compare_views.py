@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import finegrain
 from finegrain import Run, compare, evaluate
 from finegrain.compare.comparison import Comparison
 from finegrain.errors import FinegrainError
@@ -112,8 +113,6 @@ def test_ranx_call_mistakes_are_named() -> None:
 
 def test_signatures_are_visible() -> None:
     import inspect
-
-    import finegrain
 
     assert list(inspect.signature(finegrain.compare).parameters)[:4] == ["results", "runs", "metrics", "qrels"]
     assert list(inspect.signature(finegrain.evaluate).parameters)[:3] == ["qrels", "run", "metrics"]

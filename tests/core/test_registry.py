@@ -20,6 +20,7 @@ from finegrain.registry import Param, Registry, check_options
 from finegrain.retrieve.bm25.retriever import BM25Retriever
 from finegrain.retrieve.dense.encoders.registry import ENCODERS
 from finegrain.retrieve.dense.retriever import DenseRetriever
+from finegrain.retrieve.fusion.methods import HYBRID_FUSIONS
 from finegrain.retrieve.registry import FUSIONS, RERANKERS, RETRIEVERS
 
 # --------------------------------------------------------------------------- Param and check_options
@@ -165,15 +166,11 @@ def test_declared_choices_resolve() -> None:
                 assert choices is None or (len(choices) > 0 and (p.default is None or p.default in choices))
                 n += choices is not None
     assert n >= 10
-    from finegrain.retrieve.fusion.methods import HYBRID_FUSIONS
-
     assert set(HYBRID_FUSIONS) <= set(FUSIONS.names()), "every fusion the hybrid retriever offers is registered"
 
 
 def test_encoder_params_match_their_constructors() -> None:
     import inspect
-
-    from finegrain.retrieve.dense.encoders.registry import ENCODERS
 
     for name in ENCODERS.names():
         takes = [p.name for p in inspect.signature(ENCODERS.get(name)).parameters.values() if p.kind is p.KEYWORD_ONLY]
@@ -182,8 +179,6 @@ def test_encoder_params_match_their_constructors() -> None:
 
 def test_fusion_params_match_the_functions() -> None:
     import inspect
-
-    from finegrain.retrieve.registry import FUSIONS
 
     for name in FUSIONS.names():
         sig = inspect.signature(FUSIONS.get(name)).parameters

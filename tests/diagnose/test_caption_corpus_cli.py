@@ -10,6 +10,7 @@ import pytest
 
 from dense_fakes import BagOfWordsEncoder
 from finegrain.cli.main import main
+from finegrain.compare.comparison import load_comparison
 from finegrain.io.trec import read_run
 from finegrain.retrieve.dense.encoders import registry
 
@@ -65,8 +66,6 @@ def test_cli_flickr8k_writes_results_and_run(tmp_path: Path, fake_encoder, monke
     run = read_run(out / "run.trec")
     assert run.ranked("4.jpg")[:2] == ["1.jpg", "4.jpg"]
     # the saved results are something `finegrain compare` reads
-    from finegrain.compare.comparison import load_comparison
-
     cmp = load_comparison([out, out], n_resamples=50).to_json_dict()
     assert "recall@1" in cmp["metrics"] and "median_rank" not in cmp["metrics"]
 

@@ -31,6 +31,7 @@ from finegrain.diagnose.contrastive import (
     pool_retrieval,
     run_contrast,
 )
+from finegrain.diagnose.contrastive.sugarcrepe import SUGARCREPE_CATEGORIES, sugarcrepe_pairs
 from finegrain.errors import FinegrainError
 from finegrain.results.probes import ContrastBootstrap, ContrastEncoder, PairsSource
 from finegrain.retrieve.dense.encoders import registry
@@ -254,7 +255,6 @@ def test_cli_pool_prints_both_settings_the_cosines_and_the_ablation(tmp_path: Pa
 def test_minilm_on_sugarcrepe_loses_r_at_1_when_the_negatives_join_the_pool(data_root: Path) -> None:
     """The real-encoder figure: all-MiniLM-L6-v2, 83 SugarCrepe pairs, text->text."""
     pytest.importorskip("sentence_transformers")
-    from finegrain.diagnose.contrastive.sugarcrepe import SUGARCREPE_CATEGORIES, sugarcrepe_pairs
     from finegrain.retrieve.dense.encoders.registry import get_encoder
 
     pairs = sugarcrepe_pairs(data_root)

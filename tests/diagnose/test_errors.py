@@ -8,8 +8,9 @@ import pytest
 
 from finegrain.datasets import load_dataset
 from finegrain.diagnose import ErrorAnalysis, analyse_errors
-from finegrain.errors import FinegrainError
+from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.experiment.run import Experiment, error_section, run_experiment
+from finegrain.report.errors_table import error_tables, print_errors
 from finegrain.results.diagnosis import ErrorsSection
 from finegrain.retrieve.registry import get_retriever
 from finegrain.settings import Settings
@@ -266,9 +267,6 @@ def test_the_saved_section_reads_back_what_the_analysis_wrote(zh: ErrorAnalysis)
 def test_errors_table_renders(zh: ErrorAnalysis) -> None:
     from rich.console import Console
 
-    from finegrain.report.errors_table import error_tables, print_errors
-    from finegrain.results.diagnosis import ErrorsSection
-
     console = Console(width=200, record=True)
     print_errors(ErrorsSection.read(zh.to_json_dict(), "zh"), console)
     text = console.export_text()
@@ -282,8 +280,6 @@ def test_every_error_survives_pickling_with_its_type_message_and_hint() -> None:
     """Errors cross process boundaries (a search worker, a process pool): a subclass whose constructor
     takes other arguments than (message, hint) must come back as itself."""
     import pickle
-
-    from finegrain.errors import FinegrainError, UnknownNameError
 
     for err in (FinegrainError("bad value 3", "use 1 or 2"), UnknownNameError("metric", "ndgc@10", ["ndcg@10", "map"])):
         back = pickle.loads(pickle.dumps(err))

@@ -11,6 +11,7 @@ from finegrain.cli.main import main
 from finegrain.datasets import load_dataset
 from finegrain.evaluate.evaluate import evaluate
 from finegrain.retrieve.registry import get_retriever
+from finegrain.types import Queries, Query
 
 
 def _perturb(tmp_path: Path, *args: str) -> tuple[dict, list[dict]]:
@@ -45,8 +46,6 @@ def test_cli_writes_the_out_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     plain = evaluate(ds.qrels, bm25.retrieve(ds.corpus, ds.queries, lang=lang, top_k=None, show_progress=False),
                      ["ndcg@10", "mrr"], queries=list(ds.queries))
     assert res["original"]["ndcg@10"] == pytest.approx(plain["ndcg@10"].value)
-    from finegrain.types import Queries, Query
-
     neg = [x for x in lines if x["family"] == "negation"]
     pert_q = Queries(Query(x["qid"], x["perturbed"]) for x in neg)
     pert_run = bm25.retrieve(ds.corpus, pert_q, lang=lang, top_k=None, show_progress=False)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from finegrain.cli.main import main
+from finegrain.datasets import load_dataset
 from finegrain.diagnose.taxonomy import (
     SCHEMA,
     TAGS,
@@ -24,6 +25,9 @@ from finegrain.diagnose.taxonomy import (
     analyse_taxonomy,
 )
 from finegrain.errors import FinegrainError
+from finegrain.experiment.run import taxonomy_section
+from finegrain.results.saved import SavedResults
+from finegrain.settings import Settings
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
 # (qid, query, wrong passage, relevant passage, expected tag, evidence the rule must show)
@@ -212,8 +216,6 @@ def test_eval_writes_the_taxonomy_section(tmp_path: Path) -> None:
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     tax = results["taxonomy"]
     assert tax["schema"] == SCHEMA and "skipped" not in tax, tax.get("skipped")
-    from finegrain.results.saved import SavedResults
-
     typed = SavedResults.load(out).taxonomy  # the section reads back as the typed object, whole
     assert typed is not None and typed.analysed and typed.to_json() == tax
     assert set(tax["counts"]) == set(TAGS)
@@ -222,9 +224,6 @@ def test_eval_writes_the_taxonomy_section(tmp_path: Path) -> None:
     for line in (out / "run.trec").read_text().splitlines():
         qid, _, doc, _, score, _ = line.split()
         run.setdefault(qid, []).append((-float(score), doc))
-    from finegrain.datasets import load_dataset
-    from finegrain.settings import Settings
-
     ds = load_dataset("embedded/captions-en", Settings.from_env())
     failed = set()
     for qid in ds.queries:
@@ -239,8 +238,6 @@ def test_eval_writes_the_taxonomy_section(tmp_path: Path) -> None:
 
 def test_pipeline_guard_never_breaks_an_eval() -> None:
     from types import SimpleNamespace
-
-    from finegrain.experiment.run import taxonomy_section
 
     empty = Run.from_dict({})
     ds = SimpleNamespace(lang="en")

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import finegrain.diagnose.taxonomy.zh_lexicon as zl
+from finegrain.cli.main import main
 from finegrain.diagnose.taxonomy import analyse_taxonomy
 from finegrain.diagnose.taxonomy.categories import en_members, member_in, zh_categories
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
@@ -71,8 +72,6 @@ def test_rule_needs_the_category_absent_from_the_relevant_passage() -> None:
 def test_capretrieval_zh_saves_taxonomy_miss(tmp_path: Path, with_data_root: Path) -> None:
     """The F12 floor: an eval of capretrieval/zh saves the taxonomy_miss class, with hand-checkable examples."""
     import json
-
-    from finegrain.cli.main import main
 
     assert main(["eval", "-d", "capretrieval/zh", "-r", "bm25-okapi", "-m", "ndcg@10", "-o", str(tmp_path),
                  "--quiet"]) == 0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import finegrain
 from finegrain import Qrels, Run, evaluate
 from finegrain.errors import FinegrainWarning
 from finegrain.evaluate import ExcludedQueriesWarning
@@ -93,8 +94,6 @@ def test_the_warning_is_silenced_by_the_argument_or_a_filter_and_absent_when_not
 
 
 def test_the_callable_package_warns_at_the_callers_line() -> None:
-    import finegrain
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         finegrain.evaluate(QRELS, RUN, ["ndcg@10"])

@@ -24,6 +24,8 @@ import pytest
 
 from chromium import find_chromium, missing
 from finegrain.cli.main import main
+from finegrain.compare.systems import LabelledResults, load_labelled
+from finegrain.report.html import render_report
 from finegrain.results.files import read_saved_run
 from finegrain.results.saved import SavedResults
 
@@ -204,8 +206,6 @@ def test_clicking_a_query_shows_each_systems_ranked_list_with_grades(rendered: t
 def test_a_query_text_with_a_closing_script_tag_neither_breaks_nor_injects(
         rendered: tuple[Path, Path, str, str], tmp_path: Path) -> None:
     from chromium import DevToolsPage
-    from finegrain.compare.systems import LabelledResults, load_labelled
-    from finegrain.report.html import render_report
 
     page, _, _, _ = rendered
     evil = "</script><script>window.pwned = 1</script><!-- 猫"

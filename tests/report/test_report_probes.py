@@ -26,6 +26,7 @@ import pytest
 from dense_fakes import BagOfWordsEncoder
 from finegrain.cli.main import main
 from finegrain.report.probe_charts import interval_chart, share_chart
+from finegrain.retrieve.dense.encoders import registry
 
 pytest.importorskip("jinja2")
 
@@ -61,8 +62,6 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     pairs = base / "pairs.jsonl"
     pairs.write_text("".join(json.dumps(p) + "\n" for p in PAIRS), encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
-        from finegrain.retrieve.dense.encoders import registry
-
         dims = {"bow-64": 64, "bow-8": 8}  # the 8-bucket one collides often: a second, worse system
         mp.setattr(registry, "get_encoder",
                    lambda spec, **kw: BagOfWordsEncoder(dims[spec], model_id=f"fake/{spec}"))

@@ -19,6 +19,7 @@ import pytest
 from chromium import DevToolsPage, find_chromium
 from dense_fakes import BagOfWordsEncoder
 from finegrain.cli.main import main
+from finegrain.retrieve.dense.encoders import registry
 
 pytest.importorskip("jinja2")
 
@@ -53,8 +54,6 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "".join(f"{im}#{k}\t{c}\n" for im, caps in CAPTIONS.items() for k, c in enumerate(caps)), encoding="utf-8")
     (flickr / "Flickr_8k.testImages.txt").write_text("".join(f"{im}\n" for im in CAPTIONS), encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
-        from finegrain.retrieve.dense.encoders import registry
-
         mp.setattr(registry, "get_encoder", lambda spec, **kw: BagOfWordsEncoder(64, model_id=f"fake/{spec}"))
         mp.setenv("FINEGRAIN_DATA", str(base / "data"))
         mp.setenv("FINEGRAIN_CACHE", str(base / "cache"))

@@ -11,13 +11,16 @@ import pytest
 
 from finegrain.cli.main import main
 from finegrain.compare.comparison import compare
+from finegrain.compare.systems import LabelledResults
 from finegrain.diagnose.errors import analyse_errors
 from finegrain.errors import DataFormatError, FinegrainError
 from finegrain.experiment.run import judged_section
-from finegrain.report.diff_charts import ForestRow, difference_histogram, forest_plot, histogram_bins
+from finegrain.report.diff_charts import ForestRow, _nice_step, difference_histogram, forest_plot, histogram_bins
+from finegrain.report.drilldown import json_script
 from finegrain.report.format import fmt
 from finegrain.report.headline import headline_metric
 from finegrain.report.html import load_systems, render_report
+from finegrain.results.files import read_saved_run
 from finegrain.results.saved import SavedResults
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
@@ -118,8 +121,6 @@ def test_histogram_bins_cover_tiny_and_huge_differences_and_return(top: float) -
     """A per-query difference of float noise (2e-15) once made the bin-width loop spin forever: the tick step
     compared with an absolute slack of 1e-15. Guarded by an alarm so that a regression fails, not hangs."""
     import signal
-
-    from finegrain.report.diff_charts import _nice_step, histogram_bins
 
     def stuck(signum, frame):
         raise TimeoutError("histogram_bins did not return")
@@ -285,10 +286,6 @@ def test_every_table_with_a_value_per_system_names_the_systems(two_folders: list
 def test_drilldown_data_is_escaped_json_with_lists_and_grades(two_folders: list[Path]) -> None:
     import json
 
-    from finegrain.compare.systems import LabelledResults
-    from finegrain.report.drilldown import json_script
-    from finegrain.report.html import load_systems, render_report
-
     evil = "</script><!--<script>x()</script>&amp;\u2028"
     text = json_script({"q": evil})
     assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
@@ -300,8 +297,6 @@ def test_drilldown_data_is_escaped_json_with_lists_and_grades(two_folders: list[
     data = json.loads(block.group(1))
     assert data["metric"] == "ndcg@10" and [s["label"] for s in data["systems"]] == ["bm25-okapi", "bm25"]
     assert all(s["hasGrades"] and s["hasRun"] for s in data["systems"])
-    from finegrain.results.files import read_saved_run
-
     run = read_saved_run(two_folders[1])
     judged = SavedResults.load(two_folders[1]).judged
     assert judged is not None

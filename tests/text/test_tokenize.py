@@ -19,6 +19,7 @@ from finegrain.text import (
     get_tokenizer,
     normalize,
 )
+from finegrain.text.words import normalize_texts
 
 ZH_DOCS = [
     "图片中显示了 iPhone 15 Pro，价格为 7999元。  Hello World!",
@@ -149,8 +150,6 @@ def test_tokenizers_refuse_a_bare_string_and_non_strings(tok: Tokenizer) -> None
 
 
 def test_normalize_texts_switches_each_step_and_matches_normalize() -> None:
-    from finegrain.text.words import normalize, normalize_texts
-
     texts = ["  A  Red\tCar ", "海边 的\n沙滩"]
     assert normalize_texts(texts) == [normalize(t) for t in texts] == ["a red car", "海边 的 沙滩"]
     assert normalize_texts(texts, lowercase=False) == ["A Red Car", "海边 的 沙滩"]

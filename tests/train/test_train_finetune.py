@@ -32,7 +32,18 @@ from finegrain.cli.main import app, main
 from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
 from finegrain.io._lines import iter_jsonl
 from finegrain.retrieve.dense.encoders.registry import get_encoder
-from finegrain.train.finetune import MAX_SEED, MAX_STEPS, TrainConfig, teacher_distribution, train_encoder
+from finegrain.train.finetune import (
+    MAX_SEED,
+    MAX_STEPS,
+    TrainConfig,
+    _embed,
+    _infonce,
+    _load_st,
+    _Loss,
+    _Passages,
+    teacher_distribution,
+    train_encoder,
+)
 from finegrain.train.finetune_data import (
     Pair,
     _epoch,
@@ -179,8 +190,6 @@ def test_bf16_runs_the_forward_pass_in_bfloat16_and_keeps_the_rest_in_float32(
     """--precision bf16: the encoder's matrix products run in bfloat16 (seen by a hook), the embeddings reach the
     loss in float32, the losses stay near fp32's, the weights are saved in float32 and the provenance says so."""
     import torch
-
-    from finegrain.train import finetune
 
     seen: list[tuple[torch.dtype, torch.dtype]] = []
     encode = finetune._encode
@@ -400,8 +409,6 @@ def test_the_kl_term_is_the_kl_of_the_models_own_scores(tiny_st: Path, tmp_path:
     """The training loss's KL term (which reuses the batch's positive embeddings for the teacher passages they
     hold) equals the KL computed from scratch from the model's encodings."""
     import torch
-
-    from finegrain.train.finetune import _embed, _infonce, _load_st, _Loss, _Passages
 
     pairs = read_pairs(_teacher_pairs(tmp_path)).pairs[::2][:8]  # eight passages: each in the batch once
     for query_only in (False, True):  # the passages encoded at each step, or once before the first

@@ -9,8 +9,10 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
+from finegrain.album.bench.synthetic import build_synthetic_catalog
 from finegrain.album.engine.catalog import CatalogStore, PhotoFilter, SqliteCatalog, open_catalog
 from finegrain.album.engine.catalog.sqlite import SCHEMA_VERSION
+from finegrain.album.engine.indexer import Profiler
 from finegrain.album.engine.records import FaceOccurrence, Person, Photo, PhotoPlace
 from finegrain.errors import FinegrainError, UnknownNameError
 
@@ -232,9 +234,6 @@ def test_synthetic_catalog_is_deterministic_and_select_ids_agrees_with_set_algeb
     """The same synthetic album built twice (a SQLite file, then the store under test) dumps equal;
     select_ids in each store agrees with the single filters intersected, and the two stores agree."""
     import random
-
-    from finegrain.album.bench.synthetic import build_synthetic_catalog
-    from finegrain.album.engine.indexer import Profiler
 
     plain = Profiler()  # built-in place table, no time tags: fast and independent of the profile package
     summary = build_synthetic_catalog(tmp_path / "a.sqlite", 800, seed=3, profiler=plain)

@@ -101,10 +101,6 @@ def abroad_catalog(tmp_path_factory):
     pytest.importorskip("reverse_geocoder")
     pytest.importorskip("GeoToolCN")
     pytest.importorskip("pypinyin")
-    from finegrain.album.engine.catalog import open_catalog
-    from finegrain.album.engine.profile.places import reverse_geocode
-    from finegrain.album.engine.records import Person, Photo, PhotoPlace
-
     store = open_catalog(tmp_path_factory.mktemp("abroad") / "abroad.sqlite")
     store.put_person(Person("1", ("me",), True))
     start = datetime(2023, 5, 1, 10, 0)

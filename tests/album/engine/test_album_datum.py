@@ -18,7 +18,7 @@ from finegrain.album.engine.profile.datum import (
     to_wgs84,
     wgs84_to_gcj02,
 )
-from finegrain.album.engine.profile.places import km
+from finegrain.album.engine.profile.places import Geocoder, km
 from finegrain.album.engine.records import Photo
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
@@ -80,8 +80,6 @@ def test_arrays_keep_their_shape_and_bad_input_is_named():
 def test_gcj02_photos_near_district_borders_land_in_the_right_district(point, metres, district, wrong):
     pytest.importorskip("GeoToolCN")
     pytest.importorskip("reverse_geocoder")
-    from finegrain.album.engine.profile.places import Geocoder
-
     geo = Geocoder()
     lat, lon = point
     glat, glon = wgs84_to_gcj02(lat, lon)

@@ -18,7 +18,7 @@ from album_photo_fixtures import good_fields, jpeg_with
 from finegrain.album.engine.catalog import open_catalog
 from finegrain.album.engine.embeddings import embed_missing_images
 from finegrain.album.engine.indexer import index_folder
-from finegrain.album.engine.records import Photo
+from finegrain.album.engine.records import FaceOccurrence, Photo
 from finegrain.cli.main import main
 
 SECRET_CAMERA = "Secretcam X1"
@@ -115,7 +115,6 @@ def test_the_page_serves_nothing_of_a_photo_linking_out_of_the_folder(folder: tu
     pytest.importorskip("httpx")
     from fastapi.testclient import TestClient
 
-    from finegrain.album.engine.records import FaceOccurrence
     from finegrain.album.engine.web.app import create_app
 
     monkeypatch.setenv("FINEGRAIN_CACHE", str(tmp_path / "cache"))

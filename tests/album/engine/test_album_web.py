@@ -30,6 +30,7 @@ from finegrain.album.engine.catalog.migrate import migrate_catalog  # noqa: E402
 from finegrain.album.engine.indexer import index_folder  # noqa: E402
 from finegrain.album.engine.plan import PlaceKey, PlaceMatch, Plan, TimeRange  # noqa: E402
 from finegrain.album.engine.records import FaceOccurrence, Person
+from finegrain.album.engine.web import server  # noqa: E402
 from finegrain.album.engine.web.app import PhotoRefused, create_app, resolve_photo_file  # noqa: E402
 from finegrain.cli.main import main
 from finegrain.cli.serving import is_loopback
@@ -422,9 +423,6 @@ def test_the_server_keeps_idle_connections_longer_than_clients(album: tuple[Path
     """The keep-alive race: a server closing idle connections when httpx's pool also
     expires them (both 5 s) breaks the reuse; the album server keeps them longer."""
     import httpx
-
-    from finegrain.album.engine.web import server
-    from finegrain.cli.main import main
 
     _, catalog, _ = album
     app = create_app(catalog, engine=stand_in_search)

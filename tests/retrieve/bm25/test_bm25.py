@@ -20,6 +20,7 @@ from finegrain.retrieve.bm25.index import build_index
 from finegrain.retrieve.bm25.scoring import BM25Params
 from finegrain.retrieve.bm25.search import search_index
 from finegrain.retrieve.registry import get_retriever
+from finegrain.text import JiebaTokenizer
 from finegrain.types import Corpus, Document, Queries, Query, Run
 
 # "b" is in 3 of 5 documents (more than half): its raw idf is negative and gets the floor.
@@ -87,8 +88,6 @@ def zh_sample(data_root: Path) -> tuple[list[list[str]], list[str], list[list[st
     zh = data_root / "capretrieval" / "zh"
     if not zh.is_dir():
         pytest.skip(f"CapRetrieval zh not found at {zh} (set FINEGRAIN_DATA)")
-    from finegrain.text import JiebaTokenizer
-
     cands = [json.loads(line) for line in (zh / "candidates.jsonl").read_text(encoding="utf-8").splitlines()][:400]
     queries = [json.loads(line) for line in (zh / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
     tok = JiebaTokenizer.capretrieval()

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import finegrain.retrieve.bm25.search as search
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.bm25 import BM25, VARIANTS
 from finegrain.retrieve.bm25.kernels import load_kernels
@@ -99,8 +100,6 @@ def test_random_corpora(docs: list[list[str]], queries: list[list[str]], variant
 
 
 def test_batches_and_unknown_backend(monkeypatch: pytest.MonkeyPatch) -> None:
-    import finegrain.retrieve.bm25.search as search
-
     docs, ids = _corpus(400, 30, seed=11)
     bm = BM25("lucene").index(docs, ids)
     queries = [[f"w{i % 30}", f"w{(i * 7) % 30}"] for i in range(50)]

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from finegrain.retrieve.registry import get_retriever
+from finegrain.settings import Settings
 from finegrain.types import Corpus, Document, Queries, Query, Run
 
 PUBLISHED = {
@@ -89,8 +90,6 @@ def test_through_the_dataset_loader_and_evaluator(data_root: Path, lang: str) ->
     """The same figures when finegrain's own loader and evaluator are used (the CLI's path)."""
     datasets = pytest.importorskip("finegrain.datasets")
     evaluate = pytest.importorskip("finegrain.evaluate.evaluate").evaluate
-    from finegrain.settings import Settings
-
     ds = datasets.load_dataset(f"capretrieval/{lang}", Settings(data_root=data_root))
     assert ds.lang == lang and list(ds.corpus)[:2] == list(_load(data_root / "capretrieval" / lang)[0])[:2]
     run = get_retriever("bm25-okapi").retrieve(ds.corpus, ds.queries, lang=ds.lang, top_k=None, show_progress=False)

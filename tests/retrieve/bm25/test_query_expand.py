@@ -8,7 +8,7 @@ from finegrain.errors import FinegrainError
 from finegrain.experiment.tuning.cv import tunables
 from finegrain.lexicons.categories import _wordnet
 from finegrain.retrieve.bm25 import BM25
-from finegrain.retrieve.bm25.expanded import ExpandedBM25Retriever
+from finegrain.retrieve.bm25.expanded import ExpandedBM25Retriever, expansion_tokens
 from finegrain.retrieve.query.expand import Expansion, expand_query
 from finegrain.retrieve.registry import RETRIEVERS, get_retriever
 from finegrain.text import get_tokenizer
@@ -113,8 +113,6 @@ def test_expansion_weight_scores_members_by_hand() -> None:
     bm = BM25("okapi", k1=1.5, b=0.75, epsilon=0.25).index(toks.documents(CORPUS.texts), CORPUS.ids)
     ret = get_retriever("bm25-okapi-expand")
     assert isinstance(ret, ExpandedBM25Retriever)
-    from finegrain.retrieve.bm25.expanded import expansion_tokens
-
     extra = expansion_tokens(["海鲜"], toks.queries(["海鲜"]), "zh", toks, ret.max_members)[0]
     assert "虾" in extra and "海鲜" not in extra
     by_hand = bm.scores(extra)[list(CORPUS.ids).index("d3")]

