@@ -104,4 +104,5 @@ for a in "$OUT"/*.tar.xz; do
   [ "$(stat -c %s "$a")" -le $((15 * 1024 * 1024)) ] || { split -b 15M -d "$a" "$a." && rm "$a"; }
 done
 ls -l "$OUT"
+echo "packed after $(( $(date +%s) - T0 )) s"
 exit $rc
