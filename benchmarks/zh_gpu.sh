@@ -42,7 +42,7 @@ MODEL=$RUN.e5
 LIMIT=$((60 * 1024 * 1024))  # of the 64 MiB that come back, 4 MiB are left for the caller's log
 export PYTHONUNBUFFERED=1 PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$HERE/src:$HERE/benchmarks FINEGRAIN_DATA=$PACK/data
 if [ -n "${REHEARSE_WITHOUT:-}" ]; then
-  stubs=$(mktemp -d) && for m in $REHEARSE_WITHOUT; do
+  stubs=$(mktemp -d) && trap 'rm -rf "$stubs"' EXIT && for m in $REHEARSE_WITHOUT; do
     echo "raise ModuleNotFoundError(\"No module named '$m' (rehearsal)\", name='$m')" > "$stubs/$m.py"
   done && export PYTHONPATH=$stubs:$PYTHONPATH
 fi
