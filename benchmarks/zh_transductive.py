@@ -225,7 +225,7 @@ def _how(fusion: str) -> str:
 
 
 def _made_with(provenance: Path, asked: str | None) -> str:
-    """The fusion of the teacher that distilled second-round pairs made beforehand, as their provenance records
+    """The fusion of the teacher that distilled second-round pairs (here or beforehand), as their provenance records
     it; refused when ``--round2-fusion`` asks for another."""
     teacher = json.loads(provenance.read_text(encoding="utf-8"))["teacher"]
     made = str(teacher.get("config", {}).get("fusion", "rrf"))
@@ -410,20 +410,22 @@ def run(args: argparse.Namespace) -> str:
 
     prov = json.loads((root / "distilled.jsonl.provenance.json").read_text(encoding="utf-8"))
     alone = "kl2" in wanted and "kl" not in wanted  # the round-2 pairs were distilled beforehand
-    fused_by = (_made_with(root / "distilled-kl2.jsonl.provenance.json", args.round2_fusion) if alone
-                else args.round2_fusion or "rrf")
+    provenances = {k: sources[k].with_name(sources[k].name + ".provenance.json") for k in ("distilled2", "kl2")}
+    # how each second round's teacher fused its members, as its pairs' provenance records it
+    fused_by = {k: _made_with(p, args.round2_fusion) if p.is_file() else args.round2_fusion or "rrf"
+                for k, p in provenances.items()}
     what = {"rules": "rule KW+SM pairs", "distilled": f"pairs distilled by {args.teacher}",
-            "distilled2": f"pairs distilled by {args.teacher} + the first round's model (round 2{_how(fused_by)})",
+            "distilled2": f"pairs distilled by {args.teacher} + the first round's model (round 2{_how(fused_by['distilled2'])})",
             "kl": f"pairs distilled by {args.teacher}, + {args.kl_weight:g} x KL to its top {args.teacher_k}",
-            "kl2": f"pairs distilled by {args.teacher} + the kl model (round 2{_how(fused_by)}), + {args.kl_weight:g} x KL "
+            "kl2": f"pairs distilled by {args.teacher} + the kl model (round 2{_how(fused_by['kl2'])}), + {args.kl_weight:g} x KL "
                    f"to its top {args.teacher_k}"}
     if alone:
         what["kl2"] = (f"pairs distilled by a first-round kl model fused with the a-priori {args.teacher} (round 2"
-                       f"{_how(fused_by)}; the teacher as distilled-kl2.jsonl.provenance.json records it), "
+                       f"{_how(fused_by['kl2'])}; the teacher as distilled-kl2.jsonl.provenance.json records it), "
                        f"+ {args.kl_weight:g} x KL to its top {args.teacher_k}")
     elif args.fusion_run is not None:
         what["kl2"] = (f"pairs distilled by the a-priori {args.teacher} and the kl {'soup' if 'kl-soup' in candidates.get('kl', []) else 'model'} "
-                       f"({_FUSED.get(fused_by, fused_by)}, equal weights; round 2), + {args.kl_weight:g} x KL to its top "
+                       f"({_FUSED.get(fused_by['kl2'], fused_by['kl2'])}, equal weights; round 2), + {args.kl_weight:g} x KL to its top "
                        f"{args.teacher_k}")
     label = {"base": "e5 (converted, untrained; zero-shot)",
              "fusion": f"{args.teacher} untrained fusion, CV (zero-shot)",
