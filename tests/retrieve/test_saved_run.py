@@ -52,3 +52,16 @@ def test_a_missing_path_is_one_clear_error() -> None:
 def test_its_config_names_the_file_and_its_hash(saved: Path) -> None:
     config = get_retriever("run", path=str(saved)).config()
     assert config["path"] == str(saved) and len(config["sha256"]) == 64
+
+
+def test_the_hash_is_taken_once_and_a_file_changed_afterwards_is_refused(saved: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    retriever = get_retriever("run", path=str(saved))
+    calls: list[str] = []
+    monkeypatch.setattr("finegrain.retrieve.saved.sha256_of", lambda p: calls.append(str(p)) or "x")
+    first = retriever.config()
+    assert retriever.config() == first and calls == []  # config() reads no file
+    monkeypatch.undo()
+    Run.from_dict({"q1": {"d0": 5.0}}, name="other").save(saved)  # another run under the same name
+    with pytest.raises(FinegrainError, match="changed after the run retriever was set up"):
+        retriever.retrieve(CORPUS, QUERIES, lang="en", top_k=None)

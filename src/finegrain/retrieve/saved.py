@@ -11,13 +11,14 @@ does not hold an empty one, as a retriever that found nothing (``finegrain eval`
 from the run, ``finegrain distill`` as ``no_ranking``). For ``finegrain distill`` the teacher's query ids
 are ``q0``, ``q1``, ... in the order the query texts first appear in the pairs file
 (:func:`finegrain.train.distill.teacher_queries`). A ranked document the corpus does not hold is an
-error: the run was made over another corpus. The config records the file's SHA-256, so results say
-which run they used.
+error: the run was made over another corpus. The config records the file's SHA-256, taken once when the
+retriever is made, so results say which run they used; a file that changes afterwards is refused when it is
+read, not served under the old hash.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +33,14 @@ class SavedRunRetriever:
 
     path: str | None = None
     name: str = "run"
+    sha256: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.path is not None and self.sha256 is None:  # hashed once: config() is asked often
+            object.__setattr__(self, "sha256", sha256_of(self.path))
 
     def config(self) -> dict[str, Any]:
-        return {"retriever": self.name, "path": self.path,
-                "sha256": sha256_of(self.path) if self.path is not None else None}
+        return {"retriever": self.name, "path": self.path, "sha256": self.sha256}
 
     def retrieve(self, corpus: Corpus, queries: Queries, *, lang: str, top_k: int | None,
                  show_progress: bool = True) -> Run:
@@ -43,6 +48,10 @@ class SavedRunRetriever:
             raise FinegrainError("the run retriever needs the saved run's file",
                                  "pass --set path=RUN (or run.path=RUN as a part of hybrid)")
         run = Run.from_file(self.path)
+        if sha256_of(self.path) != self.sha256:
+            raise FinegrainError(f"{self.path}: the run file changed after the run retriever was set up "
+                                 f"(its SHA-256 is no longer {self.sha256})",
+                                 "leave the file alone while it is served, or set the retriever up again")
         out: dict[str, dict[str, float]] = {}
         for qid in (q for q in queries if q in run):
             scores = run[qid]
