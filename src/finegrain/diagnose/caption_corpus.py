@@ -59,7 +59,8 @@ def describe_protocol(*, query_index: int, corpus_unit: str = "caption", renorma
     return (
         f"Caption-corpus protocol (explainable-ranking paper, Sec. 3.2-3.3): each item's query is its {corpus_unit} "
         f"#{query_index} (the paper does not say which caption it used); its corpus entry is its remaining "
-        f"{corpus_unit}s, each embedded separately, combined as {avg}. Every query is scored against every corpus "
+        f"{corpus_unit}s, each embedded separately, combined as {avg}. Texts are embedded as the dataset writes "
+        f"them (not lower-cased, unlike the CapRetrieval protocol's dense retrievers). Every query is scored against every corpus "
         f"entry by inner product; the only relevant entry is the query's own item. Ties: score descending, then "
         f"item id descending. Recall@k = share of queries whose item is within the top k; MRR@k = mean of 1/rank "
         f"counting 0 beyond k (MRR@all: no cut); median rank over all queries; fails % = share of queries whose "
