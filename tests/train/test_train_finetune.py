@@ -33,10 +33,12 @@ from finegrain.errors import DataFormatError, FinegrainError, UnknownNameError
 from finegrain.io._lines import iter_jsonl
 from finegrain.retrieve.dense.encoders.registry import get_encoder
 from finegrain.train.finetune import (
+    LENGTH_GROUP,
     MAX_SEED,
     MAX_STEPS,
     TrainConfig,
     _embed,
+    _encode,
     _infonce,
     _load_st,
     _Loss,
@@ -194,11 +196,11 @@ def test_bf16_runs_the_forward_pass_in_bfloat16_and_keeps_the_rest_in_float32(
     seen: list[tuple[torch.dtype, torch.dtype]] = []
     encode = finetune._encode
 
-    def spy(model, texts, precision="fp32"):
+    def spy(model, texts, precision="fp32", group=0):
         layer = model[0].auto_model.encoder.layer[0].attention.self.query
         handle = layer.register_forward_hook(lambda m, i, o: seen.append((o.dtype, o.dtype)))
         try:
-            out = encode(model, texts, precision)
+            out = encode(model, texts, precision, group)
         finally:
             handle.remove()
         seen[-1] = (seen[-1][0], out.dtype)
@@ -233,6 +235,69 @@ def test_a_run_resumes_only_at_its_own_precision(tiny_st: Path, pairs_file: Path
     with pytest.raises(FinegrainError, match="precision is 'bf16' now but 'fp32'"):
         train_encoder(_config(tiny_st, pairs_file, out, precision="bf16", resume=True))
     assert train_encoder(_config(tiny_st, pairs_file, out, resume=True)).finished
+
+# --------------------------------------------------------------------------- length-sorted groups
+
+
+def _ragged_texts() -> list[str]:
+    """Texts of 1 to 10 words in no order of length, some repeated."""
+    words = [w for _, t in _passages() for w in t.split()]
+    return [" ".join(words[i:i + 1 + (i * 7) % 10]) for i in range(0, 60, 3)] + ["dog", "a red dog"]
+
+
+def test_length_groups_give_the_one_pass_embeddings_and_gradients_in_order(tiny_st: Path) -> None:
+    """Grouping by length changes how texts are padded, never which row is which nor its value or gradient."""
+    import torch
+
+    texts = _ragged_texts()
+    grads = []
+    outs = []
+    for group in (0, 3, 4, len(texts) + 1):
+        model = _load_st(tiny_st)
+        model.eval()  # no dropout: the two forms must agree to float rounding
+        out = _encode(model, texts, "fp32", group)
+        (out * torch.arange(out.numel(), dtype=out.dtype).reshape(out.shape)).sum().backward()
+        outs.append(out.detach().numpy())
+        grads.append({n: w.grad.detach().numpy().copy() for n, w in model.named_parameters() if w.grad is not None})
+    for out, grad in zip(outs[1:], grads[1:]):
+        np.testing.assert_allclose(out, outs[0], rtol=1e-5, atol=1e-6)
+        assert grad.keys() == grads[0].keys()
+        for name in grad:
+            np.testing.assert_allclose(grad[name], grads[0][name], rtol=1e-3, atol=1e-5, err_msg=name)
+
+
+def test_length_groups_multiply_fewer_padded_tokens(tiny_st: Path) -> None:
+    """What the grouping is for: every group is padded to its own longest text, so fewer tokens go through."""
+    model = _load_st(tiny_st)
+    shapes: list[tuple[int, int]] = []
+    handle = model[0].auto_model.embeddings.register_forward_hook(lambda m, i, o: shapes.append(tuple(o.shape[:2])))
+    texts = _ragged_texts()
+    try:
+        _encode(model, texts, "fp32", 0)
+        (one,) = shapes
+        shapes.clear()
+        _encode(model, texts, "fp32", 4)
+    finally:
+        handle.remove()
+    assert len(shapes) == -(-len(texts) // 4) and sum(n for n, _ in shapes) == len(texts)
+    assert sum(n * width for n, width in shapes) < 0.8 * one[0] * one[1]
+
+
+def test_the_length_group_defaults_by_device_is_checked_and_recorded(
+    tiny_st: Path, pairs_file: Path, tmp_path: Path
+) -> None:
+    assert _config(tiny_st, pairs_file, tmp_path / "a").encode_group == LENGTH_GROUP > 0
+    assert _config(tiny_st, pairs_file, tmp_path / "a", device="cuda").encode_group == 0  # a call costs more there
+    assert _config(tiny_st, pairs_file, tmp_path / "a", device="cuda", length_group=16).encode_group == 16
+    for bad in (-1, 1.5, True, "8"):
+        with pytest.raises(FinegrainError, match="length_group=.* is not a whole number >= 0"):
+            _config(tiny_st, pairs_file, tmp_path / "a", length_group=bad)
+    out = tmp_path / "g"
+    train_encoder(_config(tiny_st, pairs_file, out, length_group=3, stop_after=2))
+    done = train_encoder(_config(tiny_st, pairs_file, out, length_group=0, resume=True))  # a speed setting
+    assert done.finished
+    assert json.loads((out / "finegrain_training.json").read_text())["hyperparameters"]["length_group"] == 0
+
 
 def _train_args(tiny_st: Path, pairs: Path, out: Path) -> list[str]:
     """The CLI form of :func:`_config` with its defaults."""

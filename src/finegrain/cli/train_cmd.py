@@ -77,6 +77,10 @@ def train_command(
         "cpu", "--device",
         help="Torch device to train on: cpu, cuda (or cuda:N) or mps; the saved model and its provenance are the "
              "same kind whichever trains it."),
+    length_group: int | None = typer.Option(
+        None, "--length-group", min=0, show_default=False,
+        help="Encode each step's texts in groups of at most N sorted by length, each padded to its own longest "
+             "(same embeddings, fewer padded tokens); 0: one padded pass. Default 32 on the CPU, 0 on a GPU."),
     lang: str = lang_option("Language of the BM25 tokenizer for --hard-negatives bm25:"),
     quiet: bool = quiet_option(),
     batch: int | None = retired_option("--batch", "--batch-size", min=1),
@@ -92,7 +96,8 @@ def train_command(
         checkpoint_every=checkpoint_every, resume=resume, max_length=max_length, query_prefix=query_prefix,
         passage_prefix=passage_prefix, lang=lang, quiet=quiet, keep_checkpoints=keep_checkpoints, threads=threads,
         avoid_false_negatives=avoid_false_negatives, kl_weight=kl_weight, teacher_temperature=teacher_temperature,
-        precision=precision, query_only=query_only, freeze_embeddings=freeze_embeddings, device=device, **({} if batch is None else {"batch": batch}),  # else TrainConfig's default
+        precision=precision, query_only=query_only, freeze_embeddings=freeze_embeddings, device=device,
+        length_group=length_group, **({} if batch is None else {"batch": batch}),  # else TrainConfig's default
     )
     if config.precision == "bf16" and config.device == "cpu" and has_native_bf16() is False:
         typer.echo("warning: --precision bf16: this CPU has no bfloat16 arithmetic in hardware (no AMX, "

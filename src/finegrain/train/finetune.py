@@ -42,6 +42,15 @@ the CPU has bfloat16 in hardware (:func:`finegrain.machine.has_native_bf16`), sl
 emulates it. The default stays float32: the speed depends on the CPU, and what bfloat16 does to a trained
 model is measured (``benchmarks/train_precision.py``), not assumed.
 
+A step's texts vary in length (a keyword query beside a long caption; a teacher's list of passages), and one
+padded forward pass pads every text to the longest. With ``length_group`` N > 0 each encode sorts its texts by
+token count and runs them in groups of at most N, each padded to its own longest (the rows go back in
+their order): the same embeddings up to float rounding for fewer padded tokens, so a CPU, whose cost is every
+token it multiplies, trains faster; a batch's composition, and so its in-batch negatives, is unchanged. The
+default (``None``) is :data:`LENGTH_GROUP` on the CPU and 0, one padded pass, on an accelerator, where a call's
+fixed cost outweighs the padding. Like ``threads`` it moves float rounding and dropout's draws, not what is
+trained, so a run may resume with another value; its gain is measured by ``benchmarks/train_throughput.py``.
+
 Why a small explicit torch loop over ST's model rather than ``SentenceTransformerTrainer``:
 the trainer needs ``datasets`` and ``accelerate``, and its resume skips data by replaying a
 sampler whose state is not saved. Here the batch order is a pure function of
@@ -106,7 +115,10 @@ HARD_NEGATIVES = ("bm25",)
 #: float32's resolution, which bfloat16's 8-bit mantissa would not.
 PRECISIONS: tuple[str, ...] = ("fp32", "bf16")
 # Fields that may differ between a run and its --resume.
-_RUN_ONLY = ("resume", "quiet", "stop_after", "keep_checkpoints", "checkpoint_every", "threads", "device")
+_RUN_ONLY = ("resume", "quiet", "stop_after", "keep_checkpoints", "checkpoint_every", "threads", "device",
+             "length_group")
+#: Texts per length-sorted group of an encode on the CPU (``length_group=None`` there); 0 on an accelerator.
+LENGTH_GROUP = 32
 #: The settings whose default is the base model's own (:class:`finegrain.train.bases.Defaults`).
 BASE_DEFAULTED = ("temperature", "lr", "query_prefix", "passage_prefix")
 #: Upper bounds of ``steps`` and ``seed``: dropout is seeded with ``seed * _SEED_STRIDE + step``, which must stay
@@ -155,6 +167,7 @@ class TrainConfig:
     query_only: bool = False
     freeze_embeddings: bool = False
     device: str = "cpu"
+    length_group: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pairs", Path(self.pairs))
@@ -198,6 +211,11 @@ class TrainConfig:
         if not isinstance(self.device, str) or not _DEVICE.fullmatch(self.device):
             raise FinegrainError(f"device={self.device!r} is not a torch device", "pass --device cpu (the default), "
                                  "cuda, cuda:N or mps")
+        if self.length_group is not None and (isinstance(self.length_group, bool) or not isinstance(
+                self.length_group, int) or self.length_group < 0):
+            raise FinegrainError(f"length_group={self.length_group!r} is not a whole number >= 0",
+                                 f"pass --length-group {LENGTH_GROUP} (texts per length-sorted group), 0 for one "
+                                 "padded pass, or leave it out for the device's default")
         if self.precision not in PRECISIONS:
             raise FinegrainError(f"precision={self.precision!r} is not one of {', '.join(PRECISIONS)}",
                                  "pass --precision fp32 (the default) or bf16")
@@ -214,6 +232,13 @@ class TrainConfig:
     def torch_threads(self) -> int:
         return self.threads if self.threads is not None else default_torch_threads()
 
+    @property
+    def encode_group(self) -> int:
+        """Texts per length-sorted group of an encode; 0: one padded pass (:func:`_encode`)."""
+        if self.length_group is not None:
+            return self.length_group
+        return LENGTH_GROUP if self.device == "cpu" else 0
+
     def with_base_defaults(self, base: BaseModel) -> tuple[TrainConfig, dict[str, str]]:
         """This config with every base-defaulted setting filled in, and who chose each (``base`` or ``user``)."""
         filled = {name: getattr(base.defaults, name) for name in BASE_DEFAULTED if getattr(self, name) is None}
@@ -225,6 +250,7 @@ class TrainConfig:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("out", "pairs", "stop_after")}
         d["warmup"] = self.warmup_steps
         d["threads"] = self.torch_threads
+        d["length_group"] = self.encode_group
         d["scale"] = 1.0 / self.temperature if self.temperature else None
         d["optimizer"] = "AdamW"
         d["schedule"] = "linear warmup, then linear decay to 0"
@@ -399,7 +425,8 @@ def _embed(model: Any, passages: _Passages, batch: list[Pair], config: TrainConf
     columns = [[p.passage for p in batch]]
     for j in range(len(batch[0].negatives)):
         columns.append([p.negatives[j] for p in batch])
-    queries = _encode(model, [(config.query_prefix or "") + p.query for p in batch], config.precision)
+    queries = _encode(model, [(config.query_prefix or "") + p.query for p in batch], config.precision,
+                      config.encode_group)
     return [queries, *(passages(texts) for texts in columns)]
 
 
@@ -425,13 +452,15 @@ class _Passages:
         with torch.no_grad():
             for i in tqdm(range(0, len(texts), 64), disable=config.quiet, desc="base passages", unit="batch",
                           file=sys.stderr):
-                chunks.append(_encode(model, [(config.passage_prefix or "") + t for t in texts[i:i + 64]]))
+                chunks.append(_encode(model, [(config.passage_prefix or "") + t for t in texts[i:i + 64]], "fp32",
+                                      config.encode_group))
         model.train(was_training)
         self.fixed = torch.cat(chunks, dim=0) if chunks else None
 
     def __call__(self, texts: list[str]) -> Any:
         if self.fixed is None:
-            return _encode(self.model, [(self.config.passage_prefix or "") + t for t in texts], self.config.precision)
+            return _encode(self.model, [(self.config.passage_prefix or "") + t for t in texts], self.config.precision,
+                           self.config.encode_group)
         return self.fixed[self.torch.tensor([self.row[t] for t in texts], dtype=self.torch.long)]
 
 
@@ -508,8 +537,28 @@ def _require_teacher(pairs: Sequence[Pair], config: TrainConfig) -> None:
                              "--kl-weight")
 
 
-def _encode(model: Any, texts: list[str], precision: str = "fp32") -> Any:
-    """The texts' embeddings in float32, the forward pass run at ``precision`` (:data:`PRECISIONS`)."""
+def _encode(model: Any, texts: list[str], precision: str = "fp32", group: int = 0) -> Any:
+    """The texts' embeddings in float32, rows in the texts' order, the forward pass run at ``precision``
+    (:data:`PRECISIONS`). ``group`` > 0 encodes them in groups of at most that many texts of similar length
+    (sorted by token count), each group padded to its own longest text rather than all to the longest of
+    the list: the same embeddings up to float rounding, with fewer padded tokens through the encoder."""
+    if group <= 0 or len(texts) <= group:
+        return _forward(model, texts, precision)
+    mask = model.preprocess(texts).get("attention_mask")
+    if mask is None:  # an input module without padding (static embeddings): nothing to save
+        return _forward(model, texts, precision)
+    torch = require("torch", "train", "torch")
+    lengths = mask.sum(dim=1)
+    order = torch.argsort(lengths, stable=True)
+    sorted_texts = [texts[i] for i in order.tolist()]
+    parts = [_forward(model, sorted_texts[i:i + group], precision) for i in range(0, len(texts), group)]
+    inverse = torch.empty_like(order)
+    inverse[order] = torch.arange(len(texts))
+    return torch.cat(parts, dim=0)[inverse.to(parts[0].device)]
+
+
+def _forward(model: Any, texts: list[str], precision: str) -> Any:
+    """One padded forward pass of ``texts`` (:func:`_encode`)."""
     features = {k: v.to(model.device) if hasattr(v, "to") else v for k, v in model.preprocess(texts).items()}
     if precision == "fp32":
         return model(features)["sentence_embedding"]
