@@ -305,6 +305,27 @@ def _train_args(tiny_st: Path, pairs: Path, out: Path) -> list[str]:
             "--lr", "1e-3", "--temperature", "0.05", "--checkpoint-every", "2", "-q"]
 
 
+@pytest.mark.parametrize("native", [True, False, None])
+def test_the_cli_says_when_the_other_precision_would_suit_this_cpu(
+    tiny_st: Path, pairs_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch, native: bool | None,
+) -> None:
+    """bf16 without bfloat16 in hardware is a warning; fp32 where the CPU has it, a note; unknown, nothing."""
+    monkeypatch.setattr("finegrain.machine.has_native_bf16", lambda machine=None: native)
+    said = {}
+    for precision in ("fp32", "bf16"):
+        args = [a for a in _train_args(tiny_st, pairs_file, tmp_path / precision) if a != "-q"]
+        assert main([*args, "--steps", "1", "--precision", precision]) == 0
+        said[precision] = [line for line in capsys.readouterr().err.splitlines()
+                           if line.startswith(("note:", "warning:"))]
+    assert said["fp32"] == (["note: this CPU has bfloat16 arithmetic in hardware: --precision bf16 would train "
+                             "faster here (docs/results/training.md compares the two, in speed and in the trained "
+                             "model's scores)"] if native else [])
+    assert said["bf16"] == ([] if native is not False else [
+        "warning: --precision bf16: this CPU has no bfloat16 arithmetic in hardware (no AMX, AVX512-BF16 or Arm "
+        "BF16), so torch emulates it and training runs slower than fp32"])
+
+
 def _killed_while_checkpointing(tiny_st: Path, pairs: Path, out: Path, nth: int) -> None:
     """``finegrain train`` in a subprocess, SIGKILLed halfway through writing its ``nth`` checkpoint's bytes."""
     proc = _child(f"""

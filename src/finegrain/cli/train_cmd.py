@@ -99,9 +99,13 @@ def train_command(
         precision=precision, query_only=query_only, freeze_embeddings=freeze_embeddings, device=device,
         length_group=length_group, **({} if batch is None else {"batch": batch}),  # else TrainConfig's default
     )
-    if config.precision == "bf16" and config.device == "cpu" and has_native_bf16() is False:
+    native = has_native_bf16() if config.device == "cpu" else None
+    if config.precision == "bf16" and native is False:
         typer.echo("warning: --precision bf16: this CPU has no bfloat16 arithmetic in hardware (no AMX, "
                    "AVX512-BF16 or Arm BF16), so torch emulates it and training runs slower than fp32", err=True)
+    elif config.precision == "fp32" and native and not config.quiet:
+        typer.echo("note: this CPU has bfloat16 arithmetic in hardware: --precision bf16 would train faster here "
+                   "(docs/results/training.md compares the two, in speed and in the trained model's scores)", err=True)
     result = train_encoder(config)
     val = result.validation[-1] if result.validation else None
     held = f"; held-out loss {val.loss:.4f}, in-batch accuracy {val.accuracy:.3f}" if val else ""
