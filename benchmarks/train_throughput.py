@@ -44,6 +44,7 @@ from pathlib import Path
 import torch
 from _results import Recorder, add_markdown_option
 
+from finegrain.datasets import load_dataset
 from finegrain.machine import default_torch_threads, has_native_bf16, usable_cpus
 from finegrain.train.finetune import TrainConfig, train_encoder
 
@@ -73,8 +74,8 @@ def sibling_pairs(n: int) -> list[dict[str, str]]:
 def teacher_list_pairs(n: int, seed: int = 0) -> list[dict[str, object]]:
     """``n`` pairs over capretrieval/zh's passages (cycled in file order), each with a teacher list of
     ``TEACHER_K`` passages (its own first, the others drawn at random) and falling scores."""
-    with (_data_root() / "capretrieval" / "zh" / "candidates.jsonl").open(encoding="utf-8") as f:
-        docs = [(str(d["id"]), str(d["text"])) for d in map(json.loads, f)]
+    corpus = load_dataset("capretrieval/zh").corpus
+    docs = [(i, corpus[i].text) for i in corpus]
     rng = random.Random(seed)
     out: list[dict[str, object]] = []
     for i in range(n):
