@@ -408,7 +408,10 @@ def run(args: argparse.Namespace) -> str:
     vs_fusion = significance(root, "fusion", "fusion", [*models, *(f"{k}-cv" for k in chosen), *prf_rows[1:],
                                                         *fusion_rows])
 
-    prov = json.loads((root / "distilled.jsonl.provenance.json").read_text(encoding="utf-8"))
+    # each trained kind's own pairs: a second round's teacher differs from the first's, and so do its counts
+    counts = {f"{k} ({sources[k].name})": json.loads(p.read_text(encoding="utf-8")).get("counts", {})
+              for k in wanted if k != "rules"
+              for p in [sources[k].with_name(sources[k].name + ".provenance.json")] if p.is_file()}
     alone = "kl2" in wanted and "kl" not in wanted  # the round-2 pairs were distilled beforehand
     provenances = {k: sources[k].with_name(sources[k].name + ".provenance.json") for k in ("distilled2", "kl2")}
     # how each second round's teacher fused its members, as its pairs' provenance records it
@@ -497,7 +500,7 @@ def run(args: argparse.Namespace) -> str:
         f"{', the query encoder alone' if c['query_only'] else ''}"
         f"{', token embeddings frozen' if c['freeze_embeddings'] else ''}; {walls}. "
         "Distillation counts: "
-        f"{json.dumps(prov.get('counts', {}), ensure_ascii=False)}",
+        + "; ".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in counts.items()),
         "",
         "| model | capretrieval/zh nDCG@10 | vs untrained e5 | vs untrained fusion (CV) |",
         "|---|---|---|---|",
