@@ -500,7 +500,7 @@ def run(args: argparse.Namespace) -> str:
         f"{', the query encoder alone' if c['query_only'] else ''}"
         f"{', token embeddings frozen' if c['freeze_embeddings'] else ''}; {walls}. "
         "Distillation counts: "
-        + "; ".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in counts.items()),
+        + ("; ".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in counts.items()) or "none (rule pairs)"),
         "",
         "| model | capretrieval/zh nDCG@10 | vs untrained e5 | vs untrained fusion (CV) |",
         "|---|---|---|---|",
