@@ -408,15 +408,14 @@ def run(args: argparse.Namespace) -> str:
     vs_fusion = significance(root, "fusion", "fusion", [*models, *(f"{k}-cv" for k in chosen), *prf_rows[1:],
                                                         *fusion_rows])
 
+    provenances = {k: v.with_name(v.name + ".provenance.json") for k, v in sources.items()}
     # each trained kind's own pairs: a second round's teacher differs from the first's, and so do its counts
-    counts = {f"{k} ({sources[k].name})": json.loads(p.read_text(encoding="utf-8")).get("counts", {})
-              for k in wanted if k != "rules"
-              for p in [sources[k].with_name(sources[k].name + ".provenance.json")] if p.is_file()}
+    counts = {f"{k} ({sources[k].name})": json.loads(provenances[k].read_text(encoding="utf-8")).get("counts", {})
+              for k in wanted if k != "rules" and provenances[k].is_file()}
     alone = "kl2" in wanted and "kl" not in wanted  # the round-2 pairs were distilled beforehand
-    provenances = {k: sources[k].with_name(sources[k].name + ".provenance.json") for k in ("distilled2", "kl2")}
     # how each second round's teacher fused its members, as its pairs' provenance records it
     fused_by = {k: _made_with(p, args.round2_fusion) if p.is_file() else args.round2_fusion or "rrf"
-                for k, p in provenances.items()}
+                for k, p in provenances.items() if k in ("distilled2", "kl2")}
     what = {"rules": "rule KW+SM pairs", "distilled": f"pairs distilled by {args.teacher}",
             "distilled2": f"pairs distilled by {args.teacher} + the first round's model (round 2{_how(fused_by['distilled2'])})",
             "kl": f"pairs distilled by {args.teacher}, + {args.kl_weight:g} x KL to its top {args.teacher_k}",
