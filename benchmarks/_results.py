@@ -16,7 +16,9 @@ In a script::
         ...                                         # print the report
         rec.status = 1                              # when the run failed: nothing is written
 
-``--markdown -`` writes nothing.
+``--markdown -`` writes nothing. A script that keeps its outputs in a folder and skips what is already
+there sets ``rec.outputs`` to that folder: when a call reuses files earlier calls wrote, its run line says
+so and when they were written, since the seconds it shows are this call's alone.
 """
 
 from __future__ import annotations
@@ -75,6 +77,18 @@ def _title(script: str) -> str:
     return m.group(1).strip().rstrip('"').strip() if m else Path(script).name
 
 
+def reused_outputs(folder: Path, since: datetime) -> str | None:
+    """What a call that started at ``since`` took from earlier calls in ``folder``: the number of files
+    last written before it and when, or None when there are none."""
+    stamps = [f.stat().st_mtime for f in Path(folder).rglob("*") if f.is_file()] if Path(folder).is_dir() else []
+    earlier = sorted(t for t in stamps if t < since.timestamp())
+    if not earlier:
+        return None
+    first, last = (datetime.fromtimestamp(t, UTC) for t in (earlier[0], earlier[-1]))
+    return (f"reused {len(earlier)} file(s) under {folder} that earlier calls wrote, "
+            f"{first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} UTC")
+
+
 def write_section(page: Path, script: str, body: list[str], *, command: str, run_line: str,
                   section: str | None = None) -> None:
     """Replace (or append) the section of ``page`` named ``section`` (default: the script's file name):
@@ -117,7 +131,8 @@ class Recorder:
 
     ``markdown`` is the page (``-`` or None: nothing is written); ``section`` names the section when one script
     keeps several on a page (default: the script's file name). Give :attr:`body` markdown lines to write
-    them instead of the printed text; set :attr:`status` to non-zero when the run failed (nothing is written).
+    them instead of the printed text; set :attr:`status` to non-zero when the run failed (nothing is written);
+    set :attr:`outputs` to the folder a script resumes from, so the run line says what this call reused.
     """
 
     def __init__(self, script: str, markdown: str | os.PathLike[str] | None, argv: list[str] | None = None,
@@ -128,6 +143,7 @@ class Recorder:
         self.command = command_line(script, argv)
         self.body: list[str] | None = None
         self.status = 0
+        self.outputs: Path | None = None
 
     def __enter__(self) -> Recorder:
         print(f"command: {self.command}", flush=True)
@@ -145,7 +161,9 @@ class Recorder:
             if self.page is not None:
                 print(f"{self.page} not written (the run failed)")
             return
-        run_line = (f"Run: {self.started:%Y-%m-%d %H:%M} UTC, {time.perf_counter() - self.t0:.0f} s; "
+        reused = None if self.outputs is None else reused_outputs(self.outputs, self.started)
+        took = f"{time.perf_counter() - self.t0:.0f} s" + ("" if reused is None else f" (this call; it {reused})")
+        run_line = (f"Run: {self.started:%Y-%m-%d %H:%M} UTC, {took}; "
                     f"{_machine()}; load average (1/5/15 min) before {self.load_before}, after {_load()}.")
         body = self.body if self.body is not None else ["```text", *self.tee.buf.getvalue().rstrip("\n").splitlines(),
                                                         "```"]

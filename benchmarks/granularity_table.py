@@ -245,6 +245,7 @@ def main() -> None:
     add_markdown_option(ap, "training.md")
     args = ap.parse_args()
     with Recorder(__file__, None if args.quick else args.markdown, section=f"granularity_table.py {args.base}") as rec:
+        rec.outputs = args.out.resolve()
         rec.body = run(args).rstrip("\n").splitlines()
 
 

@@ -63,6 +63,7 @@ def main() -> None:
     args = ap.parse_args()
     section = None if args.compare == "precision" else "train_precision.py --compare freeze-embeddings"
     with Recorder(__file__, args.markdown, section=section) as rec:
+        rec.outputs = args.out.resolve()
         rec.body = run(args).rstrip("\n").splitlines()
 
 

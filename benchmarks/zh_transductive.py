@@ -159,6 +159,7 @@ def main() -> None:
     add_markdown_option(ap, "training.md")
     args = ap.parse_args()
     with Recorder(__file__, args.markdown if args.only == "all" else None, section=args.section) as rec:
+        rec.outputs = args.out.resolve()
         rec.body = run(args).rstrip("\n").splitlines()
 
 
