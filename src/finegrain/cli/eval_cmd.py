@@ -64,10 +64,17 @@ def eval_command(
              "the items scoring >= each threshold (threshold retrieval; pair_f1, set_f1, reject_f1) and choose "
              "the threshold by k-fold cross-validation over queries (finegrain.experiment.tuning.threshold)."),
     cv: str | None = opt.cv_option(
-        "the retriever's tunable options (hybrid weights and RRF k, BM25 k1 and b; those not fixed by --set), "
+        "the retriever's tunable options (hybrid weights and RRF k, BM25 k1 and b; those not fixed by --set; "
+        "a fusion's parts too with --cv-parts), "
         "folds stratified by query type; saves the out-of-fold run and scores, the a-priori default and the "
         "per-fold choices (finegrain.experiment.tuning.cv)"),
     cv_metric: str | None = opt.cv_metric_option("ndcg@10 if -m has it, else the first -m metric"),
+    cv_parts: bool = typer.Option(
+        False, "--cv-parts",
+        help="With --cv on a fusion (hybrid, hybrid-use, ...): tune each part's own options too (BM25 k1 and b, "
+             "a dense part's vector PRF; those not fixed by --set PART.KEY), nested: in each fold every part is "
+             "chosen alone on the other folds, then the fusion's weights and k over those parts "
+             "(finegrain.experiment.tuning.nested)."),
     seed: int | None = opt.seed_option("--cv: how queries are dealt into folds"),
     no_cache: bool = opt.no_cache_option(),
     engine: EngineChoice = typer.Option(
@@ -95,7 +102,7 @@ def eval_command(
     from finegrain.settings import Settings
 
     names = opt.metric_keys(metrics, DEFAULT_METRICS)
-    spec = cv_spec(cv, cv_metric, seed)
+    spec = cv_spec(cv, cv_metric, seed, parts=cv_parts)
     # fails here, before the dataset is read (a run file has no options: run_experiment says so)
     checked = opt.retriever_options(retriever, options) if retriever is not None else opt.parse_set(options)
     if no_cache and retriever is not None:
@@ -137,10 +144,10 @@ def eval_command(
         typer.echo(f"warning: {warning}", err=True)
 
 
-def cv_spec(cv: str | None, cv_metric: str | None, seed: int | None) -> str | None:
-    """The ``K,metric=M,seed=S`` spec :func:`~finegrain.experiment.run.run_experiment` reads, from ``--cv K
-    --cv-metric M --seed S``; the retired ``--cv K,metric=M,seed=S`` is read with a warning naming the new
-    spelling."""
+def cv_spec(cv: str | None, cv_metric: str | None, seed: int | None, *, parts: bool = False) -> str | None:
+    """The ``K,metric=M,seed=S[,parts=tuned]`` spec :func:`~finegrain.experiment.run.run_experiment` reads, from
+    ``--cv K --cv-metric M --seed S [--cv-parts]``; the retired ``--cv K,metric=M,seed=S`` is read with a warning
+    naming the new spelling."""
     from finegrain.errors import FinegrainError
     from finegrain.experiment.tuning.cv import parse_cv
     from finegrain.numbers import NumberError, parse_int
@@ -154,8 +161,8 @@ def cv_spec(cv: str | None, cv_metric: str | None, seed: int | None) -> str | No
                 raise FinegrainError(f"--cv {text} gives its metric or seed inside, and --cv-metric or --seed too",
                                      f"write --cv {old.folds} --cv-metric M --seed S")
             opt.retired("--cv K,metric=M,seed=S", f"--cv {old.folds}" + (f" --cv-metric {old.metric}" if old.metric else "")
-                        + f" --seed {old.seed}")
-            folds, cv_metric, seed = old.folds, old.metric, old.seed
+                        + f" --seed {old.seed}" + (" --cv-parts" if old.tune_parts else ""))
+            folds, cv_metric, seed, parts = old.folds, old.metric, old.seed, parts or old.tune_parts
         else:
             try:
                 folds = parse_int(text)  # the one number grammar: int() would read 1_0 and ٣ as numbers
@@ -164,6 +171,8 @@ def cv_spec(cv: str | None, cv_metric: str | None, seed: int | None) -> str | No
                                      "pass --cv 5, say") from None
     opt.check_cv(folds, cv_metric, seed)
     if folds is None:
+        if parts:
+            raise FinegrainError("--cv-parts goes with --cv, and no --cv was given", "add --cv K or leave --cv-parts out")
         return None
     metric = f",metric={opt.metric_keys([cv_metric])[0]}" if cv_metric is not None else ""
-    return f"{folds}{metric},seed={seed or 0}"
+    return f"{folds}{metric},seed={seed or 0}" + (",parts=tuned" if parts else "")

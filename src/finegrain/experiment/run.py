@@ -25,7 +25,7 @@ from finegrain.evaluate.groups import parse_split
 from finegrain.evaluate.result import Evaluation
 from finegrain.experiment.executors.engine import LOCAL
 from finegrain.experiment.imported import check_run, import_run
-from finegrain.experiment.tuning.cv import nothing_to_tune, parse_cv, tunables
+from finegrain.experiment.tuning.cv import nothing_to_tune, parse_cv, part_tunables, tunables
 from finegrain.experiment.tuning.grid import cross_validate
 from finegrain.experiment.tuning.threshold import parse_sweep, sweep_thresholds
 from finegrain.machine import run_environment
@@ -54,7 +54,7 @@ class Experiment:
     retriever_options: Mapping[str, Any] = field(default_factory=dict)
     split_by: str | None = None  # "overlap=FILE": query groups Overlap / Others instead of the query types
     sweep: str | None = None  # "threshold=START:STOP:STEP[,norm=..,folds=..]": finegrain.experiment.tuning.threshold
-    cv: str | None = None  # "K[,metric=M][,seed=S]": tunable settings chosen by k-fold CV, finegrain.experiment.tuning.cv
+    cv: str | None = None  # "K[,metric=M][,seed=S][,parts=tuned]": settings chosen by k-fold CV, experiment.tuning.cv
     run: str | Path | Run | None = None  # scored in place of a retriever: finegrain.experiment.imported
     split: str | None = None  # the qrels split of a BEIR dataset (qrels/<split>.tsv)
 
@@ -239,7 +239,8 @@ def _parse_cv(exp: Experiment, engine: Engine | None) -> Any:
     if engine is not None and engine.kind != "local":
         raise FinegrainError("--cv runs in this process only", "drop --engine ray (or --cv)")
     assert exp.retriever is not None  # _check_source: --cv with a run file is refused there
-    if not tunables(exp.retriever, exp.retriever_options):
+    parts = part_tunables(exp.retriever, exp.retriever_options) if spec.tune_parts else {}
+    if not tunables(exp.retriever, exp.retriever_options) and not any(parts.values()):
         raise nothing_to_tune(exp.retriever, exp.retriever_options)
     return spec
 

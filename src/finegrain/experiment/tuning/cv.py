@@ -6,7 +6,9 @@ queries it was chosen on.
 1. The **grid** is declared once, with the retriever's parameters: a
    :class:`~finegrain.registry.Param` with a ``grid`` is tunable (hybrid:
    ``weights`` and RRF ``k``; BM25: ``k1`` and ``b``). A parameter given with
-   ``--set`` is fixed, not tuned. The grid is the cross product of the tunable
+   ``--set`` is fixed, not tuned. A fusion's parts keep their settings unless the spec says
+   ``parts=tuned`` (``--cv-parts``): then they are tuned inside each fold
+   (:mod:`~finegrain.experiment.tuning.nested`). The grid is the cross product of the tunable
    parameters' values; each point is one run (a hybrid's parts retrieve once and
    are fused per point: :meth:`~finegrain.retrieve.fusion.hybrid.HybridRetriever.retrieve_grid`).
 2. The queries are dealt into ``K`` **folds**, seeded and stratified by query
@@ -47,12 +49,14 @@ from finegrain.evaluate.evaluate import evaluate
 from finegrain.experiment.tuning.folds import assemble, fold_of
 from finegrain.metrics.spec import parse_metric
 from finegrain.numbers import NumberError, parse_int
+from finegrain.retrieve.fusion.hybrid import split_options
 from finegrain.retrieve.registry import RETRIEVERS
 
 SCHEMA = "finegrain.cv/1"
 DEFAULT_OBJECTIVE = "ndcg@10"
 MAX_POINTS = 2000
-_EXAMPLE = "--cv 5, or --cv 5,metric=ndcg@10,seed=0"
+_EXAMPLE = "--cv 5, or --cv 5,metric=ndcg@10,seed=0,parts=tuned"
+PARTS = ("fixed", "tuned")
 
 
 # --------------------------------------------------------------------------- the spec
@@ -60,15 +64,21 @@ _EXAMPLE = "--cv 5, or --cv 5,metric=ndcg@10,seed=0"
 
 @dataclass(frozen=True)
 class CVSpec:
-    """``K[,metric=M][,seed=S]`` parsed; ``metric`` None: ``ndcg@10`` if evaluated, else the first metric."""
+    """``K[,metric=M][,seed=S][,parts=tuned]`` parsed; ``metric`` None: ``ndcg@10`` if evaluated, else the first
+    metric; ``parts`` ``tuned``: a fusion's parts are tuned too, inside each fold (:mod:`.nested`)."""
 
     folds: int = 5
     seed: int = 0
     metric: str | None = None
+    parts: str = "fixed"
 
     @property
     def key(self) -> str:
-        return f"{self.folds},metric={self.metric},seed={self.seed}"
+        return f"{self.folds},metric={self.metric},seed={self.seed}" + (",parts=tuned" if self.tune_parts else "")
+
+    @property
+    def tune_parts(self) -> bool:
+        return self.parts == "tuned"
 
 
 def parse_cv(text: str | int) -> CVSpec:
@@ -79,9 +89,9 @@ def parse_cv(text: str | int) -> CVSpec:
     for part in rest:
         k, sep, v = part.partition("=")
         k = k.strip().lower()
-        if not sep or k not in ("metric", "seed"):
+        if not sep or k not in ("metric", "seed", "parts"):
             raise FinegrainError(f"--cv {text!r}: unknown part {part.strip()!r}",
-                                 f"the parts after K are metric= and seed=; e.g. {_EXAMPLE}")
+                                 f"the parts after K are metric=, seed= and parts=; e.g. {_EXAMPLE}")
         if k in opts:
             raise FinegrainError(f"--cv {text!r}: {k}= is given twice", f"give {k}= once")
         opts[k] = v.strip()
@@ -93,7 +103,10 @@ def parse_cv(text: str | int) -> CVSpec:
     seed = _int(opts.get("seed", "0"), "seed", text)
     if seed < 0:
         raise FinegrainError(f"--cv {text!r}: seed {seed} is negative", f"a seed is a whole number >= 0; e.g. {_EXAMPLE}")
-    return CVSpec(folds, seed, metric)
+    parts = opts.get("parts", "fixed").lower()
+    if parts not in PARTS:
+        raise FinegrainError(f"--cv {text!r}: parts={parts!r}", f"parts= is {' or '.join(PARTS)}; e.g. {_EXAMPLE}")
+    return CVSpec(folds, seed, metric, parts)
 
 
 def _int(v: str, what: str, text: str | int) -> int:
@@ -131,6 +144,21 @@ def tunables(retriever: str, options: Mapping[str, Any], registry: Any = None) -
         if values:
             out.append(Tunable(key, tuple(dict.fromkeys(values)), p.default))
     return tuple(out)
+
+
+def part_tunables(retriever: str, options: Mapping[str, Any],
+                  registry: Any = None) -> dict[str, tuple[Tunable, ...]]:
+    """Each part of the fusion ``retriever`` (checked ``options``): the options of its own that declare a grid
+    and that no ``PART.KEY`` option fixes, by part name."""
+    if registry is None:
+        registry = RETRIEVERS
+    params = registry.params(retriever) or {}
+    if "parts" not in params:
+        raise FinegrainError(f"retriever {retriever!r} has no parts to tune",
+                             "leave out the parts choice of --cv, or use a fusion (hybrid, hybrid-use, ...)")
+    own, per_part = split_options(options)
+    names = own.get("parts", params["parts"].default)
+    return {name: tunables(name, per_part.get(name, {}), registry) for name in names}
 
 
 def grid_points(tuned: Sequence[Tunable]) -> list[dict[str, Any]]:
@@ -201,12 +229,14 @@ class CrossValidation:
     evaluation: Any  # finegrain.evaluate.result.Evaluation of ``run``
     default_evaluation: Any  # the a-priori default's Evaluation on the same queries
     strata: str = "query type"
+    note: str | None = None  # how the settings were chosen, when not by method_note's one-stage rule
 
     def provenance(self) -> dict[str, Any]:
         """``provenance["cv"]``: how the settings were chosen (per-fold choices, consensus)."""
         return {
             "schema": SCHEMA,
-            "spec": f"{self.spec.folds},metric={self.objective},seed={self.spec.seed}",
+            "spec": f"{self.spec.folds},metric={self.objective},seed={self.spec.seed}"
+                    + (",parts=tuned" if self.spec.tune_parts else ""),
             "folds": self.spec.folds, "seed": self.spec.seed, "stratified_by": self.strata,
             "objective": self.objective,
             "grid": {t.key: [_jsonable(v) for v in t.values] for t in self.tuned},
@@ -219,7 +249,7 @@ class CrossValidation:
             "in_sample": {"setting": {k: _jsonable(v) for k, v in self.in_sample.items()},
                           "value": self.in_sample_value,
                           "note": "chosen and scored on all queries: optimistic, never a reported score"},
-            "method": method_note(self.spec, self.objective),
+            "method": self.note or method_note(self.spec, self.objective),
         }
 
     def to_json_dict(self) -> dict[str, Any]:
@@ -258,6 +288,45 @@ def _jsonable(v: Any) -> Any:
 # --------------------------------------------------------------------------- the choice (pure)
 
 
+def metric_keys(metrics: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(parse_metric(m).key for m in metrics))
+
+
+def objective_of(spec: CVSpec, keys: Sequence[str]) -> str:
+    """The metric the choice maximises: the spec's, else ``ndcg@10`` when evaluated, else the first."""
+    return spec.metric or (DEFAULT_OBJECTIVE if DEFAULT_OBJECTIVE in keys else keys[0])
+
+
+def deal(universe: Sequence[str], spec: CVSpec, strata: Mapping[str, str | None] | None = None,
+         assignment: Mapping[str, int] | None = None) -> dict[str, int]:
+    """Each query's fold: seeded and stratified (:func:`~finegrain.experiment.tuning.folds.fold_of`), or
+    ``assignment``'s."""
+    if len(universe) < spec.folds:
+        raise FinegrainError(f"{len(universe)} queries cannot be dealt into {spec.folds} folds",
+                             f"use --cv {max(2, len(universe))} or fewer")
+    if assignment is None:
+        return fold_of(list(universe), spec.folds, spec.seed, strata if strata is not None else {})
+    return {q: int(assignment[q]) for q in universe}
+
+
+def point_of(points: Sequence[Mapping[str, Any]], setting: Mapping[str, Any] | None) -> int | None:
+    """The index of ``setting`` among ``points``, or None (then no point is preferred on ties)."""
+    return next((i for i, p in enumerate(points) if setting is not None and dict(p) == dict(setting)), None)
+
+
+def best_point(scored: Sequence[Any], qids: frozenset[str], preferred: int | None) -> tuple[int, float | None]:
+    """The point whose evaluation (``scored[i]``, one metric) is best on ``qids``, and its value; ties: the
+    ``preferred`` point (the a-priori default when it is a grid point), else the first."""
+    pick, value = 0, None
+    for i, res in enumerate(scored):
+        v = res.value_over(qids)[0]
+        if v is not None and (value is None or v > value):
+            pick, value = i, v
+    if preferred is not None and value is not None and scored[preferred].value_over(qids)[0] == value:
+        pick = preferred
+    return pick, value
+
+
 def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[str], spec: CVSpec, *,
            queries: Sequence[str], points: Sequence[Mapping[str, Any]], tuned: Sequence[Tunable] = (),
            default_setting: Mapping[str, Any] | None = None,
@@ -267,34 +336,18 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
 
     ``assignment`` (``{qid: fold}``, folds ``0..K-1``) replaces the seeded stratified deal (tests, replays)."""
 
-    keys = tuple(dict.fromkeys(parse_metric(m).key for m in metrics))
-    objective = spec.metric or (DEFAULT_OBJECTIVE if DEFAULT_OBJECTIVE in keys else keys[0])
+    keys = metric_keys(metrics)
+    objective = objective_of(spec, keys)
     if len(runs) != len(points) or not runs:
         raise FinegrainError(f"{len(runs)} runs for {len(points)} grid points", "give one run per grid point")
     universe = list(dict.fromkeys(queries))
-    if len(universe) < spec.folds:
-        raise FinegrainError(f"{len(universe)} queries cannot be dealt into {spec.folds} folds",
-                             f"use --cv {max(2, len(universe))} or fewer")
-    if assignment is None:
-        folds = fold_of(universe, spec.folds, spec.seed, strata if strata is not None else {})
-    else:
-        folds = {q: int(assignment[q]) for q in universe}
+    folds = deal(universe, spec, strata, assignment)
     members = [frozenset(q for q in universe if folds[q] == f) for f in range(spec.folds)]
     scored = [evaluate(qrels, r, objective, queries=universe, warn=False)[objective] for r in runs]
-
-    preferred = next((i for i, p in enumerate(points) if default_setting is not None and dict(p) == dict(default_setting)),
-                     None)
+    preferred = point_of(points, default_setting)
 
     def best(qids: frozenset[str]) -> tuple[int, float | None]:
-        """The best point on ``qids``; ties: the a-priori default when it is a grid point, else the first."""
-        pick, value = 0, None
-        for i, res in enumerate(scored):
-            v = res.value_over(qids)[0]
-            if v is not None and (value is None or v > value):
-                pick, value = i, v
-        if preferred is not None and value is not None and scored[preferred].value_over(qids)[0] == value:
-            pick = preferred
-        return pick, value
+        return best_point(scored, qids, preferred)
 
     chosen: list[tuple[int, float | None]] = []
     for f in range(spec.folds):

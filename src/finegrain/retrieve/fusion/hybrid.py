@@ -53,6 +53,8 @@ Options (``finegrain eval --retriever hybrid --set KEY=VALUE``):
 ``finegrain eval -r hybrid --cv 5`` chooses ``weights`` (:func:`weight_grid`) and the RRF ``k``
 (:func:`k_grid`) by cross-validation over queries (:mod:`finegrain.experiment.tuning.cv`); an option given with
 ``--set`` stays fixed. The parts retrieve once and are fused per grid point (:meth:`HybridRetriever.retrieve_grid`).
+``--cv-parts`` tunes each part's own options too, nested in each fold
+(:mod:`finegrain.experiment.tuning.nested`).
 """
 
 from __future__ import annotations
