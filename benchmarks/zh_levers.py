@@ -42,6 +42,7 @@ class Lever:
     cv: bool = False
     note: str = ""
     label: str = ""
+    cv_parts: bool = False  # with cv: a fusion's parts tuned too, nested in each fold (eval --cv-parts)
 
     @property
     def title(self) -> str:
@@ -134,6 +135,10 @@ LEVERS: list[Lever] = [
     Lever("hybrid-use-expand-cv", "hybrid-use", {"parts": ["bm25-okapi-expand", "e5", "e5-sparse", "use-m3"]}, cv=True,
           note="hybrid-use with bm25-okapi-expand (weight 0.5) as its BM25 part; four weights and RRF k chosen by CV",
           label="hybrid + USE-m3, category expansion in BM25 (4-way RRF); CV: weights, k"),
+    Lever("hybrid-use-cv-parts", "hybrid-use", cv=True, cv_parts=True,
+          note="hybrid-use with its parts' own options (BM25 k1 and b, the dense parts' vector PRF) chosen alone "
+               "on the other folds, then its four weights and RRF k over those parts (finegrain eval --cv-parts)",
+          label="hybrid + USE-m3 (4-way RRF); CV: each part's options, then weights, k"),
 ]
 DATASETS: tuple[str, ...] = ("capretrieval/zh", "capretrieval/en")
 BASELINE = "hybrid"
@@ -151,7 +156,8 @@ def run_lever(lever: Lever, dataset: str, folds: int) -> tuple[dict[str, Any], f
 
     options = RETRIEVERS.check(lever.retriever, lever.options)
     exp = Experiment(dataset=dataset, retriever=lever.retriever, metrics=METRICS, retriever_options=options,
-                     cv=f"{folds},metric=ndcg@10,seed={SEED}" if lever.cv else None)
+                     cv=f"{folds},metric=ndcg@10,seed={SEED}" + (",parts=tuned" if lever.cv_parts else "")
+                     if lever.cv else None)
     started = time.perf_counter()
     outcome = run_experiment(exp, Settings.from_env(), show_progress=False)
     return dict(outcome.results), time.perf_counter() - started

@@ -145,3 +145,9 @@ def test_cli_cv_parts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["eval", "-d", "embedded/captions-en", "-r", "bm25-okapi", "--cv", "3", "--cv-parts",
                  "-o", str(tmp_path / "y")]) != 0
     assert "no parts" in capsys.readouterr().err
+
+
+def test_a_routed_fusion_refuses_tuned_parts() -> None:
+    with pytest.raises(FinegrainError, match="cannot have its parts tuned"):
+        cross_validate("hybrid-routed", {"parts": ("bm25-okapi", "bm25")}, CORPUS, QUERIES, QRELS_T, lang="en",
+                       metrics=["ndcg@10"], spec=CVSpec(2, 0, None, "tuned"), strata=QUERIES.types())

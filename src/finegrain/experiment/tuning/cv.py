@@ -155,7 +155,7 @@ def part_tunables(retriever: str, options: Mapping[str, Any],
     params = registry.params(retriever) or {}
     if "parts" not in params:
         raise FinegrainError(f"retriever {retriever!r} has no parts to tune",
-                             "leave out the parts choice of --cv, or use a fusion (hybrid, hybrid-use, ...)")
+                             "drop --cv-parts (parts=tuned), or use a fusion (hybrid, hybrid-use, ...)")
     own, per_part = split_options(options)
     names = own.get("parts", params["parts"].default)
     return {name: tunables(name, per_part.get(name, {}), registry) for name in names}

@@ -91,8 +91,8 @@ def _cross_validate_parts(retriever: str, options: Mapping[str, Any], corpus: An
     base = registry.build(retriever, **options)
     if isinstance(base, RoutesByQueryType) or not isinstance(base, HybridRetriever):
         raise FinegrainError(f"retriever {retriever!r} cannot have its parts tuned by --cv",
-                             "tune the parts of hybrid, hybrid-use, hybrid-sparse or bm25-jieba-bigram; "
-                             "or leave the parts fixed")
+                             "tune the parts of hybrid, hybrid-use, hybrid-sparse or bm25-jieba-bigram, "
+                             "or drop --cv-parts (parts=tuned)")
     _, per_part = split_options(options)
     kw: dict[str, Any] = {"lang": lang, "top_k": base.depth, "show_progress": show_progress}
     parts = []
