@@ -156,6 +156,7 @@ CONCEPTS: dict[str, tuple[set[str], tuple[str, ...], tuple[str, ...]]] = {
     "the album catalog": ({"catalog"}, ("--catalog", "-c"), ()),
     "cross-validation folds": ({"cv"}, ("--cv",), ()),
     "the metric cross-validation maximises": ({"cv_metric"}, ("--cv-metric",), ()),
+    "a fusion's parts tuned by cross-validation too": ({"cv_parts"}, ("--cv-parts",), ()),
     "the seed of a random choice": ({"seed"}, ("--seed",), ()),
     "KEY=VALUE options of a registered entry": ({"options"}, ("--set", "-s"), ("--weights", "--norm", "--rrf-k")),
     "items per batch": ({"batch_size", "batch"}, ("--batch-size",), ("--batch",)),

@@ -466,7 +466,8 @@ _EVAL_BASE = ["-d", DATASET, "-o", "out"]
 
 
 def ref_cv(text: str) -> str:
-    """``--cv K`` (``K`` folds, at least 2), or the retired ``K,metric=M,seed=S``: the spec string."""
+    """``--cv K`` (``K`` folds, at least 2), or the retired ``K,metric=M,seed=S[,parts=fixed|tuned]``: the spec
+    string."""
     head, *rest = text.split(",")
     folds = ref_int(head, 2)
     given: dict[str, str] = {}
@@ -475,16 +476,19 @@ def ref_cv(text: str) -> str:
             raise Invalid("a part without =")
         key, value = part.split("=", 1)
         key = key.strip().lower()
-        if key not in ("metric", "seed") or key in given:
+        if key not in ("metric", "seed", "parts") or key in given:
             raise Invalid(f"part {key!r}")
         given[key] = value.strip()
+    parts = given.get("parts", "fixed").lower()
+    if parts not in ("fixed", "tuned"):
+        raise Invalid("parts")
     metric = ""
     if "metric" in given:
         keys = ref_metrics(given["metric"])
         if len(keys) != 1:
             raise Invalid("one metric")
         metric = f",metric={keys[0]}"
-    return f"{folds}{metric},seed={ref_int(given.get('seed', '0'), 0)}"
+    return f"{folds}{metric},seed={ref_int(given.get('seed', '0'), 0)}" + (",parts=tuned" if parts == "tuned" else "")
 
 
 def ref_sweep(text: str) -> tuple[Any, ...]:

@@ -98,6 +98,15 @@ def test_grid_encodes_once_and_equals_one_retriever_per_point(tmp_path: Path) ->
         r.retrieve_grid([{"threshold": 0.5}], CORPUS, QUERIES, lang="en", top_k=4)
 
 
+def test_grid_points_without_feedback_share_one_search(tmp_path: Path) -> None:
+    """Depth 0 ignores the Rocchio weights: those points are one search (and one run in memory), not one each."""
+    r, _ = _retriever(tmp_path, cache=False)
+    settings = [{"prf_depth": 0, "rocchio_beta": b} for b in (0.2, 0.8)] + [{"prf_depth": 1, "rocchio_beta": 0.2},
+                                                                          {"prf_depth": 1, "rocchio_beta": 0.8}]
+    runs = r.retrieve_grid(settings, CORPUS, QUERIES, lang="en", top_k=4)
+    assert runs[0] is runs[1] and runs[2] is not runs[3]
+
+
 def test_cv_tunes_depth_with_zero_and_beta_only_for_rocchio() -> None:
     tuned = {t.key: t.values for t in tunables("e5", {})}
     assert tuned == {"prf_depth": (0, 3, 5, 10), "rocchio_beta": (0.2, 0.4, 0.6, 0.8)}

@@ -265,9 +265,13 @@ class DenseRetriever:
         if depth:  # one first search at the deepest setting: each setting reads its own prefix
             first = index.search(query_vecs, queries.ids, k=depth, name=self.name)
             rows = feedback_rows(first, queries.ids, corpus.ids, depth)
-        runs = [index.search(moved_queries(query_vecs, doc_vecs, rows, f), queries.ids, k=k,
-                             threshold=self.threshold, name=self.name, show_progress=show_progress)
-                for f in feedbacks]
+        searched: dict[Feedback | None, Run] = {}  # settings without feedback (depth 0) are one plain search
+        for f in feedbacks:
+            key = f if f.depth else None
+            if key not in searched:
+                searched[key] = index.search(moved_queries(query_vecs, doc_vecs, rows, f), queries.ids, k=k,
+                                             threshold=self.threshold, name=self.name, show_progress=show_progress)
+        runs = [searched[f if f.depth else None] for f in feedbacks]
         t2 = time.perf_counter()
         self._state["last"] = {
             "lang": lang,
