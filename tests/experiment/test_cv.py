@@ -192,6 +192,22 @@ def test_hybrid_grid_runs_equal_one_retrieval_per_setting() -> None:
         h.retrieve_grid([{"depth": 3}], CORPUS, QUERIES, lang="en", top_k=5)
 
 
+def test_a_hybrid_grid_fuses_each_run_when_read_and_keeps_one() -> None:
+    """A grid of many weight vectors holds the parts' runs and one fused run, not one per point."""
+    h = hybrid_retriever(parts=("bm25-okapi", "bm25"), **{"bm25.tokenizer": "capretrieval"})
+    settings = [{"weights": (0.2, 0.8), "k": 10.0}, {"weights": (1.0, 0.0), "k": 30.0}, {"weights": None, "k": 60}]
+    grid = h.retrieve_grid(settings, CORPUS, QUERIES, lang="en", top_k=5, show_progress=False)
+    first = grid[0]
+    assert grid[0] is first  # the last run read is kept
+    second = grid[1]
+    again = grid[0]  # fused anew: the first was dropped when the second was read
+    assert again is not first and again.to_dict() == first.to_dict() and second.to_dict() != first.to_dict()
+    assert len(grid) == 3 and len(grid[1:]) == 2 and grid[-1].to_dict() == grid[2].to_dict()
+    assert grid[1:][0].to_dict() == second.to_dict()
+    with pytest.raises(IndexError):
+        grid[3]
+
+
 def test_cross_validate_bm25_end_to_end() -> None:
     cv = cross_validate("bm25-okapi", {"k1": 1.5}, CORPUS, QUERIES, QRELS_T, lang="en", metrics=["ndcg@10"],
                         spec=CVSpec(2, 0), strata=QUERIES.types())

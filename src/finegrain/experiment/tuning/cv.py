@@ -353,7 +353,8 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
     for f in range(spec.folds):
         train = frozenset(q for q in universe if folds[q] != f)
         chosen.append(best(train))
-    oof = assemble([runs[chosen[folds[q]][0]] for q in universe], universe, name=f"cv-{runs[0].name}")
+    picked = {i: runs[i] for i in dict.fromkeys(i for i, _ in chosen)}  # each chosen run read once
+    oof = assemble([picked[chosen[folds[q]][0]] for q in universe], universe, name=f"cv-{runs[0].name}")
     ev, dev, per_metric = summarize(qrels, oof, default_run, keys, spec, queries=universe, members=members,
                                     strata=strata, n_resamples=n_resamples)
     fold_choices = tuple(

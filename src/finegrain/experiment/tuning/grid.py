@@ -64,11 +64,11 @@ def _points(retriever: str, tuned: Sequence[Tunable]) -> list[dict[str, Any]]:
 
 
 def _runs(base: Any, retriever: str, options: Mapping[str, Any], settings: Sequence[Mapping[str, Any]], corpus: Any,
-          queries: Any, *, registry: Any, **kw: Any) -> list[Run]:
-    """``retriever``'s run at each setting: one ``retrieve_grid`` call when it has one, else a build per
-    distinct setting."""
+          queries: Any, *, registry: Any, **kw: Any) -> Sequence[Run]:
+    """``retriever``'s run at each setting: one ``retrieve_grid`` call when it has one (a sequence that may
+    make each run when it is read), else a build per distinct setting."""
     if hasattr(base, "retrieve_grid"):
-        return list(base.retrieve_grid(settings, corpus, queries, **kw))
+        return base.retrieve_grid(settings, corpus, queries, **kw)  # type: ignore[no-any-return]
     runs: list[Run] = []
     for s in settings:
         same = next((j for j, p in enumerate(settings[:len(runs)]) if p == s), None)
@@ -105,7 +105,7 @@ def _cross_validate_parts(retriever: str, options: Mapping[str, Any], corpus: An
         points = _points(name, tuned)
         default = {t.key: t.default for t in tuned}
         runs = _runs(part, name, per_part.get(name, {}), [*points, default], corpus, queries, registry=registry, **kw)
-        parts.append(PartGrid(name, tuned, tuple(points), tuple(runs[:-1]), runs[-1]))
+        parts.append(PartGrid(name, tuned, tuple(points), runs[:-1], runs[-1]))
     cut = top_k if top_k is not None else base.depth
 
     def fuse(setting: Mapping[str, Any], runs: Sequence[Run]) -> Run:

@@ -61,7 +61,7 @@ class PartGrid:
     name: str
     tuned: tuple[Tunable, ...]
     points: tuple[Mapping[str, Any], ...]
-    runs: tuple[Run, ...]
+    runs: Sequence[Run]  # a fused part's grid makes each run when it is read (FusedGrid)
     default_run: Run
 
     def __post_init__(self) -> None:

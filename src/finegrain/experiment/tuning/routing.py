@@ -198,7 +198,8 @@ def choose_routed(qrels: Any, runs: Sequence[Run], default_run: Run, metrics: Se
         train_vals = [values[picks[route[j]][0], j] for j in np.flatnonzero(train)]
         kept = [v for v in train_vals if not np.isnan(v)]
         fitted.append(float(np.mean(kept)) if kept else None)
-    oof = assemble([runs[per_query_point[q]] for q in universe], universe, name=f"cv-routed-{runs[0].name}")
+    picked = {i: runs[i] for i in dict.fromkeys(per_query_point[q] for q in universe)}  # each read once
+    oof = assemble([picked[per_query_point[q]] for q in universe], universe, name=f"cv-routed-{runs[0].name}")
     keys = tuple(flat.metrics)
     members = [frozenset(q for q in universe if folds[q] == f) for f in range(spec.folds)]
     ev, dev, per_metric = summarize(qrels, oof, default_run, keys, spec, queries=universe, members=members,

@@ -62,7 +62,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 from finegrain.errors import FinegrainError
 from finegrain.retrieve.base import Retriever, ShardForm
@@ -162,9 +162,10 @@ class HybridRetriever:
     def retrieve_grid(
         self, settings: Sequence[Mapping[str, Any]], corpus: Corpus, queries: Queries, *, lang: str,
         top_k: int | None, show_progress: bool = True,
-    ) -> list[Run]:
+    ) -> FusedGrid:
         """One run per setting (``{"weights": ..., "k": ...}``, fusion options only) for cross-validation
-        (:mod:`finegrain.experiment.tuning.cv`): the parts retrieve once and their runs are fused per setting."""
+        (:mod:`finegrain.experiment.tuning.cv`): the parts retrieve once, and each setting's fusion is made
+        when it is read (:class:`FusedGrid`)."""
         bad = sorted({key for s in settings for key in s} - set(GRID_KEYS))
         if bad:
             raise FinegrainError(f"hybrid cannot vary {bad[0]!r} without re-running its parts",
@@ -172,12 +173,7 @@ class HybridRetriever:
         runs = [
             p.retrieve(corpus, queries, lang=lang, top_k=self.depth, show_progress=show_progress) for p in self.parts
         ]
-        cut = top_k if top_k is not None else self.depth
-        out = []
-        for s in settings:
-            fused = replace(self, **s).fuse_runs(runs)
-            out.append(fused.cut(cut) if cut is not None else fused)
-        return out
+        return FusedGrid(self, tuple(runs), tuple(settings), top_k if top_k is not None else self.depth)
 
     def fuse_runs(self, runs: list[Run]) -> Run:
         """The parts' runs fused by this retriever's rule (RRF or convex, its weights and depth)."""
@@ -187,6 +183,35 @@ class HybridRetriever:
 
 
 GRID_KEYS: tuple[str, ...] = ("weights", "k", "norm")  # what retrieve_grid varies without re-running the parts
+
+
+class FusedGrid(Sequence[Run]):
+    """The runs of a hybrid's grid, each fused from the parts' runs when it is read (the last one read is
+    kept): memory holds the parts' runs and one fused run, not one fused run per grid point, so a grid of
+    hundreds of weight vectors over thousands of queries fits where the parts' runs fit."""
+
+    def __init__(self, hybrid: HybridRetriever, runs: Sequence[Run], settings: Sequence[Mapping[str, Any]],
+                 cut: int | None) -> None:
+        self.hybrid, self.runs, self.settings, self.cut = hybrid, tuple(runs), tuple(settings), cut
+        self._last: tuple[int, Run] | None = None
+
+    def __len__(self) -> int:
+        return len(self.settings)
+
+    @overload
+    def __getitem__(self, i: int) -> Run: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> FusedGrid: ...
+
+    def __getitem__(self, i: int | slice) -> Run | FusedGrid:
+        if isinstance(i, slice):
+            return FusedGrid(self.hybrid, self.runs, self.settings[i], self.cut)
+        i = range(len(self.settings))[i]  # negative indices; IndexError past the end
+        if self._last is None or self._last[0] != i:
+            fused = replace(self.hybrid, **self.settings[i]).fuse_runs(list(self.runs))
+            self._last = (i, fused.cut(self.cut) if self.cut is not None else fused)
+        return self._last[1]
 
 
 def weight_grid(options: Mapping[str, Any]) -> tuple[tuple[float, ...], ...]:

@@ -62,7 +62,7 @@ class RoutedHybrid:
         return self.base.retrieve(corpus, queries, lang=lang, top_k=top_k, show_progress=show_progress)
 
     def retrieve_grid(self, settings: Sequence[Mapping[str, Any]], corpus: Corpus, queries: Queries, *, lang: str,
-                      top_k: int | None, show_progress: bool = True) -> list[Run]:
+                      top_k: int | None, show_progress: bool = True) -> Sequence[Run]:
         return self.base.retrieve_grid(settings, corpus, queries, lang=lang, top_k=top_k, show_progress=show_progress)
 
 
