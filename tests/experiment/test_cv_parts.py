@@ -56,6 +56,7 @@ def test_each_fold_tunes_the_parts_then_the_fusion_on_the_other_folds_only() -> 
     prov = cv.provenance()
     json.dumps(prov)
     assert "nested" in prov["method"] and prov["spec"].endswith("seed=0")
+    assert prov["n_points"] == 3 + 2 * 2  # part a's 2 points and b's 1, then the fusion's 2 for x=0 and x=1
 
 
 def test_the_fusion_stage_chooses_on_the_other_folds_too() -> None:

@@ -230,6 +230,7 @@ class CrossValidation:
     default_evaluation: Any  # the a-priori default's Evaluation on the same queries
     strata: str = "query type"
     note: str | None = None  # how the settings were chosen, when not by method_note's one-stage rule
+    searched: int | None = None  # runs scored, when not one per point of ``points`` (the nested choice)
 
     def provenance(self) -> dict[str, Any]:
         """``provenance["cv"]``: how the settings were chosen (per-fold choices, consensus)."""
@@ -240,7 +241,7 @@ class CrossValidation:
             "folds": self.spec.folds, "seed": self.spec.seed, "stratified_by": self.strata,
             "objective": self.objective,
             "grid": {t.key: [_jsonable(v) for v in t.values] for t in self.tuned},
-            "n_points": len(self.points),
+            "n_points": len(self.points) if self.searched is None else self.searched,
             "default": {k: _jsonable(v) for k, v in self.default_setting.items()},
             "per_fold": [{"fold": f.fold, "n_queries": f.n_queries,
                           "setting": {k: _jsonable(v) for k, v in f.setting.items()},

@@ -17,8 +17,10 @@ trying a part setting that is worse alone but fuses better.
 
 The record is the one plain ``--cv`` writes (:class:`~finegrain.experiment.tuning.cv.CrossValidation`); a
 fold's setting names a part's option ``PART.KEY``, as ``--set`` does, so the consensus can be passed back
-with ``--set``. :func:`choose_with_parts` is pure: it takes runs already made
-(:func:`finegrain.experiment.tuning.grid.cross_validate` makes them).
+with ``--set``; its ``points`` are the settings the folds chose, and ``n_points`` in the provenance counts
+the runs scored (every part's grid, then the fusion's grid once per distinct choice of the parts).
+:func:`choose_with_parts` is pure: it takes runs already made (:func:`finegrain.experiment.tuning.grid.cross_validate`
+makes them).
 """
 
 from __future__ import annotations
@@ -174,7 +176,8 @@ def choose_with_parts(qrels: Any, parts: Sequence[PartGrid], fuse: Fuse, fusion_
         consensus=MappingProxyType(dict(settings[first])), in_sample=MappingProxyType(setting(combo_all, j_all)),
         in_sample_value=v_all, fold_of=MappingProxyType(folds), metrics=MappingProxyType(per_metric),
         run=oof, evaluation=ev, default_evaluation=dev,
-        strata="query type" if strata is not None else "none", note=nested_note(spec, objective))
+        strata="query type" if strata is not None else "none", note=nested_note(spec, objective),
+        searched=sum(len(p.runs) for p in parts) + len(distinct) * len(fusion_points))
 
 
 def _frozen(setting: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
