@@ -14,7 +14,7 @@ from finegrain.errors import FinegrainError
 from finegrain.experiment.tuning.cv import CVSpec, Tunable, parse_cv, part_tunables
 from finegrain.experiment.tuning.folds import select_queries
 from finegrain.experiment.tuning.grid import cross_validate
-from finegrain.experiment.tuning.nested import PartGrid, choose_with_parts
+from finegrain.experiment.tuning.nested import PartGrid, choose_part, choose_with_parts, fold_sets
 from finegrain.retrieve.fusion.hybrid import hybrid_retriever
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
@@ -38,8 +38,8 @@ def _pick(setting: dict[str, int], runs: list[Run]) -> Run:
 
 
 def _nested(qrels: Qrels) -> object:
-    a = PartGrid("a", (Tunable("x", (0, 1), 0),), ({"x": 0}, {"x": 1}), (A, B), A)
-    b = PartGrid("b", (), ({},), (B,), B)
+    a = PartGrid("a", (Tunable("x", (0, 1), 0),), ({"x": 0}, {"x": 1}), A, runs=(A, B))
+    b = PartGrid("b", (), ({},), B, runs=(B,))
     return choose_with_parts(qrels, [a, b], _pick, PICK, {"pick": 0}, ["ndcg@1"], CVSpec(2, 0, "ndcg@1"),
                              queries=list(QIDS), assignment=FOLDS, n_resamples=100)
 
@@ -62,13 +62,30 @@ def test_each_fold_tunes_the_parts_then_the_fusion_on_the_other_folds_only() -> 
 def test_the_fusion_stage_chooses_on_the_other_folds_too() -> None:
     p, c = _run((False, True, True, True), "P"), _run((True, True, False, False), "C")
     cv = choose_with_parts(Qrels.from_dict({q: {"rel": 1} for q in QIDS}),
-                           [PartGrid("p", (), ({},), (p,), p), PartGrid("c", (), ({},), (c,), c)], _pick, PICK,
+                           [PartGrid("p", (), ({},), p, runs=(p,)), PartGrid("c", (), ({},), c, runs=(c,))], _pick, PICK,
                            {"pick": 0}, ["ndcg@1"], CVSpec(2, 0, "ndcg@1"), queries=list(QIDS), assignment=FOLDS,
                            n_resamples=100)
     # fold 0 on {q3, q4}: P 1.0, C 0 -> P; fold 1 on {q1, q2}: P 0.5, C 1.0 -> C (on all queries P would win)
     assert [dict(f.setting) for f in cv.folds] == [{"pick": 0}, {"pick": 1}]
     assert cv.run.to_dict() == {"q1": p["q1"], "q2": p["q2"], "q3": c["q3"], "q4": c["q4"]}
     assert dict(cv.in_sample) == {"pick": 0} and cv.in_sample_value == 0.75
+
+
+def test_a_part_choice_keeps_only_its_picks_and_must_share_the_folds() -> None:
+    qrels = Qrels.from_dict({q: {"rel": 1} for q in QIDS})
+    c = _run((True, True, False, False), "C")
+    grid = PartGrid("a", (Tunable("x", (0, 1, 2), 0),), ({"x": 0}, {"x": 1}, {"x": 2}), A, runs=(A, B, c))
+    _, trains = fold_sets(list(QIDS), CVSpec(2, 0, "ndcg@1"), assignment=FOLDS)
+    choice = choose_part(qrels, grid, "ndcg@1", list(QIDS), trains)
+    assert choice.per_fold == (1, 0) and choice.everyone == 0 and set(choice.runs) == {0, 1}  # C is dropped
+    made_first = choose_with_parts(qrels, [choice], _pick, (), {"pick": 0}, ["ndcg@1"], CVSpec(2, 0, "ndcg@1"),
+                                   queries=list(QIDS), assignment=FOLDS, n_resamples=100)
+    made_here = choose_with_parts(qrels, [grid], _pick, (), {"pick": 0}, ["ndcg@1"], CVSpec(2, 0, "ndcg@1"),
+                                  queries=list(QIDS), assignment=FOLDS, n_resamples=100)
+    assert made_first.run.to_dict() == made_here.run.to_dict()
+    with pytest.raises(FinegrainError, match="other folds"):
+        choose_with_parts(qrels, [choice], _pick, (), {"pick": 0}, ["ndcg@1"], CVSpec(2, 0, "ndcg@1"),
+                          queries=list(QIDS), assignment={"q1": 0, "q2": 1, "q3": 0, "q4": 1}, n_resamples=100)
 
 
 def test_a_fold_choice_never_depends_on_its_own_qrels() -> None:

@@ -18,11 +18,13 @@ from finegrain.experiment.tuning.cv import (
     Tunable,
     choose,
     grid_points,
+    metric_keys,
     nothing_to_tune,
+    objective_of,
     part_tunables,
     tunables,
 )
-from finegrain.experiment.tuning.nested import PartGrid, choose_with_parts
+from finegrain.experiment.tuning.nested import PartGrid, choose_part, choose_with_parts, fold_sets
 from finegrain.experiment.tuning.routing import RoutesByQueryType, cross_validate_routed
 from finegrain.retrieve.fusion.hybrid import HybridRetriever, split_options
 from finegrain.retrieve.registry import RETRIEVERS
@@ -95,17 +97,23 @@ def _cross_validate_parts(retriever: str, options: Mapping[str, Any], corpus: An
                              "or drop --cv-parts (parts=tuned)")
     _, per_part = split_options(options)
     kw: dict[str, Any] = {"lang": lang, "top_k": base.depth, "show_progress": show_progress}
+    universe = list(dict.fromkeys(queries))
+    _, trains = fold_sets(universe, spec, strata)
+    objective = objective_of(spec, metric_keys(metrics))
     parts = []
-    for part, name in zip(base.parts, by_part):
+    for part, name in zip(base.parts, by_part):  # one part's grid in memory at a time: its choice keeps its picks
         tuned = by_part[name]
         if not tuned:
             run = part.retrieve(corpus, queries, **kw)
-            parts.append(PartGrid(name, (), ({},), (run,), run))
-            continue
-        points = _points(name, tuned)
-        default = {t.key: t.default for t in tuned}
-        runs = _runs(part, name, per_part.get(name, {}), [*points, default], corpus, queries, registry=registry, **kw)
-        parts.append(PartGrid(name, tuned, tuple(points), runs[:-1], runs[-1]))
+            grid = PartGrid(name=name, tuned=(), points=({},), default_run=run, runs=(run,))
+        else:
+            points = _points(name, tuned)
+            default = {t.key: t.default for t in tuned}
+            runs = _runs(part, name, per_part.get(name, {}), [*points, default], corpus, queries, registry=registry,
+                         **kw)
+            grid = PartGrid(name=name, tuned=tuned, points=tuple(points), default_run=runs[-1], runs=runs[:-1])
+        parts.append(choose_part(qrels, grid, objective, universe, trains))
+        del grid
     cut = top_k if top_k is not None else base.depth
 
     def fuse(setting: Mapping[str, Any], runs: Sequence[Run]) -> Run:
@@ -113,5 +121,5 @@ def _cross_validate_parts(retriever: str, options: Mapping[str, Any], corpus: An
         return fused.cut(cut) if cut is not None else fused
 
     default = {t.key: t.default for t in fusion_tuned}
-    return choose_with_parts(qrels, parts, fuse, fusion_tuned, default, metrics, spec, queries=list(queries),
+    return choose_with_parts(qrels, parts, fuse, fusion_tuned, default, metrics, spec, queries=universe,
                              strata=strata, show_progress=show_progress)

@@ -20,7 +20,7 @@ fold's setting names a part's option ``PART.KEY``, as ``--set`` does, so the con
 with ``--set``; its ``points`` are the settings the folds chose, and ``n_points`` in the provenance counts
 the runs scored (every part's grid, then the fusion's grid once per distinct choice of the parts).
 :func:`choose_with_parts` is pure: it takes runs already made (:func:`finegrain.experiment.tuning.grid.cross_validate`
-makes them).
+makes them one part at a time and keeps, through :func:`choose_part`, only the runs each part's folds chose).
 """
 
 from __future__ import annotations
@@ -56,20 +56,13 @@ Fuse = Callable[[Mapping[str, Any], Sequence[Run]], Run]
 
 
 @dataclass(frozen=True)
-class PartGrid:
-    """One part of a fusion: its runs at the points of its own grid (``runs[i]`` is ``points[i]``'s) and at its
-    default. A part with nothing to tune has one point, ``{}``, and its one run."""
+class Part:
+    """A part of a fusion: its name, its tunables, the points of its grid and its run at its default."""
 
     name: str
     tuned: tuple[Tunable, ...]
     points: tuple[Mapping[str, Any], ...]
-    runs: Sequence[Run]  # a fused part's grid makes each run when it is read (FusedGrid)
     default_run: Run
-
-    def __post_init__(self) -> None:
-        if len(self.points) != len(self.runs) or not self.runs:
-            raise FinegrainError(f"part {self.name!r}: {len(self.runs)} runs for {len(self.points)} grid points",
-                                 "give one run per grid point")
 
     @property
     def default_setting(self) -> dict[str, Any]:
@@ -78,6 +71,51 @@ class PartGrid:
     def option(self, point: Mapping[str, Any]) -> dict[str, Any]:
         """A point as the fusion's ``PART.KEY`` options."""
         return {f"{self.name}.{k}": v for k, v in point.items()}
+
+
+@dataclass(frozen=True)
+class PartGrid(Part):
+    """A part with its runs at the points of its grid (``runs[i]`` is ``points[i]``'s). A part with nothing to
+    tune has one point, ``{}``, and its one run."""
+
+    runs: Sequence[Run] = ()  # a fused part's grid makes each run when it is read (FusedGrid)
+
+    def __post_init__(self) -> None:
+        if len(self.points) != len(self.runs) or not self.runs:
+            raise FinegrainError(f"part {self.name!r}: {len(self.runs)} runs for {len(self.points)} grid points",
+                                 "give one run per grid point")
+
+
+@dataclass(frozen=True)
+class PartChoice:
+    """A part after stage 1: the point of its grid each fold chose on ``trains[f]``, the point chosen on every
+    query (in-sample), and only those points' runs, so the rest of the grid's runs can be dropped."""
+
+    part: Part
+    objective: str
+    trains: tuple[frozenset[str], ...]
+    per_fold: tuple[int, ...]
+    everyone: int
+    runs: Mapping[int, Run]
+
+
+def choose_part(qrels: Any, grid: PartGrid, objective: str, universe: Sequence[str],
+                trains: Sequence[frozenset[str]]) -> PartChoice:
+    """Stage 1 for one part: each fold's point is the best of the part's grid for the part alone on that fold's
+    training queries ``trains[f]`` (ties: the part's default, else the first point)."""
+    scores = [evaluate(qrels, r, objective, queries=list(universe), warn=False)[objective] for r in grid.runs]
+    preferred = point_of(grid.points, grid.default_setting)
+    per_fold = tuple(best_point(scores, t, preferred)[0] for t in trains)
+    everyone = best_point(scores, frozenset(universe), preferred)[0]
+    return PartChoice(Part(grid.name, grid.tuned, grid.points, grid.default_run), objective, tuple(trains), per_fold,
+                      everyone, {i: grid.runs[i] for i in dict.fromkeys([*per_fold, everyone])})
+
+
+def fold_sets(universe: Sequence[str], spec: CVSpec, strata: Mapping[str, str | None] | None = None,
+              assignment: Mapping[str, int] | None = None) -> tuple[dict[str, int], list[frozenset[str]]]:
+    """Each query's fold (:func:`~finegrain.experiment.tuning.cv.deal`) and each fold's training queries."""
+    folds = deal(universe, spec, strata, assignment)
+    return folds, [frozenset(q for q in universe if folds[q] != f) for f in range(spec.folds)]
 
 
 def nested_note(spec: CVSpec, objective: str) -> str:
@@ -90,13 +128,16 @@ def nested_note(spec: CVSpec, objective: str) -> str:
             "most folds chose")
 
 
-def choose_with_parts(qrels: Any, parts: Sequence[PartGrid], fuse: Fuse, fusion_tuned: Sequence[Tunable],
+def choose_with_parts(qrels: Any, parts: Sequence[PartGrid | PartChoice], fuse: Fuse,
+                      fusion_tuned: Sequence[Tunable],
                       fusion_setting: Mapping[str, Any], metrics: Sequence[str], spec: CVSpec, *,
                       queries: Sequence[str], strata: Mapping[str, str | None] | None = None,
                       n_resamples: int = 10000, assignment: Mapping[str, int] | None = None,
                       show_progress: bool = False) -> CrossValidation:
     """Cross-validate a fusion and its parts over ready runs (see the module docstring).
 
+    ``parts``: each part's grid, or its stage-1 choice already made (:func:`choose_part` with the same folds:
+    a caller that makes the parts' runs one part at a time keeps only the chosen ones).
     ``fusion_tuned``: the fusion's own tunables (none: ``fusion_setting`` is its one point);
     ``fusion_setting``: its a-priori default. ``assignment`` (``{qid: fold}``) replaces the seeded deal."""
 
@@ -105,33 +146,31 @@ def choose_with_parts(qrels: Any, parts: Sequence[PartGrid], fuse: Fuse, fusion_
     keys = metric_keys(metrics)
     objective = objective_of(spec, keys)
     universe = list(dict.fromkeys(queries))
-    folds = deal(universe, spec, strata, assignment)
+    folds, trains = fold_sets(universe, spec, strata, assignment)
     members = [frozenset(q for q in universe if folds[q] == f) for f in range(spec.folds)]
-    trains = [frozenset(q for q in universe if folds[q] != f) for f in range(spec.folds)]
     everyone = frozenset(universe)
 
     def scored(run: Run) -> Any:
         return evaluate(qrels, run, objective, queries=universe, warn=False)[objective]
 
     # stage 1: each part alone
-    part_scores = [[scored(r) for r in p.runs] for p in parts]
-    part_default = [point_of(p.points, p.default_setting) for p in parts]
-
-    def part_points(qids: frozenset[str]) -> tuple[int, ...]:
-        return tuple(best_point(s, qids, d)[0] for s, d in zip(part_scores, part_default))
-
-    combos = [part_points(t) for t in trains]
-    combo_all = part_points(everyone)
+    chosen = [c if isinstance(c, PartChoice) else choose_part(qrels, c, objective, universe, trains) for c in parts]
+    if any(c.objective != objective or c.trains != tuple(trains) for c in chosen):
+        raise FinegrainError("a part was chosen on other folds or for another metric",
+                             "make each part's choice with fold_sets() of the same queries, spec and strata")
+    combos = [tuple(c.per_fold[f] for c in chosen) for f in range(spec.folds)]
+    combo_all = tuple(c.everyone for c in chosen)
+    grids = [c.part for c in chosen]
 
     # stage 2: the fusion, over the parts at each fold's points (fused once per distinct combination)
-    fusion_points = grid_points(fusion_tuned) or [dict(fusion_setting)]
+    fusion_points = grid_points(fusion_tuned) if fusion_tuned else [dict(fusion_setting)]
     preferred = point_of(fusion_points, fusion_setting)
     fused_scores: dict[tuple[int, ...], list[Any]] = {}
     distinct = list(dict.fromkeys([*combos, combo_all]))
     bar = tqdm(total=len(distinct) * len(fusion_points), desc="fusions", unit="fusion",
                disable=not show_progress or len(distinct) * len(fusion_points) < 50)
     for combo in distinct:
-        runs = [p.runs[i] for p, i in zip(parts, combo)]
+        runs = [c.runs[i] for c, i in zip(chosen, combo)]
         fused_scores[combo] = []
         for point in fusion_points:  # scored and dropped: memory stays one fused run
             fused_scores[combo].append(scored(fuse(point, runs)))
@@ -146,13 +185,13 @@ def choose_with_parts(qrels: Any, parts: Sequence[PartGrid], fuse: Fuse, fusion_
 
     def setting(combo: tuple[int, ...], j: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for p, i in zip(parts, combo):
+        for p, i in zip(grids, combo):
             out.update(p.option(p.points[i]))
         return {**out, **fusion_points[j]}
 
-    chosen_runs = {(c, j): fuse(fusion_points[j], [p.runs[i] for p, i in zip(parts, c)])
-                   for c, j in dict.fromkeys((c, j) for c, j, _ in picks)}
-    default_run = fuse(fusion_setting, [p.default_run for p in parts])
+    chosen_runs = {(combo, j): fuse(fusion_points[j], [c.runs[i] for c, i in zip(chosen, combo)])
+                   for combo, j in dict.fromkeys((combo, j) for combo, j, _ in picks)}
+    default_run = fuse(fusion_setting, [p.default_run for p in grids])
     oof = assemble([chosen_runs[picks[folds[q]][0], picks[folds[q]][1]] for q in universe], universe,
                    name=f"cv-{default_run.name}")
     ev, dev, per_metric = summarize(qrels, oof, default_run, keys, spec, queries=universe, members=members,
@@ -167,8 +206,8 @@ def choose_with_parts(qrels: Any, parts: Sequence[PartGrid], fuse: Fuse, fusion_
     consensus = Counter(f.point for f in fold_choices).most_common()
     top = max(n for _, n in consensus)
     first = min(i for i, n in consensus if n == top)  # ties: the setting met first, fold by fold
-    tuned = tuple(Tunable(f"{p.name}.{t.key}", t.values, t.default) for p in parts for t in p.tuned)
-    default_setting = {**{k: v for p in parts for k, v in p.option(p.default_setting).items()}, **fusion_setting}
+    tuned = tuple(Tunable(f"{p.name}.{t.key}", t.values, t.default) for p in grids for t in p.tuned)
+    default_setting = {**{k: v for p in grids for k, v in p.option(p.default_setting).items()}, **fusion_setting}
     return CrossValidation(
         spec=spec, objective=objective, tuned=(*tuned, *fusion_tuned),
         points=tuple(MappingProxyType(dict(s)) for s in settings),
@@ -177,7 +216,7 @@ def choose_with_parts(qrels: Any, parts: Sequence[PartGrid], fuse: Fuse, fusion_
         in_sample_value=v_all, fold_of=MappingProxyType(folds), metrics=MappingProxyType(per_metric),
         run=oof, evaluation=ev, default_evaluation=dev,
         strata="query type" if strata is not None else "none", note=nested_note(spec, objective),
-        searched=sum(len(p.runs) for p in parts) + len(distinct) * len(fusion_points))
+        searched=sum(len(p.points) for p in grids) + len(distinct) * len(fusion_points))
 
 
 def _frozen(setting: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
