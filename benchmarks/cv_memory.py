@@ -42,14 +42,22 @@ def measured(fn: Callable[[], Any]) -> tuple[Any, float, float]:
 
 def run(args: argparse.Namespace) -> int:
     from finegrain.datasets import load_dataset
+    from finegrain.errors import FinegrainError
     from finegrain.experiment.tuning.cv import CVSpec, choose, grid_points, tunables
+    from finegrain.retrieve.fusion.hybrid import HybridRetriever
     from finegrain.retrieve.registry import RETRIEVERS
 
-    ds = load_dataset(args.dataset)
+    try:
+        base = RETRIEVERS.build(args.retriever)
+        ds = load_dataset(args.dataset)
+    except FinegrainError as e:  # an unknown name or a missing dataset: one line, not a traceback
+        raise SystemExit(f"error: {e}") from None
     tuned = tunables(args.retriever, {})
+    if not isinstance(base, HybridRetriever) or not tuned:
+        raise SystemExit(f"error: --retriever {args.retriever!r} is not a fusion with a grid to cross-validate; "
+                         "pass hybrid, hybrid-use, hybrid-sparse or another fusion")
     points = grid_points(tuned)
     default = {t.key: t.default for t in tuned}
-    base = RETRIEVERS.build(args.retriever)
     started = time.perf_counter()
     grid = base.retrieve_grid([*points, default], ds.corpus, ds.queries, lang=ds.lang, top_k=None,
                               show_progress=False)
