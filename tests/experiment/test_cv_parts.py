@@ -11,10 +11,10 @@ import pytest
 
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError
-from finegrain.experiment.tuning.cv import CVSpec, Tunable, parse_cv, part_tunables
+from finegrain.experiment.tuning.cv import CVSpec, Tunable, fold_sets, parse_cv, part_tunables
 from finegrain.experiment.tuning.folds import select_queries
 from finegrain.experiment.tuning.grid import cross_validate
-from finegrain.experiment.tuning.nested import PartGrid, choose_part, choose_with_parts, fold_sets
+from finegrain.experiment.tuning.nested import PartGrid, choose_part, choose_with_parts
 from finegrain.retrieve.fusion.hybrid import hybrid_retriever
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 

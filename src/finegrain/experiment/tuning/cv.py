@@ -310,6 +310,13 @@ def deal(universe: Sequence[str], spec: CVSpec, strata: Mapping[str, str | None]
     return {q: int(assignment[q]) for q in universe}
 
 
+def fold_sets(universe: Sequence[str], spec: CVSpec, strata: Mapping[str, str | None] | None = None,
+              assignment: Mapping[str, int] | None = None) -> tuple[dict[str, int], list[frozenset[str]]]:
+    """Each query's fold (:func:`deal`) and each fold's training queries."""
+    folds = deal(universe, spec, strata, assignment)
+    return folds, [frozenset(q for q in universe if folds[q] != f) for f in range(spec.folds)]
+
+
 def point_of(points: Sequence[Mapping[str, Any]], setting: Mapping[str, Any] | None) -> int | None:
     """The index of ``setting`` among ``points``, or None (then no point is preferred on ties)."""
     return next((i for i, p in enumerate(points) if setting is not None and dict(p) == dict(setting)), None)
@@ -342,7 +349,7 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
     if len(runs) != len(points) or not runs:
         raise FinegrainError(f"{len(runs)} runs for {len(points)} grid points", "give one run per grid point")
     universe = list(dict.fromkeys(queries))
-    folds = deal(universe, spec, strata, assignment)
+    folds, trains = fold_sets(universe, spec, strata, assignment)
     members = [frozenset(q for q in universe if folds[q] == f) for f in range(spec.folds)]
     scored = [evaluate(qrels, r, objective, queries=universe, warn=False)[objective] for r in runs]
     preferred = point_of(points, default_setting)
@@ -351,8 +358,7 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
         return best_point(scored, qids, preferred)
 
     chosen: list[tuple[int, float | None]] = []
-    for f in range(spec.folds):
-        train = frozenset(q for q in universe if folds[q] != f)
+    for train in trains:
         chosen.append(best(train))
     picked = {i: runs[i] for i in dict.fromkeys(i for i, _ in chosen)}  # each chosen run read once
     oof = assemble([picked[chosen[folds[q]][0]] for q in universe], universe, name=f"cv-{runs[0].name}")

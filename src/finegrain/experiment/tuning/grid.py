@@ -17,6 +17,7 @@ from finegrain.experiment.tuning.cv import (
     CVSpec,
     Tunable,
     choose,
+    fold_sets,
     grid_points,
     metric_keys,
     nothing_to_tune,
@@ -24,7 +25,7 @@ from finegrain.experiment.tuning.cv import (
     part_tunables,
     tunables,
 )
-from finegrain.experiment.tuning.nested import PartGrid, choose_part, choose_with_parts, fold_sets
+from finegrain.experiment.tuning.nested import PartGrid, choose_part, choose_with_parts
 from finegrain.experiment.tuning.routing import RoutesByQueryType, cross_validate_routed
 from finegrain.retrieve.fusion.hybrid import HybridRetriever, split_options
 from finegrain.retrieve.registry import RETRIEVERS

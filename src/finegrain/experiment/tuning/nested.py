@@ -41,7 +41,7 @@ from finegrain.experiment.tuning.cv import (
     FoldChoice,
     Tunable,
     best_point,
-    deal,
+    fold_sets,
     grid_points,
     metric_keys,
     objective_of,
@@ -109,13 +109,6 @@ def choose_part(qrels: Any, grid: PartGrid, objective: str, universe: Sequence[s
     everyone = best_point(scores, frozenset(universe), preferred)[0]
     return PartChoice(Part(grid.name, grid.tuned, grid.points, grid.default_run), objective, tuple(trains), per_fold,
                       everyone, {i: grid.runs[i] for i in dict.fromkeys([*per_fold, everyone])})
-
-
-def fold_sets(universe: Sequence[str], spec: CVSpec, strata: Mapping[str, str | None] | None = None,
-              assignment: Mapping[str, int] | None = None) -> tuple[dict[str, int], list[frozenset[str]]]:
-    """Each query's fold (:func:`~finegrain.experiment.tuning.cv.deal`) and each fold's training queries."""
-    folds = deal(universe, spec, strata, assignment)
-    return folds, [frozenset(q for q in universe if folds[q] != f) for f in range(spec.folds)]
 
 
 def nested_note(spec: CVSpec, objective: str) -> str:
