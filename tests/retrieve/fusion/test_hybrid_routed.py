@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import pytest
 
@@ -29,7 +30,8 @@ ASSIGN = {q: i % 2 for i, q in enumerate(sorted(TEXTS))}  # fixed folds: each fo
 def _routed(gold: dict[str, str | None] = GOLD, **kw: object) -> RoutedCrossValidation:
     args = {"texts": TEXTS, "gold": gold, "points": POINTS, "default_setting": {"weights": None},
             "assignment": ASSIGN, "min_queries": 2, "n_resamples": 200, **kw}
-    return choose_routed(QRELS, [A, B], A, ["ndcg@1", "ndcg@10"], CVSpec(2, 0, "ndcg@1"), **args)  # type: ignore[arg-type]
+    runs = args.pop("runs", [A, B])
+    return choose_routed(QRELS, runs, A, ["ndcg@1", "ndcg@10"], CVSpec(2, 0, "ndcg@1"), **args)  # type: ignore[arg-type]
 
 
 def test_each_route_gets_its_own_point_and_beats_one_point_for_all() -> None:
@@ -41,6 +43,31 @@ def test_each_route_gets_its_own_point_and_beats_one_point_for_all() -> None:
     assert cv.vs_unrouted["ndcg@1"].diff == pytest.approx(0.5)
     assert cv.accuracy is not None and cv.accuracy.accuracy == 1.0 and cv.accuracy.n == len(TEXTS)
     assert dict(cv.consensus) == {"constrained": "0:1", "plain": "1:0"}
+
+
+class _Counted(Sequence[Run]):
+    """Runs that count their reads, as a grid that fuses each run when it is read would pay for them."""
+
+    def __init__(self, runs: list[Run]) -> None:
+        self.runs, self.reads = runs, [0] * len(runs)
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def,override]
+        self.reads[i] += 1
+        return self.runs[i]
+
+
+def test_each_grid_run_is_scored_once_for_both_choices() -> None:
+    """The routed and the un-routed choice share one scoring pass: a run is read once to be scored, and at most
+    once more for each choice that assembles from it."""
+    runs = _Counted([A, B])
+    _routed(runs=runs)
+    assert max(runs.reads) <= 3 and sum(runs.reads) <= 2 + 2 * 2
+    scored_once = _Counted([A, B, A])  # the third point is never chosen (ties go to the first): scored only
+    _routed(runs=scored_once, points=[*POINTS, {"weights": (1.0, 0.0, 0.0)}])
+    assert scored_once.reads[2] == 1
 
 
 def test_provenance_holds_each_folds_route_choices() -> None:

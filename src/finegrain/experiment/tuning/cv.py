@@ -322,6 +322,11 @@ def point_of(points: Sequence[Mapping[str, Any]], setting: Mapping[str, Any] | N
     return next((i for i, p in enumerate(points) if setting is not None and dict(p) == dict(setting)), None)
 
 
+def score_points(qrels: Any, runs: Sequence[Any], objective: str, queries: Sequence[str]) -> list[Any]:
+    """Each run's evaluation of ``objective`` on ``queries`` (its per-query values and means over any subset)."""
+    return [evaluate(qrels, r, objective, queries=list(queries), warn=False)[objective] for r in runs]
+
+
 def best_point(scored: Sequence[Any], qids: frozenset[str], preferred: int | None) -> tuple[int, float | None]:
     """The point whose evaluation (``scored[i]``, one metric) is best on ``qids``, and its value; ties: the
     ``preferred`` point (the a-priori default when it is a grid point), else the first."""
@@ -339,10 +344,12 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
            queries: Sequence[str], points: Sequence[Mapping[str, Any]], tuned: Sequence[Tunable] = (),
            default_setting: Mapping[str, Any] | None = None,
            strata: Mapping[str, str | None] | None = None, n_resamples: int = 10000,
-           assignment: Mapping[str, int] | None = None) -> CrossValidation:
+           assignment: Mapping[str, int] | None = None, scored: Sequence[Any] | None = None) -> CrossValidation:
     """Cross-validate over ready runs: ``runs[i]`` is the run of ``points[i]`` (see the module docstring).
 
-    ``assignment`` (``{qid: fold}``, folds ``0..K-1``) replaces the seeded stratified deal (tests, replays)."""
+    ``assignment`` (``{qid: fold}``, folds ``0..K-1``) replaces the seeded stratified deal (tests, replays).
+    ``scored`` (:func:`score_points`, made by a caller that needs them too) spares scoring each run again: a
+    grid that fuses each run when it is read would fuse it twice."""
 
     keys = metric_keys(metrics)
     objective = objective_of(spec, keys)
@@ -351,7 +358,10 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
     universe = list(dict.fromkeys(queries))
     folds, trains = fold_sets(universe, spec, strata, assignment)
     members = [frozenset(q for q in universe if folds[q] == f) for f in range(spec.folds)]
-    scored = [evaluate(qrels, r, objective, queries=universe, warn=False)[objective] for r in runs]
+    if scored is None:
+        scored = score_points(qrels, runs, objective, universe)
+    elif len(scored) != len(runs):
+        raise FinegrainError(f"{len(scored)} scored runs for {len(runs)} runs", "score every run once")
     preferred = point_of(points, default_setting)
 
     def best(qids: frozenset[str]) -> tuple[int, float | None]:
@@ -361,7 +371,8 @@ def choose(qrels: Any, runs: Sequence[Any], default_run: Any, metrics: Sequence[
     for train in trains:
         chosen.append(best(train))
     picked = {i: runs[i] for i in dict.fromkeys(i for i, _ in chosen)}  # each chosen run read once
-    oof = assemble([picked[chosen[folds[q]][0]] for q in universe], universe, name=f"cv-{runs[0].name}")
+    oof = assemble([picked[chosen[folds[q]][0]] for q in universe], universe,
+                   name=f"cv-{next(iter(picked.values())).name}")
     ev, dev, per_metric = summarize(qrels, oof, default_run, keys, spec, queries=universe, members=members,
                                     strata=strata, n_resamples=n_resamples)
     fold_choices = tuple(

@@ -46,6 +46,7 @@ from finegrain.experiment.tuning.cv import (
     metric_keys,
     objective_of,
     point_of,
+    score_points,
     summarize,
 )
 from finegrain.experiment.tuning.folds import assemble
@@ -103,7 +104,7 @@ def choose_part(qrels: Any, grid: PartGrid, objective: str, universe: Sequence[s
                 trains: Sequence[frozenset[str]]) -> PartChoice:
     """Stage 1 for one part: each fold's point is the best of the part's grid for the part alone on that fold's
     training queries ``trains[f]`` (ties: the part's default, else the first point)."""
-    scores = [evaluate(qrels, r, objective, queries=list(universe), warn=False)[objective] for r in grid.runs]
+    scores = score_points(qrels, grid.runs, objective, universe)
     preferred = point_of(grid.points, grid.default_setting)
     per_fold = tuple(best_point(scores, t, preferred)[0] for t in trains)
     everyone = best_point(scores, frozenset(universe), preferred)[0]

@@ -37,7 +37,6 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.evaluate import evaluate
 from finegrain.experiment.tuning.cv import (
     CrossValidation,
     CVSpec,
@@ -45,6 +44,9 @@ from finegrain.experiment.tuning.cv import (
     MetricCV,
     Tunable,
     choose,
+    metric_keys,
+    objective_of,
+    score_points,
     summarize,
 )
 from finegrain.experiment.tuning.folds import assemble
@@ -149,11 +151,12 @@ def choose_routed(qrels: Any, runs: Sequence[Run], default_run: Run, metrics: Se
     missing = [q for q in universe if q not in gold]
     if missing:
         raise FinegrainError(f"query {missing[0]!r} has a text but no entry in gold", "give every query a type or None")
+    objective = objective_of(spec, metric_keys(metrics))
+    scored = score_points(qrels, runs, objective, universe)  # once: both choices read them
     flat = choose(qrels, runs, default_run, metrics, spec, queries=universe, points=points, tuned=tuned,
-                  default_setting=default_setting, strata=strata, n_resamples=n_resamples, assignment=assignment)
+                  default_setting=default_setting, strata=strata, n_resamples=n_resamples, assignment=assignment,
+                  scored=scored)
     folds = dict(flat.fold_of)  # the very folds of the un-routed CV
-    objective = flat.objective
-    scored = [evaluate(qrels, r, objective, queries=universe, warn=False)[objective] for r in runs]
     values = np.full((len(runs), len(universe)), np.nan)
     for i, res in enumerate(scored):
         for j, q in enumerate(universe):
@@ -199,7 +202,7 @@ def choose_routed(qrels: Any, runs: Sequence[Run], default_run: Run, metrics: Se
         kept = [v for v in train_vals if not np.isnan(v)]
         fitted.append(float(np.mean(kept)) if kept else None)
     picked = {i: runs[i] for i in dict.fromkeys(per_query_point[q] for q in universe)}  # each read once
-    oof = assemble([picked[per_query_point[q]] for q in universe], universe, name=f"cv-routed-{runs[0].name}")
+    oof = assemble([picked[per_query_point[q]] for q in universe], universe, name=f"cv-routed-{flat.run.name.removeprefix('cv-')}")
     keys = tuple(flat.metrics)
     members = [frozenset(q for q in universe if folds[q] == f) for f in range(spec.folds)]
     ev, dev, per_metric = summarize(qrels, oof, default_run, keys, spec, queries=universe, members=members,
