@@ -243,6 +243,73 @@ def test_stub_llm_valid_malformed_and_fallback(stub_url: str) -> None:
     assert qs.provenance["generator"]["llm"]["model"] == "stub-model"
 
 
+def _pool(n: int) -> object:
+    return as_text_set({f"p{k:03d}": f"P{k:03d} a red bicycle number {k} leans on a wall" for k in range(n)},
+                       "passages")
+
+
+def test_llm_answers_keep_pool_order_with_concurrent_requests() -> None:
+    """Replies that come back out of order (slower for earlier passages) land on their own passages."""
+    import time
+
+    def reply(prompt: str) -> str:
+        key = prompt.rsplit("Passage: ", 1)[-1].split()[0]
+        time.sleep(0.02 * (7 - int(key[1:]) % 8))
+        return json.dumps([f"query of {key}"])
+
+    with chat_server(reply) as url:
+        one = generate_queries(_pool(16), style="kw", lang="en", llm=LLMSettings(url, "m", workers=1))
+        many = generate_queries(_pool(16), style="kw", lang="en", llm=LLMSettings(url, "m", workers=8))
+    assert [(p.passage_id, p.query) for p in many.pairs] == [(p.passage_id, p.query) for p in one.pairs]
+    assert all(p.query == f"query of P{p.passage_id[1:]}" for p in many.pairs) and len(many.pairs) == 16
+    assert many.provenance["generator"]["llm"]["workers"] == 8
+
+
+@pytest.mark.parametrize("status", [404, 500])
+def test_an_endpoint_that_never_answers_stops_the_run_early(status: int) -> None:
+    """An endpoint with no chat completion for the first PROBE passages is an error, not hours of fallbacks."""
+    calls: list[str] = []
+
+    def reply(prompt: str) -> int:
+        calls.append(prompt)
+        return status
+
+    with chat_server(reply) as url:
+        with pytest.raises(FinegrainError, match=rf"{url}.*no chat completion.*HTTP {status}") as e:
+            generate_queries(_pool(200), style="kw", lang="en", llm=LLMSettings(url, "m", retries=1, workers=2))
+    assert e.value.hint is not None and "--llm-url" in e.value.hint
+    assert len(calls) < 100  # of the 400 tries the whole pool would take: the rest was never asked
+
+
+def test_an_unreachable_endpoint_is_one_error_line_and_no_file(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    import socket
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    pool = _jsonl(tmp_path / "pool.jsonl", [{"_id": "a", "text": "A black dog runs across the green grass ."}])
+    out = tmp_path / "pairs.jsonl"
+    code = main(["gen-queries", str(pool), "-l", "en", "-o", str(out), "--llm-url", f"http://127.0.0.1:{port}/v1",
+                 "--llm-model", "m", "--llm-retries", "0"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and not out.exists() and not list(tmp_path.glob("pairs.jsonl*"))
+    errors = [x for x in err if x.startswith("error:")]
+    assert len(errors) == 1 and f"127.0.0.1:{port}" in errors[0] and "Traceback" not in "\n".join(err)
+
+
+def test_a_model_that_answers_badly_falls_back_passage_by_passage() -> None:
+    """Chat completions whose content is no valid list are the model's failing, not the endpoint's: no error."""
+    with chat_server(lambda prompt: "Sure! bicycle, wall") as url:
+        qs = generate_queries(_pool(12), style="kw", lang="en", llm=LLMSettings(url, "m", retries=0))
+    assert qs.fallbacks == {"kw": 12} and {p.source for p in qs.pairs} == {"rules"}
+
+
+def test_llm_settings_reject_bad_workers() -> None:
+    for bad in (0, 65, True, 2.5):
+        with pytest.raises(FinegrainError, match="workers"):
+            LLMSettings("http://127.0.0.1:1/v1", "m", workers=bad)  # type: ignore[arg-type]
+
+
 def test_reply_validation() -> None:
     passage = "A red bicycle leans on a wall"
     assert validate_queries('["bicycle", "Bicycle ", "bicycle"]', passage, "kw", "en") == ["bicycle", "Bicycle"]

@@ -55,6 +55,10 @@ def gen_queries_command(
     llm_model: str | None = typer.Option(None, "--llm-model", help="Model name for --llm-url."),
     llm_retries: int = typer.Option(2, "--llm-retries", min=0, max=10, help="Retries per passage before "
                                     "falling back to the rules."),
+    llm_workers: int = typer.Option(4, "--llm-workers", min=1, max=64, help="Requests to --llm-url at a time "
+                                    "(1 for a server that answers one at a time)."),
+    llm_timeout: float = typer.Option(30.0, "--llm-timeout", min=0.001, help="Seconds to wait for one reply."),
+    quiet: bool = opt.quiet_option(),
 ) -> None:
     """Generate training queries (CapRetrieval's KW and SM) for every passage of POOL (or of an evaluation corpus)."""
     from finegrain.errors import FinegrainError
@@ -78,11 +82,12 @@ def gen_queries_command(
         raise FinegrainError("gen-queries needs the pool's language", "add --lang zh or --lang en")
     if llm_model is not None and llm_url is None:
         raise FinegrainError("--llm-model needs --llm-url", "add --llm-url http://HOST:PORT/v1, or leave both out")
-    llm = LLMSettings(llm_url, llm_model or "", retries=llm_retries) if llm_url is not None else None
+    llm = (LLMSettings(llm_url, llm_model or "", retries=llm_retries, workers=llm_workers, timeout=llm_timeout)
+           if llm_url is not None else None)
     result = generate_queries(pool or eval_corpus, style=style, lang=lang, per_passage=per_passage, seed=seed,
                               exclude=exclude, rouge_l=rouge_l, group_by_prefix=group_by_prefix, siblings=siblings,
                               llm=llm, transductive=eval_corpus is not None, sm_source=sm_source,
-                              max_query_share=share)
+                              max_query_share=share, show_progress=not quiet)
     path = result.write(out)
     if result.provenance["transductive"]:
         typer.echo(f"TRANSDUCTIVE: the pool is the passages of {result.provenance['transductive_dataset']} "

@@ -82,7 +82,7 @@ from finegrain.io._lines import iter_id_records, open_text_write
 from finegrain.io.flickr8k import read_flickr8k_captions
 from finegrain.text.lang import Lang, detect_lang, parse_lang
 from finegrain.train import rules
-from finegrain.train.llm import STYLES, LLMSettings, ask_queries
+from finegrain.train.llm import STYLES, LLMSettings, ask_all
 from finegrain.version import __version__
 
 STYLE_CHOICES: tuple[str, ...] = ("kw", "sm", "both")
@@ -353,10 +353,12 @@ def generate_queries(
     transductive: bool = False,
     sm_source: str = "auto",
     max_query_share: float = DEFAULT_MAX_QUERY_SHARE,
+    show_progress: bool = False,
 ) -> QuerySet:
     """KW and/or SM training queries for every passage of ``pool`` (see the module docstring);
     ``transductive``: ``pool`` must be a dataset (its passages are used, label-free); ``sm_source``:
-    where rule SM queries come from; ``max_query_share``: the generic-query cap."""
+    where rule SM queries come from; ``max_query_share``: the generic-query cap; ``show_progress``: a bar
+    over the LLM's passages."""
 
     styles = parse_styles(style)
     limits = _per_passage(per_passage)
@@ -387,8 +389,7 @@ def generate_queries(
     for st in styles:
         llm_out: list[list[str] | None] = [None] * len(items)
         if llm is not None:
-            for k, text in enumerate(texts):
-                llm_out[k] = ask_queries(llm, text, st, language, seed=seed)[0]
+            llm_out = [a.queries for a in ask_all(llm, texts, st, language, seed=seed, show_progress=show_progress)]
         need = [k for k, q in enumerate(llm_out) if q is None]
         fallbacks[st] = len(need) if llm is not None else 0
         rule_out = _rule_queries(st, need, items, p, language, rng, limits[st], sm_from, (idf, unseen, weights))
