@@ -14,8 +14,10 @@ from finegrain.errors import FinegrainError
 from finegrain.experiment.tuning.cv import CVSpec, Tunable, fold_sets, parse_cv, part_tunables
 from finegrain.experiment.tuning.folds import select_queries
 from finegrain.experiment.tuning.grid import cross_validate
-from finegrain.experiment.tuning.nested import PartGrid, choose_part, choose_with_parts
+from finegrain.experiment.tuning.nested import PartGrid, choose_part, choose_with_parts, score_fusions
+from finegrain.experiment.tuning.routing import RoutedCrossValidation, choose_routed_with_parts
 from finegrain.retrieve.fusion.hybrid import hybrid_retriever
+from finegrain.retrieve.query.types import route_of
 from finegrain.types import Corpus, Document, Qrels, Queries, Query, Run
 
 HIT, MISS = {"rel": 2.0, "other": 1.0}, {"rel": 1.0, "other": 2.0}
@@ -165,7 +167,107 @@ def test_cli_cv_parts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "no parts" in capsys.readouterr().err
 
 
-def test_a_routed_fusion_refuses_tuned_parts() -> None:
-    with pytest.raises(FinegrainError, match="cannot have its parts tuned"):
-        cross_validate("hybrid-routed", {"parts": ("bm25-okapi", "bm25")}, CORPUS, QUERIES, QRELS_T, lang="en",
-                       metrics=["ndcg@10"], spec=CVSpec(2, 0, None, "tuned"), strata=QUERIES.types())
+PLAIN = ["猫", "狗", "鱼", "花", "树", "cat", "dog", "tree"]
+CONSTRAINED = ["白色的猫", "黑色的狗", "水里的鱼", "红色的花", "a white cat on a sofa", "a dog by the sea",
+               "a red flower in a vase", "a tree by the road"]
+TEXTS = {f"p{i}": t for i, t in enumerate(PLAIN)} | {f"c{i}": t for i, t in enumerate(CONSTRAINED)}
+GOLD: dict[str, str | None] = {q: "singleton_object" if q[0] == "p" else "simple_condition" for q in TEXTS}
+ASSIGN = {q: i % 2 for i, q in enumerate(sorted(TEXTS))}  # each fold has plain and constrained queries
+
+
+def _routed_parts(qrels: Qrels) -> RoutedCrossValidation:
+    """Part a (x=0 finds the plain queries, x=1 none), part b (the constrained ones); the fusion picks a part."""
+    def run(found: str, name: str) -> Run:
+        return Run.from_dict({q: dict(HIT if q[0] == found else MISS) for q in TEXTS}, name=name)
+
+    plain, none, constrained = run("p", "A"), run("-", "none"), run("c", "B")
+    a = PartGrid("a", (Tunable("x", (0, 1), 1),), ({"x": 0}, {"x": 1}), none, runs=(plain, none))
+    b = PartGrid("b", (), ({},), constrained, runs=(constrained,))
+    spec = CVSpec(2, 0, "ndcg@1", "tuned")
+    scores = score_fusions(qrels, [a, b], _pick, PICK, {"pick": 0}, ["ndcg@1"], spec, queries=list(TEXTS),
+                           assignment=ASSIGN)
+    return choose_routed_with_parts(qrels, scores, ["ndcg@1"], spec, texts=TEXTS, gold=GOLD, min_queries=2,
+                                    n_resamples=100)
+
+
+def test_a_routed_fusion_tunes_its_parts_then_each_route_on_the_other_folds() -> None:
+    cv = _routed_parts(Qrels.from_dict({q: {"rel": 1} for q in TEXTS}))
+    # stage 1, every fold: part a alone is better at x=0 (finds half) than at its default x=1 (finds none);
+    # stage 2 per route: plain queries -> pick part a, constrained ones -> pick part b; one pick for all: half
+    for f, choice in enumerate(cv.route_choices):
+        assert {r: dict(cv.points[i]) for r, (i, _, fb) in choice.items() if not fb} == {
+            "plain": {"a.x": 0, "pick": 0}, "constrained": {"a.x": 0, "pick": 1}}, f
+    assert dict(cv.folds[0].setting) == {"parts": "a.x=0", "constrained": "pick=1", "plain": "pick=0"}
+    assert dict(cv.consensus) == {"parts": "a.x=0", "constrained": "pick=1", "plain": "pick=0"}
+    assert cv.metrics["ndcg@1"].mean == 1.0 and cv.unrouted is not None
+    assert cv.unrouted.metrics["ndcg@1"].mean == 0.5 and cv.vs_unrouted["ndcg@1"].diff == pytest.approx(0.5)
+    assert dict(cv.default_setting) == {"a.x": 1, "pick": 0} and cv.metrics["ndcg@1"].default_mean == 0.0
+    prov = json.loads(json.dumps(cv.provenance()))
+    assert "nested and routed" in prov["method"] and "for the part alone" in prov["method"]
+    assert prov["n_points"] == 3 + 2  # a's 2 points and b's 1, then the fusion's 2 for the one combination
+    assert prov["routing"]["per_fold"][0]["plain"]["setting"] == {"a.x": 0, "pick": 0}
+
+
+def test_each_routed_fold_fuses_the_parts_at_its_own_stage_1_points() -> None:
+    """Part a at x=0 finds the plain queries of fold 1 only, at x=1 those of fold 0 only: fold 0 (fitted on fold 1)
+    takes x=0, fold 1 takes x=1, and so every held-out plain query misses, as an honest CV must say."""
+    qrels = Qrels.from_dict({q: {"rel": 1} for q in TEXTS})
+
+    def run(fold: int, name: str) -> Run:
+        return Run.from_dict({q: dict(HIT if q[0] == "p" and ASSIGN[q] == fold else MISS) for q in TEXTS}, name=name)
+
+    constrained = Run.from_dict({q: dict(HIT if q[0] == "c" else MISS) for q in TEXTS}, name="B")
+    a = PartGrid("a", (Tunable("x", (0, 1), 1),), ({"x": 0}, {"x": 1}), run(0, "x1"), runs=(run(1, "x0"), run(0, "x1")))
+    b = PartGrid("b", (), ({},), constrained, runs=(constrained,))
+    spec = CVSpec(2, 0, "ndcg@1", "tuned")
+    scores = score_fusions(qrels, [a, b], _pick, PICK, {"pick": 0}, ["ndcg@1"], spec, queries=list(TEXTS),
+                           assignment=ASSIGN)
+    cv = choose_routed_with_parts(qrels, scores, ["ndcg@1"], spec, texts=TEXTS, gold=GOLD, min_queries=2,
+                                  n_resamples=100)
+    assert [dict(cv.points[c["plain"][0]])["a.x"] for c in cv.route_choices] == [0, 1]
+    assert all(cv.evaluation["ndcg@1"].per_query[q] == 0.0 for q in TEXTS if q[0] == "p")
+
+
+def test_a_routed_fold_choice_never_depends_on_its_own_qrels() -> None:
+    base = _routed_parts(Qrels.from_dict({q: {"rel": 1} for q in TEXTS}))
+    held = [q for q in TEXTS if ASSIGN[q] == 0]  # fold 0's queries judged the other way round
+    flipped = _routed_parts(Qrels.from_dict({q: {"other" if q in held else "rel": 1} for q in TEXTS}))
+    assert dict(flipped.route_choices[0]) == dict(base.route_choices[0])
+    assert [dict(flipped.points[i]) for i, _, _ in flipped.route_choices[0].values()] == [
+        dict(base.points[i]) for i, _, _ in base.route_choices[0].values()]
+
+
+def test_hybrid_routed_with_parts_matches_the_nested_hybrid_and_builds_each_route() -> None:
+    options = {**OPTIONS, "routes": "types", "min_queries": 1}
+    spec = CVSpec(2, 0, None, "tuned")
+    cv = cross_validate("hybrid-routed", options, CORPUS, QUERIES, QRELS_T, lang="en", metrics=["ndcg@10"],
+                        spec=spec, strata=QUERIES.types())
+    assert isinstance(cv, RoutedCrossValidation) and cv.unrouted is not None
+    flat = cross_validate("hybrid", OPTIONS, CORPUS, QUERIES, QRELS_T, lang="en", metrics=["ndcg@10"], spec=spec,
+                          strata=QUERIES.types())
+    assert cv.unrouted.run.to_dict() == flat.run.to_dict()  # the un-routed side is the nested hybrid's CV
+    assert [dict(f.setting) for f in cv.unrouted.folds] == [dict(f.setting) for f in flat.folds]
+    texts = {q.id: q.text for q in QUERIES.values()}
+    for f, choice in enumerate(cv.route_choices):  # each held-out query: the hybrid at its route's setting
+        held = [q for q, k in cv.fold_of.items() if k == f]
+        for q in held:
+            from_route = dict(cv.points[choice[_route(cv.predicted[q])][0]])
+            setting = {k: v for k, v in from_route.items() if v is not None}
+            built = hybrid_retriever(**{**OPTIONS, **setting}).retrieve(
+                CORPUS, Queries([Query(q, texts[q])]), lang="en", top_k=None, show_progress=False)
+            assert cv.run.to_dict()[q] == built.to_dict()[q]
+
+
+def _route(predicted: str) -> str:
+    return str(route_of(predicted, "types"))
+
+
+def test_cli_cv_parts_on_the_routed_fusion(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "routed"
+    assert main(["eval", "-d", "embedded/captions-en", "-r", "hybrid-routed", "--set", "parts=bm25-okapi,bm25",
+                 "--set", "min_queries=2", "--cv", "2", "--cv-parts", "-o", str(out), "-q"]) == 0
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    prov = data["provenance"]["cv"]
+    assert "nested and routed" in prov["method"]
+    assert any("bm25-okapi.k1" in s["setting"] for f in prov["routing"]["per_fold"] for s in f.values())
+    assert "routing" in data["cv"] and data["cv"]["routing"]["vs_unrouted"]

@@ -71,7 +71,7 @@ def eval_command(
     cv_metric: str | None = opt.cv_metric_option("ndcg@10 if -m has it, else the first -m metric"),
     cv_parts: bool = typer.Option(
         False, "--cv-parts",
-        help="With --cv on a fusion (hybrid, hybrid-use, ...): tune each part's own options too (BM25 k1 and b, "
+        help="With --cv on a fusion (hybrid, hybrid-use, hybrid-routed, ...): tune each part's own options too (BM25 k1 and b, "
              "a dense part's vector PRF; those not fixed by --set PART.KEY), nested: in each fold every part is "
              "chosen alone on the other folds, then the fusion's weights and k over those parts "
              "(finegrain.experiment.tuning.nested)."),

@@ -25,8 +25,8 @@ from finegrain.experiment.tuning.cv import (
     part_tunables,
     tunables,
 )
-from finegrain.experiment.tuning.nested import PartGrid, choose_part, choose_with_parts
-from finegrain.experiment.tuning.routing import RoutesByQueryType, cross_validate_routed
+from finegrain.experiment.tuning.nested import PartGrid, choose_part, choose_with_parts, score_fusions
+from finegrain.experiment.tuning.routing import RoutesByQueryType, choose_routed_with_parts, cross_validate_routed
 from finegrain.retrieve.fusion.hybrid import HybridRetriever, split_options
 from finegrain.retrieve.registry import RETRIEVERS
 from finegrain.types import Run
@@ -91,11 +91,13 @@ def _cross_validate_parts(retriever: str, options: Mapping[str, Any], corpus: An
     fusion_tuned = tunables(retriever, options, registry)
     if not fusion_tuned and not any(by_part.values()):
         raise nothing_to_tune(retriever, options, registry)
-    base = registry.build(retriever, **options)
-    if isinstance(base, RoutesByQueryType) or not isinstance(base, HybridRetriever):
+    built = registry.build(retriever, **options)
+    routed = built if isinstance(built, RoutesByQueryType) else None
+    base = getattr(built, "base", None) if routed is not None else built
+    if not isinstance(base, HybridRetriever):
         raise FinegrainError(f"retriever {retriever!r} cannot have its parts tuned by --cv",
-                             "tune the parts of hybrid, hybrid-use, hybrid-sparse or bm25-jieba-bigram, "
-                             "or drop --cv-parts (parts=tuned)")
+                             "tune the parts of hybrid, hybrid-use, hybrid-sparse, hybrid-routed or "
+                             "bm25-jieba-bigram, or drop --cv-parts (parts=tuned)")
     _, per_part = split_options(options)
     kw: dict[str, Any] = {"lang": lang, "top_k": base.depth, "show_progress": show_progress}
     universe = list(dict.fromkeys(queries))
@@ -122,5 +124,11 @@ def _cross_validate_parts(retriever: str, options: Mapping[str, Any], corpus: An
         return fused.cut(cut) if cut is not None else fused
 
     default = {t.key: t.default for t in fusion_tuned}
-    return choose_with_parts(qrels, parts, fuse, fusion_tuned, default, metrics, spec, queries=universe,
-                             strata=strata, show_progress=show_progress)
+    if routed is None:
+        return choose_with_parts(qrels, parts, fuse, fusion_tuned, default, metrics, spec, queries=universe,
+                                 strata=strata, show_progress=show_progress)
+    scores = score_fusions(qrels, parts, fuse, fusion_tuned, default, metrics, spec, queries=universe, strata=strata,
+                           show_progress=show_progress)
+    return choose_routed_with_parts(qrels, scores, metrics, spec, texts={q.id: q.text for q in queries.values()},
+                                    gold={q.id: q.type for q in queries.values()}, strata=strata,
+                                    routes=routed.routes, min_queries=routed.min_queries)

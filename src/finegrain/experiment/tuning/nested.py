@@ -19,8 +19,11 @@ The record is the one plain ``--cv`` writes (:class:`~finegrain.experiment.tunin
 fold's setting names a part's option ``PART.KEY``, as ``--set`` does, so the consensus can be passed back
 with ``--set``; its ``points`` are the settings the folds chose, and ``n_points`` in the provenance counts
 the runs scored (every part's grid, then the fusion's grid once per distinct choice of the parts).
-:func:`choose_with_parts` is pure: it takes runs already made (:func:`finegrain.experiment.tuning.grid.cross_validate`
-makes them one part at a time and keeps, through :func:`choose_part`, only the runs each part's folds chose).
+A routed fusion (``hybrid-routed``) makes stage 2's choice per predicted query type
+(:func:`finegrain.experiment.tuning.routing.choose_routed_with_parts`), from the same scores
+(:func:`score_fusions`). :func:`choose_with_parts` is pure: it takes runs already made
+(:func:`finegrain.experiment.tuning.grid.cross_validate` makes them one part at a time and keeps, through
+:func:`choose_part`, only the runs each part's folds chose).
 """
 
 from __future__ import annotations
@@ -34,7 +37,6 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from finegrain.errors import FinegrainError
-from finegrain.evaluate.evaluate import evaluate
 from finegrain.experiment.tuning.cv import (
     CrossValidation,
     CVSpec,
@@ -122,95 +124,144 @@ def nested_note(spec: CVSpec, objective: str) -> str:
             "most folds chose")
 
 
+@dataclass(frozen=True)
+class FusionScores:
+    """Both stages' scores over ready runs, before any fusion setting is chosen: each part's stage-1 choice, the
+    parts' grid points each fold uses (``combos[f]``; ``combo_all`` on every query), the fusion's grid, and the
+    fused run's evaluation of the objective at each (combination, fusion point) -- what a flat or a routed
+    choice of the fusion's setting reads."""
+
+    chosen: tuple[PartChoice, ...]
+    fuse: Fuse
+    objective: str
+    universe: tuple[str, ...]
+    folds: Mapping[str, int]
+    trains: tuple[frozenset[str], ...]
+    combos: tuple[tuple[int, ...], ...]
+    combo_all: tuple[int, ...]
+    fusion_points: tuple[Mapping[str, Any], ...]
+    fusion_setting: Mapping[str, Any]
+    fusion_tuned: tuple[Tunable, ...]
+    scores: Mapping[tuple[int, ...], Sequence[Any]]
+
+    @property
+    def preferred(self) -> int | None:
+        return point_of(self.fusion_points, self.fusion_setting)
+
+    @property
+    def searched(self) -> int:
+        """Runs scored: every part's grid, then the fusion's grid once per distinct combination."""
+        return sum(len(c.part.points) for c in self.chosen) + len(self.scores) * len(self.fusion_points)
+
+    def setting(self, combo: tuple[int, ...], j: int) -> dict[str, Any]:
+        """The whole setting: each part's point as ``PART.KEY`` options, then fusion point ``j``."""
+        out: dict[str, Any] = {}
+        for c, i in zip(self.chosen, combo):
+            out.update(c.part.option(c.part.points[i]))
+        return {**out, **self.fusion_points[j]}
+
+    def fused(self, combo: tuple[int, ...], j: int) -> Run:
+        return self.fuse(self.fusion_points[j], [c.runs[i] for c, i in zip(self.chosen, combo)])
+
+    def default_run(self) -> Run:
+        return self.fuse(self.fusion_setting, [c.part.default_run for c in self.chosen])
+
+    def tuned(self) -> tuple[Tunable, ...]:
+        parts = tuple(Tunable(f"{c.part.name}.{t.key}", t.values, t.default) for c in self.chosen for t in c.part.tuned)
+        return (*parts, *self.fusion_tuned)
+
+    def default_setting(self) -> dict[str, Any]:
+        parts = {k: v for c in self.chosen for k, v in c.part.option(c.part.default_setting).items()}
+        return {**parts, **self.fusion_setting}
+
+
+def score_fusions(qrels: Any, parts: Sequence[PartGrid | PartChoice], fuse: Fuse, fusion_tuned: Sequence[Tunable],
+                  fusion_setting: Mapping[str, Any], metrics: Sequence[str], spec: CVSpec, *,
+                  queries: Sequence[str], strata: Mapping[str, str | None] | None = None,
+                  assignment: Mapping[str, int] | None = None, show_progress: bool = False) -> FusionScores:
+    """Stage 1 (each part alone, per fold) and the scores stage 2 chooses from: the parts at each fold's points
+    (and at the points chosen on every query) fused at every point of the fusion's grid, each fused run scored
+    and dropped, so memory holds one fused run."""
+    if not parts:
+        raise FinegrainError("a fusion with no parts has nothing to tune", "give the fusion its parts")
+    objective = objective_of(spec, metric_keys(metrics))
+    universe = list(dict.fromkeys(queries))
+    folds, trains = fold_sets(universe, spec, strata, assignment)
+    chosen = [c if isinstance(c, PartChoice) else choose_part(qrels, c, objective, universe, trains) for c in parts]
+    if any(c.objective != objective or c.trains != tuple(trains) for c in chosen):
+        raise FinegrainError("a part was chosen on other folds or for another metric",
+                             "make each part's choice with fold_sets() of the same queries, spec and strata")
+    combos = tuple(tuple(c.per_fold[f] for c in chosen) for f in range(spec.folds))
+    combo_all = tuple(c.everyone for c in chosen)
+    fusion_points = grid_points(fusion_tuned) if fusion_tuned else [dict(fusion_setting)]
+    distinct = list(dict.fromkeys([*combos, combo_all]))
+    bar = tqdm(total=len(distinct) * len(fusion_points), desc="fusions", unit="fusion",
+               disable=not show_progress or len(distinct) * len(fusion_points) < 50)
+    scores: dict[tuple[int, ...], list[Any]] = {}
+    for combo in distinct:
+        runs = [c.runs[i] for c, i in zip(chosen, combo)]
+        scores[combo] = []
+        for point in fusion_points:
+            scores[combo].extend(score_points(qrels, [fuse(point, runs)], objective, universe))
+            bar.update()
+    bar.close()
+    return FusionScores(tuple(chosen), fuse, objective, tuple(universe), MappingProxyType(folds), tuple(trains),
+                        combos, combo_all, tuple(MappingProxyType(dict(p)) for p in fusion_points),
+                        MappingProxyType(dict(fusion_setting)), tuple(fusion_tuned), MappingProxyType(scores))
+
+
 def choose_with_parts(qrels: Any, parts: Sequence[PartGrid | PartChoice], fuse: Fuse,
                       fusion_tuned: Sequence[Tunable],
                       fusion_setting: Mapping[str, Any], metrics: Sequence[str], spec: CVSpec, *,
                       queries: Sequence[str], strata: Mapping[str, str | None] | None = None,
                       n_resamples: int = 10000, assignment: Mapping[str, int] | None = None,
-                      show_progress: bool = False) -> CrossValidation:
+                      show_progress: bool = False, scored: FusionScores | None = None) -> CrossValidation:
     """Cross-validate a fusion and its parts over ready runs (see the module docstring).
 
     ``parts``: each part's grid, or its stage-1 choice already made (:func:`choose_part` with the same folds:
     a caller that makes the parts' runs one part at a time keeps only the chosen ones).
     ``fusion_tuned``: the fusion's own tunables (none: ``fusion_setting`` is its one point);
-    ``fusion_setting``: its a-priori default. ``assignment`` (``{qid: fold}``) replaces the seeded deal."""
+    ``fusion_setting``: its a-priori default. ``assignment`` (``{qid: fold}``) replaces the seeded deal.
+    ``scored``: :func:`score_fusions` of the same arguments, made by a caller that reads them too."""
 
-    if not parts:
-        raise FinegrainError("a fusion with no parts has nothing to tune", "give the fusion its parts")
+    sc = scored if scored is not None else score_fusions(
+        qrels, parts, fuse, fusion_tuned, fusion_setting, metrics, spec, queries=queries, strata=strata,
+        assignment=assignment, show_progress=show_progress)
     keys = metric_keys(metrics)
-    objective = objective_of(spec, keys)
-    universe = list(dict.fromkeys(queries))
-    folds, trains = fold_sets(universe, spec, strata, assignment)
+    universe, folds, objective = list(sc.universe), sc.folds, sc.objective
     members = [frozenset(q for q in universe if folds[q] == f) for f in range(spec.folds)]
-    everyone = frozenset(universe)
-
-    def scored(run: Run) -> Any:
-        return evaluate(qrels, run, objective, queries=universe, warn=False)[objective]
-
-    # stage 1: each part alone
-    chosen = [c if isinstance(c, PartChoice) else choose_part(qrels, c, objective, universe, trains) for c in parts]
-    if any(c.objective != objective or c.trains != tuple(trains) for c in chosen):
-        raise FinegrainError("a part was chosen on other folds or for another metric",
-                             "make each part's choice with fold_sets() of the same queries, spec and strata")
-    combos = [tuple(c.per_fold[f] for c in chosen) for f in range(spec.folds)]
-    combo_all = tuple(c.everyone for c in chosen)
-    grids = [c.part for c in chosen]
-
-    # stage 2: the fusion, over the parts at each fold's points (fused once per distinct combination)
-    fusion_points = grid_points(fusion_tuned) if fusion_tuned else [dict(fusion_setting)]
-    preferred = point_of(fusion_points, fusion_setting)
-    fused_scores: dict[tuple[int, ...], list[Any]] = {}
-    distinct = list(dict.fromkeys([*combos, combo_all]))
-    bar = tqdm(total=len(distinct) * len(fusion_points), desc="fusions", unit="fusion",
-               disable=not show_progress or len(distinct) * len(fusion_points) < 50)
-    for combo in distinct:
-        runs = [c.runs[i] for c, i in zip(chosen, combo)]
-        fused_scores[combo] = []
-        for point in fusion_points:  # scored and dropped: memory stays one fused run
-            fused_scores[combo].append(scored(fuse(point, runs)))
-            bar.update()
-    bar.close()
+    preferred = sc.preferred
 
     def fusion_point(combo: tuple[int, ...], qids: frozenset[str]) -> tuple[int, float | None]:
-        return best_point(fused_scores[combo], qids, preferred)
+        return best_point(sc.scores[combo], qids, preferred)
 
-    picks = [(combo, *fusion_point(combo, t)) for combo, t in zip(combos, trains)]
-    j_all, v_all = fusion_point(combo_all, everyone)
-
-    def setting(combo: tuple[int, ...], j: int) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for p, i in zip(grids, combo):
-            out.update(p.option(p.points[i]))
-        return {**out, **fusion_points[j]}
-
-    chosen_runs = {(combo, j): fuse(fusion_points[j], [c.runs[i] for c, i in zip(chosen, combo)])
-                   for combo, j in dict.fromkeys((combo, j) for combo, j, _ in picks)}
-    default_run = fuse(fusion_setting, [p.default_run for p in grids])
+    picks = [(combo, *fusion_point(combo, t)) for combo, t in zip(sc.combos, sc.trains)]
+    j_all, v_all = fusion_point(sc.combo_all, frozenset(universe))
+    chosen_runs = {(combo, j): sc.fused(combo, j) for combo, j in dict.fromkeys((combo, j) for combo, j, _ in picks)}
+    default_run = sc.default_run()
     oof = assemble([chosen_runs[picks[folds[q]][0], picks[folds[q]][1]] for q in universe], universe,
                    name=f"cv-{default_run.name}")
     ev, dev, per_metric = summarize(qrels, oof, default_run, keys, spec, queries=universe, members=members,
                                     strata=strata, n_resamples=n_resamples)
 
-    settings = list(dict.fromkeys(_frozen(setting(c, j)) for c, j, _ in picks))
+    settings = list(dict.fromkeys(_frozen(sc.setting(c, j)) for c, j, _ in picks))
     index = {s: i for i, s in enumerate(settings)}
     fold_choices = tuple(
-        FoldChoice(f, len(members[f]), MappingProxyType(setting(c, j)), index[_frozen(setting(c, j))], fitted,
-                   fused_scores[c][j].value_over(members[f])[0])
+        FoldChoice(f, len(members[f]), MappingProxyType(sc.setting(c, j)), index[_frozen(sc.setting(c, j))], fitted,
+                   sc.scores[c][j].value_over(members[f])[0])
         for f, (c, j, fitted) in enumerate(picks))
     consensus = Counter(f.point for f in fold_choices).most_common()
     top = max(n for _, n in consensus)
     first = min(i for i, n in consensus if n == top)  # ties: the setting met first, fold by fold
-    tuned = tuple(Tunable(f"{p.name}.{t.key}", t.values, t.default) for p in grids for t in p.tuned)
-    default_setting = {**{k: v for p in grids for k, v in p.option(p.default_setting).items()}, **fusion_setting}
     return CrossValidation(
-        spec=spec, objective=objective, tuned=(*tuned, *fusion_tuned),
+        spec=spec, objective=objective, tuned=sc.tuned(),
         points=tuple(MappingProxyType(dict(s)) for s in settings),
-        default_setting=MappingProxyType(default_setting), folds=fold_choices,
-        consensus=MappingProxyType(dict(settings[first])), in_sample=MappingProxyType(setting(combo_all, j_all)),
-        in_sample_value=v_all, fold_of=MappingProxyType(folds), metrics=MappingProxyType(per_metric),
+        default_setting=MappingProxyType(sc.default_setting()), folds=fold_choices,
+        consensus=MappingProxyType(dict(settings[first])), in_sample=MappingProxyType(sc.setting(sc.combo_all, j_all)),
+        in_sample_value=v_all, fold_of=MappingProxyType(dict(folds)), metrics=MappingProxyType(per_metric),
         run=oof, evaluation=ev, default_evaluation=dev,
         strata="query type" if strata is not None else "none", note=nested_note(spec, objective),
-        searched=sum(len(p.points) for p in grids) + len(distinct) * len(fusion_points))
+        searched=sc.searched)
 
 
 def _frozen(setting: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:

@@ -14,7 +14,9 @@ Routes: ``routes=paper`` splits ``plain`` singleton entities and events from
 
 Under ``finegrain eval -r hybrid-routed --cv K`` a query-type predictor and the
 per-route weights are fitted on the other folds
-(:mod:`finegrain.experiment.tuning.routing`). Without ``--cv`` there is no
+(:mod:`finegrain.experiment.tuning.routing`); with ``--cv-parts`` the parts' own
+options are chosen first, alone, on the same folds
+(:mod:`finegrain.experiment.tuning.nested`). Without ``--cv`` there is no
 fitted predictor or routed setting, and every query gets the a-priori fusion
 (= ``hybrid-use``); the config says so. Measured figures: docs/results/levers.md.
 """
