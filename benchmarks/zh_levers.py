@@ -139,6 +139,11 @@ LEVERS: list[Lever] = [
           note="hybrid-use with its parts' own options (BM25 k1 and b, the dense parts' vector PRF) chosen alone "
                "on the other folds, then its four weights and RRF k over those parts (finegrain eval --cv-parts)",
           label="hybrid + USE-m3 (4-way RRF); CV: each part's options, then weights, k"),
+    Lever("hybrid-routed-cv-parts", "hybrid-routed", cv=True, cv_parts=True,
+          note="hybrid-routed with its parts' own options chosen alone on the other folds, then weights and RRF k "
+               "per route of the predicted query type over those parts (finegrain eval --cv-parts); the gold types "
+               "of the training folds train the predictor",
+          label="hybrid + USE-m3, routed by predicted query type; CV: each part's options, then weights, k per route"),
 ]
 DATASETS: tuple[str, ...] = ("capretrieval/zh", "capretrieval/en")
 BASELINE = "hybrid"
