@@ -4,15 +4,23 @@ generation; each caller turns :class:`LLMError` into its own fallback.
 
 ``url`` is the ``.../v1`` base of any OpenAI-compatible server (a local llama.cpp or vLLM, say);
 nothing is sent anywhere the user did not name.
+
+:class:`ReplyCache` keeps the message content of every chat completion received, by request (URL, model,
+messages and options), in a JSON-lines file that grows one line per reply: a long run that stops (a crash,
+Ctrl-C, a server restart) asks again only for what it had not received, and a rerun of the same command
+gives the same replies even from a server that samples. A line cut short by a crash is skipped on reading.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import threading
 import urllib.error
 import urllib.request
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from finegrain.errors import FinegrainError
 
@@ -31,9 +39,86 @@ def check_url(url: Any, flag: str = "--llm-url") -> str:
     return url
 
 
+class ReplyCache:
+    """Message contents received, by request key (:meth:`key`), read from and appended to ``path``
+    (safe to share between threads)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser()
+        self.hits = self.misses = self.skipped = 0
+        self._lock = threading.Lock()
+        self._replies: dict[str, str] = {}
+        self._out: IO[str] | None = None
+        if self.path.is_file():
+            with self.path.open(encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    try:
+                        row = json.loads(line)
+                        self._replies[str(row["key"])] = str(row["content"])
+                    except (ValueError, KeyError, TypeError):
+                        self.skipped += 1  # a line cut short by a crash: asked again
+
+    def __repr__(self) -> str:
+        return f"ReplyCache({str(self.path)!r})"
+
+    def __len__(self) -> int:
+        return len(self._replies)
+
+    @staticmethod
+    def key(url: str, model: str, messages: list[dict[str, str]], options: dict[str, Any]) -> str:
+        request = {"url": url.rstrip("/"), "model": model, "messages": messages, "options": options}
+        return hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            content = self._replies.get(key)
+            if content is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+            return content
+
+    def put(self, key: str, content: str) -> None:
+        with self._lock:
+            if key in self._replies:
+                return
+            if self._out is None:
+                try:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    self._out = self.path.open("a", encoding="utf-8")
+                except OSError as e:
+                    raise FinegrainError(f"cannot write the LLM reply cache {self.path}: {e.strerror or e}",
+                                         "set FINEGRAIN_CACHE to a writable folder, or pass --no-cache") from None
+            self._replies[key] = content
+            self._out.write(json.dumps({"key": key, "content": content}, ensure_ascii=False) + "\n")
+            self._out.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._out is not None:
+                self._out.close()
+                self._out = None
+
+    def describe(self) -> dict[str, Any]:
+        """For provenance: where, and how many replies came from it this run."""
+        return {"path": str(self.path), "hits": self.hits, "misses": self.misses}
+
+
 def chat(url: str, model: str, messages: list[dict[str, str]], *, api_key: str | None = None,
-         timeout: float = 30.0, **options: Any) -> str:
-    """The message content of one chat completion (``options``: temperature, seed, response_format ...)."""
+         timeout: float = 30.0, cache: ReplyCache | None = None, **options: Any) -> str:
+    """The message content of one chat completion (``options``: temperature, seed, response_format ...);
+    from ``cache`` when it holds this request, else asked, and kept there."""
+    key = ReplyCache.key(url, model, messages, options) if cache is not None else ""
+    if cache is not None and (held := cache.get(key)) is not None:
+        return held
+    content = _ask(url, model, messages, api_key=api_key, timeout=timeout, **options)
+    if cache is not None:
+        cache.put(key, content)
+    return content
+
+
+def _ask(url: str, model: str, messages: list[dict[str, str]], *, api_key: str | None, timeout: float,
+         **options: Any) -> str:
     body = json.dumps({"model": model, "messages": messages, **options}).encode()
     headers = {"Content-Type": "application/json"}
     if api_key:

@@ -15,6 +15,7 @@ from rich.cells import cell_len
 from finegrain.build.textset import as_text_set
 from finegrain.cli.main import main
 from finegrain.errors import FinegrainError, UnknownNameError
+from finegrain.llm import ReplyCache
 from finegrain.text.lang import has_cjk
 from finegrain.train.finetune_data import read_pairs
 from finegrain.train.llm import LLMSettings, validate_queries
@@ -302,6 +303,53 @@ def test_a_model_that_answers_badly_falls_back_passage_by_passage() -> None:
     with chat_server(lambda prompt: "Sure! bicycle, wall") as url:
         qs = generate_queries(_pool(12), style="kw", lang="en", llm=LLMSettings(url, "m", retries=0))
     assert qs.fallbacks == {"kw": 12} and {p.source for p in qs.pairs} == {"rules"}
+
+
+def test_a_rerun_takes_its_replies_from_the_cache_and_a_torn_line_is_asked_again(tmp_path: Path) -> None:
+    """A stopped run resumes: replies already received are not asked again, and give the same pairs."""
+    calls: list[str] = []
+
+    def reply(prompt: str) -> str:
+        key = prompt.rsplit("Passage: ", 1)[-1].split()[0]
+        calls.append(key)
+        return json.dumps([f"query {len(calls)} of {key}"])  # a server that never answers the same twice
+
+    path = tmp_path / "cache" / "replies.jsonl"
+    with chat_server(reply) as url:
+        first = generate_queries(_pool(6), style="kw", lang="en", llm=LLMSettings(url, "m", cache=ReplyCache(path)))
+        assert len(calls) == 6 and len(path.read_text(encoding="utf-8").splitlines()) == 6
+        again = generate_queries(_pool(6), style="kw", lang="en", llm=LLMSettings(url, "m", cache=ReplyCache(path)))
+        assert len(calls) == 6 and again.pairs == first.pairs
+        assert again.provenance["generator"]["llm"]["cache"] == {"path": str(path), "hits": 6, "misses": 0}
+        lines = path.read_text(encoding="utf-8").splitlines()
+        path.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:20], encoding="utf-8")  # a crash mid-line
+        torn = ReplyCache(path)
+        assert (len(torn), torn.skipped) == (5, 1)
+        generate_queries(_pool(6), style="kw", lang="en", llm=LLMSettings(url, "m", cache=torn))
+        assert len(calls) == 7  # only the lost reply
+        generate_queries(_pool(6), style="kw", lang="en", llm=LLMSettings(url, "other-model", cache=ReplyCache(path)))
+        assert len(calls) == 13  # another model's replies are its own
+
+
+def test_cli_caches_llm_replies_unless_told_not_to(tmp_path: Path, capsys, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("FINEGRAIN_CACHE", str(tmp_path / "fgcache"))
+    calls: list[str] = []
+
+    def reply(prompt: str) -> str:
+        calls.append(prompt)
+        return json.dumps(["black dog", "green grass"])
+
+    pool = _jsonl(tmp_path / "pool.jsonl", [{"_id": "a", "text": "A black dog runs across the green grass ."}])
+    with chat_server(reply) as url:
+        args = ["gen-queries", str(pool), "-l", "en", "--style", "kw", "--llm-url", url, "--llm-model", "m", "-q"]
+        assert main([*args, "-o", str(tmp_path / "a.jsonl")]) == 0
+        assert main([*args, "-o", str(tmp_path / "b.jsonl")]) == 0
+        out = capsys.readouterr().out
+        assert len(calls) == 1 and "llm replies: 1 from the cache" in out
+        assert (tmp_path / "fgcache" / "llm" / "replies.jsonl").is_file()
+        assert main([*args, "-o", str(tmp_path / "c.jsonl"), "--no-cache"]) == 0
+        assert len(calls) == 2
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
 
 
 def test_llm_settings_reject_bad_workers() -> None:

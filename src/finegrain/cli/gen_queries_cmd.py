@@ -58,11 +58,14 @@ def gen_queries_command(
     llm_workers: int = typer.Option(4, "--llm-workers", min=1, max=64, help="Requests to --llm-url at a time "
                                     "(1 for a server that answers one at a time)."),
     llm_timeout: float = typer.Option(30.0, "--llm-timeout", min=0.001, help="Seconds to wait for one reply."),
+    no_cache: bool = opt.no_cache_option("cache of LLM replies"),
     quiet: bool = opt.quiet_option(),
 ) -> None:
     """Generate training queries (CapRetrieval's KW and SM) for every passage of POOL (or of an evaluation corpus)."""
     from finegrain.errors import FinegrainError
+    from finegrain.llm import ReplyCache
     from finegrain.report.console import table_console
+    from finegrain.settings import default_cache_dir
     from finegrain.train.llm import LLMSettings
     from finegrain.train.queries import (
         DEFAULT_MAX_QUERY_SHARE,
@@ -82,12 +85,17 @@ def gen_queries_command(
         raise FinegrainError("gen-queries needs the pool's language", "add --lang zh or --lang en")
     if llm_model is not None and llm_url is None:
         raise FinegrainError("--llm-model needs --llm-url", "add --llm-url http://HOST:PORT/v1, or leave both out")
-    llm = (LLMSettings(llm_url, llm_model or "", retries=llm_retries, workers=llm_workers, timeout=llm_timeout)
-           if llm_url is not None else None)
-    result = generate_queries(pool or eval_corpus, style=style, lang=lang, per_passage=per_passage, seed=seed,
-                              exclude=exclude, rouge_l=rouge_l, group_by_prefix=group_by_prefix, siblings=siblings,
-                              llm=llm, transductive=eval_corpus is not None, sm_source=sm_source,
-                              max_query_share=share, show_progress=not quiet)
+    cache = None if llm_url is None or no_cache else ReplyCache(default_cache_dir() / "llm" / "replies.jsonl")
+    llm = (LLMSettings(llm_url, llm_model or "", retries=llm_retries, workers=llm_workers, timeout=llm_timeout,
+                       cache=cache) if llm_url is not None else None)
+    try:
+        result = generate_queries(pool or eval_corpus, style=style, lang=lang, per_passage=per_passage, seed=seed,
+                                  exclude=exclude, rouge_l=rouge_l, group_by_prefix=group_by_prefix,
+                                  siblings=siblings, llm=llm, transductive=eval_corpus is not None,
+                                  sm_source=sm_source, max_query_share=share, show_progress=not quiet)
+    finally:
+        if cache is not None:
+            cache.close()
     path = result.write(out)
     if result.provenance["transductive"]:
         typer.echo(f"TRANSDUCTIVE: the pool is the passages of {result.provenance['transductive_dataset']} "
@@ -96,6 +104,8 @@ def gen_queries_command(
     if ex:
         typer.echo(f"leakage filter: removed {ex['removed']} of {ex['removed'] + ex['kept']} pool passages "
                    f"({ex['rule']} to a passage of {ex['corpus']})")
+    if cache is not None:
+        typer.echo(f"llm replies: {cache.hits} from the cache {cache.path}, {cache.misses} asked (--no-cache asks all)")
     if llm is not None:
         typer.echo("llm fallbacks to rules: " + ", ".join(f"{s} {n} of {result.n_passages}"
                                                           for s, n in result.fallbacks.items()))

@@ -188,8 +188,8 @@ def quiet_option() -> Any:
     return typer.Option(False, "--quiet", "-q", help="No progress bars.")
 
 
-def no_cache_option() -> Any:
-    return typer.Option(False, "--no-cache", help="Neither read nor write the on-disk embedding cache ($FINEGRAIN_CACHE).")
+def no_cache_option(what: str = "embedding cache") -> Any:
+    return typer.Option(False, "--no-cache", help=f"Neither read nor write the on-disk {what} ($FINEGRAIN_CACHE).")
 
 
 def today_option() -> Any:

@@ -18,7 +18,8 @@ order whatever order they come in. An endpoint that gives no chat completion at
 all for the first :data:`PROBE` passages (unreachable, a wrong path or model
 name, an HTTP error) stops the run with an error: falling back to the rules for
 every passage of a large pool would take hours of timeouts and hand back rule
-queries the user did not ask for.
+queries the user did not ask for. With ``LLMSettings.cache`` (a
+:class:`~finegrain.llm.ReplyCache`) a reply already received is not asked again.
 
 A reply is valid when its message content (optionally inside a ```json fence)
 parses as a JSON list of strings; each string is kept when it has
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -41,7 +42,7 @@ from tqdm.auto import tqdm
 
 from finegrain.build.units import exact_key, units
 from finegrain.errors import FinegrainError
-from finegrain.llm import LLMError, chat, check_url, json_content
+from finegrain.llm import LLMError, ReplyCache, chat, check_url, json_content
 from finegrain.text.lang import Lang, has_cjk, parse_lang
 
 STYLES: tuple[str, ...] = ("kw", "sm")
@@ -91,6 +92,7 @@ class LLMSettings:
     temperature: float = 0.7
     api_key: str | None = None
     workers: int = DEFAULT_WORKERS
+    cache: ReplyCache | None = field(default=None, compare=False, repr=False)  # replies already received
 
     def __post_init__(self) -> None:
         check_url(self.url)
@@ -107,7 +109,8 @@ class LLMSettings:
     def describe(self) -> dict[str, Any]:
         """The settings for provenance (no key)."""
         return {"url": self.url, "model": self.model, "timeout": self.timeout, "retries": self.retries,
-                "temperature": self.temperature, "workers": self.workers}
+                "temperature": self.temperature, "workers": self.workers,
+                "cache": None if self.cache is None else self.cache.describe()}
 
 
 class ReplyError(Exception):
@@ -139,7 +142,7 @@ def ask(settings: LLMSettings, msgs: list[dict[str, str]], *, seed: int | None =
     extra = {} if seed is None else {"seed": seed}
     try:
         return chat(settings.url, settings.model, msgs, api_key=settings.api_key, timeout=settings.timeout,
-                    temperature=settings.temperature, **extra)
+                    cache=settings.cache, temperature=settings.temperature, **extra)
     except LLMError as e:
         raise ReplyError(str(e), answered=False) from e
 
