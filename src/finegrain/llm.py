@@ -6,9 +6,9 @@ generation; each caller turns :class:`LLMError` into its own fallback.
 nothing is sent anywhere the user did not name.
 
 :class:`ReplyCache` keeps the message content of every chat completion received, by request (URL, model,
-messages and options), in a JSON-lines file that grows one line per reply: a long run that stops (a crash,
+messages and options), one file per reply written whole as it arrives: a long run that stops (a crash,
 Ctrl-C, a server restart) asks again only for what it had not received, and a rerun of the same command
-gives the same replies even from a server that samples. A line cut short by a crash is skipped on reading.
+gives the same replies even from a server that samples.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from finegrain.atomic import write_text
 from finegrain.errors import FinegrainError
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
@@ -40,68 +41,51 @@ def check_url(url: Any, flag: str = "--llm-url") -> str:
 
 
 class ReplyCache:
-    """Message contents received, by request key (:meth:`key`), read from and appended to ``path``
-    (safe to share between threads)."""
+    """Message contents received, one small file per request key (:meth:`key`) under ``root``, each written
+    whole or not at all (safe to share between threads and processes)."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path).expanduser()
-        self.hits = self.misses = self.skipped = 0
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root).expanduser()
+        self.hits = self.misses = self.unreadable = 0
         self._lock = threading.Lock()
-        self._replies: dict[str, str] = {}
-        self._out: IO[str] | None = None
-        if self.path.is_file():
-            with self.path.open(encoding="utf-8", errors="replace") as f:
-                for line in f:
-                    try:
-                        row = json.loads(line)
-                        self._replies[str(row["key"])] = str(row["content"])
-                    except (ValueError, KeyError, TypeError):
-                        self.skipped += 1  # a line cut short by a crash: asked again
 
     def __repr__(self) -> str:
-        return f"ReplyCache({str(self.path)!r})"
-
-    def __len__(self) -> int:
-        return len(self._replies)
+        return f"ReplyCache({str(self.root)!r})"
 
     @staticmethod
     def key(url: str, model: str, messages: list[dict[str, str]], options: dict[str, Any]) -> str:
         request = {"url": url.rstrip("/"), "model": model, "messages": messages, "options": options}
         return hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
+    def file(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
     def get(self, key: str) -> str | None:
+        content: str | None = None
+        try:
+            content = str(json.loads(self.file(key).read_text(encoding="utf-8"))["content"])
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError):
+            with self._lock:
+                self.unreadable += 1  # asked again, and written anew
         with self._lock:
-            content = self._replies.get(key)
             if content is None:
                 self.misses += 1
             else:
                 self.hits += 1
-            return content
+        return content
 
     def put(self, key: str, content: str) -> None:
-        with self._lock:
-            if key in self._replies:
-                return
-            if self._out is None:
-                try:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
-                    self._out = self.path.open("a", encoding="utf-8")
-                except OSError as e:
-                    raise FinegrainError(f"cannot write the LLM reply cache {self.path}: {e.strerror or e}",
-                                         "set FINEGRAIN_CACHE to a writable folder, or pass --no-cache") from None
-            self._replies[key] = content
-            self._out.write(json.dumps({"key": key, "content": content}, ensure_ascii=False) + "\n")
-            self._out.flush()
-
-    def close(self) -> None:
-        with self._lock:
-            if self._out is not None:
-                self._out.close()
-                self._out = None
+        try:
+            write_text(self.file(key), json.dumps({"content": content}, ensure_ascii=False))
+        except FinegrainError as e:
+            raise FinegrainError(f"cannot keep LLM replies under {self.root}: {e.message}",
+                                 "set FINEGRAIN_CACHE to a writable folder, or pass --no-cache") from None
 
     def describe(self) -> dict[str, Any]:
         """For provenance: where, and how many replies came from it this run."""
-        return {"path": str(self.path), "hits": self.hits, "misses": self.misses}
+        return {"path": str(self.root), "hits": self.hits, "misses": self.misses}
 
 
 def chat(url: str, model: str, messages: list[dict[str, str]], *, api_key: str | None = None,

@@ -305,7 +305,7 @@ def test_a_model_that_answers_badly_falls_back_passage_by_passage() -> None:
     assert qs.fallbacks == {"kw": 12} and {p.source for p in qs.pairs} == {"rules"}
 
 
-def test_a_rerun_takes_its_replies_from_the_cache_and_a_torn_line_is_asked_again(tmp_path: Path) -> None:
+def test_a_rerun_takes_its_replies_from_the_cache_and_an_unreadable_one_is_asked_again(tmp_path: Path) -> None:
     """A stopped run resumes: replies already received are not asked again, and give the same pairs."""
     calls: list[str] = []
 
@@ -314,20 +314,20 @@ def test_a_rerun_takes_its_replies_from_the_cache_and_a_torn_line_is_asked_again
         calls.append(key)
         return json.dumps([f"query {len(calls)} of {key}"])  # a server that never answers the same twice
 
-    path = tmp_path / "cache" / "replies.jsonl"
+    root = tmp_path / "cache"
     with chat_server(reply) as url:
-        first = generate_queries(_pool(6), style="kw", lang="en", llm=LLMSettings(url, "m", cache=ReplyCache(path)))
-        assert len(calls) == 6 and len(path.read_text(encoding="utf-8").splitlines()) == 6
-        again = generate_queries(_pool(6), style="kw", lang="en", llm=LLMSettings(url, "m", cache=ReplyCache(path)))
+        first = generate_queries(_pool(6), style="kw", lang="en", llm=LLMSettings(url, "m", cache=ReplyCache(root)))
+        files = sorted(root.rglob("*.json"))
+        assert len(calls) == 6 and len(files) == 6 and not [p for p in root.rglob("*") if p.name.startswith(".")]
+        again = generate_queries(_pool(6), style="kw", lang="en", llm=LLMSettings(url, "m", cache=ReplyCache(root)))
         assert len(calls) == 6 and again.pairs == first.pairs
-        assert again.provenance["generator"]["llm"]["cache"] == {"path": str(path), "hits": 6, "misses": 0}
-        lines = path.read_text(encoding="utf-8").splitlines()
-        path.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:20], encoding="utf-8")  # a crash mid-line
-        torn = ReplyCache(path)
-        assert (len(torn), torn.skipped) == (5, 1)
-        generate_queries(_pool(6), style="kw", lang="en", llm=LLMSettings(url, "m", cache=torn))
-        assert len(calls) == 7  # only the lost reply
-        generate_queries(_pool(6), style="kw", lang="en", llm=LLMSettings(url, "other-model", cache=ReplyCache(path)))
+        assert again.provenance["generator"]["llm"]["cache"] == {"path": str(root), "hits": 6, "misses": 0}
+        files[0].write_text('{"content": "[\\"cut sho', encoding="utf-8")  # damaged by hand
+        damaged = ReplyCache(root)
+        generate_queries(_pool(6), style="kw", lang="en", llm=LLMSettings(url, "m", cache=damaged))
+        assert len(calls) == 7 and damaged.unreadable == 1  # only the damaged reply, written anew
+        assert ReplyCache(root).get(files[0].stem) is not None
+        generate_queries(_pool(6), style="kw", lang="en", llm=LLMSettings(url, "other-model", cache=ReplyCache(root)))
         assert len(calls) == 13  # another model's replies are its own
 
 
@@ -346,7 +346,7 @@ def test_cli_caches_llm_replies_unless_told_not_to(tmp_path: Path, capsys, monke
         assert main([*args, "-o", str(tmp_path / "b.jsonl")]) == 0
         out = capsys.readouterr().out
         assert len(calls) == 1 and "llm replies: 1 from the cache" in out
-        assert (tmp_path / "fgcache" / "llm" / "replies.jsonl").is_file()
+        assert len(list((tmp_path / "fgcache" / "llm").rglob("*.json"))) == 1
         assert main([*args, "-o", str(tmp_path / "c.jsonl"), "--no-cache"]) == 0
         assert len(calls) == 2
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()

@@ -85,17 +85,13 @@ def gen_queries_command(
         raise FinegrainError("gen-queries needs the pool's language", "add --lang zh or --lang en")
     if llm_model is not None and llm_url is None:
         raise FinegrainError("--llm-model needs --llm-url", "add --llm-url http://HOST:PORT/v1, or leave both out")
-    cache = None if llm_url is None or no_cache else ReplyCache(default_cache_dir() / "llm" / "replies.jsonl")
+    cache = None if llm_url is None or no_cache else ReplyCache(default_cache_dir() / "llm")
     llm = (LLMSettings(llm_url, llm_model or "", retries=llm_retries, workers=llm_workers, timeout=llm_timeout,
                        cache=cache) if llm_url is not None else None)
-    try:
-        result = generate_queries(pool or eval_corpus, style=style, lang=lang, per_passage=per_passage, seed=seed,
-                                  exclude=exclude, rouge_l=rouge_l, group_by_prefix=group_by_prefix,
-                                  siblings=siblings, llm=llm, transductive=eval_corpus is not None,
-                                  sm_source=sm_source, max_query_share=share, show_progress=not quiet)
-    finally:
-        if cache is not None:
-            cache.close()
+    result = generate_queries(pool or eval_corpus, style=style, lang=lang, per_passage=per_passage, seed=seed,
+                              exclude=exclude, rouge_l=rouge_l, group_by_prefix=group_by_prefix, siblings=siblings,
+                              llm=llm, transductive=eval_corpus is not None, sm_source=sm_source,
+                              max_query_share=share, show_progress=not quiet)
     path = result.write(out)
     if result.provenance["transductive"]:
         typer.echo(f"TRANSDUCTIVE: the pool is the passages of {result.provenance['transductive_dataset']} "
@@ -105,7 +101,7 @@ def gen_queries_command(
         typer.echo(f"leakage filter: removed {ex['removed']} of {ex['removed'] + ex['kept']} pool passages "
                    f"({ex['rule']} to a passage of {ex['corpus']})")
     if cache is not None:
-        typer.echo(f"llm replies: {cache.hits} from the cache {cache.path}, {cache.misses} asked (--no-cache asks all)")
+        typer.echo(f"llm replies: {cache.hits} from the cache {cache.root}, {cache.misses} asked (--no-cache asks all)")
     if llm is not None:
         typer.echo("llm fallbacks to rules: " + ", ".join(f"{s} {n} of {result.n_passages}"
                                                           for s, n in result.fallbacks.items()))
