@@ -62,18 +62,17 @@ class ReplyCache:
 
     def get(self, key: str) -> str | None:
         content: str | None = None
+        unreadable = False
         try:
             content = str(json.loads(self.file(key).read_text(encoding="utf-8"))["content"])
         except FileNotFoundError:
             pass
         except (OSError, ValueError, KeyError, TypeError):
-            with self._lock:
-                self.unreadable += 1  # asked again, and written anew
+            unreadable = True  # asked again, and written anew
         with self._lock:
-            if content is None:
-                self.misses += 1
-            else:
-                self.hits += 1
+            self.unreadable += unreadable
+            self.hits += content is not None
+            self.misses += content is None
         return content
 
     def put(self, key: str, content: str) -> None:

@@ -228,6 +228,25 @@ def test_each_routed_fold_fuses_the_parts_at_its_own_stage_1_points() -> None:
     assert all(cv.evaluation["ndcg@1"].per_query[q] == 0.0 for q in TEXTS if q[0] == "p")
 
 
+def test_the_routed_and_unrouted_choices_share_one_default_fusion() -> None:
+    qrels = Qrels.from_dict({q: {"rel": 1} for q in TEXTS})
+    run = Run.from_dict({q: dict(HIT) for q in TEXTS}, name="R")
+    defaults: list[object] = []
+
+    def fuse(setting: dict[str, int], runs: list[Run]) -> Run:
+        defaults.extend(runs[:1] if runs[0].name == "default" else [])
+        return runs[setting["pick"]]
+
+    default = Run.from_dict({q: dict(HIT) for q in TEXTS}, name="default")
+    a = PartGrid("a", (Tunable("x", (0, 1), 1),), ({"x": 0}, {"x": 1}), default, runs=(run, run))
+    b = PartGrid("b", (), ({},), run, runs=(run,))
+    spec = CVSpec(2, 0, "ndcg@1", "tuned")
+    scores = score_fusions(qrels, [a, b], fuse, PICK, {"pick": 0}, ["ndcg@1"], spec, queries=list(TEXTS),
+                           assignment=ASSIGN)
+    choose_routed_with_parts(qrels, scores, ["ndcg@1"], spec, texts=TEXTS, gold=GOLD, min_queries=2, n_resamples=50)
+    assert len(defaults) == 1
+
+
 def test_a_routed_fold_choice_never_depends_on_its_own_qrels() -> None:
     base = _routed_parts(Qrels.from_dict({q: {"rel": 1} for q in TEXTS}))
     held = [q for q in TEXTS if ASSIGN[q] == 0]  # fold 0's queries judged the other way round

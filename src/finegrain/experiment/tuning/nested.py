@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -163,7 +164,9 @@ class FusionScores:
     def fused(self, combo: tuple[int, ...], j: int) -> Run:
         return self.fuse(self.fusion_points[j], [c.runs[i] for c, i in zip(self.chosen, combo)])
 
+    @cached_property
     def default_run(self) -> Run:
+        """The fusion at its a-priori setting over the parts at theirs (made once: both choices read it)."""
         return self.fuse(self.fusion_setting, [c.part.default_run for c in self.chosen])
 
     def tuned(self) -> tuple[Tunable, ...]:
@@ -238,7 +241,7 @@ def choose_with_parts(qrels: Any, parts: Sequence[PartGrid | PartChoice], fuse: 
     picks = [(combo, *fusion_point(combo, t)) for combo, t in zip(sc.combos, sc.trains)]
     j_all, v_all = fusion_point(sc.combo_all, frozenset(universe))
     chosen_runs = {(combo, j): sc.fused(combo, j) for combo, j in dict.fromkeys((combo, j) for combo, j, _ in picks)}
-    default_run = sc.default_run()
+    default_run = sc.default_run
     oof = assemble([chosen_runs[picks[folds[q]][0], picks[folds[q]][1]] for q in universe], universe,
                    name=f"cv-{default_run.name}")
     ev, dev, per_metric = summarize(qrels, oof, default_run, keys, spec, queries=universe, members=members,

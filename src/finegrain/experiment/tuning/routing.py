@@ -322,7 +322,7 @@ def choose_routed_with_parts(qrels: Any, scores: FusionScores, metrics: Sequence
             per_query[universe[k]] = (combo, picks[route[k]][0])
             oof_predicted[universe[k]] = predicted[k]
     runs = {key: scores.fused(*key) for key in dict.fromkeys(per_query[q] for q in universe)}  # each fused once
-    default_run = scores.default_run()
+    default_run = scores.default_run
     oof = assemble([runs[per_query[q]] for q in universe], universe, name=f"cv-routed-{default_run.name}")
     points = [scores.setting(combo, j) for combo, j in settings]
     fusion = [_label(scores.fusion_points[j]) for _, j in settings]
